@@ -1,0 +1,172 @@
+"""xdsl-tmem-opt: located diagnostics, exit codes, and never a Python traceback."""
+
+from __future__ import annotations
+
+import random
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from support import EXAMPLES, LIT_TESTS, OptResult
+
+RunOpt = Callable[..., OptResult]
+
+GOOD = """\
+%slot = "test.op"() : () -> !llvm.ptr<3>
+%a = tmem.alloc %slot : !tmem.allocation<1, 512>
+"""
+
+
+def test_valid_input_exits_zero(run_opt: RunOpt) -> None:
+    result = run_opt(GOOD)
+    assert result.code == 0
+    assert "tmem.alloc %slot : !tmem.allocation<1, 512>" in result.out
+    assert result.err == ""
+
+
+def test_verify_error_is_located_and_exits_one(run_opt: RunOpt, tmp_path: Path) -> None:
+    text = (
+        GOOD
+        + "%c = arith.constant 2 : i32\n"
+        + "%s = tmem.tmem_stage.from_alloc %a, %c : !tmem.allocation<1, 512> -> !tmem.tmem_stage<2, 256, 1>\n"
+    )
+    result = run_opt(text)
+    assert result.code == 1
+    assert result.out == ""
+    first = result.err.splitlines()[0]
+    assert first == (
+        f"{tmp_path / 'input.mlir'}:4:1: error: tmem.tmem_stage.from_alloc: stage index 2 out of "
+        "range [0, 2) for !tmem.tmem_stage<2, 256, 1>"
+    )
+    assert result.err.splitlines()[1].startswith("%s = tmem.tmem_stage.from_alloc")
+    assert result.err.splitlines()[2] == "^"
+
+
+def test_parse_error_is_located(run_opt: RunOpt) -> None:
+    result = run_opt(GOOD + "%b = tmem.alloc %slot : !tmem.allocation<1, 48>\n")
+    assert result.code == 1
+    assert ":3:41: error: !tmem.allocation: max_cols must be a power of two in [32, 512], got 48" in result.err
+
+
+def test_nested_error_points_at_the_inner_op(run_opt: RunOpt) -> None:
+    text = """\
+llvm.func @k(%slot: !llvm.ptr<3>) {
+  %c = arith.constant 7 : i32
+  %b = "test.op"() : () -> i32
+  %s = tmem.tmem_stage.create %b, %c : !tmem.tmem_stage<4, 128, 1>
+  llvm.return
+}
+"""
+    result = run_opt(text)
+    assert result.code == 1
+    assert ":4:3: error: tmem.tmem_stage.create: stage index 7 out of range [0, 4)" in result.err
+
+
+def test_split_input_file_reports_original_lines(run_opt: RunOpt) -> None:
+    text = GOOD + "// -----\n" + GOOD + "%b = tmem.alloc %slot : !tmem.allocation<3, 512>\n"
+    result = run_opt(text, "--split-input-file")
+    assert result.code == 1
+    assert ":6:41: error: !tmem.allocation: cta_group must be 1 or 2, got 3" in result.err
+    # The good chunk is still printed.
+    assert "tmem.alloc" in result.out
+
+
+def test_verify_diagnostics_prints_to_stdout_and_exits_zero(run_opt: RunOpt) -> None:
+    result = run_opt(GOOD + "%b = tmem.from_shared %slot : !tmem.allocation<1, 100>\n", "--parsing-diagnostics")
+    assert result.code == 0
+    assert "error: !tmem.allocation: max_cols must be a power of two" in result.out
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["-p", "no-such-pass"], "error: invalid pass pipeline 'no-such-pass'"),
+        (["-p", "canonicalize{bogus=1}"], "error: invalid pass pipeline"),
+    ],
+)
+def test_bad_pipeline_is_an_error_not_a_traceback(run_opt: RunOpt, args: list[str], message: str) -> None:
+    result = run_opt(GOOD, *args)
+    assert result.code == 1
+    assert result.err.startswith(message)
+    assert "Traceback" not in result.err
+
+
+def test_missing_input_file(run_opt: RunOpt, tmp_path: Path) -> None:
+    result = run_opt(None, path=tmp_path / "nope.mlir")
+    assert result.code == 1
+    assert result.err.startswith("error: ")
+    assert "nope.mlir" in result.err
+
+
+def test_unknown_op_and_garbage(run_opt: RunOpt) -> None:
+    for text in ["tmem.nonexistent", "%x = tmem.alloc %", "}}}", "\x00\xff", "%a = arith.constant"]:
+        result = run_opt(text)
+        assert result.code == 1, text
+        assert "error:" in result.err
+        assert "Traceback" not in result.err
+
+
+def _mutations(text: str, rng: random.Random, count: int) -> list[str]:
+    """Truncations and single-token deletions/duplications of a valid program."""
+    tokens = text.split(" ")
+    out: list[str] = []
+    for _ in range(count):
+        kind = rng.randrange(3)
+        i = rng.randrange(len(tokens))
+        if kind == 0:
+            out.append(" ".join(tokens[:i]))
+        elif kind == 1:
+            out.append(" ".join(tokens[:i] + tokens[i + 1 :]))
+        else:
+            out.append(" ".join(tokens[: i + 1] + tokens[i:]))
+    return out
+
+
+@pytest.mark.parametrize("example", sorted(EXAMPLES.glob("*.mlir")), ids=lambda p: p.name)
+def test_mutated_examples_never_produce_a_traceback(run_opt: RunOpt, example: Path) -> None:
+    rng = random.Random(example.name)
+    for text in _mutations(example.read_text(), rng, 40):
+        result = run_opt(text)
+        assert result.code in (0, 1)
+        assert "Traceback" not in result.err
+        assert "internal error" not in result.err, result.err
+        if result.code == 1:
+            assert "error: " in result.err.splitlines()[0]
+
+
+def test_internal_errors_are_reported_without_traceback(run_opt: RunOpt, monkeypatch: pytest.MonkeyPatch) -> None:
+    from xdsl_tmem.tools.opt import TmemOptMain
+
+    def explode(self: TmemOptMain, module: object) -> None:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(TmemOptMain, "apply_passes", explode)
+    result = run_opt(GOOD)
+    assert result.code == 1
+    assert result.err.startswith("error: internal error in xdsl-tmem-opt: RuntimeError: boom")
+    assert "Traceback" not in result.err
+
+
+def test_installed_console_script_exit_code() -> None:
+    exe = shutil.which("xdsl-tmem-opt", path=str(Path(sys.executable).parent))
+    assert exe is not None, "xdsl-tmem-opt is not installed next to this Python"
+    bad = subprocess.run([exe, "-"], input="%x = tmem.alloc %", capture_output=True, text=True)
+    assert bad.returncode == 1
+    assert "Traceback" not in bad.stderr
+    good = subprocess.run([exe, str(EXAMPLES / "matmul_cg1.mlir")], capture_output=True, text=True)
+    assert good.returncode == 0, good.stderr
+
+
+def test_stock_xdsl_opt_sees_our_dialects_through_the_entry_point() -> None:
+    exe = shutil.which("xdsl-opt", path=str(Path(sys.executable).parent))
+    assert exe is not None
+    proc = subprocess.run(
+        [exe, str(LIT_TESTS / "tmem" / "ops.mlir"), "--split-input-file"],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "tmem.warp_context.epilogue_create" in proc.stdout

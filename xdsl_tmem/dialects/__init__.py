@@ -1,0 +1,1 @@
+"""The dialects of xdsl-tmem: `tmem` (Mojo pipeline semantics) and `nvvm` (upstream MLIR 22)."""

@@ -1,0 +1,146 @@
+"""`xdsl-tmem-opt`: xdsl-opt with our dialects, passes and targets, and located diagnostics.
+
+Every parse, verification and pass error is printed as
+`file:line:col: error: message` (plus the source line) and exits with code 1; no
+input makes it print a Python traceback. With `--verify-diagnostics` or
+`--parsing-diagnostics` the diagnostic goes to stdout and the exit code is 0, as
+in xdsl-opt, so lit tests can FileCheck the message.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from typing import IO, ClassVar
+
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass, PassPipeline
+from xdsl.printer import Printer
+from xdsl.utils.exceptions import DiagnosticException, ParseError
+from xdsl.xdsl_opt_main import xDSLOptMain
+
+import xdsl_tmem
+from xdsl_tmem.diagnostics import (
+    LocatingParser,
+    SourceMap,
+    diagnose,
+    verify_located,
+)
+from xdsl_tmem.universe import TMEM_UNIVERSE
+
+
+class ToolError(Exception):
+    """A usage error (unknown pass, bad option) reported without a traceback."""
+
+
+class TmemOptMain(xDSLOptMain):
+    version_format: ClassVar[str] = f"xdsl-tmem-opt {xdsl_tmem.__version__} (xdsl {{xdsl_version}})"
+
+    def __init__(self, args: Sequence[str] | None = None):
+        self.source_map = SourceMap()
+        super().__init__(description="xdsl-tmem optimizer driver", args=args)
+
+    # Registration: everything xDSL knows (including entry-point plugins, which
+    # already contain ours when the package is installed), then our universe for
+    # the uninstalled case.
+    def register_all_dialects(self) -> None:
+        super().register_all_dialects()
+        known = set(self.ctx.registered_dialect_names)
+        for name, factory in TMEM_UNIVERSE.all_dialects.items():
+            if name not in known:
+                self.ctx.register_dialect(name, factory)
+
+    def register_all_passes(self) -> None:
+        super().register_all_passes()
+        for name, factory in TMEM_UNIVERSE.all_passes.items():
+            self.available_passes.setdefault(name, factory)
+
+    def register_all_targets(self) -> None:
+        super().register_all_targets()
+        for name, factory in TMEM_UNIVERSE.all_targets.items():
+            self.available_targets.setdefault(name, factory)
+
+    def register_all_frontends(self) -> None:
+        def parse_mlir(io: IO[bytes]) -> ModuleOp:
+            parser = LocatingParser(self.ctx, io.read(), self.get_input_name(), self.source_map)
+            return parser.parse_module(not self.args.no_implicit_module)
+
+        self.available_frontends["mlir"] = parse_mlir
+
+    def setup_pipeline(self) -> None:
+        def callback(previous: ModulePass | None, module: ModuleOp, following: ModulePass | None) -> None:
+            if not self.args.disable_verify:
+                verify_located(module, self.source_map)
+            if previous is not None and following is not None and self.args.print_between_passes:
+                print(f"IR after {previous.name}:")
+                Printer(stream=sys.stdout).print_op(module)
+                print("\n\n")
+
+        try:
+            self.pipeline = PassPipeline.parse_spec(self.available_passes, self.args.passes, callback)
+        except Exception as e:  # xDSL raises ValueError/BaseException subclasses here
+            raise ToolError(f"invalid pass pipeline '{self.args.passes}': {e}") from e
+
+    def run(self) -> int:  # pyright: ignore[reportIncompatibleMethodOverride]
+        """Process every input chunk; return the exit code (0 ok, 1 errors)."""
+        chunks, extension = self.prepare_input()
+        output = self.prepare_output()
+        expecting = self.args.verify_diagnostics or self.args.parsing_diagnostics
+        failed = False
+        try:
+            for i, (chunk, offset) in enumerate(chunks):
+                self.source_map.line_offset = offset
+                try:
+                    if i > 0:
+                        output.write("// -----\n")
+                    module = self.parse_chunk(chunk, extension, offset)
+                    if module is not None:
+                        self.apply_passes(module)
+                        output.write(self.output_resulting_program(module))
+                    output.flush()
+                except (ParseError, DiagnosticException, ToolError) as e:
+                    diagnostic = diagnose(e, self.source_map)
+                    if expecting:
+                        output.write(diagnostic.render())
+                    else:
+                        sys.stderr.write(diagnostic.render())
+                        failed = True
+                finally:
+                    chunk.close()
+        finally:
+            if output is not sys.stdout:
+                output.close()
+        return 1 if failed else 0
+
+
+def _internal_error(e: BaseException) -> str:
+    return (
+        f"error: internal error in xdsl-tmem-opt: {type(e).__name__}: {e}\n"
+        "note: this is a bug in xdsl-tmem; set XDSL_TMEM_TRACEBACK=1 to see the traceback\n"
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        return TmemOptMain(argv).run()
+    except (ParseError, DiagnosticException, ToolError, OSError) as e:
+        sys.stderr.write(diagnose(e, SourceMap()).render())
+        return 1
+    except argparse.ArgumentError as e:
+        sys.stderr.write(f"error: {e}\n")
+        return 1
+    except Exception as e:
+        if os.environ.get("XDSL_TMEM_TRACEBACK"):
+            raise
+        sys.stderr.write(_internal_error(e))
+        return 1
+
+
+def entry() -> None:
+    sys.exit(main())
+
+
+if __name__ == "__main__":
+    entry()
