@@ -5,6 +5,7 @@ or pass is asked for.
 """
 
 from xdsl.ir import Dialect
+from xdsl.passes import ModulePass
 from xdsl.universe import Universe
 
 
@@ -20,8 +21,30 @@ def _nvvm() -> Dialect:
     return NVVM
 
 
+def _expand_tmem_regions() -> type[ModulePass]:
+    from xdsl_tmem.passes.expand_tmem_regions import ExpandTmemRegionsPass
+
+    return ExpandTmemRegionsPass
+
+
+def _convert_tmem_to_nvvm() -> type[ModulePass]:
+    from xdsl_tmem.passes.convert_tmem_to_nvvm import ConvertTmemToNvvmPass
+
+    return ConvertTmemToNvvmPass
+
+
+def _lower_tmem() -> type[ModulePass]:
+    from xdsl_tmem.passes.lower_tmem import LowerTmemPass
+
+    return LowerTmemPass
+
+
 TMEM_UNIVERSE = Universe(
     all_dialects={"tmem": _tmem, "nvvm": _nvvm},
-    all_passes={},
+    all_passes={
+        "tmem-expand-regions": _expand_tmem_regions,
+        "convert-tmem-to-nvvm": _convert_tmem_to_nvvm,
+        "lower-tmem": _lower_tmem,
+    },
     all_targets={},
 )

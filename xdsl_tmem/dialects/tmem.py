@@ -236,7 +236,7 @@ class DeallocBarrierType(_IntParamsType):
         return check_cta_group(values[0])
 
 
-class _WarpContextType(_IntParamsType, ABC):
+class WarpContextType(_IntParamsType, ABC):
     """`<num_stages, stride, cta_group, mma_threads, epilogue_threads[, max_cols = 512]>`."""
 
     TRAILING_DEFAULT: ClassVar[int | None] = TMEM_COLUMNS
@@ -276,7 +276,7 @@ class _WarpContextType(_IntParamsType, ABC):
 
 
 @irdl_attr_definition
-class MmaWarpContextType(_WarpContextType):
+class MmaWarpContextType(WarpContextType):
     """`!tmem.mma_warp_context<...>`: Mojo `MmaWarpContext[opc, mma_threads, epilogue_threads]`."""
 
     name = "tmem.mma_warp_context"
@@ -289,7 +289,7 @@ class MmaWarpContextType(_WarpContextType):
 
 
 @irdl_attr_definition
-class EpilogueWarpContextType(_WarpContextType):
+class EpilogueWarpContextType(WarpContextType):
     """`!tmem.epilogue_warp_context<...>`: Mojo `EpilogueWarpContext[opc, mma, epilogue]`."""
 
     name = "tmem.epilogue_warp_context"
@@ -898,6 +898,9 @@ class _PipelineStageOp(TmemOp, ABC):
     index = result_def(i32)
     assembly_format = "$pipeline attr-dict `:` type($pipeline)"
 
+    def __init__(self, pipeline: SSAValue):
+        super().__init__(operands=[pipeline], result_types=[i32])
+
 
 @irdl_op_definition
 class ProducerStageOp(_PipelineStageOp):
@@ -1117,7 +1120,7 @@ class YieldOp(IRDLOperation):
         super().__init__(operands=[values])
 
 
-class _RegionOp(TmemOp, ABC):
+class TmemRegionOp(TmemOp, ABC):
     """A Mojo `with` block: the body receives its block arguments and yields `outs`.
 
     Results: the advanced state values (rings, pipelines), then the yielded values.
@@ -1150,7 +1153,7 @@ class _RegionOp(TmemOp, ABC):
             )
 
 
-class _RingRegionOp(_RegionOp, ABC):
+class _RingRegionOp(TmemRegionOp, ABC):
     T: ClassVar = VarConstraint("T", BaseAttr(OutputRingType))
     ring = operand_def(T)
     new_ring = result_def(T)
@@ -1306,7 +1309,7 @@ class CompleteDeallocOp(TmemOp):
 _ContextType = MmaWarpContextType | EpilogueWarpContextType
 
 
-def _check_context_threads(op: TmemOp, context_type: _WarpContextType) -> None:
+def _check_context_threads(op: TmemOp, context_type: WarpContextType) -> None:
     """Named barrier 1 waits for mma + epilogue threads: the block must have them."""
     fn = enclosing_function(op)
     if fn is None or (limit := max_threads_per_block(fn)) is None:
@@ -1325,7 +1328,7 @@ class _ContextCreateOp(TmemOp, ABC):
     dealloc_barrier = operand_def(SHARED_PTR)
     mask = opt_operand_def(i16)
 
-    def get_context_type(self) -> _WarpContextType:
+    def get_context_type(self) -> WarpContextType:
         raise NotImplementedError
 
     def verify_tmem(self) -> None:
@@ -1339,8 +1342,8 @@ class _ContextCreateValueOp(_ContextCreateOp, ABC):
         "$slot `,` $accum_barriers `,` $dealloc_barrier (`mma_complete_mask` $mask^)? attr-dict `:` type($context)"
     )
 
-    def get_context_type(self) -> _WarpContextType:
-        return cast(_WarpContextType, self.results[0].type)
+    def get_context_type(self) -> WarpContextType:
+        return cast(WarpContextType, self.results[0].type)
 
 
 @irdl_op_definition
@@ -1422,15 +1425,15 @@ class _ContextFieldOp(TmemOp, ABC):
     context = operand_def(MmaWarpContextType | EpilogueWarpContextType)
     assembly_format = "$context attr-dict `:` type($context) `->` type($result)"
 
-    def expected_type(self, context_type: _WarpContextType) -> Attribute:
+    def expected_type(self, context_type: WarpContextType) -> Attribute:
         raise NotImplementedError
 
     def __init__(self, context: SSAValue):
-        context_type = cast(_WarpContextType, context.type)
+        context_type = cast(WarpContextType, context.type)
         super().__init__(operands=[context], result_types=[self.expected_type(context_type)])
 
     def verify_tmem(self) -> None:
-        context_type = cast(_WarpContextType, self.context.type)
+        context_type = cast(WarpContextType, self.context.type)
         self.expect_type("the result type", self.results[0].type, self.expected_type(context_type))
 
 
@@ -1441,7 +1444,7 @@ class ContextOutputRingOp(_ContextFieldOp):
     name = "tmem.warp_context.output_ring"
     result = result_def(OutputRingType)
 
-    def expected_type(self, context_type: _WarpContextType) -> Attribute:
+    def expected_type(self, context_type: WarpContextType) -> Attribute:
         return context_type.ring_type()
 
 
@@ -1452,7 +1455,7 @@ class ContextTmemOp(_ContextFieldOp):
     name = "tmem.warp_context.tmem"
     result = result_def(AllocationType)
 
-    def expected_type(self, context_type: _WarpContextType) -> Attribute:
+    def expected_type(self, context_type: WarpContextType) -> Attribute:
         return context_type.allocation_type()
 
 
@@ -1463,12 +1466,12 @@ class ContextDeallocBarrierOp(_ContextFieldOp):
     name = "tmem.warp_context.dealloc_barrier"
     result = result_def(DeallocBarrierType)
 
-    def expected_type(self, context_type: _WarpContextType) -> Attribute:
+    def expected_type(self, context_type: WarpContextType) -> Attribute:
         return context_type.dealloc_barrier_type()
 
 
 @irdl_op_definition
-class MmaPerKStageOp(_RegionOp):
+class MmaPerKStageOp(TmemRegionOp):
     """`with mma_ctx.per_k_stage() as stage:` (`MmaKStage`): acquire an output stage on
     entry, commit to full[index] on exit; the ring is threaded explicitly."""
 
@@ -1490,7 +1493,7 @@ class MmaPerKStageOp(_RegionOp):
 
 
 @irdl_op_definition
-class EpiloguePerKStageOp(_RegionOp):
+class EpiloguePerKStageOp(TmemRegionOp):
     """`with epi_ctx.per_k_stage(input_pipeline) as stage:` (`EpilogueKContext`):
     acquire_for_epilogue and record the input pipeline's consumer stage (second block
     argument) on entry; on exit the input pipeline's consumer_step, the arrive on the
@@ -1515,7 +1518,7 @@ class EpiloguePerKStageOp(_RegionOp):
         return [ring_type.stage_type(), i32]
 
 
-class _ContextRegionOp(_RegionOp, _ContextCreateOp, ABC):
+class _ContextRegionOp(TmemRegionOp, _ContextCreateOp, ABC):
     """`with Context.create(...) as ctx:` — the body receives the context."""
 
     assembly_format = (
@@ -1523,15 +1526,15 @@ class _ContextRegionOp(_RegionOp, _ContextCreateOp, ABC):
         "`:` qualified($context_type) (`->` type($outs)^)? $body attr-dict"
     )
 
-    def get_context_type(self) -> _WarpContextType:
-        return cast(_WarpContextType, self.properties["context_type"])
+    def get_context_type(self) -> WarpContextType:
+        return cast(WarpContextType, self.properties["context_type"])
 
     def expected_block_arg_types(self) -> Sequence[Attribute]:
         return [self.get_context_type()]
 
     def verify_tmem(self) -> None:
         _ContextCreateOp.verify_tmem(self)
-        _RegionOp.verify_tmem(self)
+        TmemRegionOp.verify_tmem(self)
 
 
 @irdl_op_definition

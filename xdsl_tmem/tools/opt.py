@@ -28,6 +28,7 @@ from xdsl_tmem.diagnostics import (
     diagnose,
     verify_located,
 )
+from xdsl_tmem.dialects.llvm_ext import load_llvm_extensions
 from xdsl_tmem.universe import TMEM_UNIVERSE
 
 
@@ -51,6 +52,8 @@ class TmemOptMain(xDSLOptMain):
         for name, factory in TMEM_UNIVERSE.all_dialects.items():
             if name not in known:
                 self.ctx.register_dialect(name, factory)
+        # llvm ops/attributes upstream NVVM programs use that xDSL's llvm dialect lacks.
+        load_llvm_extensions(self.ctx)
 
     def register_all_passes(self) -> None:
         super().register_all_passes()
