@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from xdsl_tmem.tools.external import run_tool
+
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
 LIT_TESTS = ROOT / "lit_tests"
@@ -30,3 +32,10 @@ def missing(what: str, install: str) -> None:
     if IN_CI:
         pytest.fail(f"{message}; CI must install it")
     pytest.skip(message)
+
+
+def ptxas_assemble(ptxas: str, ptx: str, tmp_path: Path, arch: str = "sm_100a") -> None:
+    """Assemble `ptx`; raises `ToolFailed` with ptxas's message if it is rejected."""
+    source = tmp_path / "kernel.ptx"
+    source.write_text(ptx)
+    run_tool([ptxas, f"-arch={arch}", str(source), "-o", str(tmp_path / "kernel.cubin")])

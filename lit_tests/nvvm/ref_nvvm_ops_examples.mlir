@@ -14,6 +14,7 @@
 // CHECK:      nvvm.mbarrier.arrive %cb {scope = #nvvm.mem_scope<cluster>} : !llvm.ptr<7>
 // GENERIC:    "nvvm.tcgen05.cp"(%t, %ad) <{group = #nvvm.cta_group<cta_1>, multicast = #nvvm.tcgen05_cp_multicast<none>, shape = #nvvm.tcgen05_cp_shape<shape_128x256b>, srcFormat = #nvvm.tcgen05_cp_src_fmt<b6x16_p32>}> : (!llvm.ptr<6>, i64) -> ()
 // GENERIC:    %x = "llvm.extractelement"(%c, %a) : (vector<4xi32>, i32) -> i32
+// sha256 of the verbatim copy: 98dff5d677018c5934ccfcd64e74ddff0ced6b5a2b393a4702208315e24ccfe7
 // ---- verbatim copy of ../shared/ref/nvvm_ops_examples.mlir below ----
 // nvvm_ops_examples.mlir -- every upstream MLIR 22 NVVM op form used by the
 // TMEM pipeline lowering, in exact textual syntax, each verified end to end:

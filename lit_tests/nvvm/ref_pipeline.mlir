@@ -11,6 +11,7 @@
 // CHECK:      nvvm.mbarrier.try_wait.parity %empty_s, %phx, %ticks : !llvm.ptr<3>, i32, i32
 // CHECK:      %va = nvvm.tcgen05.ld %pa {shape = #nvvm.tcgen05_ldst_shape<shape_16x256b>} : vector<16xi32>
 // GENERIC:    %tid = "nvvm.read.ptx.sreg.tid.x"() <{range = #llvm.constant_range<i32, 0, 160>}> : () -> i32
+// sha256 of the verbatim copy: 26a34e460a422f5ae93af67b599320abe12b3813504c8ca56214818594e300b8
 // ---- verbatim copy of ../shared/ref/ref_pipeline.mlir below ----
 // ref_pipeline.mlir -- the same 2-stage TMEM accumulator pipeline as
 // ref_pipeline.ptx, written against the *upstream* MLIR 22 NVVM dialect

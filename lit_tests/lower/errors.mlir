@@ -1,0 +1,35 @@
+// RUN: xdsl-tmem-opt %s -p lower-tmem --split-input-file --verify-diagnostics | filecheck %s
+// RUN: xdsl-tmem-opt %s -p 'lower-tmem{fence-policy=loose}' --split-input-file --verify-diagnostics | filecheck %s --check-prefix=POLICY
+// RUN: xdsl-tmem-opt %s -p convert-tmem-to-nvvm --split-input-file --verify-diagnostics | filecheck %s --check-prefix=UNEXPANDED
+
+// A tmem value may only flow through tmem ops, scf.for and scf.if: anything else is
+// reported at the op that carries it, not silently dropped.
+func.func @f(%r: !tmem.output_ring<2, 256, 1>) {
+  func.return
+}
+// CHECK: errors.mlir:[[# @LINE - 3]]:1: error: convert-tmem-to-nvvm: a !tmem.output_ring<2, 256, 1> value flows through func.func, which cannot carry it (only tmem ops, scf.for and scf.if can)
+// POLICY: error: convert-tmem-to-nvvm: fence-policy must be strict or mojo, got 'loose'
+
+// -----
+
+%bars, %slot = "test.op"() : () -> (!llvm.ptr<3>, !llvm.ptr<3>)
+%a = tmem.from_shared %slot : !tmem.allocation<1, 512>
+%r = tmem.output_ring.create %bars, %a : !tmem.allocation<1, 512> -> !tmem.output_ring<2, 256, 1>
+%c = arith.constant true
+%w = scf.while (%x = %r) : (!tmem.output_ring<2, 256, 1>) -> !tmem.output_ring<2, 256, 1> {
+  scf.condition(%c) %x : !tmem.output_ring<2, 256, 1>
+} do {
+^bb0(%y: !tmem.output_ring<2, 256, 1>):
+  scf.yield %y : !tmem.output_ring<2, 256, 1>
+}
+// CHECK: errors.mlir:[[# @LINE - 6]]:1: error: convert-tmem-to-nvvm: a !tmem.output_ring<2, 256, 1> value flows through scf.while
+
+// -----
+
+// convert-tmem-to-nvvm alone does not expand region ops: it says which pass does.
+%r = "test.op"() : () -> !tmem.output_ring<2, 256, 1>
+%r1 = tmem.output_ring.consumer %r : !tmem.output_ring<2, 256, 1> {
+^bb0(%s: !tmem.tmem_stage<2, 256, 1>):
+  tmem.yield
+}
+// UNEXPANDED: errors.mlir:[[# @LINE - 4]]:1: error: convert-tmem-to-nvvm: tmem.output_ring.consumer must be expanded first (run tmem-expand-regions, or the whole lower-tmem pipeline)
