@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 from support import OptResult, missing
 
+from xdsl_tmem.backend.ptxas import find_ptxas
 from xdsl_tmem.tools import opt
-from xdsl_tmem.tools.external import Upstream, find_ptxas
+from xdsl_tmem.tools.external import Upstream
 
 
 @pytest.fixture(scope="session")

@@ -7,6 +7,7 @@ or pass is asked for.
 from xdsl.ir import Dialect
 from xdsl.passes import ModulePass
 from xdsl.universe import Universe
+from xdsl.utils.target import Target
 
 
 def _tmem() -> Dialect:
@@ -39,12 +40,31 @@ def _lower_tmem() -> type[ModulePass]:
     return LowerTmemPass
 
 
+def _convert_to_ptx() -> type[ModulePass]:
+    from xdsl_tmem.backend.target import ConvertToPtxPass
+
+    return ConvertToPtxPass
+
+
+def _ptx_dialect() -> Dialect:
+    from xdsl_tmem.dialects.ptx import PTX
+
+    return PTX
+
+
+def _ptx_target() -> type[Target]:
+    from xdsl_tmem.backend.target import PTXTarget
+
+    return PTXTarget
+
+
 TMEM_UNIVERSE = Universe(
-    all_dialects={"tmem": _tmem, "nvvm": _nvvm},
+    all_dialects={"tmem": _tmem, "nvvm": _nvvm, "ptx": _ptx_dialect},
     all_passes={
         "tmem-expand-regions": _expand_tmem_regions,
         "convert-tmem-to-nvvm": _convert_tmem_to_nvvm,
         "lower-tmem": _lower_tmem,
+        "convert-to-ptx": _convert_to_ptx,
     },
-    all_targets={},
+    all_targets={"ptx": _ptx_target},
 )

@@ -1,13 +1,12 @@
-"""Locating and running the external oracles: upstream MLIR/LLVM 22 and ptxas.
+"""Locating and running the upstream MLIR/LLVM 22 tools (the external oracles).
 
 Debian's `mlir-22-tools` and `llvm-22` install `mlir-opt-22`, `mlir-translate-22`
-and `llc-22` (plain `llc` is often LLVM 14, which knows no tcgen05). ptxas comes
-from `$PTXAS`, the PATH (CUDA 13) or the pip package `nvidia-cuda-nvcc`.
+and `llc-22` (plain `llc` is often LLVM 14, which knows no tcgen05). ptxas is found by
+`xdsl_tmem.backend.ptxas.find_ptxas`.
 """
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -36,22 +35,6 @@ def find_llvm_tool(name: str) -> str | None:
         return path
     candidate = Path(f"/usr/lib/llvm-{LLVM_MAJOR}/bin/{name}")
     return str(candidate) if candidate.is_file() else None
-
-
-def find_ptxas() -> str | None:
-    """`$PTXAS`, then `ptxas` on PATH, then the one in the pip `nvidia-cuda-nvcc` wheel."""
-    if (env := os.environ.get("PTXAS")) and Path(env).is_file():
-        return env
-    if (path := shutil.which("ptxas")) is not None:
-        return path
-    try:
-        import nvidia  # pyright: ignore[reportMissingImports]
-    except ImportError:
-        return None
-    for root in getattr(nvidia, "__path__", []):
-        for candidate in sorted(Path(root).glob("*/bin/ptxas")):
-            return str(candidate)
-    return None
 
 
 def run_tool(argv: list[str], stdin: str | None = None, timeout: float = 300) -> str:

@@ -18,10 +18,13 @@ from typing import IO, ClassVar
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, PassPipeline
 from xdsl.printer import Printer
+from xdsl.utils.arg_spec import parse_spec
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 import xdsl_tmem
+from xdsl_tmem.backend.ptxas import PtxasError, assemble
+from xdsl_tmem.backend.target import PTXTarget
 from xdsl_tmem.diagnostics import (
     LocatingParser,
     SourceMap,
@@ -42,6 +45,8 @@ class TmemOptMain(xDSLOptMain):
     def __init__(self, args: Sequence[str] | None = None):
         self.source_map = SourceMap()
         super().__init__(description="xdsl-tmem optimizer driver", args=args)
+        if self.args.ptxas and parse_spec(self.args.target).name != "ptx":
+            raise ToolError("--ptxas needs the PTX target (-t ptx)")
 
     # Registration: everything xDSL knows (including entry-point plugins, which
     # already contain ours when the package is installed), then our universe for
@@ -64,6 +69,27 @@ class TmemOptMain(xDSLOptMain):
         super().register_all_targets()
         for name, factory in TMEM_UNIVERSE.all_targets.items():
             self.available_targets.setdefault(name, factory)
+
+    def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
+        super().register_all_arguments(arg_parser)
+        arg_parser.add_argument(
+            "--ptxas",
+            action="store_true",
+            help="with -t ptx: assemble the emitted PTX with ptxas -v and report each kernel's registers, "
+            "spills, stack, shared memory and barriers on stderr; a ptxas error fails the run",
+        )
+
+    def output_resulting_program(self, prog: ModuleOp) -> str:
+        text = super().output_resulting_program(prog)
+        if self.args.ptxas:
+            arch = PTXTarget.from_spec(parse_spec(self.args.target)).arch
+            try:
+                stats = assemble(text, arch)
+            except PtxasError as e:
+                raise ToolError(f"ptxas rejected the generated PTX for {arch}:\n{e}") from None
+            for kernel in stats:
+                sys.stderr.write(f"ptxas: {kernel.summary()}\n")
+        return text
 
     def register_all_frontends(self) -> None:
         def parse_mlir(io: IO[bytes]) -> ModuleOp:

@@ -1,0 +1,326 @@
+"""The PTX backend against its oracles: ptxas (every target) and llc-22 (the tcgen05,
+mbarrier, barrier and elect instructions of every NVVM-level program).
+
+Expectations are independent of our code: ptxas's verdict, llc-22's PTX for the same
+file, and the per-target feature table of ptx-nvvm.md §1.1 (itself re-checked against
+ptxas below).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from support import EXAMPLES, LIT_TESTS, OptResult, ptxas_assemble
+
+from xdsl_tmem.backend.ptxas import parse_verbose
+from xdsl_tmem.backend.targets import ARCHS
+from xdsl_tmem.tools.external import ToolFailed, Upstream
+
+RunOpt = Callable[..., OptResult]
+
+NVVM_PROGRAMS = sorted(p for p in (LIT_TESTS / "nvvm").glob("*.mlir") if not p.name.startswith("invalid_"))
+EXAMPLE_PROGRAMS = sorted(EXAMPLES.glob("*.mlir"))
+PROGRAMS = [*NVVM_PROGRAMS, *EXAMPLE_PROGRAMS]
+TARGETS = list(ARCHS)
+
+
+def nvvm_level(run_opt: RunOpt, program: Path, policy: str = "strict") -> str:
+    """The program at NVVM level: examples are lowered from tmem first."""
+    if program.parent == EXAMPLES:
+        result = run_opt(None, "-p", f"lower-tmem{{fence-policy={policy}}}", path=program)
+    else:
+        result = run_opt(None, path=program)
+    assert result.code == 0, result.err
+    return result.out
+
+
+def expected_refusals(text: str, arch: str) -> list[str]:
+    """The features ptx-nvvm.md §1.1 says `arch` lacks, if the program uses them."""
+    refusals: list[str] = []
+    if "tcgen05_mma_kind<i8>" in text and arch not in ("sm_100a", "sm_110a"):
+        refusals.append("kind::i8 is not available")
+    if "nvvm.tcgen05.shift" in text and arch.endswith("f"):
+        refusals.append("tcgen05.shift is not available")
+    if re.search(r"nvvm\.tcgen05\.mma .* scale = ", text) and arch == "sm_110a":
+        refusals.append("scale-input-d operand is not available")
+    return refusals
+
+
+@pytest.mark.parametrize("arch", TARGETS)
+@pytest.mark.parametrize("program", PROGRAMS, ids=lambda p: p.name)
+def test_ptx_assembles_for_every_target(run_opt: RunOpt, ptxas: str, tmp_path: Path, program: Path, arch: str) -> None:
+    text = nvvm_level(run_opt, program)
+    result = run_opt(text, "-t", f"ptx{{arch={arch}}}")
+    refusals = expected_refusals(text, arch)
+    if refusals:
+        assert result.code == 1
+        assert any(r in result.err for r in refusals), result.err
+        return
+    assert result.code == 0, result.err
+    assert f".target {arch}" in result.out
+    ptxas_assemble(ptxas, result.out, tmp_path, arch)
+
+
+_FEATURES = {
+    "kind::i8": "tcgen05.mma.cta_group::1.kind::i8.collector::a::discard [%r1], %rd1, %rd1, %r1, 1;",
+    "shift": "tcgen05.shift.cta_group::1.down [%r1];",
+    "scale": "tcgen05.mma.cta_group::1.kind::f16.collector::a::discard [%r1], %rd1, %rd1, %r1, 1, 3;",
+}
+_PROBE = """\
+.version {version}
+.target {arch}
+.address_size 64
+.visible .entry k()
+{{
+    .reg .b32 %r<2>;
+    .reg .b64 %rd<2>;
+    mov.u32 %r1, 0;
+    mov.u64 %rd1, 0;
+    {instruction}
+    ret;
+}}
+"""
+
+
+@pytest.mark.parametrize("feature", list(_FEATURES))
+@pytest.mark.parametrize("arch", TARGETS)
+def test_feature_table_agrees_with_ptxas(ptxas: str, tmp_path: Path, arch: str, feature: str) -> None:
+    target = ARCHS[arch]
+    ours = {"kind::i8": target.mma_i8, "shift": target.shift, "scale": target.mma_scale}[feature]
+    probe = _PROBE.format(version=target.version, arch=arch, instruction=_FEATURES[feature])
+    try:
+        ptxas_assemble(ptxas, probe, tmp_path, arch)
+        accepted = True
+    except ToolFailed:
+        accepted = False
+    assert accepted == ours
+
+
+_SYNC_INSTRUCTION = re.compile(r"^\s*(?:@%?!?[\w]+\s+)?((?:tcgen05|mbarrier|bar|barrier|elect)[\w.:]*)", re.MULTILINE)
+
+
+def sync_instructions(ptx: str) -> Counter[str]:
+    """The multiset of tcgen05 / mbarrier / barrier / elect opcodes, modifiers included."""
+    return Counter(_SYNC_INSTRUCTION.findall(ptx))
+
+
+_DIFFERENTIAL = [(p, "strict") for p in NVVM_PROGRAMS] + [
+    (e, pol) for e in EXAMPLE_PROGRAMS for pol in ("strict", "mojo")
+]
+
+
+@pytest.mark.parametrize(("program", "policy"), _DIFFERENTIAL, ids=lambda v: v.name if isinstance(v, Path) else v)
+def test_sync_instructions_match_llc(run_opt: RunOpt, upstream: Upstream, program: Path, policy: str) -> None:
+    text = nvvm_level(run_opt, program, policy)
+    ours = run_opt(text, "-t", "ptx")
+    assert ours.code == 0, ours.err
+    expected = sync_instructions(upstream.to_ptx(text))
+    assert expected, "llc-22's PTX has none of the compared instructions"
+    assert sync_instructions(ours.out) == expected
+
+
+# --------------------------------------------------------------------------------------
+# Property: random valid pipeline configurations all assemble
+# --------------------------------------------------------------------------------------
+
+_LDST_SHAPES = {"shape_16x64b": 1, "shape_16x128b": 2, "shape_16x256b": 4, "shape_32x32b": 1, "shape_16x32bx2": 1}
+_KINDS = ("f16", "tf32", "f8f6f4", "i8")
+
+
+@st.composite
+def pipeline_configs(draw: st.DrawFn) -> dict[str, object]:
+    cta_group = draw(st.sampled_from([1, 2]))
+    num_stages = draw(st.integers(1, 8))
+    stride = 8 * draw(st.integers(1, 512 // num_stages // 8))
+    repeat = draw(st.sampled_from([r for r in (1, 2, 4, 8, 16, 32) if 8 * r <= stride]))
+    shape = draw(st.sampled_from(list(_LDST_SHAPES)))
+    registers_per_num = _LDST_SHAPES[shape]
+    num = draw(st.sampled_from([n for n in (1, 2, 4, 8, 16, 32) if n * registers_per_num <= 64]))
+    kind = draw(st.sampled_from(_KINDS))
+    arch = draw(st.sampled_from([a for a in ARCHS if kind != "i8" or ARCHS[a].mma_i8]))
+    columns = 32
+    while columns < num_stages * stride:
+        columns *= 2
+    return {
+        "cta_group": cta_group,
+        "num_stages": num_stages,
+        "stride": stride,
+        "repeat": repeat,
+        "shape": shape,
+        "registers": num * registers_per_num,
+        "kind": kind,
+        "arch": arch,
+        "columns": columns,
+        "policy": draw(st.sampled_from(["strict", "mojo"])),
+    }
+
+
+def pipeline_program(c: dict[str, object]) -> str:
+    n, stride, cg, cols = c["num_stages"], c["stride"], c["cta_group"], c["columns"]
+    ring = f"!tmem.output_ring<{n}, {stride}, {cg}>"
+    stage = f"!tmem.tmem_stage<{n}, {stride}, {cg}>"
+    mma_ctx = f"!tmem.mma_warp_context<{n}, {stride}, {cg}, 32, 128, {cols}>"
+    epi_ctx = f"!tmem.epilogue_warp_context<{n}, {stride}, {cg}, 32, 128, {cols}>"
+    mask = " mma_complete_mask %pair" if cg == 2 else ""
+    cluster = ", nvvm.cluster_dim = array<i32: 2, 1, 1>" if cg == 2 else ""
+    regs = 4 * int(str(c["repeat"]))
+    ldst = int(str(c["registers"]))
+    vec = "i32" if ldst == 1 else f"vector<{ldst}xi32>"
+    split = ", %off" if c["shape"] == "shape_16x32bx2" else ""
+    mma_attributes = f"{{kind = #nvvm.tcgen05_mma_kind<{c['kind']}>, ctaGroup = #nvvm.cta_group<cta_{cg}>}}"
+    return f"""
+llvm.mlir.global internal @bars() {{addr_space = 3 : i32, alignment = 8 : i64}} : !llvm.array<{2 * int(str(n))} x i64>
+llvm.mlir.global internal @dbar() {{addr_space = 3 : i32, alignment = 8 : i64}} : i64
+llvm.mlir.global internal @slot() {{addr_space = 3 : i32, alignment = 4 : i64}} : i32
+llvm.func @k(%out: !llvm.ptr<1>, %ntiles: i32, %ad: i64, %bd: i64, %idesc: i32)
+    attributes {{nvvm.kernel, nvvm.maxntid = array<i32: 160, 1, 1>{cluster}}} {{
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %c4 = arith.constant 4 : i32
+  %c5 = arith.constant 5 : i32
+  %pair = arith.constant 3 : i16
+  %off = llvm.mlir.constant(2 : i64) : i64
+  %slot = llvm.mlir.addressof @slot : !llvm.ptr<3>
+  %bars = llvm.mlir.addressof @bars : !llvm.ptr<3>
+  %dbar = llvm.mlir.addressof @dbar : !llvm.ptr<3>
+  %tid = nvvm.read.ptx.sreg.tid.x : i32
+  %warp = arith.shrui %tid, %c5 : i32
+  %is_t0 = arith.cmpi eq, %tid, %c0 : i32
+  scf.if %is_t0 {{
+    tmem.output_ring.init_barriers %bars producer_arv_count 1 consumer_arv_count {128 * int(str(cg))} : {ring}
+    tmem.dealloc_barrier.init %dbar arrival_count {128 * int(str(cg))} : !tmem.dealloc_barrier<{cg}>
+    nvvm.fence.mbarrier.init
+  }}
+  nvvm.barrier0
+  %is_mma = arith.cmpi eq, %warp, %c4 : i32
+  scf.if %is_mma {{
+    tmem.warp_context.mma %slot, %bars, %dbar{mask} : {mma_ctx} {{
+    ^bb0(%ctx: {mma_ctx}):
+      %leader = nvvm.elect.sync -> i1
+      %r0 = tmem.warp_context.output_ring %ctx : {mma_ctx} -> {ring}
+      %end = scf.for %t = %c0 to %ntiles step %c1 iter_args(%ring = %r0) -> ({ring}) : i32 {{
+        %next = tmem.output_ring.producer %ring leader %leader : {ring} {{
+        ^bb1(%s: {stage}):
+          %d = tmem.tmem_stage.address %s : {stage}
+          %first = arith.cmpi eq, %t, %c0 : i32
+          scf.if %leader {{
+            nvvm.tcgen05.mma %d, %ad, %bd, %idesc, %first {mma_attributes} : (!llvm.ptr<6>, i64, i64, i32, i1)
+          }}
+          tmem.yield
+        }}
+        scf.yield %next : {ring}
+      }}
+      tmem.yield
+    }}
+  }} else {{
+    tmem.warp_context.epilogue %slot, %bars, %dbar{mask} : {epi_ctx} {{
+    ^bb0(%ctx: {epi_ctx}):
+      %r0 = tmem.warp_context.output_ring %ctx : {epi_ctx} -> {ring}
+      %end = scf.for %t = %c0 to %ntiles step %c1 iter_args(%ring = %r0) -> ({ring}) : i32 {{
+        %next = tmem.output_ring.consumer %ring : {ring} {{
+        ^bb1(%s: {stage}):
+          %u = tmem.tmem_stage.load_upper %s repeat {c["repeat"]} : {stage} -> vector<{regs}xf32>
+          %l = tmem.tmem_stage.load_lower %s repeat {c["repeat"]} : {stage} -> vector<{regs}xf32>
+          %p = tmem.tmem_stage.address %s : {stage}
+          %x = nvvm.tcgen05.ld %p{split} {{shape = #nvvm.tcgen05_ldst_shape<{c["shape"]}>}} : {vec}
+          tmem.wait_load
+          nvvm.tcgen05.st %p, %x{split} {{shape = #nvvm.tcgen05_ldst_shape<{c["shape"]}>}} : {vec}
+          tmem.wait_store
+          tmem.output_ring.arrive_empty %ring, %s : {ring}, {stage}
+          %o = llvm.getelementptr %out[%tid] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, vector<{regs}xf32>
+          llvm.store %u, %o : vector<{regs}xf32>, !llvm.ptr<1>
+          llvm.store %l, %o : vector<{regs}xf32>, !llvm.ptr<1>
+          tmem.yield
+        }}
+        scf.yield %next : {ring}
+      }}
+      tmem.yield
+    }}
+  }}
+  llvm.return
+}}
+"""
+
+
+_EXAMPLES = 200 if os.environ.get("CI") else 40
+
+
+@settings(max_examples=_EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(pipeline_configs())
+def test_random_pipelines_assemble(run_opt: RunOpt, ptxas: str, tmp_path: Path, config: dict[str, object]) -> None:
+    program = pipeline_program(config)
+    result = run_opt(
+        program, "-p", f"lower-tmem{{fence-policy={config['policy']}}}", "-t", f"ptx{{arch={config['arch']}}}"
+    )
+    assert result.code == 0, f"{config}\n{result.err}"
+    ptxas_assemble(ptxas, result.out, tmp_path, str(config["arch"]))
+
+
+# --------------------------------------------------------------------------------------
+# ptxas -v parsing and the --ptxas driver flag
+# --------------------------------------------------------------------------------------
+
+_VERBOSE = """\
+ptxas info    : 0 bytes gmem
+ptxas info    : Compiling entry function 'ref_pipeline' for 'sm_100a'
+ptxas info    : Function properties for ref_pipeline
+    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ptxas info    : Used 51 registers, used 1 barriers, 24612 bytes smem
+ptxas info    : Compile time = 28.609 ms
+"""
+
+
+def test_parse_verbose_reads_the_documented_report() -> None:
+    # The report is quoted from ptx-nvvm.md §4.
+    (stats,) = parse_verbose(_VERBOSE)
+    assert (stats.kernel, stats.arch, stats.registers, stats.barriers, stats.shared_bytes) == (
+        "ref_pipeline", "sm_100a", 51, 1, 24612,
+    )  # fmt: skip
+    assert (stats.spill_stores, stats.spill_loads, stats.stack_frame) == (0, 0, 0)
+
+
+def test_ptxas_flag_reports_real_figures(run_opt: RunOpt, ptxas: str, tmp_path: Path) -> None:
+    program = LIT_TESTS / "nvvm" / "ref_pipeline.mlir"
+    result = run_opt(None, "-t", "ptx", "--ptxas", path=program)
+    assert result.code == 0, result.err
+    match = re.search(r"ptxas: ref_pipeline \(sm_100a\): (\d+) registers, 0 B spill stores", result.err)
+    assert match is not None, result.err
+    # The same PTX assembled directly gives the same register count.
+    source = tmp_path / "k.ptx"
+    source.write_text(result.out)
+    import subprocess
+
+    proc = subprocess.run(
+        [ptxas, "-arch=sm_100a", "-v", str(source), "-o", str(tmp_path / "k.cubin")], capture_output=True, text=True
+    )
+    (direct,) = parse_verbose(proc.stdout + proc.stderr)
+    assert int(match.group(1)) == direct.registers
+
+
+def test_ptxas_flag_reports_ptxas_errors(run_opt: RunOpt, ptxas: str) -> None:
+    # ptx-nvvm.md §4: a .32x32b.x128 load cannot fit a 64-register budget (C7602).
+    program = """
+llvm.func @k(%t: !llvm.ptr<6>, %out: !llvm.ptr<1>) attributes {nvvm.kernel, nvvm.maxnreg = 64 : i32} {
+  %v = nvvm.tcgen05.ld %t {shape = #nvvm.tcgen05_ldst_shape<shape_32x32b>} : vector<128xi32>
+  nvvm.tcgen05.wait <load>
+  llvm.store %v, %out : vector<128xi32>, !llvm.ptr<1>
+  llvm.return
+}
+"""
+    result = run_opt(program, "-t", "ptx", "--ptxas")
+    assert result.code == 1
+    assert result.err.startswith("error: ptxas rejected the generated PTX for sm_100a:")
+    assert "Insufficient registers" in result.err
+
+
+def test_ptxas_flag_needs_the_ptx_target(run_opt: RunOpt) -> None:
+    result = run_opt("builtin.module {}", "--ptxas")
+    assert result.code == 1
+    assert "--ptxas needs the PTX target (-t ptx)" in result.err

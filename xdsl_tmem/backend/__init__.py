@@ -1,0 +1,1 @@
+"""The PTX backend: instruction selection to the `ptx` dialect, PTX text, ptxas."""
