@@ -170,3 +170,19 @@ def test_stock_xdsl_opt_sees_our_dialects_through_the_entry_point() -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert "tmem.warp_context.epilogue_create" in proc.stdout
+
+
+def test_stock_xdsl_opt_has_the_ptx_target_and_passes(tmp_path: Path) -> None:
+    exe = shutil.which("xdsl-opt", path=str(Path(sys.executable).parent))
+    assert exe is not None
+    source = tmp_path / "k.mlir"
+    source.write_text(
+        "llvm.func @k(%bar: !llvm.ptr<3>) attributes {nvvm.kernel} {\n"
+        "  nvvm.tcgen05.commit %bar : !llvm.ptr<3>\n"
+        "  llvm.return\n"
+        "}\n"
+    )
+    proc = subprocess.run([exe, str(source), "-t", "ptx{arch=sm_103a}"], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert ".target sm_103a" in proc.stdout
+    assert "tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64" in proc.stdout

@@ -12,6 +12,9 @@ module {
   llvm.mlir.global internal @tile() {addr_space = 3 : i32, alignment = 1024 : i64} : !llvm.array<8192 x i8>
   llvm.func @k(%out: !llvm.ptr<1>, %n: i32, %flag: i1, %wide: i64, %s: !llvm.ptr<3>, %t: !llvm.ptr<6>)
       attributes {nvvm.kernel, nvvm.maxntid = array<i32: 160, 1, 1>, nvvm.minctasm = 1 : i32, nvvm.cluster_dim = array<i32: 2, 1, 1>} {
+    scf.if %flag {
+      llvm.store %n, %s : i32, !llvm.ptr<3>
+    }
     llvm.return
   }
 }
@@ -47,7 +50,8 @@ module {
 // CHECK-NEXT: and.b16 %rs[[L:[0-9]+]], %rs[[B]], 1;
 // CHECK-NEXT: setp.ne.b16 %p{{[0-9]+}}, %rs[[L]], 0;
 // CHECK:      ld.param.b64 %rd[[S:[0-9]+]], [k_param_4];
-// CHECK-NEXT: cvt.u32.u64 %r{{[0-9]+}}, %rd[[S]];
+// CHECK-NEXT: cvt.u32.u64 %r[[SH:[0-9]+]], %rd[[S]];
 // CHECK-NEXT: ld.param.b32 %r{{[0-9]+}}, [k_param_5];
+// CHECK-NEXT: @%p{{[0-9]+}} st.shared.b32 [%r[[SH]]], %r{{[0-9]+}};
 // CHECK-NEXT: ret;
 // CHECK-NEXT: }

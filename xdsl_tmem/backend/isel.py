@@ -783,14 +783,27 @@ def _offset_of(fs: FunctionSelector, op: llvm.GEPOp) -> tuple[int, list[tuple[SS
         else:
             raise fs.error(op, f"getelementptr into {current} is not supported")
         if raw == llvm.GEP_USE_SSA_VAL:
-            index = next(ssa)
-            if (value := constant_int(index)) is not None:
-                constant += value * scale
-            else:
+            index, folded = _split_constant(next(ssa))
+            constant += folded * scale
+            if index is not None:
                 dynamic.append((index, scale))
         else:
             constant += raw * scale
     return constant, dynamic
+
+
+def _split_constant(index: SSAValue) -> tuple[SSAValue | None, int]:
+    """`index` as (dynamic part, constant part): `x + c` folds `c` into the address
+    offset (`[%r+16]`) instead of costing an add (GEP indices wrap like the addi)."""
+    if (value := constant_int(index)) is not None:
+        return None, value
+    owner = index.owner
+    if isinstance(owner, arith.AddiOp | llvm.AddOp):
+        for dynamic, constant in ((owner.lhs, owner.rhs), (owner.rhs, owner.lhs)):
+            if (value := constant_int(constant)) is not None:
+                rest, more = _split_constant(dynamic)
+                return rest, value + more
+    return index, 0
 
 
 @rule(llvm.GEPOp)
@@ -1266,6 +1279,7 @@ def select_kernel(fn: Operation, arch: Arch) -> ptx.EntryOp:
         fs.select_block(region.blocks[0])
     else:
         _select_blocks(fs, region)
+    _remove_dead_instructions(fs.body)
     for op in list(fs.prologue.ops):
         op.detach()
         if parameters_end is None:
@@ -1274,6 +1288,33 @@ def select_kernel(fn: Operation, arch: Arch) -> ptx.EntryOp:
             fs.body.insert_op_after(op, parameters_end)
             parameters_end = op
     return ptx.EntryOp(name, params, _directives(fn), Region(fs.body))
+
+
+_PURE = (
+    ptx.AddOp, ptx.SubOp, ptx.MulOp, ptx.DivOp, ptx.RemOp, ptx.AndOp, ptx.OrOp, ptx.XorOp, ptx.ShlOp,
+    ptx.ShrOp, ptx.MinOp, ptx.MaxOp, ptx.NotOp, ptx.NegOp, ptx.MovOp, ptx.MadOp, ptx.FmaOp, ptx.SelpOp,
+    ptx.SetpOp, ptx.CvtOp, ptx.CvtaOp,
+)  # fmt: skip
+
+
+def _remove_dead_instructions(body: Block) -> None:
+    """Drop side-effect-free instructions whose registers are never read (e.g. an index
+    addition folded into an address offset). Registers are named by type, so liveness
+    is by register, over the whole kernel: sound without a control-flow graph."""
+    while True:
+        read = {
+            value.type for op in body.ops for value in op.operands if isinstance(value.type, ptx.RegisterType)
+        }
+        dead = [
+            op
+            for op in body.ops
+            if isinstance(op, _PURE) and op.guard_value() is None and all(r.type not in read for r in op.results)
+        ]
+        if not dead:
+            return
+        for op in dead:
+            op.detach()
+            op.erase(safe_erase=False)
 
 
 def _global_declaration(op: llvm.GlobalOp) -> ptx.GlobalOp:
