@@ -19,7 +19,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from xdsl_tmem.backend.ptxas import KernelStats, assemble, find_ptxas
+from xdsl_tmem.backend.ptxas import KernelStats, assemble, find_cuda_tool, find_ptxas
 from xdsl_tmem.backend.target import emit_ptx
 from xdsl_tmem.tools.external import Upstream
 from xdsl_tmem.tools.opt import TmemOptMain
@@ -42,17 +42,6 @@ PEER_PIECES = {
     "release (cg 2)": 8,
 }
 """Static PTX instruction counts of the best peer, per pipeline piece (issue 5)."""
-
-
-def find_nvdisasm() -> str | None:
-    try:
-        import nvidia  # pyright: ignore[reportMissingImports]
-    except ImportError:
-        return None
-    for root in getattr(nvidia, "__path__", []):
-        for candidate in sorted(Path(root).glob("*/bin/nvdisasm")):
-            return str(candidate)
-    return None
 
 
 def sass_count(ptx: str, arch: str, nvdisasm: str | None) -> int | None:
@@ -91,7 +80,7 @@ class Row:
 
 
 def three_ways(arch: str) -> list[Row]:
-    nvdisasm = find_nvdisasm()
+    nvdisasm = find_cuda_tool("nvdisasm")
     text = REF_MLIR.read_text()
     rows: list[Row] = []
     ours = our_ptx(text, arch)

@@ -677,58 +677,40 @@ def _index_cast(fs: FunctionSelector, op: Operation) -> None:
     raise fs.error(op, f"{op.name}: index values have no PTX lowering; use i32 or i64")
 
 
-def _int_to_float(fs: FunctionSelector, op: Operation, signed: bool) -> None:
+def _convert(fs: FunctionSelector, op: Operation, dst: str, src: str, rounding: str | None) -> None:
+    """`cvt[.rounding].<dst><bits>.<src><bits>`, elementwise; `dst`/`src` are the PTX type
+    letters (`f`, `s`, `u`)."""
     (source,) = op.operands
     (result,) = op.results
-    src_bits = _bits(_elements(source.type)[0])
-    dst_bits = _bits(_elements(result.type)[0])
-    sign = "s" if signed else "u"
-    _elementwise(
-        fs, result, [source], lambda res, a: ptx.CvtOp(f"f{dst_bits}", f"{sign}{src_bits}", res, fs.reg(a[0]), "rn")
-    )
+    src_type = f"{src}{_bits(_elements(source.type)[0])}"
+    dst_type = f"{dst}{_bits(_elements(result.type)[0])}"
+    _elementwise(fs, result, [source], lambda res, a: ptx.CvtOp(dst_type, src_type, res, fs.reg(a[0]), rounding))
 
 
 @rule(arith.SIToFPOp, llvm.SIToFPOp)
 def _sitofp(fs: FunctionSelector, op: Operation) -> None:
-    _int_to_float(fs, op, signed=True)
+    _convert(fs, op, "f", "s", "rn")
 
 
 @rule(arith.UIToFPOp)
 def _uitofp(fs: FunctionSelector, op: Operation) -> None:
-    _int_to_float(fs, op, signed=False)
-
-
-def _float_to_int(fs: FunctionSelector, op: Operation, signed: bool) -> None:
-    (source,) = op.operands
-    (result,) = op.results
-    src_bits = _bits(_elements(source.type)[0])
-    dst_bits = _bits(_elements(result.type)[0])
-    sign = "s" if signed else "u"
-    _elementwise(
-        fs, result, [source], lambda res, a: ptx.CvtOp(f"{sign}{dst_bits}", f"f{src_bits}", res, fs.reg(a[0]), "rzi")
-    )
+    _convert(fs, op, "f", "u", "rn")
 
 
 @rule(arith.FPToSIOp)
 def _fptosi(fs: FunctionSelector, op: Operation) -> None:
-    _float_to_int(fs, op, signed=True)
+    _convert(fs, op, "s", "f", "rzi")
 
 
 @rule(arith.FPToUIOp)
 def _fptoui(fs: FunctionSelector, op: Operation) -> None:
-    _float_to_int(fs, op, signed=False)
+    _convert(fs, op, "u", "f", "rzi")
 
 
 @rule(arith.ExtFOp, arith.TruncFOp, llvm.FPExtOp)
 def _float_resize(fs: FunctionSelector, op: Operation) -> None:
-    (source,) = op.operands
-    (result,) = op.results
-    src_bits = _bits(_elements(source.type)[0])
-    dst_bits = _bits(_elements(result.type)[0])
-    rounding = "rn" if dst_bits < src_bits else None
-    _elementwise(
-        fs, result, [source], lambda res, a: ptx.CvtOp(f"f{dst_bits}", f"f{src_bits}", res, fs.reg(a[0]), rounding)
-    )
+    narrowing = _bits(_elements(op.results[0].type)[0]) < _bits(_elements(op.operands[0].type)[0])
+    _convert(fs, op, "f", "f", "rn" if narrowing else None)
 
 
 @rule(arith.BitcastOp, llvm.BitcastOp)
@@ -1302,9 +1284,7 @@ def _remove_dead_instructions(body: Block) -> None:
     addition folded into an address offset). Registers are named by type, so liveness
     is by register, over the whole kernel: sound without a control-flow graph."""
     while True:
-        read = {
-            value.type for op in body.ops for value in op.operands if isinstance(value.type, ptx.RegisterType)
-        }
+        read = {value.type for op in body.ops for value in op.operands if isinstance(value.type, ptx.RegisterType)}
         dead = [
             op
             for op in body.ops

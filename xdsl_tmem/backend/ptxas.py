@@ -15,19 +15,25 @@ from dataclasses import dataclass
 from pathlib import Path
 
 
-def find_ptxas() -> str | None:
-    if (env := os.environ.get("PTXAS")) and Path(env).is_file():
+def find_cuda_tool(name: str) -> str | None:
+    """A CUDA binary: `$<NAME>` (e.g. `$PTXAS`), then on `PATH`, then inside the pip
+    `nvidia-cuda-*` packages (`nvidia/cu13/bin/<name>`)."""
+    if (env := os.environ.get(name.upper())) and Path(env).is_file():
         return env
-    if (path := shutil.which("ptxas")) is not None:
+    if (path := shutil.which(name)) is not None:
         return path
     try:
         import nvidia  # pyright: ignore[reportMissingImports]
     except ImportError:
         return None
     for root in getattr(nvidia, "__path__", []):
-        for candidate in sorted(Path(root).glob("*/bin/ptxas")):
+        for candidate in sorted(Path(root).glob(f"*/bin/{name}")):
             return str(candidate)
     return None
+
+
+def find_ptxas() -> str | None:
+    return find_cuda_tool("ptxas")
 
 
 @dataclass(frozen=True)
