@@ -1,0 +1,592 @@
+"""Warps that can stop between any two operations, and the scheduler that interleaves them.
+
+xDSL's `Interpreter.run_ssacfg_region` runs a region to completion by recursion, so a
+warp waiting on an mbarrier would block the Python thread (xdsl-guide.md §4 works
+around it with one OS thread per warp at ~17k ops/s). Here each warp keeps its own
+explicit stack of frames instead:
+
+* a `BlockFrame` walks the ops of one block under an active-lane mask;
+* a `GenFrame` is an op with regions (`scf.for`, `scf.if`, `func.call`, tmem region
+  ops) whose implementation is a generator: it yields `RunBlock(block, args, mask)` to
+  run a region and receives the values its terminator returns, or `Perform(fn, args)`
+  to run a step that may block; its return value is the op's results.
+
+Operation implementations stay xDSL's: `InterpreterFunctions` classes with `@impl` /
+`@impl_terminator` methods that receive the `Warp` (an `Interpreter`) and the operand
+values, registered per dialect. `@impl_structured` marks the generator implementations.
+An op that cannot proceed raises `Blocked` and is retried when the warp runs again.
+
+Ops that touch state other warps can see (memory, barriers, TMEM, the tensor core)
+are *sync points*, listed per dialect in `SYNC_OPS`: a warp runs until it reaches the
+second sync point of its turn, so the scheduler interleaves warps exactly at the
+points where their order can matter.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Generator, Iterable, Sequence
+from dataclasses import dataclass, field
+from enum import Enum, auto
+from typing import Any, ClassVar, NamedTuple, TypeAlias, TypeVar, cast
+
+import numpy as np
+from numpy.typing import NDArray
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.interpreter import (
+    Interpreter,
+    InterpreterFunctions,
+    OpImplResult,
+    PythonValues,
+    ReturnedValues,
+    Successor,
+)
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.traits import IsTerminator
+
+from xdsl_tmem.interpreter.machine import AsyncOp, Blocked, Cluster, Cta, Hazard
+from xdsl_tmem.interpreter.values import WARP, Mask, Value, format_lanes
+
+# --------------------------------------------------------------------------------------
+# Structured (region-holding) implementations
+# --------------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class RunBlock:
+    """Run `block` with `args` bound to its arguments, under `mask` (None: the current one);
+    `fresh_env` starts a new SSA environment (a function call)."""
+
+    block: Block
+    args: Sequence[Value]
+    mask: Mask | None = None
+    fresh_env: bool = False
+
+
+@dataclass(slots=True)
+class Perform:
+    """Run `fn(*args)` as a sync point that may raise `Blocked` (then it is retried)."""
+
+    fn: Callable[..., Value]
+    args: tuple[Value, ...] = ()
+
+
+Request: TypeAlias = RunBlock | Perform
+Env: TypeAlias = dict[int, Value]
+"""A function activation's values by `Program.slot`."""
+StructuredGen: TypeAlias = Generator[Request, Any, PythonValues]
+_FT = TypeVar("_FT", bound=InterpreterFunctions)
+_T = TypeVar("_T")
+_OpT = TypeVar("_OpT", bound=Operation)
+StructuredImpl: TypeAlias = Callable[[_FT, "Warp", _OpT, PythonValues], StructuredGen]
+
+_STRUCTURED_KEY = "__structured_op_type"
+
+
+def impl_structured(
+    op_type: type[_OpT],
+) -> Callable[[StructuredImpl[_FT, _OpT]], StructuredImpl[_FT, _OpT]]:
+    """Marks the generator implementation of an op with regions (see module docstring)."""
+
+    def annotate(func: StructuredImpl[_FT, _OpT]) -> StructuredImpl[_FT, _OpT]:
+        setattr(func, _STRUCTURED_KEY, op_type)
+        return func
+
+    return annotate
+
+
+class WarpFunctions(InterpreterFunctions):
+    """Base of our per-dialect implementation classes."""
+
+    SYNC_OPS: ClassVar[frozenset[type[Operation]]] = frozenset()
+    """Ops whose order relative to other warps matters (scheduling points)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._static: dict[Operation, Any] = {}
+
+    def static(self, op: _OpT, compute: Callable[[_OpT], _T]) -> _T:
+        """`compute(op)`, once per op: what an implementation derives from the op's
+        types and properties (widths, layouts), off the hot path."""
+        try:
+            return self._static[op]
+        except KeyError:
+            value = self._static[op] = compute(op)
+            return value
+
+    @classmethod
+    def structured_impls(cls) -> Iterable[tuple[type[Operation], Callable[..., StructuredGen]]]:
+        seen: set[type[Operation]] = set()
+        for klass in cls.mro():
+            for value in klass.__dict__.values():
+                op_type = getattr(value, _STRUCTURED_KEY, None)
+                if op_type is not None and op_type not in seen:
+                    seen.add(op_type)
+                    yield op_type, value
+
+
+# --------------------------------------------------------------------------------------
+# The program: dispatch table and per-block plans
+# --------------------------------------------------------------------------------------
+
+
+class Kind(Enum):
+    SIMPLE = auto()
+    STRUCTURED = auto()
+    TERMINATOR = auto()
+
+
+SIMPLE = Kind.SIMPLE
+
+
+class Planned(NamedTuple):
+    """One op with everything the hot loop needs precomputed."""
+
+    op: Operation
+    operands: tuple[int, ...]
+    """Environment slots of the operands (see `Program.slot`)."""
+    results: tuple[int, ...]
+    kind: Kind
+    ft: InterpreterFunctions
+    fn: Callable[..., Any]
+    sync: bool
+
+
+class Unsupported(Exception):
+    """An op the interpreter has no implementation for (reported before running)."""
+
+    def __init__(self, op: Operation, message: str):
+        super().__init__(message)
+        self.op = op
+
+
+class Program:
+    """A module plus the implementations that run it; shared by all warps."""
+
+    def __init__(self, module: ModuleOp, functions: Sequence[WarpFunctions]):
+        self.module = module
+        self.functions = functions
+        self.table: dict[type[Operation], tuple[Kind, InterpreterFunctions, Callable[..., Any], bool]] = {}
+        for ft in functions:
+            sync = type(ft).SYNC_OPS
+            for op_type, fn in type(ft)._impls():  # pyright: ignore[reportPrivateUsage]
+                kind = Kind.TERMINATOR if op_type.has_trait(IsTerminator) else Kind.SIMPLE
+                self.table[op_type] = (kind, ft, fn, op_type in sync)
+            for op_type, fn in type(ft).structured_impls():
+                self.table[op_type] = (Kind.STRUCTURED, ft, fn, op_type in sync)
+        self._plans: dict[Block, tuple[Planned, ...]] = {}
+        self._slots: dict[SSAValue, int] = {}
+        self._block_slots: dict[Block, tuple[int, ...]] = {}
+
+    def slot(self, value: SSAValue) -> int:
+        """The integer key of an SSA value in a warp's environment (SSA values hash in
+        Python, ints in C: environment lookups are the interpreter's hottest path)."""
+        slot = self._slots.get(value)
+        if slot is None:
+            slot = self._slots[value] = len(self._slots)
+        return slot
+
+    def block_slots(self, block: Block) -> tuple[int, ...]:
+        slots = self._block_slots.get(block)
+        if slots is None:
+            slots = self._block_slots[block] = tuple(self.slot(arg) for arg in block.args)
+        return slots
+
+    def check_supported(self, root: Operation) -> None:
+        """Raise `Unsupported` for the first op under `root` without an implementation."""
+        for op in root.walk():
+            if op is not root and type(op) not in self.table:
+                raise Unsupported(op, f"xdsl-tmem-run: no interpreter implementation for '{op.name}'")
+
+    def plan(self, block: Block) -> tuple[Planned, ...]:
+        plan = self._plans.get(block)
+        if plan is None:
+            planned: list[Planned] = []
+            for op in block.ops:
+                kind, ft, fn, sync = self.table[type(op)]
+                operands = tuple(self.slot(v) for v in op.operands)
+                results = tuple(self.slot(v) for v in op.results)
+                planned.append(Planned(op, operands, results, kind, ft, fn, sync))
+            plan = self._plans[block] = tuple(planned)
+        return plan
+
+
+# --------------------------------------------------------------------------------------
+# Warps
+# --------------------------------------------------------------------------------------
+
+
+class BlockFrame:
+    __slots__ = ("block", "env", "mask", "pc", "plan")
+
+    def __init__(self, block: Block, plan: tuple[Planned, ...], env: Env, mask: Mask):
+        self.block = block
+        self.plan = plan
+        self.pc = 0
+        self.env = env
+        self.mask = mask
+
+
+class GenFrame:
+    __slots__ = ("env", "gen", "mask", "pending", "planned")
+
+    def __init__(self, planned: Planned, gen: StructuredGen, env: Env, mask: Mask):
+        self.planned = planned
+        self.gen = gen
+        self.pending: Perform | None = None
+        self.env = env
+        self.mask = mask
+
+
+class Status(Enum):
+    READY = auto()
+    BLOCKED = auto()
+    DONE = auto()
+
+
+class StepLimit(Exception):
+    """The run executed more warp-instructions than allowed (exit code 4)."""
+
+
+class OpError(Exception):
+    """A hazard or unsupported value met while running `op` in `warp`."""
+
+    def __init__(self, op: Operation, warp: Warp, error: Exception):
+        super().__init__(str(error))
+        self.op = op
+        self.warp = warp
+        self.error = error
+
+
+@dataclass(frozen=True)
+class Launch:
+    """Launch dimensions (x, y, z)."""
+
+    block: tuple[int, int, int]
+    grid: tuple[int, int, int] = (1, 1, 1)
+    cluster: tuple[int, int, int] = (1, 1, 1)
+
+    @property
+    def threads(self) -> int:
+        return self.block[0] * self.block[1] * self.block[2]
+
+    @property
+    def warps(self) -> int:
+        return (self.threads + WARP - 1) // WARP
+
+
+class Warp(Interpreter):
+    """One warp of one CTA: 32 lanes executing in lock step under an active mask.
+
+    It is an xDSL `Interpreter` so that `@impl` methods receive it, but it runs ops
+    from its own frame stack (`run`) rather than by recursion."""
+
+    def __init__(self, program: Program, cluster: Cluster, cta: Cta, index: int, launch: Launch):
+        super().__init__(program.module, index_bitwidth=64)
+        self.program = program
+        self.cluster = cluster
+        self.cta = cta
+        self.index = index
+        self.launch = launch
+        linear = index * WARP + np.arange(WARP, dtype=np.uint32)
+        self.live: Mask = linear < launch.threads
+        self.live_lanes = [int(i) for i in np.flatnonzero(self.live)]
+        self.full = len(self.live_lanes) == WARP
+        bx, by, _ = launch.block
+        self.thread_coords = (linear % bx, (linear // bx) % by, linear // (bx * by))
+        self.name = f"warp {index}" if len(cluster.ctas) == 1 else f"CTA {cta.rank} warp {index}"
+        self.cluster_warps: dict[int, list[Warp]] = {}
+        """Every warp of the cluster by CTA rank (filled in by the launcher)."""
+        self.stack: list[BlockFrame | GenFrame] = []
+        self.mask: Mask = self.live
+        self.status = Status.READY
+        self.blocked_reason = ""
+        self.blocked_op: Operation | None = None
+        self.blocked_version = -1
+        self.wake: Callable[[], bool] | None = None
+        self.op_state: Any = None
+        """Scratch state of a blocking op that has partly happened (e.g. bar.sync arrived)."""
+        self.pending_tmem: list[AsyncOp] = []
+        """This warp's tcgen05.ld / st not yet waited for."""
+        self.cluster_arrival: int | None = None
+        self.poll_failed: str | None = None
+        """Set by a non-blocking barrier test that failed (the warp is spinning): why."""
+        self.poll_version = -1
+        self.sync_points = 0
+
+    # -- helpers for implementations ----------------------------------------------------
+
+    def converged(self) -> bool:
+        return self.mask is self.live or bool((self.mask == self.live).all())
+
+    def require_converged(self, what: str) -> None:
+        """`.sync.aligned` ops must be executed by every live lane of the warp."""
+        if not self.converged():
+            raise Hazard(
+                "divergent-sync-aligned",
+                f"{what} is .sync.aligned but {self.name} executes it with lanes {format_lanes(self.mask)} "
+                f"of {format_lanes(self.live)} active",
+            )
+
+    def lane_index(self) -> NDArray[np.intp] | None:
+        """The active lanes as an index array, or None when all 32 lanes are active."""
+        if self.mask is self.live and self.full:
+            return None
+        return np.flatnonzero(self.mask)
+
+    def active_lanes(self) -> list[int]:
+        if self.mask is self.live:
+            return self.live_lanes
+        return [int(i) for i in np.flatnonzero(self.mask)]
+
+    # -- execution --------------------------------------------------------------------
+
+    def start(self, entry: Block, args: Sequence[Value]) -> None:
+        env: Env = dict(zip(self.program.block_slots(entry), args, strict=True))
+        self.stack = [BlockFrame(entry, self.program.plan(entry), env, self.live)]
+        self.mask = self.live
+
+    def runnable(self) -> bool:
+        version = self.cluster.version
+        if self.status is Status.READY:
+            return self.poll_version != version
+        if self.status is not Status.BLOCKED:
+            return False
+        return self.wake() if self.wake is not None else self.blocked_version != version
+
+    def current_op(self) -> Operation | None:
+        if not self.stack:
+            return None
+        frame = self.stack[-1]
+        if isinstance(frame, BlockFrame):
+            return frame.plan[frame.pc].op
+        return frame.planned.op
+
+    def run(self, limit: int) -> Status:
+        """Execute until the second sync point of this turn, a block, or the end."""
+        cluster = self.cluster
+        stack = self.stack
+        did_sync = False
+        while stack:
+            frame = stack[-1]
+            if type(frame) is GenFrame:
+                if did_sync:
+                    return self._yield()
+                self._perform(frame)
+                if self.status is Status.BLOCKED:
+                    return Status.BLOCKED
+                did_sync = True
+                continue
+            frame = cast(BlockFrame, frame)
+            plan, env = frame.plan, frame.env
+            # The hot loop: straight-line ops of one block.
+            while True:
+                planned = plan[frame.pc]
+                op, operands, results, kind, ft, fn, sync = planned
+                if sync and did_sync:
+                    return self._yield()
+                if cluster.step >= limit:
+                    raise StepLimit()
+                args = tuple([env[v] for v in operands])
+                cluster.step += 1
+                try:
+                    if kind is SIMPLE:
+                        for slot, value in zip(results, fn(ft, self, op, args).values, strict=False):
+                            env[slot] = value
+                        frame.pc += 1
+                        if sync:
+                            did_sync = True
+                            self._synced(op)
+                        continue
+                    self._control(frame, planned, args)
+                except Blocked as b:
+                    cluster.step -= 1
+                    return self._block(op, b)
+                except (Hazard, Unsupported, ValueError, ZeroDivisionError, OverflowError) as e:
+                    raise OpError(op, self, e) from e
+                if sync:
+                    did_sync = True
+                    self._synced(op)
+                break
+            if self.status is Status.DONE:
+                return Status.DONE
+        self.status = Status.DONE
+        return Status.DONE
+
+    def _synced(self, op: Operation) -> None:
+        """Bookkeeping after a sync point completed."""
+        self.sync_points += 1
+        self.op_state = None
+        cluster = self.cluster
+        cluster.version += 1
+        if self.poll_failed is not None:
+            # A failed barrier test: do not run again until something changes.
+            self.blocked_reason, self.blocked_op = self.poll_failed, op
+            self.poll_failed = None
+            self.poll_version = cluster.version
+
+    def _perform(self, frame: GenFrame) -> None:
+        """Run a structured op's pending `Perform` step (a sync point that may block)."""
+        request = frame.pending
+        assert request is not None
+        try:
+            value = request.fn(*request.args)
+        except Blocked as b:
+            self._block(frame.planned.op, b)
+            return
+        except (Hazard, Unsupported, ValueError) as e:
+            raise OpError(frame.planned.op, self, e) from e
+        self.status = Status.READY
+        self._synced(frame.planned.op)
+        frame.pending = None
+        self._advance(frame, value)
+
+    def _control(self, frame: BlockFrame, planned: Planned, args: PythonValues) -> None:
+        """A structured op or a terminator: push, jump or return."""
+        stack = self.stack
+        if planned.kind is Kind.STRUCTURED:
+            gen = cast(StructuredGen, planned.fn(planned.ft, self, planned.op, args))
+            gen_frame = GenFrame(planned, gen, frame.env, self.mask)
+            stack.append(gen_frame)
+            self._advance(gen_frame, None)
+            return
+        terminator = cast(OpImplResult, planned.fn(planned.ft, self, planned.op, args)).terminator_value
+        if isinstance(terminator, Successor):
+            block, block_args = terminator
+            for slot, value in zip(self.program.block_slots(block), block_args, strict=True):
+                frame.env[slot] = value
+            frame.block = block
+            frame.plan = self.program.plan(block)
+            frame.pc = 0
+            return
+        assert isinstance(terminator, ReturnedValues)
+        stack.pop()
+        if not stack:
+            self.status = Status.DONE
+            return
+        parent = stack[-1]
+        assert isinstance(parent, GenFrame)
+        self.mask = parent.mask
+        self._advance(parent, terminator.values, frame)
+
+    def _advance(self, frame: GenFrame, value: Any, finished: BlockFrame | None = None) -> None:
+        """Resume a structured op's generator with `value`. `finished` is the block frame
+        that just returned it, reused when the generator runs the same block again (the
+        next loop iteration)."""
+        try:
+            request = frame.gen.send(value)
+        except StopIteration as stop:
+            results = cast(PythonValues, stop.value)
+            self.stack.pop()
+            parent = self.stack[-1]
+            assert isinstance(parent, BlockFrame)
+            self.mask = parent.mask
+            for ssa, result in zip(frame.planned.results, results, strict=True):
+                parent.env[ssa] = result
+            parent.pc += 1
+            return
+        if isinstance(request, Perform):
+            frame.pending = request
+            return
+        mask = frame.mask if request.mask is None else request.mask
+        env: Env = {} if request.fresh_env else frame.env
+        block = request.block
+        for slot, value in zip(self.program.block_slots(block), request.args, strict=True):
+            env[slot] = value
+        if finished is not None and finished.block is block and finished.env is env:
+            finished.pc = 0
+            finished.mask = mask
+            self.stack.append(finished)
+        else:
+            self.stack.append(BlockFrame(block, self.program.plan(block), env, mask))
+        self.mask = mask
+
+    def _yield(self) -> Status:
+        self.status = Status.READY
+        return Status.READY
+
+    def _block(self, op: Operation, blocked: Blocked) -> Status:
+        self.status = Status.BLOCKED
+        self.blocked_reason = blocked.reason
+        self.wake = blocked.wake
+        self.blocked_op = op
+        self.blocked_version = self.cluster.version
+        return Status.BLOCKED
+
+
+# --------------------------------------------------------------------------------------
+# The tensor core as a scheduled agent
+# --------------------------------------------------------------------------------------
+
+
+@dataclass
+class TensorCore:
+    """Completes one CTA's pending commits, one per turn, in issue order."""
+
+    cluster: Cluster
+    cta: Cta
+    name: str = ""
+
+    def runnable(self) -> bool:
+        return bool(self.cta.commits)
+
+    def run(self, limit: int) -> Status:
+        self.cluster.complete_commit(self.cta)
+        return Status.READY
+
+
+# --------------------------------------------------------------------------------------
+# Scheduling
+# --------------------------------------------------------------------------------------
+
+
+class Deadlock(Exception):
+    """Every live warp is blocked and nothing in flight can unblock one (exit code 2)."""
+
+    def __init__(self, warps: list[Warp]):
+        super().__init__("deadlock")
+        self.warps = warps
+
+
+Agent: TypeAlias = Warp | TensorCore
+
+
+@dataclass
+class Scheduler:
+    """Round-robin (`rr`, deterministic) or seeded random choice among runnable agents."""
+
+    policy: str = "rr"
+    seed: int = 0
+    trace: list[int] = field(default_factory=list[int])
+    """Index of the agent chosen at each step (a replayable schedule)."""
+
+    def run(self, warps: list[Warp], cores: list[TensorCore], max_steps: int) -> None:
+        agents: list[Agent] = [*warps, *cores]
+        count = len(agents)
+        rng = random.Random(self.seed)
+        trace = self.trace
+        turn = 0
+        while True:
+            if self.policy == "random":
+                runnable = [i for i, a in enumerate(agents) if a.runnable()]
+                choice = rng.choice(runnable) if runnable else -1
+            else:
+                # Round robin: the next runnable agent after the last one that ran.
+                choice = -1
+                for k in range(count):
+                    i = (turn + k) % count
+                    if agents[i].runnable():
+                        choice = i
+                        break
+                turn = choice + 1
+            if choice < 0:
+                live = [w for w in warps if w.status is not Status.DONE]
+                if not live:
+                    return
+                raise Deadlock(live)
+            trace.append(choice)
+            agents[choice].run(max_steps)
+
+
+def describe_lanes(mask: Mask) -> str:
+    return format_lanes(mask) if not bool(mask.all()) else f"0-{WARP - 1}"

@@ -1,0 +1,334 @@
+"""The Blackwell machine model: the state every warp's ops read and write.
+
+One `Cluster` of `Cta`s. Per CTA: shared memory (bytes), TMEM (128 lanes x 512
+columns of 32-bit cells), the TMEM allocator, mbarriers, named barriers and the
+tensor core's queue of asynchronous work. Global memory is shared by all CTAs.
+
+Addresses (a model choice; the hardware's shared-window encoding is not documented):
+
+* shared::cta and shared::cluster addresses are `rank << 24 | offset`, so a CTA's
+  own shared addresses are valid shared::cluster addresses (as PTX requires) and
+  `mapa` only rewrites the rank bits. Mojo's `umma_arrive_leader_cta` (clear bit 24)
+  works on this encoding too.
+* global (and generic) addresses of kernel buffers start at `GLOBAL_BASE`.
+* a TMEM address is `lane << 16 | column` (ptx-nvvm.md §1.2).
+
+The mbarrier model is semantics.md §1.1: `init(n)` sets expected = pending = n,
+phase bit 0; an arrive decrements pending; when pending and the tx-count are both 0
+the phase completes (phase bit flips, pending = expected). `try_wait.parity(p)`
+succeeds iff the phase bit != p.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+TMEM_LANES = 128
+TMEM_COLUMNS = 512
+RANK_SHIFT = 24
+OFFSET_MASK = (1 << RANK_SHIFT) - 1
+GLOBAL_BASE = 1 << 40
+SHARED_LIMIT = 1 << 32
+MAX_SHARED_BYTES = 232448  # 227 KiB per CTA on sm_100
+
+
+class Hazard(Exception):
+    """The program did something the hardware does not define (exit code 3).
+
+    `kind` is a stable class name (`divergent-sync-aligned`, `out-of-bounds`, ...)."""
+
+    def __init__(self, kind: str, message: str):
+        super().__init__(f"{kind}: {message}")
+        self.kind = kind
+        self.message = message
+
+
+class Blocked(Exception):
+    """Raised by an op that cannot complete yet; the warp retries it later.
+
+    An op that raises it must not have changed any state (or must record in
+    `Warp.op_state` what it already did, as `bar.sync` records its arrival).
+    `wake`, if given, tells when a retry can succeed (e.g. the awaited barrier
+    completed a phase); without it the warp retries after any change."""
+
+    def __init__(self, reason: str, wake: Callable[[], bool] | None = None):
+        super().__init__(reason)
+        self.reason = reason
+        self.wake = wake
+
+
+# --------------------------------------------------------------------------------------
+# Synchronisation objects
+# --------------------------------------------------------------------------------------
+
+
+@dataclass
+class MBarrier:
+    """One mbarrier object (8 bytes of shared memory)."""
+
+    cta: int
+    offset: int
+    expected: int
+    pending: int
+    tx: int = 0
+    completed: int = 0
+    """Number of completed phases; the phase bit is `completed & 1`."""
+
+    @property
+    def phase_bit(self) -> int:
+        return self.completed & 1
+
+    def arrive(self, count: int) -> None:
+        # One arrival at a time: arrivals beyond the pending count go to the next phase.
+        while count > 0:
+            take = min(count, self.pending)
+            self.pending -= take
+            count -= take
+            if self.pending == 0 and self.tx == 0:
+                self.complete_phase()
+            elif take == 0:
+                break
+
+    def add_tx(self, delta: int) -> None:
+        self.tx += delta
+        if self.pending == 0 and self.tx == 0:
+            self.complete_phase()
+
+    def complete_phase(self) -> None:
+        self.completed += 1
+        self.pending = self.expected
+
+    def parity_passes(self, parity: int) -> bool:
+        return self.phase_bit != (parity & 1)
+
+    def state(self) -> str:
+        return f"phase bit {self.phase_bit} ({self.completed} completed), pending {self.pending} of {self.expected}" + (
+            f", tx {self.tx}" if self.tx else ""
+        )
+
+
+@dataclass
+class NamedBarrier:
+    """`bar.sync` / `bar.arrive` barrier `id` of one CTA; counts threads in warps of 32."""
+
+    expected: int = 0
+    arrived: int = 0
+    generation: int = 0
+
+
+@dataclass
+class TmemAllocator:
+    """Column allocator of one CTA's TMEM (ptx-nvvm.md §1.3)."""
+
+    allocations: dict[int, int] = field(default_factory=dict[int, int])
+    """start column → number of columns."""
+    relinquished: bool = False
+
+    def is_free(self, start: int, ncols: int) -> bool:
+        return all(start + ncols <= s or s + n <= start for s, n in self.allocations.items())
+
+    def used_columns(self) -> int:
+        return sum(self.allocations.values())
+
+
+@dataclass(slots=True)
+class AsyncOp:
+    """An asynchronous tcgen05 operation (mma, cp, shift) in flight until its commit completes;
+    or a tcgen05.ld / st in flight until the issuing thread's wait::ld / wait::st."""
+
+    kind: str
+    op: Any
+    cta: int
+    warp: int
+    lane: int
+    issue_step: int
+    lanes: tuple[int, int]
+    """TMEM lanes [start, end) touched."""
+    columns: tuple[int, int]
+    """TMEM columns [start, end) touched."""
+    writes: bool
+    complete_step: int | None = None
+    commit_op: Any = None
+
+
+@dataclass
+class PendingCommit:
+    """A `tcgen05.commit` waiting for the tensor core to finish the ops it tracks."""
+
+    ops: list[AsyncOp]
+    barriers: list[tuple[int, int]]
+    """(cta rank, barrier offset) to arrive on once the ops are complete."""
+    op: Any
+    warp: int
+    lane: int
+
+
+# --------------------------------------------------------------------------------------
+# Memory
+# --------------------------------------------------------------------------------------
+
+
+@dataclass
+class Buffer:
+    name: str
+    base: int
+    data: NDArray[np.uint8]
+    views: dict[np.dtype[Any], NDArray[Any]] = field(default_factory=dict[np.dtype[Any], NDArray[Any]])
+    """`data` viewed as whole elements of a dtype (for aligned accesses)."""
+
+
+class GlobalMemory:
+    """Kernel buffers at distinct, 256-byte-aligned addresses from `GLOBAL_BASE`."""
+
+    def __init__(self) -> None:
+        self.buffers: list[Buffer] = []
+        self._next = GLOBAL_BASE
+
+    def add(self, name: str, array: NDArray[Any]) -> int:
+        data = np.ascontiguousarray(array).view(np.uint8).reshape(-1)
+        base = self._next
+        self.buffers.append(Buffer(name, base, data))
+        self._next = (base + max(data.size, 1) + 255) // 256 * 256 + 256
+        return base
+
+    def locate(self, address: int, size: int) -> tuple[Buffer, int]:
+        for buffer in self.buffers:
+            if buffer.base <= address and address + size <= buffer.base + buffer.data.size:
+                return buffer, address - buffer.base
+        raise Hazard(
+            "out-of-bounds",
+            f"global access of {size} bytes at 0x{address:x} is outside every kernel buffer ("
+            + ", ".join(f"{b.name}: 0x{b.base:x}+{b.data.size}" for b in self.buffers)
+            + ")",
+        )
+
+
+@dataclass
+class SharedLayout:
+    """Where each `llvm.mlir.global` of address space 3 lives: declaration order, aligned."""
+
+    symbols: dict[str, tuple[int, int]] = field(default_factory=dict[str, tuple[int, int]])
+    """name → (offset, size)."""
+    size: int = 0
+
+    def add(self, name: str, size: int, alignment: int) -> None:
+        offset = (self.size + alignment - 1) // alignment * alignment
+        self.symbols[name] = (offset, size)
+        self.size = offset + size
+
+    def describe(self, offset: int) -> str:
+        """`@full_bar[1]` style name of an 8-byte slot (for barrier diagnostics)."""
+        for name, (start, size) in self.symbols.items():
+            if start <= offset < start + size:
+                index, rest = divmod(offset - start, 8)
+                suffix = f"[{index}]" if size > 8 else ""
+                return f"@{name}{suffix}" + (f"+{rest}" if rest else "")
+        return f"shared+0x{offset:x}"
+
+
+# --------------------------------------------------------------------------------------
+# CTA and cluster
+# --------------------------------------------------------------------------------------
+
+
+class Cta:
+    """One CTA's on-chip state."""
+
+    def __init__(self, rank: int, ctaid: tuple[int, int, int], layout: SharedLayout):
+        self.rank = rank
+        self.ctaid = ctaid
+        self.layout = layout
+        self.smem = np.zeros(max(layout.size, 1), dtype=np.uint8)
+        self.smem_views: dict[np.dtype[Any], NDArray[Any]] = {}
+        self.tmem = np.zeros((TMEM_LANES, TMEM_COLUMNS), dtype=np.uint32)
+        self.allocator = TmemAllocator()
+        self.mbarriers: dict[int, MBarrier] = {}
+        self.named: dict[int, NamedBarrier] = {}
+        self.inflight: dict[int, list[AsyncOp]] = {}
+        """thread id → its async tcgen05 ops not yet tracked by a commit."""
+        self.commits: list[PendingCommit] = []
+
+    def barrier(self, offset: int) -> MBarrier:
+        bar = self.mbarriers.get(offset)
+        if bar is None:
+            raise Hazard(
+                "barrier-before-init",
+                f"mbarrier {self.describe(offset)} of CTA {self.rank} is used before mbarrier.init",
+            )
+        return bar
+
+    def describe(self, offset: int) -> str:
+        return self.layout.describe(offset)
+
+    def shared_slice(self, offset: int, size: int) -> NDArray[np.uint8]:
+        if offset < 0 or offset + size > self.smem.size:
+            raise Hazard(
+                "out-of-bounds",
+                f"shared access of {size} bytes at offset 0x{offset:x} of CTA {self.rank} is outside its "
+                f"{self.layout.size} bytes of shared memory",
+            )
+        return self.smem[offset : offset + size]
+
+
+class Cluster:
+    """The CTAs that run together, and global memory."""
+
+    def __init__(self, ctas: list[Cta], memory: GlobalMemory, total_threads: int):
+        self.ctas = ctas
+        self.memory = memory
+        self.version = 0
+        """Bumped by every change another warp could be waiting for."""
+        self.cluster_barrier = NamedBarrier(expected=total_threads)
+        self.async_log: list[AsyncOp] = []
+        """Every asynchronous tcgen05 operation with its in-flight interval (steps)."""
+        self.tmem_events: list[tuple[str, int, int, int, int]] = []
+        """(alloc | dealloc, CTA rank, first column, columns, cta_group) in order."""
+        self.mma_count = 0
+        self.pair_allocs: dict[int, dict[int, Any]] = {}
+        """Even CTA rank → the pair's pending cta_group::2 allocations by rank."""
+        self.step = 0
+
+    def changed(self) -> None:
+        self.version += 1
+
+    def cta_of(self, address: int) -> tuple[Cta, int]:
+        """The CTA and offset a shared::cluster address refers to."""
+        rank = address >> RANK_SHIFT
+        if rank >= len(self.ctas) or address >= SHARED_LIMIT:
+            raise Hazard(
+                "out-of-bounds",
+                f"shared::cluster address 0x{address:x} names CTA rank {rank}, but the cluster has "
+                f"{len(self.ctas)} CTA(s)",
+            )
+        return self.ctas[rank], address & OFFSET_MASK
+
+    def mbarrier(self, address: int) -> MBarrier:
+        cta, offset = self.cta_of(address)
+        return cta.barrier(offset)
+
+    def describe_barrier(self, address: int) -> str:
+        cta, offset = self.cta_of(address)
+        where = cta.describe(offset)
+        return where if len(self.ctas) == 1 else f"{where} of CTA {cta.rank}"
+
+    def read(self, address: int, size: int) -> NDArray[np.uint8]:
+        """`size` bytes at a generic, shared or global address (a view)."""
+        if address < SHARED_LIMIT:
+            cta, offset = self.cta_of(address)
+            return cta.shared_slice(offset, size)
+        buffer, offset = self.memory.locate(address, size)
+        return buffer.data[offset : offset + size]
+
+    def complete_commit(self, cta: Cta) -> None:
+        """The tensor core finishes the oldest pending commit's ops and arrives."""
+        commit = cta.commits.pop(0)
+        for op in commit.ops:
+            op.complete_step = self.step
+        for rank, offset in commit.barriers:
+            self.ctas[rank].barrier(offset).arrive(1)
+        self.changed()

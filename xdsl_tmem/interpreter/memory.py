@@ -1,0 +1,167 @@
+"""Typed loads and stores of lane values at per-lane addresses, and LLVM type sizes."""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any, NamedTuple, cast
+
+import numpy as np
+from numpy.typing import NDArray
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    IndexType,
+    IntegerType,
+    VectorType,
+)
+from xdsl.dialects.llvm import LLVMArrayType, LLVMPointerType, LLVMStructType
+from xdsl.ir import Attribute
+
+from xdsl_tmem.interpreter.machine import GLOBAL_BASE, RANK_SHIFT, SHARED_LIMIT, Cluster, Hazard
+from xdsl_tmem.interpreter.values import WARP, Lanes, UnsupportedValue, Value, dtype_of
+
+
+def alignment_of(t: Attribute) -> int:
+    if isinstance(t, LLVMArrayType):
+        return alignment_of(t.type)
+    if isinstance(t, LLVMStructType):
+        return max((alignment_of(f) for f in t.types), default=1)
+    return min(size_of(t), 16) or 1
+
+
+def size_of(t: Attribute) -> int:
+    """Allocation size in bytes, as LLVM's NVPTX data layout gives it."""
+    match t:
+        case IntegerType():
+            return max(1, (t.width.data + 7) // 8)
+        case IndexType() | LLVMPointerType() | Float64Type():
+            return 8
+        case Float32Type():
+            return 4
+        case Float16Type() | BFloat16Type():
+            return 2
+        case VectorType():
+            return size_of(t.element_type) * t.element_count()
+        case LLVMArrayType():
+            return size_of(t.type) * t.size.data
+        case LLVMStructType():
+            offset = 0
+            for field in t.types:
+                align = alignment_of(field)
+                offset = (offset + align - 1) // align * align + size_of(field)
+            align = alignment_of(t)
+            return (offset + align - 1) // align * align
+        case _:
+            raise UnsupportedValue(f"size of type {t} is unknown to the interpreter")
+
+
+def struct_offset(t: LLVMStructType, index: int) -> int:
+    offset = 0
+    for i, field in enumerate(t.types):
+        align = alignment_of(field)
+        offset = (offset + align - 1) // align * align
+        if i == index:
+            return offset
+        offset += size_of(field)
+    raise UnsupportedValue(f"struct {t} has no field {index}")
+
+
+class Access(NamedTuple):
+    """How a value of one type sits in memory."""
+
+    size: int
+    dtype: np.dtype[Any]
+    elements: int
+    """Elements per lane."""
+    vector: bool
+
+    @staticmethod
+    def of(t: Attribute) -> Access:
+        dtype = dtype_of(t)
+        size = size_of(t)
+        return Access(size, dtype, max(1, size // dtype.itemsize), isinstance(t, VectorType))
+
+
+_SHIFT = {2: 1, 4: 2, 8: 3}
+
+
+@cache
+def _columns(count: int) -> NDArray[np.int64]:
+    return np.arange(count, dtype=np.int64)
+
+
+def _region(
+    cluster: Cluster, addresses: NDArray[Any], size: int
+) -> tuple[NDArray[np.uint8], NDArray[np.int64], dict[np.dtype[Any], NDArray[Any]]]:
+    """The byte array all `addresses` fall in, their offsets in it, and its cache of
+    element views (one region per access)."""
+    lo, hi = int(addresses.min()), int(addresses.max())
+    if hi < SHARED_LIMIT and lo >> RANK_SHIFT == hi >> RANK_SHIFT:
+        cta, first = cluster.cta_of(lo)
+        cta.shared_slice(first, hi - lo + size)
+        return cta.smem, addresses.astype(np.int64) - (lo - first), cta.smem_views
+    if lo >= GLOBAL_BASE:
+        buffer, _ = cluster.memory.locate(lo, size)
+        if hi + size <= buffer.base + buffer.data.size:
+            return buffer.data, addresses.astype(np.int64) - buffer.base, buffer.views
+    raise Hazard(
+        "out-of-bounds",
+        f"one access spans several memories (addresses 0x{lo:x}..0x{hi:x}); the interpreter supports a warp "
+        "access to one shared memory or one kernel buffer at a time",
+    )
+
+
+def _access(
+    cluster: Cluster, addresses: NDArray[Any], dtype: np.dtype[Any], size: int
+) -> tuple[NDArray[Any], NDArray[np.int64], bool]:
+    """(memory view, per-lane index of shape (lanes, count), indexes whole elements?).
+
+    Aligned accesses index the memory viewed as `dtype` elements (fewer, cheaper
+    indices); misaligned ones fall back to bytes."""
+    data, offsets, views = _region(cluster, addresses, size)
+    item = dtype.itemsize
+    if item > 1 and not int(np.bitwise_or.reduce(offsets)) & (item - 1):
+        view = views.get(dtype)
+        if view is None:
+            view = views[dtype] = data[: data.size - data.size % item].view(dtype)
+        return view, (offsets >> _SHIFT[item])[:, None] + _columns(size // item), True
+    return data, offsets[:, None] + _columns(size), False
+
+
+def load(cluster: Cluster, address: Value, access: Access, lanes: Lanes | None) -> Value:
+    """Load a value in the `lanes` given (None: all 32; others read 0)."""
+    size, dtype, count, vector = access
+    if not isinstance(address, np.ndarray):
+        raw = cluster.read(int(address), size).view(dtype)
+        if vector:
+            return np.tile(raw, (WARP, 1))
+        return raw[0].item()
+    addresses = cast(Lanes, address if lanes is None else address[lanes])
+    view, index, whole = _access(cluster, addresses, dtype, size)
+    got = view[index]
+    values = got if whole else np.ascontiguousarray(got).view(dtype)
+    if lanes is None:
+        out = values
+    else:
+        out = np.zeros((WARP, count), dtype=dtype)
+        out[lanes] = values
+    return out if vector else out[:, 0]
+
+
+def store(cluster: Cluster, address: Value, value: Value, access: Access, lanes: Lanes | None) -> None:
+    """Store `value` from the `lanes` given (None: all 32); later lanes win on overlap."""
+    size, dtype, count, _ = access
+    if isinstance(value, np.ndarray):
+        per_lane = value.astype(dtype, copy=False).reshape(WARP, count)
+        if lanes is not None:
+            per_lane = per_lane[lanes]
+    else:
+        per_lane = np.full((WARP if lanes is None else len(lanes), count), value, dtype=dtype)
+    if not isinstance(address, np.ndarray):
+        cluster.read(int(address), size)[:] = np.ascontiguousarray(per_lane[-1]).view(np.uint8)
+        return
+    addresses = cast(Lanes, address if lanes is None else address[lanes])
+    view, index, whole = _access(cluster, addresses, dtype, size)
+    view[index] = per_lane if whole else np.ascontiguousarray(per_lane).view(np.uint8)

@@ -1,0 +1,997 @@
+"""`nvvm`: mbarriers, named and cluster barriers, special registers, and tcgen05.
+
+The module-level functions are the machine actions (one per PTX behaviour); the
+`NvvmFunctions` methods decode an op and call them, and the tmem dialect's
+implementations call the same actions its lowering emits ops for. Per-thread
+instructions (mbarrier ops, tcgen05.mma, tcgen05.commit) act once per active lane;
+`.sync.aligned` ones (tcgen05.alloc/ld/st/wait, bar.sync) act once per warp and
+require every live lane to be active.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, ClassVar, cast
+
+import numpy as np
+from numpy.typing import NDArray
+from xdsl.dialects.builtin import IntegerType, VectorType
+from xdsl.interpreter import Interpreter, PythonValues, impl, register_impls
+from xdsl.ir import Operation
+
+from xdsl_tmem.dialects import nvvm
+from xdsl_tmem.dialects.llvm_ext import ConstantRangeAttr
+from xdsl_tmem.dialects.utils import check_alloc_columns
+from xdsl_tmem.interpreter.executor import Warp, WarpFunctions
+from xdsl_tmem.interpreter.machine import (
+    OFFSET_MASK,
+    RANK_SHIFT,
+    TMEM_COLUMNS,
+    AsyncOp,
+    Blocked,
+    Cta,
+    Hazard,
+    MBarrier,
+    NamedBarrier,
+    PendingCommit,
+)
+from xdsl_tmem.interpreter.tcgen05 import (
+    K_PER_MMA,
+    DescriptorError,
+    InstrDescriptor,
+    LdStPlan,
+    SmemDescriptor,
+    accumulator_layout,
+    gather_operand,
+    ldst_plan,
+    mma_product,
+)
+from xdsl_tmem.interpreter.values import WARP, Lanes, Value, canonical, format_lanes, uniform
+
+# --------------------------------------------------------------------------------------
+# Helpers
+# --------------------------------------------------------------------------------------
+
+
+def _warp(interp: Interpreter) -> Warp:
+    assert isinstance(interp, Warp)
+    return interp
+
+
+def at(value: Value, lane: int) -> int:
+    """One lane's integer value."""
+    return int(value[lane]) if isinstance(value, np.ndarray) else int(value)
+
+
+def warp_uniform(warp: Warp, value: Value, what: str) -> int:
+    """A value every active lane must agree on (TMEM addresses, column counts)."""
+    if not isinstance(value, np.ndarray):
+        return int(value)
+    if warp.mask is warp.live and warp.full:
+        first = value[0]
+        if bool((value == first).all()):
+            return int(first)
+    common = uniform(value, warp.mask)
+    if common is None:
+        raise Hazard(
+            "non-uniform-operand",
+            f"{what} must be the same in every lane of the warp; lanes {format_lanes(warp.mask)} of {warp.name} "
+            f"disagree ({sorted({int(v) for v in cast(Lanes, value)[warp.mask]})[:4]}...)",
+        )
+    return int(common)
+
+
+def thread_id(warp: Warp, lane: int) -> int:
+    return warp.index * WARP + lane
+
+
+# --------------------------------------------------------------------------------------
+# mbarrier actions
+# --------------------------------------------------------------------------------------
+
+
+def mbarrier_init(warp: Warp, address: Value, count: Value, predicate: Value = True) -> None:
+    for lane in warp.active_lanes():
+        if not at(predicate, lane):
+            continue
+        cta, offset = warp.cluster.cta_of(at(address, lane))
+        if offset % 8:
+            raise Hazard("misaligned-mbarrier", f"mbarrier.init at shared offset 0x{offset:x}, not 8-byte aligned")
+        n = at(count, lane)
+        if not 1 <= n < (1 << 20):
+            raise Hazard("mbarrier-count-invalid", f"mbarrier.init count must be in [1, 2^20 - 1], got {n}")
+        cta.mbarriers[offset] = MBarrier(cta.rank, offset, expected=n, pending=n)
+
+
+def mbarrier_arrive(warp: Warp, address: Value, count: Value = 1) -> Value:
+    """Arrive from every active lane; returns the state token (the phase arrived in)."""
+    lanes = warp.active_lanes()
+    if not isinstance(address, np.ndarray) and not isinstance(count, np.ndarray):
+        bar = warp.cluster.mbarrier(int(address))
+        token = bar.completed
+        bar.arrive(int(count) * len(lanes))
+        return token
+    tokens = np.zeros(WARP, dtype=np.uint64)
+    for lane in lanes:
+        bar = warp.cluster.mbarrier(at(address, lane))
+        tokens[lane] = bar.completed
+        bar.arrive(at(count, lane))
+    return tokens
+
+
+def mbarrier_add_tx(warp: Warp, address: Value, delta: Value, sign: int) -> None:
+    for lane in warp.active_lanes():
+        warp.cluster.mbarrier(at(address, lane)).add_tx(sign * at(delta, lane))
+
+
+def mbarrier_wait_parity(warp: Warp, address: Value, parity: Value) -> None:
+    """Block until, in every active lane, the barrier's phase with parity `parity` completed."""
+    varying = isinstance(address, np.ndarray) or isinstance(parity, np.ndarray)
+    for lane in warp.active_lanes() if varying else [0]:
+        addr, p = at(address, lane), at(parity, lane)
+        bar = warp.cluster.mbarrier(addr)
+        if not bar.parity_passes(p):
+            raise Blocked(
+                f"waits on mbarrier {warp.cluster.describe_barrier(addr)} for parity {p & 1}; barrier {bar.state()}",
+                _phase_changed(warp.cluster.cta_of(addr)[0], bar),
+            )
+
+
+def _phase_changed(cta: Cta, bar: MBarrier) -> Callable[[], bool]:
+    """Wakes a waiter when `bar` completes a phase (or is re-initialised)."""
+    completed = bar.completed
+    return lambda: bar.completed != completed or cta.mbarriers.get(bar.offset) is not bar
+
+
+def mbarrier_probe(warp: Warp, address: Value, state_or_phase: Value, is_state: bool) -> Value:
+    """Non-blocking test: a phase parity (i32) or a state token from arrive (i64)."""
+    out = np.zeros(WARP, dtype=np.bool_)
+    for lane in warp.active_lanes():
+        addr = at(address, lane)
+        bar = warp.cluster.mbarrier(addr)
+        value = at(state_or_phase, lane)
+        out[lane] = bar.completed > value if is_state else bar.parity_passes(value)
+        if not out[lane]:
+            what = f"state {value}" if is_state else f"parity {value & 1}"
+            warp.poll_failed = (
+                f"polls mbarrier {warp.cluster.describe_barrier(addr)} for {what} (test failed); barrier {bar.state()}"
+            )
+    return out
+
+
+# --------------------------------------------------------------------------------------
+# Named and cluster barriers
+# --------------------------------------------------------------------------------------
+
+
+def bar_sync(warp: Warp, barrier_id: int, threads: int | None, arrive_only: bool = False) -> None:
+    """`bar.sync` / `bar.arrive`: the warp counts as 32 threads (barriers are per warp)."""
+    what = "bar.arrive" if arrive_only else "bar.sync"
+    warp.require_converged(f"{what} {barrier_id}")
+    if not 0 <= barrier_id < 16:
+        raise Hazard("barrier-id-invalid", f"{what}: barrier id must be in [0, 15], got {barrier_id}")
+    cta = warp.cta
+    expected = threads if threads is not None else len(cta_warps(warp)) * WARP
+    bar = cta.named.setdefault(barrier_id, NamedBarrier())
+    if warp.op_state is None:
+        if expected % WARP or expected <= 0:
+            raise Hazard(
+                "barrier-count-invalid",
+                f"{what} {barrier_id}: thread count {expected} is not a positive multiple of 32",
+            )
+        if bar.arrived == 0:
+            bar.expected = expected
+        elif bar.expected != expected:
+            raise Hazard(
+                "barrier-count-mismatch",
+                f"{what} {barrier_id} with {expected} threads, but warps already waiting expect {bar.expected}",
+            )
+        generation = bar.generation
+        bar.arrived += WARP
+        if bar.arrived >= bar.expected:
+            bar.generation += 1
+            bar.arrived = 0
+            return
+        if arrive_only:
+            return
+        warp.op_state = generation
+    generation = cast(int, warp.op_state)
+    if bar.generation > generation:
+        return
+    raise Blocked(
+        f"waits at named barrier {barrier_id}: {bar.arrived} of {bar.expected} threads arrived",
+        lambda: bar.generation > generation,
+    )
+
+
+def cta_warps(warp: Warp) -> list[Warp]:
+    return warp.cluster_warps[warp.cta.rank]
+
+
+def cluster_arrive(warp: Warp, aligned: bool) -> None:
+    if aligned:
+        warp.require_converged("barrier.cluster.arrive.aligned")
+    bar = warp.cluster.cluster_barrier
+    warp.cluster_arrival = bar.generation
+    bar.arrived += int(warp.mask.sum())
+    if bar.arrived >= bar.expected:
+        bar.generation += 1
+        bar.arrived = 0
+
+
+def cluster_wait(warp: Warp, aligned: bool) -> None:
+    if aligned:
+        warp.require_converged("barrier.cluster.wait.aligned")
+    bar = warp.cluster.cluster_barrier
+    if warp.cluster_arrival is None:
+        raise Hazard("cluster-wait-without-arrive", f"{warp.name} waits on the cluster barrier without arriving first")
+    arrival = warp.cluster_arrival
+    if bar.generation <= arrival:
+        raise Blocked(
+            f"waits at the cluster barrier: {bar.arrived} of {bar.expected} threads arrived",
+            lambda: bar.generation > arrival,
+        )
+    warp.cluster_arrival = None
+
+
+# --------------------------------------------------------------------------------------
+# TMEM allocation
+# --------------------------------------------------------------------------------------
+
+
+@dataclass
+class PairAlloc:
+    """One CTA's half of a `tcgen05.alloc.cta_group::2` rendezvous."""
+
+    rank: int
+    slot: int
+    ncols: int
+    done: bool = False
+
+
+def tmem_alloc(warp: Warp, slot: Value, ncols: Value, cta_group: int) -> None:
+    """`tcgen05.alloc`: the lowest free, aligned column range; blocks while none is free.
+
+    cta_group::2 is modelled as a collective of one warp in each CTA of the pair (PTX:
+    "one warp from each of the peer CTAs must perform it collectively" [D]): it completes
+    when both have issued it, with the same columns in both CTAs and the address written
+    to each CTA's slot."""
+    warp.require_converged("tcgen05.alloc")
+    n = warp_uniform(warp, ncols, "tcgen05.alloc ncols")
+    if (error := check_alloc_columns(n)) is not None:
+        raise Hazard("ncols-invalid", f"tcgen05.alloc: {error}")
+    address = warp_uniform(warp, slot, "tcgen05.alloc destination")
+    if cta_group == 1:
+        _allocate(warp, [(warp.cta, address)], n, "tcgen05.alloc", cta_group)
+        return
+    pending = warp.cluster.pair_allocs.setdefault(cta_pair(warp, 2)[0].rank, {})
+    me = cast(PairAlloc | None, warp.op_state)
+    if me is None:
+        if warp.cta.rank in pending:
+            raise Hazard(
+                "mixed-cta-group",
+                f"CTA {warp.cta.rank} issues a second tcgen05.alloc.cta_group::2 before its peer joined the first",
+            )
+        me = warp.op_state = pending[warp.cta.rank] = PairAlloc(warp.cta.rank, address, n)
+    if me.done:
+        return
+    peer = pending.get(warp.cta.rank ^ 1)
+    if peer is None:
+        raise Blocked(
+            f"tcgen05.alloc.cta_group::2 waits for the peer CTA {warp.cta.rank ^ 1} to join",
+            lambda: me.done or (warp.cta.rank ^ 1) in pending,
+        )
+    if peer.ncols != n:
+        raise Hazard(
+            "mixed-cta-group",
+            f"tcgen05.alloc.cta_group::2 of {n} columns in CTA {warp.cta.rank}, {peer.ncols} in its peer",
+        )
+    ctas = warp.cluster.ctas
+    targets: list[tuple[Cta, int]] = [(ctas[me.rank], me.slot), (ctas[peer.rank], peer.slot)]
+    _allocate(warp, targets, n, "tcgen05.alloc.cta_group::2", cta_group)
+    me.done = peer.done = True
+    del pending[me.rank], pending[peer.rank]
+
+
+def _allocate(warp: Warp, targets: list[tuple[Cta, int]], n: int, what: str, cta_group: int) -> None:
+    """Take the same `n` columns in every target CTA and write their address to its slot."""
+    for cta, _ in targets:
+        if cta.allocator.relinquished:
+            raise Hazard(
+                "alloc-after-relinquish", f"{what} in CTA {cta.rank} after it relinquished its allocation permit"
+            )
+    start = next((c for c in range(0, TMEM_COLUMNS, n) if all(cta.allocator.is_free(c, n) for cta, _ in targets)), None)
+    if start is None:
+        used = "; ".join(
+            f"CTA {cta.rank}: " + ", ".join(f"[{s}, {s + c})" for s, c in sorted(cta.allocator.allocations.items()))
+            for cta, _ in targets
+        )
+        allocators = [cta.allocator for cta, _ in targets]
+        raise Blocked(
+            f"{what} of {n} columns waits for free TMEM columns ({used})",
+            lambda: any(c for c in range(0, TMEM_COLUMNS, n) if all(a.is_free(c, n) for a in allocators)),
+        )
+    for cta, slot in targets:
+        cta.allocator.allocations[start] = n
+        warp.cluster.read(slot, 4).view(np.uint32)[0] = start
+        warp.cluster.tmem_events.append(("alloc", cta.rank, start, n, cta_group))
+
+
+def tmem_dealloc(warp: Warp, taddr: Value, ncols: Value, cta_group: int) -> None:
+    warp.require_converged("tcgen05.dealloc")
+    address = warp_uniform(warp, taddr, "tcgen05.dealloc address")
+    n = warp_uniform(warp, ncols, "tcgen05.dealloc ncols")
+    allocator = warp.cta.allocator
+    lane, column = address >> 16, address & 0xFFFF
+    if lane != 0 or allocator.allocations.get(column) != n:
+        held = ", ".join(f"{c} columns at {s}" for s, c in sorted(allocator.allocations.items())) or "nothing"
+        raise Hazard(
+            "dealloc-invalid",
+            f"tcgen05.dealloc of {n} columns at TMEM address 0x{address:x} does not match an allocation "
+            f"(CTA {warp.cta.rank} holds {held})",
+        )
+    del allocator.allocations[column]
+    warp.cluster.tmem_events.append(("dealloc", warp.cta.rank, column, n, cta_group))
+
+
+def tmem_relinquish(warp: Warp) -> None:
+    warp.require_converged("tcgen05.relinquish_alloc_permit")
+    warp.cta.allocator.relinquished = True
+
+
+# --------------------------------------------------------------------------------------
+# TMEM loads and stores
+# --------------------------------------------------------------------------------------
+
+
+def tmem_rows(warp: Warp, address: int, rows: int, what: str) -> tuple[int, int]:
+    """(first lane, first column) a warp's access at `address` reaches.
+
+    A warp reaches only the 32 lanes of its quarter, 32·(warp % 4) … +31 (ptx-nvvm.md
+    §1.2). An address whose lane field has no quarter bits (as Mojo's epilogue uses)
+    selects the warp's own quarter; one naming another quarter is a hazard."""
+    lane, column = address >> 16, address & 0xFFFF
+    quarter = warp.index % 4
+    if lane >> 5 not in (0, quarter) or lane >= 128:
+        raise Hazard(
+            "lane-quarter-violation",
+            f"{what} by {warp.name} (lanes {32 * quarter}-{32 * quarter + 31}) addresses TMEM lane {lane}",
+        )
+    offset = lane & 31
+    if offset + rows > 32:
+        raise Hazard(
+            "lane-quarter-violation",
+            f"{what} by {warp.name} reaches TMEM lanes {32 * quarter + offset}-{32 * quarter + offset + rows - 1}, "
+            f"beyond its quarter {32 * quarter}-{32 * quarter + 31}",
+        )
+    return 32 * quarter + offset, column
+
+
+def check_columns(cta: Cta, first: int, count: int, what: str) -> None:
+    """[first, first + count) must lie inside one live allocation."""
+    for start, n in cta.allocator.allocations.items():
+        if start <= first and first + count <= start + n:
+            return
+    held = ", ".join(f"[{s}, {s + n})" for s, n in sorted(cta.allocator.allocations.items())) or "none"
+    raise Hazard(
+        "tmem-unallocated-access",
+        f"{what} touches TMEM columns [{first}, {first + count}) of CTA {cta.rank}, outside its allocations ({held})",
+    )
+
+
+def tmem_ld(warp: Warp, op: Operation, taddr: Value, plan: LdStPlan) -> NDArray[np.uint32]:
+    """`tcgen05.ld`: the (32, registers) register values (read at issue)."""
+    warp.require_converged("tcgen05.ld")
+    lane0, col0 = tmem_rows(warp, warp_uniform(warp, taddr, "tcgen05.ld address"), plan.rows, "tcgen05.ld")
+    check_columns(warp.cta, col0, plan.columns, "tcgen05.ld")
+    cells = warp.cta.tmem.reshape(-1)
+    index = plan.flat + (lane0 * TMEM_COLUMNS + col0)
+    value = cells[index]
+    if plan.pack:
+        value = (value & np.uint32(0xFFFF)) | ((cells[index + 1] & np.uint32(0xFFFF)) << np.uint32(16))
+    warp.pending_tmem.append(_record(warp, "ld", op, lane0, plan.rows, col0, plan.columns, writes=False))
+    return value
+
+
+def tmem_st(warp: Warp, op: Operation, taddr: Value, values: NDArray[Any], plan: LdStPlan) -> None:
+    """`tcgen05.st` of (32, registers) register values."""
+    warp.require_converged("tcgen05.st")
+    lane0, col0 = tmem_rows(warp, warp_uniform(warp, taddr, "tcgen05.st address"), plan.rows, "tcgen05.st")
+    check_columns(warp.cta, col0, plan.columns, "tcgen05.st")
+    cells = warp.cta.tmem.reshape(-1)
+    index = plan.flat + (lane0 * TMEM_COLUMNS + col0)
+    bits = values.astype(np.uint32, copy=False)
+    if plan.pack:
+        # [U] the upper 16 bits of each TMEM cell after .unpack::16b are written as 0.
+        cells[index] = bits & np.uint32(0xFFFF)
+        cells[index + 1] = bits >> np.uint32(16)
+    else:
+        cells[index] = bits
+    warp.pending_tmem.append(_record(warp, "st", op, lane0, plan.rows, col0, plan.columns, writes=True))
+
+
+def tmem_wait(warp: Warp, kind: str) -> None:
+    """`tcgen05.wait::ld` / `::st`: this warp's loads (stores) are complete."""
+    warp.require_converged(f"tcgen05.wait::{kind}")
+    still: list[AsyncOp] = []
+    for record in warp.pending_tmem:
+        if record.kind == kind:
+            record.complete_step = warp.cluster.step
+        else:
+            still.append(record)
+    warp.pending_tmem = still
+
+
+def _record(warp: Warp, kind: str, op: Operation, lane0: int, rows: int, col0: int, cols: int, writes: bool) -> AsyncOp:
+    record = AsyncOp(
+        kind=kind,
+        op=op,
+        cta=warp.cta.rank,
+        warp=warp.index,
+        lane=-1,
+        issue_step=warp.cluster.step,
+        lanes=(lane0, lane0 + rows),
+        columns=(col0, col0 + cols),
+        writes=writes,
+    )
+    warp.cluster.async_log.append(record)
+    return record
+
+
+# --------------------------------------------------------------------------------------
+# tcgen05.mma, cp, commit
+# --------------------------------------------------------------------------------------
+
+
+def cta_pair(warp: Warp, cta_group: int) -> list[Cta]:
+    if cta_group == 1:
+        return [warp.cta]
+    ctas = warp.cluster.ctas
+    even = warp.cta.rank & ~1
+    if even + 1 >= len(ctas):
+        raise Hazard(
+            "mixed-cta-group",
+            f"cta_group::2 needs a CTA pair, but CTA {warp.cta.rank} has no peer in a cluster of {len(ctas)}",
+        )
+    return [ctas[even], ctas[even + 1]]
+
+
+def tcgen05_mma(
+    warp: Warp,
+    op: Operation,
+    kind: str,
+    cta_group: int,
+    d: Value,
+    a: Value,
+    a_in_tmem: bool,
+    b: Value,
+    idesc_value: Value,
+    enable_input_d: Value,
+    scale_input_d: Value,
+    disable_output_lane: Value | None,
+) -> None:
+    """One MMA per active lane (normally one elected lane): compute at issue, write D,
+    and leave it in flight until the issuing thread's next commit completes."""
+    for lane in warp.active_lanes():
+        if disable_output_lane is not None and np.asarray(disable_output_lane)[lane].any():
+            raise Hazard(
+                "unsupported",
+                "tcgen05.mma with a non-zero disable-output-lane mask is not modelled (its bit order is undocumented)",
+            )
+        try:
+            idesc = InstrDescriptor.decode(at(idesc_value, lane), kind, cta_group)
+            b_desc = SmemDescriptor.decode(at(b, lane))
+            a_desc = None if a_in_tmem else SmemDescriptor.decode(at(a, lane))
+        except DescriptorError as e:
+            raise Hazard("descriptor-invalid", f"tcgen05.mma: {e}") from None
+        k = K_PER_MMA[kind]
+        ctas = cta_pair(warp, cta_group)
+        rows_a, rows_b = idesc.m // cta_group, idesc.n // cta_group
+        d_address = at(d, lane)
+        d_lane, d_col = d_address >> 16, d_address & 0xFFFF
+        if d_lane not in (0, 16) or (d_lane == 16 and not (cta_group == 1 and idesc.m == 64)):
+            raise Hazard(
+                "descriptor-invalid",
+                f"tcgen05.mma: D address 0x{d_address:x} has lane {d_lane}; only lane 0 (or 16 for M=64) is valid",
+            )
+        try:
+            a_parts = [
+                _tmem_operand(c, at(a, lane), rows_a, k, idesc)
+                if a_desc is None
+                else gather_operand(c.smem, a_desc, rows_a, k, idesc.a_format, idesc.a_mn_major)
+                for c in ctas
+            ]
+            b_parts = [gather_operand(c.smem, b_desc, rows_b, k, idesc.b_format, idesc.b_mn_major) for c in ctas]
+        except DescriptorError as e:
+            raise Hazard("out-of-bounds", f"tcgen05.mma: {e}") from None
+        a_full, b_full = np.concatenate(a_parts), np.concatenate(b_parts)
+        layout = accumulator_layout(idesc.m, idesc.n, cta_group)
+        accumulate = bool(at(enable_input_d, lane))
+        scale = at(scale_input_d, lane) if scale_input_d is not None else 0
+        for v, cta in enumerate(ctas):
+            check_columns(cta, d_col, layout.column_span, "tcgen05.mma")
+            old = layout.read(cta.tmem, d_lane, d_col) if accumulate else None
+            product = mma_product(a_full[v * rows_a : (v + 1) * rows_a], b_full, old, idesc, scale)
+            layout.write(cta.tmem, d_lane, d_col, product)
+            record = AsyncOp(
+                kind="mma",
+                op=op,
+                cta=cta.rank,
+                warp=warp.index,
+                lane=lane,
+                issue_step=warp.cluster.step,
+                lanes=(d_lane, d_lane + layout.lane_span),
+                columns=(d_col, d_col + layout.column_span),
+                writes=True,
+            )
+            warp.cluster.async_log.append(record)
+            warp.cta.inflight.setdefault(thread_id(warp, lane), []).append(record)
+        warp.cluster.mma_count += 1
+
+
+def _tmem_operand(cta: Cta, address: int, rows: int, k: int, idesc: InstrDescriptor) -> NDArray[Any]:
+    """A from TMEM: row m in lane m, K packed in columns at the element width [M: CUTLASS
+    `tmem_frg_1sm<a_type>`; not documented in PTX]."""
+    from xdsl_tmem.interpreter.tcgen05 import ELEMENT_BYTES, decode_elements
+
+    element = ELEMENT_BYTES[idesc.a_format]
+    per_cell = 4 // element
+    lane0, col0 = address >> 16, address & 0xFFFF
+    cells = cta.tmem[lane0 : lane0 + rows, col0 : col0 + (k + per_cell - 1) // per_cell]
+    raw = np.ascontiguousarray(cells).view(np.uint8).reshape(rows, -1)[:, : k * element]
+    return decode_elements(raw.reshape(rows, k, element), idesc.a_format)
+
+
+def tcgen05_cp(
+    warp: Warp, op: Operation, taddr: Value, desc_value: Value, shape: str, multicast: str, cta_group: int
+) -> None:
+    """`tcgen05.cp` of 128x256b / 128x128b (and 32x128b.warpx4): rows of 32-bit words read
+    as a K-major canonical tile (research notes §7, [M])."""
+    for lane in warp.active_lanes():
+        words = {"shape_128x256b": 8, "shape_128x128b": 4, "shape_32x128b": 4}.get(shape)
+        if words is None or (shape == "shape_32x128b") != (multicast == "warpx4"):
+            raise Hazard(
+                "unsupported",
+                f"tcgen05.cp {shape} {multicast} is not modelled (128x256b, 128x128b, 32x128b.warpx4 are)",
+            )
+        try:
+            desc = SmemDescriptor.decode(at(desc_value, lane))
+        except DescriptorError as e:
+            raise Hazard("descriptor-invalid", f"tcgen05.cp: {e}") from None
+        rows = 32 if shape == "shape_32x128b" else 128
+        address = at(taddr, lane)
+        lane0, col0 = address >> 16, address & 0xFFFF
+        for cta in cta_pair(warp, cta_group):
+            try:
+                tile = gather_operand(cta.smem, desc, rows, words, "tf32_raw", mn_major=False)
+            except DescriptorError as e:
+                raise Hazard("out-of-bounds", f"tcgen05.cp: {e}") from None
+            check_columns(cta, col0, words, "tcgen05.cp")
+            if rows == 32:
+                tile = np.tile(tile, (4, 1))  # warpx4: the 32 rows go to every lane quarter
+            cta.tmem[lane0 : lane0 + 128, col0 : col0 + words] = tile
+            record = AsyncOp(
+                "cp",
+                op,
+                cta.rank,
+                warp.index,
+                lane,
+                warp.cluster.step,
+                (lane0, lane0 + 128),
+                (col0, col0 + words),
+                True,
+            )
+            warp.cluster.async_log.append(record)
+            warp.cta.inflight.setdefault(thread_id(warp, lane), []).append(record)
+
+
+def tcgen05_commit(warp: Warp, op: Operation, address: Value, mask: Value | None, cta_group: int) -> None:
+    """Per active lane: track that thread's async ops; the tensor core arrives (count 1)
+    on the barrier — at the same offset in every CTA of `mask` for the multicast form —
+    once they are complete."""
+    for lane in warp.active_lanes():
+        target = at(address, lane)
+        cta, offset = warp.cluster.cta_of(target)
+        if mask is None:
+            barriers = [(cta.rank, offset)]
+        else:
+            bits = at(mask, lane)
+            barriers = [(rank, offset) for rank in range(16) if bits >> rank & 1]
+            for rank, _ in barriers:
+                if rank >= len(warp.cluster.ctas):
+                    raise Hazard(
+                        "out-of-bounds",
+                        f"tcgen05.commit multicast mask 0x{bits:04x} names CTA {rank}; "
+                        f"the cluster has {len(warp.cluster.ctas)}",
+                    )
+        for rank, off in barriers:
+            warp.cluster.ctas[rank].barrier(off)  # must be initialised now
+        ops = warp.cta.inflight.pop(thread_id(warp, lane), [])
+        for record in ops:
+            record.commit_op = op
+        warp.cta.commits.append(PendingCommit(ops, barriers, op, warp.index, lane))
+
+
+# --------------------------------------------------------------------------------------
+# Implementations
+# --------------------------------------------------------------------------------------
+
+
+def _registers(t: Any) -> int:
+    return t.get_shape()[0] if isinstance(t, VectorType) else 1
+
+
+def _ld_static(op: nvvm.Tcgen05LdOp) -> tuple[LdStPlan, bool, bool]:
+    """(plan with split 0, has a split operand, returns a vector)."""
+    plan = ldst_plan(op.shape.data.value, _registers(op.res.type), 0, op.pack is not None)
+    return plan, op.offset is not None, isinstance(op.res.type, VectorType)
+
+
+_SREG_TID = {nvvm.ThreadIdXOp: 0, nvvm.ThreadIdYOp: 1, nvvm.ThreadIdZOp: 2}
+_SREG_NTID = {nvvm.BlockDimXOp: 0, nvvm.BlockDimYOp: 1, nvvm.BlockDimZOp: 2}
+_SREG_CTAID = {nvvm.BlockIdXOp: 0, nvvm.BlockIdYOp: 1, nvvm.BlockIdZOp: 2}
+_SREG_NCTAID = {nvvm.GridDimXOp: 0, nvvm.GridDimYOp: 1, nvvm.GridDimZOp: 2}
+_SREG_CLUSTER_CTAID = {nvvm.BlockInClusterIdXOp: 0, nvvm.BlockInClusterIdYOp: 1, nvvm.BlockInClusterIdZOp: 2}
+_SREG_CLUSTER_NCTAID = {nvvm.ClusterDimBlocksXOp: 0, nvvm.ClusterDimBlocksYOp: 1, nvvm.ClusterDimBlocksZOp: 2}
+_SREG_CLUSTERID = {nvvm.ClusterIdXOp: 0, nvvm.ClusterIdYOp: 1, nvvm.ClusterIdZOp: 2}
+_SREG_NCLUSTERID = {nvvm.ClusterDimXOp: 0, nvvm.ClusterDimYOp: 1, nvvm.ClusterDimZOp: 2}
+
+
+def special_register(warp: Warp, op: Operation) -> Value:
+    """The value of a `nvvm.read.ptx.sreg.*` op in this warp."""
+    launch = warp.launch
+    op_type = type(op)
+    if op_type in _SREG_TID:
+        axis = _SREG_TID[op_type]
+        return warp.thread_coords[axis].copy()
+    if op_type in _SREG_NTID:
+        return launch.block[_SREG_NTID[op_type]]
+    if op_type in _SREG_CTAID:
+        return warp.cta.ctaid[_SREG_CTAID[op_type]]
+    if op_type in _SREG_NCTAID:
+        return launch.grid[_SREG_NCTAID[op_type]]
+    if op_type in _SREG_CLUSTER_CTAID:
+        return warp.cta.ctaid[_SREG_CLUSTER_CTAID[op_type]] % launch.cluster[_SREG_CLUSTER_CTAID[op_type]]
+    if op_type in _SREG_CLUSTER_NCTAID:
+        return launch.cluster[_SREG_CLUSTER_NCTAID[op_type]]
+    if op_type in _SREG_CLUSTERID:
+        axis = _SREG_CLUSTERID[op_type]
+        return warp.cta.ctaid[axis] // launch.cluster[axis]
+    if op_type in _SREG_NCLUSTERID:
+        axis = _SREG_NCLUSTERID[op_type]
+        return launch.grid[axis] // launch.cluster[axis]
+    lanes = np.arange(WARP, dtype=np.uint32)
+    match op:
+        case nvvm.LaneIdOp():
+            return lanes.copy()
+        case nvvm.WarpSizeOp():
+            return WARP
+        case nvvm.WarpIdOp():
+            return warp.index  # the hardware slot id is unspecified; we use the warp's index
+        case nvvm.WarpDimOp():
+            return len(cta_warps(warp))
+        case nvvm.ClusterCtaRankOp():
+            return warp.cta.rank
+        case nvvm.ClusterNctaRankOp():
+            return len(warp.cluster.ctas)
+        case nvvm.LaneMaskEqOp():
+            return (np.uint32(1) << lanes).astype(np.uint32)
+        case nvvm.LaneMaskLtOp():
+            return ((np.uint64(1) << lanes.astype(np.uint64)) - np.uint64(1)).astype(np.uint32)
+        case nvvm.LaneMaskLeOp():
+            return ((np.uint64(2) << lanes.astype(np.uint64)) - np.uint64(1)).astype(np.uint32)
+        case nvvm.LaneMaskGtOp():
+            return (~((np.uint64(2) << lanes.astype(np.uint64)) - np.uint64(1))).astype(np.uint32)
+        case nvvm.LaneMaskGeOp():
+            return (~((np.uint64(1) << lanes.astype(np.uint64)) - np.uint64(1))).astype(np.uint32)
+        case nvvm.ClockOp() | nvvm.Clock64Op() | nvvm.GlobalTimerOp():
+            return warp.cluster.step
+        case nvvm.SmIdOp() | nvvm.GridIdOp():
+            return 0
+        case _:  # SmDimOp
+            return 148
+
+
+class NvvmFunctions(WarpFunctions):
+    SYNC_OPS: ClassVar[frozenset[type[Operation]]] = frozenset(
+        {
+            nvvm.Tcgen05AllocOp,
+            nvvm.Tcgen05DeallocOp,
+            nvvm.Tcgen05RelinquishAllocPermitOp,
+            nvvm.Tcgen05WaitOp,
+            nvvm.Tcgen05CommitOp,
+            nvvm.Tcgen05LdOp,
+            nvvm.Tcgen05StOp,
+            nvvm.Tcgen05MMAOp,
+            nvvm.Tcgen05CpOp,
+            nvvm.MBarrierInitOp,
+            nvvm.MBarrierInvalOp,
+            nvvm.MBarrierArriveOp,
+            nvvm.MBarrierArriveExpectTxOp,
+            nvvm.MBarrierExpectTxOp,
+            nvvm.MBarrierCompleteTxOp,
+            nvvm.MBarrierTryWaitParityOp,
+            nvvm.MBarrierTryWaitOp,
+            nvvm.MBarrierTestWaitOp,
+            nvvm.Barrier0Op,
+            nvvm.BarrierOp,
+            nvvm.BarrierArriveOp,
+            nvvm.ClusterArriveOp,
+            nvvm.ClusterArriveRelaxedOp,
+            nvvm.ClusterWaitOp,
+        }
+    )
+
+    # -- mbarrier -----------------------------------------------------------------------
+
+    @impl(nvvm.MBarrierInitOp)
+    def run_mbarrier_init(self, interp: Interpreter, op: nvvm.MBarrierInitOp, args: PythonValues) -> PythonValues:
+        mbarrier_init(_warp(interp), args[0], args[1], args[2] if op.predicate is not None else True)
+        return ()
+
+    @impl(nvvm.MBarrierInvalOp)
+    def run_mbarrier_inval(self, interp: Interpreter, op: nvvm.MBarrierInvalOp, args: PythonValues) -> PythonValues:
+        warp = _warp(interp)
+        for lane in warp.active_lanes():
+            cta, offset = warp.cluster.cta_of(at(args[0], lane))
+            cta.mbarriers.pop(offset, None)
+        return ()
+
+    @impl(nvvm.MBarrierArriveOp)
+    def run_mbarrier_arrive(self, interp: Interpreter, op: nvvm.MBarrierArriveOp, args: PythonValues) -> PythonValues:
+        token = mbarrier_arrive(_warp(interp), args[0], args[1] if op.count is not None else 1)
+        return (token,) if op.res is not None else ()
+
+    @impl(nvvm.MBarrierArriveExpectTxOp)
+    def run_mbarrier_arrive_expect_tx(
+        self, interp: Interpreter, op: nvvm.MBarrierArriveExpectTxOp, args: PythonValues
+    ) -> PythonValues:
+        warp = _warp(interp)
+        if op.predicate is not None and not np.asarray(args[2]).any():
+            return (0,) if op.res is not None else ()
+        mbarrier_add_tx(warp, args[0], args[1], +1)
+        token = mbarrier_arrive(warp, args[0])
+        return (token,) if op.res is not None else ()
+
+    @impl(nvvm.MBarrierExpectTxOp)
+    def run_mbarrier_expect_tx(
+        self, interp: Interpreter, op: nvvm.MBarrierExpectTxOp, args: PythonValues
+    ) -> PythonValues:
+        mbarrier_add_tx(_warp(interp), args[0], args[1], +1)
+        return ()
+
+    @impl(nvvm.MBarrierCompleteTxOp)
+    def run_mbarrier_complete_tx(
+        self, interp: Interpreter, op: nvvm.MBarrierCompleteTxOp, args: PythonValues
+    ) -> PythonValues:
+        mbarrier_add_tx(_warp(interp), args[0], args[1], -1)
+        return ()
+
+    @impl(nvvm.MBarrierTryWaitParityOp)
+    def run_mbarrier_try_wait_parity(
+        self, interp: Interpreter, op: nvvm.MBarrierTryWaitParityOp, args: PythonValues
+    ) -> PythonValues:
+        mbarrier_wait_parity(_warp(interp), args[0], args[1])
+        return ()
+
+    @impl(nvvm.MBarrierTryWaitOp)
+    def run_mbarrier_try_wait(
+        self, interp: Interpreter, op: nvvm.MBarrierTryWaitOp, args: PythonValues
+    ) -> PythonValues:
+        is_state = cast(IntegerType, op.state_or_phase.type).width.data == 64
+        return (mbarrier_probe(_warp(interp), args[0], args[1], is_state),)
+
+    @impl(nvvm.MBarrierTestWaitOp)
+    def run_mbarrier_test_wait(
+        self, interp: Interpreter, op: nvvm.MBarrierTestWaitOp, args: PythonValues
+    ) -> PythonValues:
+        is_state = cast(IntegerType, op.state_or_phase.type).width.data == 64
+        return (mbarrier_probe(_warp(interp), args[0], args[1], is_state),)
+
+    # -- fences: ordering only; the interpreter executes in program order -----------------
+
+    @impl(nvvm.FenceMbarrierInitOp)
+    def run_fence_mbarrier_init(
+        self, interp: Interpreter, op: nvvm.FenceMbarrierInitOp, args: PythonValues
+    ) -> PythonValues:
+        return ()
+
+    @impl(nvvm.FenceProxyOp)
+    def run_fence_proxy(self, interp: Interpreter, op: nvvm.FenceProxyOp, args: PythonValues) -> PythonValues:
+        return ()
+
+    @impl(nvvm.Tcgen05FenceOp)
+    def run_tcgen05_fence(self, interp: Interpreter, op: nvvm.Tcgen05FenceOp, args: PythonValues) -> PythonValues:
+        return ()
+
+    # -- barriers -----------------------------------------------------------------------
+
+    @impl(nvvm.Barrier0Op)
+    def run_barrier0(self, interp: Interpreter, op: nvvm.Barrier0Op, args: PythonValues) -> PythonValues:
+        bar_sync(_warp(interp), 0, None)
+        return ()
+
+    @impl(nvvm.BarrierOp)
+    def run_barrier(self, interp: Interpreter, op: nvvm.BarrierOp, args: PythonValues) -> PythonValues:
+        if op.reduction_op is not None or op.res is not None:
+            raise Hazard("unsupported", "nvvm.barrier with a reduction is not modelled")
+        values = iter(args)
+        barrier_id = int(next(values)) if op.barrier_id is not None else 0
+        threads = int(next(values)) if op.number_of_threads is not None else None
+        bar_sync(_warp(interp), barrier_id, threads)
+        return ()
+
+    @impl(nvvm.BarrierArriveOp)
+    def run_barrier_arrive(self, interp: Interpreter, op: nvvm.BarrierArriveOp, args: PythonValues) -> PythonValues:
+        values = iter(args)
+        barrier_id = int(next(values)) if op.barrier_id is not None else 0
+        bar_sync(_warp(interp), barrier_id, int(next(values)), arrive_only=True)
+        return ()
+
+    @impl(nvvm.SyncWarpOp)
+    def run_bar_warp_sync(self, interp: Interpreter, op: nvvm.SyncWarpOp, args: PythonValues) -> PythonValues:
+        warp = _warp(interp)
+        member = warp_uniform(warp, args[0], "bar.warp.sync membermask")
+        wanted = ((member >> np.arange(WARP)) & 1).astype(bool) & warp.live
+        if (wanted & ~warp.mask).any():
+            raise Hazard(
+                "divergent-sync-aligned",
+                f"bar.warp.sync 0x{member:08x} in {warp.name} with only lanes {format_lanes(warp.mask)} active",
+            )
+        return ()
+
+    @impl(nvvm.ClusterArriveOp)
+    def run_cluster_arrive(self, interp: Interpreter, op: nvvm.ClusterArriveOp, args: PythonValues) -> PythonValues:
+        cluster_arrive(_warp(interp), op.aligned is not None)
+        return ()
+
+    @impl(nvvm.ClusterArriveRelaxedOp)
+    def run_cluster_arrive_relaxed(
+        self, interp: Interpreter, op: nvvm.ClusterArriveRelaxedOp, args: PythonValues
+    ) -> PythonValues:
+        cluster_arrive(_warp(interp), op.aligned is not None)
+        return ()
+
+    @impl(nvvm.ClusterWaitOp)
+    def run_cluster_wait(self, interp: Interpreter, op: nvvm.ClusterWaitOp, args: PythonValues) -> PythonValues:
+        cluster_wait(_warp(interp), op.aligned is not None)
+        return ()
+
+    # -- lanes, cluster addressing --------------------------------------------------------
+
+    @impl(nvvm.ElectSyncOp)
+    def run_elect_sync(self, interp: Interpreter, op: nvvm.ElectSyncOp, args: PythonValues) -> PythonValues:
+        warp = _warp(interp)
+        member = int(args[0]) if args else 0xFFFFFFFF
+        candidates = warp.mask & ((member >> np.arange(WARP)) & 1).astype(bool)
+        elected = np.zeros(WARP, dtype=np.bool_)
+        if candidates.any():
+            # PTX elects "one" thread; the lowest lane is our (deterministic) choice.
+            elected[int(np.argmax(candidates))] = True
+        return (elected,)
+
+    @impl(nvvm.MapaOp)
+    def run_mapa(self, interp: Interpreter, op: nvvm.MapaOp, args: PythonValues) -> PythonValues:
+        warp = _warp(interp)
+        address, rank = args
+        size = len(warp.cluster.ctas)
+        for lane in warp.active_lanes():
+            if at(rank, lane) >= size:
+                raise Hazard("out-of-bounds", f"mapa to CTA rank {at(rank, lane)} in a cluster of {size} CTAs")
+        if isinstance(address, np.ndarray) or isinstance(rank, np.ndarray):
+            offset = np.asarray(address, dtype=np.uint64) & np.uint64(OFFSET_MASK)
+            shifted = np.asarray(rank, dtype=np.uint64) << np.uint64(RANK_SHIFT)
+            return (np.broadcast_to(offset | shifted, (WARP,)).copy(),)
+        return ((int(address) & OFFSET_MASK) | (int(rank) << RANK_SHIFT),)
+
+    # -- tcgen05 --------------------------------------------------------------------------
+
+    @impl(nvvm.Tcgen05AllocOp)
+    def run_tcgen05_alloc(self, interp: Interpreter, op: nvvm.Tcgen05AllocOp, args: PythonValues) -> PythonValues:
+        tmem_alloc(_warp(interp), args[0], args[1], op.group.as_int())
+        return ()
+
+    @impl(nvvm.Tcgen05DeallocOp)
+    def run_tcgen05_dealloc(self, interp: Interpreter, op: nvvm.Tcgen05DeallocOp, args: PythonValues) -> PythonValues:
+        tmem_dealloc(_warp(interp), args[0], args[1], op.group.as_int())
+        return ()
+
+    @impl(nvvm.Tcgen05RelinquishAllocPermitOp)
+    def run_tcgen05_relinquish(
+        self, interp: Interpreter, op: nvvm.Tcgen05RelinquishAllocPermitOp, args: PythonValues
+    ) -> PythonValues:
+        tmem_relinquish(_warp(interp))
+        return ()
+
+    @impl(nvvm.Tcgen05LdOp)
+    def run_tcgen05_ld(self, interp: Interpreter, op: nvvm.Tcgen05LdOp, args: PythonValues) -> PythonValues:
+        warp = _warp(interp)
+        plan, dynamic_split, vector = self.static(op, _ld_static)
+        if dynamic_split:
+            plan = ldst_plan(plan.shape, plan.registers, int(args[1]), plan.pack)
+        values = tmem_ld(warp, op, args[0], plan)
+        return (values if vector else values[:, 0].copy(),)
+
+    @impl(nvvm.Tcgen05StOp)
+    def run_tcgen05_st(self, interp: Interpreter, op: nvvm.Tcgen05StOp, args: PythonValues) -> PythonValues:
+        warp = _warp(interp)
+        values = np.asarray(args[1])
+        if values.ndim == 0:
+            values = np.full((WARP, 1), values)
+        elif values.ndim == 1:
+            values = values[:, None] if not isinstance(op.val.type, VectorType) else np.tile(values, (WARP, 1))
+        split = int(args[2]) if op.offset is not None else 0
+        tmem_st(
+            warp, op, args[0], values, ldst_plan(op.shape.data.value, values.shape[1], split, op.unpack is not None)
+        )
+        return ()
+
+    @impl(nvvm.Tcgen05WaitOp)
+    def run_tcgen05_wait(self, interp: Interpreter, op: nvvm.Tcgen05WaitOp, args: PythonValues) -> PythonValues:
+        tmem_wait(_warp(interp), "ld" if op.kind.data == nvvm.Tcgen05WaitKind.LOAD else "st")
+        return ()
+
+    @impl(nvvm.Tcgen05MMAOp)
+    def run_tcgen05_mma(self, interp: Interpreter, op: nvvm.Tcgen05MMAOp, args: PythonValues) -> PythonValues:
+        d, a, b, idesc, enable_input_d, *optional = args
+        scale = optional.pop(0) if op.scale_input_d is not None else None
+        disable = optional.pop(0) if op.disable_output_lane is not None else None
+        tcgen05_mma(
+            _warp(interp),
+            op,
+            op.kind.data.value,
+            op.cta_group.as_int(),
+            d,
+            a,
+            not isinstance(op.matrix_a.type, IntegerType),
+            b,
+            idesc,
+            enable_input_d,
+            scale,
+            disable,
+        )
+        return ()
+
+    @impl(nvvm.Tcgen05CpOp)
+    def run_tcgen05_cp(self, interp: Interpreter, op: nvvm.Tcgen05CpOp, args: PythonValues) -> PythonValues:
+        if op.src_format is not None:
+            raise Hazard("unsupported", "tcgen05.cp with a decompressing source format is not modelled")
+        tcgen05_cp(_warp(interp), op, args[0], args[1], op.shape.data.value, op.multicast.data.value, op.group.as_int())
+        return ()
+
+    @impl(nvvm.Tcgen05CommitOp)
+    def run_tcgen05_commit(self, interp: Interpreter, op: nvvm.Tcgen05CommitOp, args: PythonValues) -> PythonValues:
+        tcgen05_commit(
+            _warp(interp), op, args[0], args[1] if op.multicast_mask is not None else None, op.group.as_int()
+        )
+        return ()
+
+    @impl(nvvm.Tcgen05ShiftOp)
+    def run_tcgen05_shift(self, interp: Interpreter, op: nvvm.Tcgen05ShiftOp, args: PythonValues) -> PythonValues:
+        raise Hazard("unsupported", "tcgen05.shift is not modelled (its column footprint is not documented here)")
+
+
+def _sreg_impl(self: NvvmFunctions, interp: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
+    warp = _warp(interp)
+    value = canonical(special_register(warp, op), cast(IntegerType, op.results[0].type).width.data)
+    declared = getattr(op, "range", None)
+    if isinstance(declared, ConstantRangeAttr):
+        # LLVM treats a value outside the declared `range` as poison: report it.
+        lo, hi = declared.lower.data, declared.upper.data
+        values = np.asarray(value, dtype=np.int64)[warp.live]
+        outside = values[(values < lo) | (values >= hi)]
+        if outside.size:
+            raise Hazard(
+                "range-violation",
+                f"{op.name} is declared `range <{lo}, {hi}>` but {warp.name} reads {int(outside[0])} "
+                "(is the launch's block size larger than the kernel declares?)",
+            )
+    return (value,)
+
+
+# Every special-register read shares one implementation.
+for _op_type in nvvm.NVVM.operations:
+    if _op_type.name.startswith("nvvm.read.ptx.sreg."):
+        setattr(NvvmFunctions, f"run_{_op_type.__name__}", impl(_op_type)(_sreg_impl))
+register_impls(NvvmFunctions)

@@ -1,0 +1,374 @@
+"""Launching a kernel on the machine model: `run_kernel`."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from itertools import product
+from typing import Any, cast
+
+import numpy as np
+from numpy.typing import NDArray
+from xdsl.dialects import func, llvm
+from xdsl.dialects.builtin import AnyFloat, ArrayAttr, DenseArrayBase, IndexType, IntegerAttr, IntegerType, ModuleOp
+from xdsl.ir import Attribute, Operation
+
+from xdsl_tmem.interpreter.arith import ArithFunctions
+from xdsl_tmem.interpreter.executor import (
+    Deadlock,
+    Launch,
+    OpError,
+    Program,
+    Scheduler,
+    StepLimit,
+    TensorCore,
+    Unsupported,
+    Warp,
+    WarpFunctions,
+)
+from xdsl_tmem.interpreter.func import CfFunctions, FuncFunctions
+from xdsl_tmem.interpreter.llvm import LlvmFunctions
+from xdsl_tmem.interpreter.machine import (
+    MAX_SHARED_BYTES,
+    AsyncOp,
+    Cluster,
+    Cta,
+    GlobalMemory,
+    Hazard,
+    SharedLayout,
+)
+from xdsl_tmem.interpreter.memory import alignment_of, size_of
+from xdsl_tmem.interpreter.nvvm import NvvmFunctions
+from xdsl_tmem.interpreter.scf import ScfFunctions
+from xdsl_tmem.interpreter.tmem import TmemFunctions
+from xdsl_tmem.interpreter.values import Value, canonical, width_of
+
+Dim = int | Sequence[int]
+
+
+def default_functions() -> list[WarpFunctions]:
+    """Implementations of every dialect a shipped program uses."""
+    return [
+        ArithFunctions(),
+        ScfFunctions(),
+        FuncFunctions(),
+        CfFunctions(),
+        LlvmFunctions(),
+        NvvmFunctions(),
+        TmemFunctions(),
+    ]
+
+
+# --------------------------------------------------------------------------------------
+# Errors (the driver maps them to exit codes)
+# --------------------------------------------------------------------------------------
+
+
+class LaunchError(Exception):
+    """A problem with the launch or the program found before running (exit code 1)."""
+
+    def __init__(self, message: str, op: Operation | None = None):
+        super().__init__(message)
+        self.message = message
+        self.op = op
+
+
+@dataclass
+class BlockedWarp:
+    name: str
+    op: Operation | None
+    reason: str
+
+
+class KernelDeadlock(Exception):
+    """Every live warp is blocked (exit code 2)."""
+
+    def __init__(self, blocked: list[BlockedWarp], report: RunReport):
+        super().__init__("deadlock")
+        self.blocked = blocked
+        self.report = report
+
+
+class KernelStepLimit(Exception):
+    """More warp-instructions than `max_steps` (exit code 4)."""
+
+    def __init__(self, max_steps: int, report: RunReport):
+        super().__init__(f"step limit of {max_steps} warp-instructions reached")
+        self.max_steps = max_steps
+        self.report = report
+
+
+class KernelHazard(Exception):
+    """The program did something the hardware leaves undefined (exit code 3)."""
+
+    def __init__(self, kind: str, message: str, op: Operation, warp: str, report: RunReport):
+        super().__init__(f"hazard {kind}: {message}")
+        self.kind = kind
+        self.message = message
+        self.op = op
+        self.warp = warp
+        self.report = report
+
+
+# --------------------------------------------------------------------------------------
+# Results
+# --------------------------------------------------------------------------------------
+
+
+@dataclass
+class RunReport:
+    """What a run did."""
+
+    kernel: str
+    launch: Launch
+    schedule: str
+    seed: int
+    instructions: int = 0
+    """Warp-instructions executed (one op executed by one warp)."""
+    sync_points: int = 0
+    scheduling_steps: int = 0
+    mma_count: int = 0
+    wall_seconds: float = 0.0
+    async_ops: list[AsyncOp] = field(default_factory=list[AsyncOp])
+    tmem_events: list[tuple[str, int, int, int, int]] = field(default_factory=list[tuple[str, int, int, int, int]])
+    leaked_tmem: list[tuple[int, int, int]] = field(default_factory=list[tuple[int, int, int]])
+    """(CTA rank, first column, columns) still allocated when the kernel exited."""
+    schedule_trace: list[int] = field(default_factory=list[int])
+
+    @property
+    def instructions_per_second(self) -> float:
+        return self.instructions / self.wall_seconds if self.wall_seconds else 0.0
+
+    def summary(self) -> str:
+        launch = self.launch
+        return (
+            f"ran @{self.kernel}: grid {launch.grid}, cluster {launch.cluster}, block {launch.block}; "
+            f"{self.instructions} warp-instructions, {self.sync_points} sync points, {self.mma_count} MMAs, "
+            f"schedule {self.schedule}"
+            + (f" (seed {self.seed})" if self.schedule == "random" else "")
+            + f", {self.wall_seconds:.3f} s"
+        )
+
+
+@dataclass
+class RunResult:
+    outputs: dict[str, NDArray[Any]]
+    """Every buffer argument after the run (copies of the inputs)."""
+    report: RunReport
+
+
+# --------------------------------------------------------------------------------------
+# Launching
+# --------------------------------------------------------------------------------------
+
+
+def _dim3(value: Dim, what: str) -> tuple[int, int, int]:
+    dims = [value] if isinstance(value, int) else list(value)
+    if not 1 <= len(dims) <= 3 or any(d < 1 for d in dims):
+        raise LaunchError(f"{what} must be 1 to 3 positive integers, got {value!r}")
+    dims += [1] * (3 - len(dims))
+    return dims[0], dims[1], dims[2]
+
+
+def find_kernel(module: ModuleOp, name: str) -> Operation:
+    kernels: list[str] = []
+    for op in module.walk():
+        if isinstance(op, llvm.FuncOp | func.FuncOp):
+            symbol = op.sym_name.data
+            if symbol == name:
+                if not op.body.blocks:
+                    raise LaunchError(f"@{name} is a declaration without a body", op)
+                return op
+            kernels.append(symbol)
+    raise LaunchError(f"no function @{name} in the module (functions: {', '.join(kernels) or 'none'})")
+
+
+def _int_array(attr: Any) -> tuple[int, ...] | None:
+    if isinstance(attr, DenseArrayBase):
+        return tuple(int(v) for v in cast(DenseArrayBase[Any], attr).get_values())
+    if isinstance(attr, ArrayAttr):
+        items = cast(ArrayAttr[Attribute], attr).data
+        return tuple(cast(IntegerAttr, a).value.data for a in items if isinstance(a, IntegerAttr))
+    return None
+
+
+def check_launch(kernel: Operation, launch: Launch, grid_given: bool) -> Launch:
+    """Check the launch against the kernel's nvvm attributes; default the cluster shape
+    to the kernel's `nvvm.cluster_dim` and the grid to one cluster."""
+    attrs = kernel.attributes
+    threads = launch.threads
+    if threads > 1024:
+        raise LaunchError(f"a block of {threads} threads exceeds the 1024-thread limit", kernel)
+    if (maxntid := _int_array(attrs.get("nvvm.maxntid"))) is not None:
+        limit = int(np.prod(maxntid))
+        if threads > limit:
+            raise LaunchError(
+                f"the block has {threads} threads but the kernel declares nvvm.maxntid = {list(maxntid)} ({limit})",
+                kernel,
+            )
+    if (reqntid := _int_array(attrs.get("nvvm.reqntid"))) is not None:
+        if tuple(list(reqntid) + [1] * (3 - len(reqntid))) != launch.block:
+            raise LaunchError(
+                f"the block is {launch.block} but the kernel requires nvvm.reqntid = {list(reqntid)}", kernel
+            )
+    declared = _int_array(attrs.get("nvvm.cluster_dim"))
+    cluster = launch.cluster
+    if declared is not None:
+        want = tuple(list(declared) + [1] * (3 - len(declared)))
+        if cluster == (1, 1, 1):
+            cluster = (want[0], want[1], want[2])
+        elif cluster != want:
+            raise LaunchError(
+                f"the cluster is {cluster} but the kernel declares nvvm.cluster_dim = {list(declared)}", kernel
+            )
+    grid = launch.grid if grid_given else cluster
+    if any(g % c for g, c in zip(grid, cluster, strict=False)):
+        raise LaunchError(f"the grid {grid} is not a multiple of the cluster shape {cluster}", kernel)
+    if int(np.prod(cluster)) > 16:
+        raise LaunchError(f"a cluster of {int(np.prod(cluster))} CTAs exceeds the limit of 16", kernel)
+    return Launch(launch.block, grid, cluster)
+
+
+def shared_layout(module: ModuleOp) -> SharedLayout:
+    layout = SharedLayout()
+    for op in module.ops:
+        if isinstance(op, llvm.GlobalOp) and op.addr_space.value.data == 3:
+            if op.value is not None:
+                raise LaunchError(
+                    f"shared-memory global @{op.sym_name.data} has an initializer, which PTX does not allow", op
+                )
+            alignment = op.alignment.value.data if op.alignment is not None else alignment_of(op.global_type)
+            layout.add(op.sym_name.data, size_of(op.global_type), alignment)
+    if layout.size > MAX_SHARED_BYTES:
+        raise LaunchError(
+            f"the shared-memory globals need {layout.size} bytes, more than the {MAX_SHARED_BYTES} of a CTA"
+        )
+    return layout
+
+
+def bind_arguments(
+    kernel: Operation, args: Mapping[str, Any], memory: GlobalMemory
+) -> tuple[list[Value], dict[str, NDArray[Any]]]:
+    """Values of the kernel's parameters: buffers become global addresses (of copies)."""
+    block = kernel.regions[0].blocks.first
+    assert block is not None
+    names = [arg.name_hint or f"arg{i}" for i, arg in enumerate(block.args)]
+    unknown = sorted(set(args) - set(names) - {f"arg{i}" for i in range(len(names))})
+    if unknown:
+        raise LaunchError(
+            f"no parameter named {', '.join(unknown)} (parameters: {', '.join(names)})",
+            kernel,
+        )
+    values: list[Value] = []
+    outputs: dict[str, NDArray[Any]] = {}
+    for i, (arg, name) in enumerate(zip(block.args, names, strict=True)):
+        given = args.get(name, args.get(f"arg{i}"))
+        t: Attribute = arg.type
+        if given is None:
+            raise LaunchError(f"missing argument '{name}' of type {t}", kernel)
+        if isinstance(t, llvm.LLVMPointerType):
+            if not isinstance(given, np.ndarray):
+                raise LaunchError(f"argument '{name}' is a pointer ({t}); pass a numpy array", kernel)
+            buffer: NDArray[Any] = np.array(cast(NDArray[Any], given), copy=True, order="C")
+            outputs[name] = buffer
+            values.append(memory.add(name, buffer))
+        else:
+            if isinstance(t, IntegerType | IndexType) and isinstance(given, int | np.integer):
+                values.append(canonical(int(cast(int, given)), width_of(arg.type)))
+            elif isinstance(t, AnyFloat) and isinstance(given, int | float | np.integer | np.floating):
+                values.append(float(cast(float, given)))
+            else:
+                raise LaunchError(f"argument '{name}' has type {t}; pass a matching scalar, got {given!r}", kernel)
+    return values, outputs
+
+
+def _clusters(launch: Launch) -> Iterator[list[tuple[int, int, int]]]:
+    """The CTA ids of each cluster, rank order x-fastest."""
+    gx, gy, gz = launch.grid
+    cx, cy, cz = launch.cluster
+    for oz, oy, ox in product(range(0, gz, cz), range(0, gy, cy), range(0, gx, cx)):
+        yield [(ox + x, oy + y, oz + z) for z, y, x in product(range(cz), range(cy), range(cx))]
+
+
+def run_kernel(
+    module: ModuleOp,
+    kernel: str,
+    *,
+    block: Dim,
+    grid: Dim | None = None,
+    cluster: Dim = 1,
+    args: Mapping[str, Any] | None = None,
+    schedule: str = "rr",
+    seed: int = 0,
+    max_steps: int = 10_000_000,
+    functions: Sequence[WarpFunctions] | None = None,
+) -> RunResult:
+    """Run `@kernel` of `module` on the machine model and return its buffers.
+
+    `args` maps parameter names (or `arg0`, `arg1`, ...) to numpy arrays (pointer
+    parameters; copied, and returned in `RunResult.outputs`) or scalars. The grid
+    defaults to one cluster, the cluster to the kernel's `nvvm.cluster_dim`. Clusters run
+    one after another; within a cluster, warps interleave at synchronisation points
+    under `schedule` ("rr" round-robin, or "random" with `seed`).
+    """
+    if schedule not in ("rr", "random"):
+        raise LaunchError(f"unknown schedule '{schedule}' (use rr or random)")
+    launch = Launch(_dim3(block, "block"), _dim3(1 if grid is None else grid, "grid"), _dim3(cluster, "cluster"))
+    function = find_kernel(module, kernel)
+    launch = check_launch(function, launch, grid is not None)
+    program = Program(module, default_functions() if functions is None else functions)
+    try:
+        program.check_supported(function)
+    except Unsupported as e:
+        raise LaunchError(str(e), e.op) from None
+    layout = shared_layout(module)
+    memory = GlobalMemory()
+    arg_values, outputs = bind_arguments(function, args or {}, memory)
+    entry = function.regions[0].blocks.first
+    assert entry is not None
+
+    report = RunReport(kernel, launch, schedule, seed)
+    scheduler = Scheduler(schedule, seed)
+    start = time.perf_counter()
+    all_warps: list[Warp] = []
+    try:
+        for ctaids in _clusters(launch):
+            ctas = [Cta(rank, ctaid, layout) for rank, ctaid in enumerate(ctaids)]
+            state = Cluster(ctas, memory, total_threads=launch.threads * len(ctas))
+            warps = [Warp(program, state, cta, w, launch) for cta in ctas for w in range(launch.warps)]
+            by_cta = {cta.rank: [w for w in warps if w.cta is cta] for cta in ctas}
+            for warp in warps:
+                warp.cluster_warps = by_cta
+                warp.start(entry, arg_values)
+            all_warps += warps
+            try:
+                scheduler.run(warps, [TensorCore(state, cta) for cta in ctas], max_steps - report.instructions)
+            finally:
+                report.instructions += state.step
+                report.mma_count += state.mma_count
+                report.async_ops += state.async_log
+                report.tmem_events += state.tmem_events
+            report.leaked_tmem += [
+                (cta.rank, start_col, n) for cta in ctas for start_col, n in sorted(cta.allocator.allocations.items())
+            ]
+    except Deadlock as e:
+        _finish(report, all_warps, scheduler, start)
+        raise KernelDeadlock([BlockedWarp(w.name, w.blocked_op, w.blocked_reason) for w in e.warps], report) from None
+    except StepLimit:
+        _finish(report, all_warps, scheduler, start)
+        raise KernelStepLimit(max_steps, report) from None
+    except OpError as e:
+        _finish(report, all_warps, scheduler, start)
+        error = e.error
+        kind, message = (error.kind, error.message) if isinstance(error, Hazard) else ("unsupported", str(error))
+        raise KernelHazard(kind, message, e.op, e.warp.name, report) from None
+    _finish(report, all_warps, scheduler, start)
+    return RunResult(outputs, report)
+
+
+def _finish(report: RunReport, warps: list[Warp], scheduler: Scheduler, start: float) -> None:
+    report.wall_seconds = time.perf_counter() - start
+    report.sync_points = sum(w.sync_points for w in warps)
+    report.scheduling_steps = len(scheduler.trace)
+    report.schedule_trace = scheduler.trace

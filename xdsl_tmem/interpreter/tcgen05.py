@@ -1,0 +1,384 @@
+"""tcgen05 data layouts, descriptors and MMA numerics.
+
+Sources (see docs/interpreter.md for the full table and confidence of each fact):
+
+* [TVM] https://tvm.apache.org/docs/tirx/tile_ops/tcgen05_ld_st.html, table "Native
+  images" - which register of which lane holds which TMEM cell for each tcgen05.ld/st
+  shape; cross-checked against CUTLASS `cute/atom/copy_traits_sm100.hpp`
+  (`Copy_Traits<SM100_TMEM_LOAD_*>`).
+* [CUTLASS-desc] CUTLASS `cute/arch/mma_sm100_desc.hpp` (`UMMA::InstrDescriptor`,
+  `UMMA::SmemDescriptor`, `LayoutType`) and PTX ISA 9.1 §9.7.16.4 (descriptors).
+* [CUTLASS-mma] CUTLASS `cute/atom/mma_traits_sm100.hpp`: canonical shared-memory
+  layouts per swizzle mode (`make_umma_desc`), the accumulator TMEM layouts
+  (`UMMA::tmem_frg`) and the 2-CTA operand split (`MMA_Traits<SM100_MMA_*_2x1SM_SS>`).
+* PTX ISA 9.1 §9.7.16.10.5, data-path layouts A, B, D, F.
+
+Nothing here has run on a Blackwell GPU; facts marked [U] below are inferred, not
+documented, and are refused or flagged rather than guessed where numbers would change.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+# --------------------------------------------------------------------------------------
+# tcgen05.ld / st register maps [TVM]
+# --------------------------------------------------------------------------------------
+
+LDST_SHAPES = ("shape_16x64b", "shape_16x128b", "shape_16x256b", "shape_32x32b", "shape_16x32bx2")
+REGS_PER_NUM = {"shape_16x64b": 1, "shape_16x128b": 2, "shape_16x256b": 4, "shape_32x32b": 1, "shape_16x32bx2": 1}
+ROWS = {"shape_16x64b": 16, "shape_16x128b": 16, "shape_16x256b": 16, "shape_32x32b": 32, "shape_16x32bx2": 16}
+
+
+@cache
+def ldst_map(
+    shape: str, registers: int, split: int = 0, pack: bool = False
+) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """(rows, columns) of shape (32, registers): TMEM cell of register r of lane l,
+    relative to the address. With `pack`, the column is that of the low 16-bit half
+    (the high half is the next column) and every column coordinate doubles."""
+    lane = np.arange(32)[:, None]
+    r = np.arange(registers)[None, :]
+    match shape:
+        case "shape_32x32b":
+            rows, cols = lane + 0 * r, r + 0 * lane
+        case "shape_16x64b":
+            rows, cols = lane // 4 + 8 * (lane % 2) + 0 * r, (lane // 2) % 2 + 2 * r
+        case "shape_16x128b":
+            rows, cols = lane // 4 + 8 * (r % 2), lane % 4 + 4 * (r // 2)
+        case "shape_16x256b":
+            rows, cols = lane // 4 + 8 * ((r // 2) % 2), r % 2 + 2 * (lane % 4) + 8 * (r // 4)
+        case _:  # 16x32bx2: lanes 16-31 read the same 16 TMEM lanes `split` columns further
+            rows = lane % 16 + 0 * r
+            cols = (2 * r if pack else r) + (lane // 16) * split
+            return rows, cols
+    return rows, (2 * cols if pack else cols)
+
+
+@dataclass(frozen=True)
+class LdStPlan:
+    """One tcgen05.ld / st form: its footprint and register map."""
+
+    shape: str
+    registers: int
+    pack: bool
+    rows: int
+    """TMEM lanes touched from the address's lane."""
+    columns: int
+    """TMEM columns touched from the address's column."""
+    flat: NDArray[np.int64]
+    """(32, registers) offsets of each register's (low) cell in the flattened
+    (lanes x 512 columns) TMEM, from the address."""
+
+
+@cache
+def ldst_plan(shape: str, registers: int, split: int = 0, pack: bool = False) -> LdStPlan:
+    rows, cols = ldst_map(shape, registers, split, pack)
+    return LdStPlan(shape, registers, pack, ROWS[shape], int(cols.max()) + (2 if pack else 1), rows * 512 + cols)
+
+
+# --------------------------------------------------------------------------------------
+# Instruction descriptor [CUTLASS-desc]
+# --------------------------------------------------------------------------------------
+
+KIND_FORMATS: dict[str, dict[int, str]] = {
+    "f16": {0: "f16", 1: "bf16"},
+    "tf32": {2: "tf32"},
+    "f8f6f4": {0: "e4m3", 1: "e5m2", 3: "e2m3", 4: "e3m2", 5: "e2m1"},
+    "i8": {0: "u8", 1: "s8"},
+}
+D_FORMATS = {0: "f16", 1: "f32", 2: "s32"}
+K_PER_MMA = {"f16": 16, "tf32": 8, "f8f6f4": 32, "i8": 32}
+ELEMENT_BYTES = {"f16": 2, "bf16": 2, "tf32": 4, "e4m3": 1, "e5m2": 1, "u8": 1, "s8": 1}
+
+
+class DescriptorError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class InstrDescriptor:
+    m: int
+    n: int
+    d_format: str
+    a_format: str
+    b_format: str
+    negate_a: bool
+    negate_b: bool
+    a_mn_major: bool
+    b_mn_major: bool
+    saturate: bool
+
+    @staticmethod
+    def decode(value: int, kind: str, cta_group: int) -> InstrDescriptor:
+        """Decode and check an instruction descriptor for `kind` (bit table in ptx-nvvm.md §1.7)."""
+        if value & 0b111:
+            raise DescriptorError(f"instruction descriptor 0x{value:08x}: sparsity (bits 0-2) is not supported")
+        d_code = (value >> 4) & 0b11
+        a_code, b_code = (value >> 7) & 0b111, (value >> 10) & 0b111
+        n = ((value >> 17) & 0x3F) << 3
+        m = ((value >> 24) & 0x1F) << 4
+        formats = KIND_FORMATS[kind]
+        if a_code not in formats or b_code not in formats:
+            raise DescriptorError(
+                f"instruction descriptor 0x{value:08x}: A/B format codes {a_code}/{b_code} are not valid for "
+                f"kind::{kind} (valid: {', '.join(f'{c}={f}' for c, f in formats.items())})"
+            )
+        allowed_d = {"f16": (0, 1), "tf32": (1,), "f8f6f4": (0, 1), "i8": (2,)}[kind]
+        if d_code not in allowed_d:
+            raise DescriptorError(
+                f"instruction descriptor 0x{value:08x}: D format {D_FORMATS.get(d_code, d_code)} is not valid for "
+                f"kind::{kind} (valid: {', '.join(D_FORMATS[c] for c in allowed_d)})"
+            )
+        valid_m = (64, 128) if cta_group == 1 else (128, 256)
+        if m not in valid_m:
+            raise DescriptorError(
+                f"instruction descriptor 0x{value:08x}: M = {m} is not valid for cta_group::{cta_group} "
+                f"(valid: {', '.join(map(str, valid_m))})"
+            )
+        n_step = 8 if m == 64 else 16
+        if not (n_step <= n <= 256 and n % n_step == 0):
+            raise DescriptorError(
+                f"instruction descriptor 0x{value:08x}: N = {n} must be a multiple of {n_step} in [{n_step}, 256] "
+                f"for M = {m}"
+            )
+        a_format, b_format = formats[a_code], formats[b_code]
+        if kind == "f8f6f4" and not {a_format, b_format} <= {"e4m3", "e5m2"}:
+            raise DescriptorError(
+                f"instruction descriptor 0x{value:08x}: {a_format}/{b_format} operands are not modelled: the bit "
+                "position of 6- and 4-bit values in their one-byte shared-memory slots is not documented"
+            )
+        negate_a, negate_b = bool(value >> 13 & 1), bool(value >> 14 & 1)
+        if kind == "i8" and (negate_a or negate_b):
+            raise DescriptorError(f"instruction descriptor 0x{value:08x}: negate bits are not valid for kind::i8")
+        return InstrDescriptor(
+            m=m,
+            n=n,
+            d_format=D_FORMATS[d_code],
+            a_format=a_format,
+            b_format=b_format,
+            negate_a=negate_a,
+            negate_b=negate_b,
+            a_mn_major=bool(value >> 15 & 1),
+            b_mn_major=bool(value >> 16 & 1),
+            saturate=bool(value >> 3 & 1),
+        )
+
+
+# --------------------------------------------------------------------------------------
+# Shared-memory matrix descriptor [CUTLASS-desc], [CUTLASS-mma]
+# --------------------------------------------------------------------------------------
+
+SWIZZLE_BYTES = {0: 0, 2: 128, 4: 64, 6: 32}
+SWIZZLE_NAMES = {0: "none", 1: "128B-base32B", 2: "128B", 4: "64B", 6: "32B"}
+
+
+@dataclass(frozen=True)
+class SmemDescriptor:
+    start: int
+    lbo: int
+    sbo: int
+    base_offset: int
+    lbo_mode: int
+    swizzle: int
+
+    @staticmethod
+    def decode(value: int) -> SmemDescriptor:
+        value &= (1 << 64) - 1
+        if (value >> 46) & 0b111 != 0b001:
+            raise DescriptorError(
+                f"shared-memory descriptor 0x{value:016x}: bits 46-48 must be 0b001 (the SM100 descriptor version), "
+                f"got 0b{(value >> 46) & 0b111:03b}"
+            )
+        desc = SmemDescriptor(
+            start=(value & 0x3FFF) << 4,
+            lbo=((value >> 16) & 0x3FFF) << 4,
+            sbo=((value >> 32) & 0x3FFF) << 4,
+            base_offset=(value >> 49) & 0b111,
+            lbo_mode=(value >> 52) & 1,
+            swizzle=(value >> 61) & 0b111,
+        )
+        if desc.swizzle not in SWIZZLE_BYTES:
+            name = SWIZZLE_NAMES.get(desc.swizzle, f"code {desc.swizzle}")
+            raise DescriptorError(f"shared-memory descriptor 0x{value:016x}: swizzle {name} is not supported")
+        if desc.base_offset or desc.lbo_mode:
+            # [U] their effect is not documented in the sources we have; refuse rather than guess.
+            raise DescriptorError(
+                f"shared-memory descriptor 0x{value:016x}: a non-zero base offset or LBO mode is not modelled"
+            )
+        return desc
+
+
+def swizzle(address: NDArray[np.int64], width: int) -> NDArray[np.int64]:
+    """CuTe `Swizzle<B,4,3>` on the absolute byte address: the 16-byte chunk index
+    (bits 4..) XOR bits 7.. (B = 3, 2, 1 for 128, 64, 32 bytes)."""
+    if width == 0:
+        return address
+    bits = {128: 0b111, 64: 0b11, 32: 0b1}[width]
+    return address ^ (((address >> 7) & bits) << 4)
+
+
+@cache
+def operand_addresses(desc: SmemDescriptor, rows: int, k: int, element: int, mn_major: bool) -> NDArray[np.int64]:
+    """Byte address in shared memory of element (i, kk) of a rows x k operand tile
+    (canonical layouts of [CUTLASS-mma] `make_umma_desc`)."""
+    i = np.arange(rows)[:, None]
+    kk = np.arange(k)[None, :]
+    t = 16 // element  # elements per 16-byte chunk
+    w = SWIZZLE_BYTES[desc.swizzle]
+    if not mn_major:
+        if w == 0:
+            off = (i % 8) * 16 + (i // 8) * desc.sbo + (kk // t) * desc.lbo + (kk % t) * element
+        else:
+            off = (i % 8) * w + (i // 8) * desc.sbo + kk * element
+    elif w == 0:
+        off = (i % t) * element + (i // t) * desc.sbo + (kk % 8) * 16 + (kk // 8) * desc.lbo
+    else:
+        per_row = w // element
+        off = (i % per_row) * element + (i // per_row) * desc.lbo + (kk % 8) * w + (kk // 8) * desc.sbo
+    return swizzle(desc.start + off, w)
+
+
+# --------------------------------------------------------------------------------------
+# Element decoding
+# --------------------------------------------------------------------------------------
+
+
+def _fp8_table(exp_bits: int, man_bits: int, bias: int, ieee_special: bool) -> NDArray[np.float32]:
+    codes = np.arange(256)
+    sign = np.where(codes >> 7, -1.0, 1.0)
+    exponent = (codes >> man_bits) & ((1 << exp_bits) - 1)
+    mantissa = codes & ((1 << man_bits) - 1)
+    normal = (1 + mantissa / (1 << man_bits)) * np.exp2(exponent - bias)
+    subnormal = mantissa / (1 << man_bits) * np.exp2(1 - bias)
+    value = sign * np.where(exponent == 0, subnormal, normal)
+    top = (1 << exp_bits) - 1
+    if ieee_special:  # e5m2: IEEE infinities and NaNs
+        value = np.where((exponent == top) & (mantissa == 0), sign * np.inf, value)
+        value = np.where((exponent == top) & (mantissa != 0), np.nan, value)
+    else:  # e4m3 (fn): only S.1111.111 is NaN, no infinities
+        value = np.where((exponent == top) & (mantissa == (1 << man_bits) - 1), np.nan, value)
+    return value.astype(np.float32)
+
+
+E4M3 = _fp8_table(4, 3, 7, ieee_special=False)
+E5M2 = _fp8_table(5, 2, 15, ieee_special=True)
+
+
+def decode_elements(raw: NDArray[np.uint8], fmt: str) -> NDArray[Any]:
+    """Bytes (..., element size) → float32 values (int64 for the integer formats)."""
+    match fmt:
+        case "f16":
+            return raw.view(np.float16)[..., 0].astype(np.float32)
+        case "bf16":
+            return (raw.view(np.uint16)[..., 0].astype(np.uint32) << 16).view(np.float32)
+        case "tf32":
+            # tf32 reads the fp32 container; the low 13 mantissa bits are ignored [U: truncation assumed].
+            return (raw.view(np.uint32)[..., 0] & np.uint32(0xFFFFE000)).view(np.float32)
+        case "e4m3":
+            return E4M3[raw[..., 0]]
+        case "e5m2":
+            return E5M2[raw[..., 0]]
+        case "s8":
+            return raw.view(np.int8)[..., 0].astype(np.int64)
+        case _:  # u8
+            return raw[..., 0].astype(np.int64)
+
+
+def gather_operand(
+    smem: NDArray[np.uint8], desc: SmemDescriptor, rows: int, k: int, fmt: str, mn_major: bool
+) -> NDArray[Any]:
+    """A rows x k operand tile read from one CTA's shared memory."""
+    element = ELEMENT_BYTES[fmt]
+    addresses = operand_addresses(desc, rows, k, element, mn_major)
+    hi = int(addresses.max()) + element
+    if int(addresses.min()) < 0 or hi > smem.size:
+        raise DescriptorError(
+            f"the operand tile ({rows}x{k} {fmt}, start 0x{desc.start:x}, LBO {desc.lbo}, SBO {desc.sbo}, swizzle "
+            f"{SWIZZLE_NAMES[desc.swizzle]}) reaches shared offset 0x{hi:x}, beyond the {smem.size} bytes in use"
+        )
+    if element == 1:
+        return decode_elements(smem[addresses][..., None], fmt)
+    if not bool((addresses % element).any()):
+        view = smem[: smem.size - smem.size % element].view(np.dtype(f"u{element}"))
+        raw = view[addresses // element][..., None].view(np.uint8)
+        return decode_elements(raw, fmt)
+    return decode_elements(smem[addresses[..., None] + np.arange(element)], fmt)
+
+
+# --------------------------------------------------------------------------------------
+# Accumulator layout in TMEM [CUTLASS-mma] tmem_frg, PTX data-path layouts
+# --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AccumulatorLayout:
+    """Where D[i, j] (this CTA's rows) lives in TMEM, relative to the D address."""
+
+    rows: int
+    n: int
+    lanes: NDArray[np.int64] | None
+    """Lane of each element, or None for the identity layout (lane i, column j)."""
+    columns: NDArray[np.int64] | None
+    lane_span: int
+    column_span: int
+
+    def read(self, tmem: NDArray[np.uint32], lane0: int, col0: int) -> NDArray[np.uint32]:
+        if self.lanes is None or self.columns is None:
+            return tmem[lane0 : lane0 + self.rows, col0 : col0 + self.n]
+        return tmem[lane0 + self.lanes, col0 + self.columns]
+
+    def write(self, tmem: NDArray[np.uint32], lane0: int, col0: int, values: NDArray[np.uint32]) -> None:
+        if self.lanes is None or self.columns is None:
+            tmem[lane0 : lane0 + self.rows, col0 : col0 + self.n] = values
+        else:
+            tmem[lane0 + self.lanes, col0 + self.columns] = values
+
+
+@cache
+def accumulator_layout(m: int, n: int, cta_group: int) -> AccumulatorLayout:
+    """The data-path layout of D for this CTA's m / cta_group rows."""
+    rows = m // cta_group
+    i = np.arange(rows)[:, None]
+    j = np.arange(n)[None, :]
+    if cta_group == 1 and m == 64:  # layout F: 16 rows in each 32-lane quarter
+        lanes, cols = i % 16 + 32 * (i // 16) + 0 * j, j + 0 * i
+    elif cta_group == 2 and m == 128:  # layout B: the second half of N in lanes 64-127
+        half = n // 2
+        lanes, cols = i + 64 * (j // half), j % half + 0 * i
+    else:  # layouts D (cg1 M=128) and A (cg2 M=256): lane i, column j
+        return AccumulatorLayout(rows, n, None, None, rows, n)
+    return AccumulatorLayout(rows, n, lanes, cols, int(lanes.max()) + 1, int(cols.max()) + 1)
+
+
+def mma_product(
+    a: NDArray[Any], b: NDArray[Any], d: NDArray[np.uint32] | None, idesc: InstrDescriptor, scale_input_d: int
+) -> NDArray[np.uint32]:
+    """D = A·Bᵀ (+ D·2^-scale_input_d) as TMEM cells (float32 / f16 / int32 bits)."""
+    if idesc.a_format in ("s8", "u8"):
+        acc = a.astype(np.int64) @ b.astype(np.int64).T
+        if d is not None:
+            acc = acc + d.view(np.int32).astype(np.int64)
+        if idesc.saturate:
+            acc = np.clip(acc, -(1 << 31), (1 << 31) - 1)
+        return acc.astype(np.int64).astype(np.uint32)
+    if idesc.negate_a:
+        a = -a
+    if idesc.negate_b:
+        b = -b
+    acc32 = a.astype(np.float32) @ b.astype(np.float32).T
+    if d is not None:
+        old = (
+            (d & np.uint32(0xFFFF)).astype(np.uint16).view(np.float16).astype(np.float32)
+            if idesc.d_format == "f16"
+            else d.view(np.float32)
+        )
+        acc32 = acc32 + old * np.float32(2.0**-scale_input_d)
+    if idesc.d_format == "f16":
+        return acc32.astype(np.float16).view(np.uint16).astype(np.uint32)
+    return acc32.astype(np.float32).view(np.uint32)
