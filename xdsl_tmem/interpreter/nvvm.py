@@ -953,6 +953,24 @@ class NvvmFunctions(WarpFunctions):
         )
         return ()
 
+    @impl(nvvm.Tcgen05MmaSmemDescOp)
+    def run_tcgen05_mma_smem_desc(
+        self, interp: Interpreter, op: nvvm.Tcgen05MmaSmemDescOp, args: PythonValues
+    ) -> PythonValues:
+        """start | LBO << 16 | SBO << 32 | 1 << 46 | base << 49 | mode << 52 | swizzle << 61,
+        each field masked to its width (the operands are already encoded, as upstream)."""
+        warp = _warp(interp)
+        fields = ((14, 0), (14, 16), (14, 32), (3, 49), (1, 52), (3, 61))
+        descriptors = np.zeros(WARP, dtype=np.uint64)
+        for lane in warp.active_lanes() if any(isinstance(a, np.ndarray) for a in args) else [0]:
+            value = 1 << 46
+            for arg, (bits, shift) in zip(args, fields, strict=True):
+                value |= (at(arg, lane) & ((1 << bits) - 1)) << shift
+            descriptors[lane] = value
+        if any(isinstance(a, np.ndarray) for a in args):
+            return (descriptors,)
+        return (int(descriptors[0]),)
+
     @impl(nvvm.Tcgen05CpOp)
     def run_tcgen05_cp(self, interp: Interpreter, op: nvvm.Tcgen05CpOp, args: PythonValues) -> PythonValues:
         if op.src_format is not None:
