@@ -9,6 +9,7 @@ and the tcgen05.ld "native image" table of https://tvm.apache.org/docs/tirx/tile
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -80,3 +81,66 @@ def epilogue_rows(d: NDArray[np.float32], threads: int = 128, column_tiles: int 
                 out[tid, tile * 32 + register] = d[32 * warp + row, tile * 32 + col]
                 out[tid, tile * 32 + 16 + register] = d[32 * warp + 16 + row, tile * 32 + col]
     return out
+
+
+# --------------------------------------------------------------------------------------
+# More independent layouts (for tests/test_interpreter_units.py)
+# --------------------------------------------------------------------------------------
+
+
+def swizzle_address(address: int, width: int) -> int:
+    """CuTe `Swizzle<B,4,3>` on an absolute shared-memory byte address (B = 3, 2, 1 for a
+    128, 64, 32-byte swizzle): the 16-byte chunk index XOR address bits 7..; 0 = none."""
+    if width == 0:
+        return address
+    return address ^ (((address >> 7) & (width // 16 - 1)) << 4)
+
+
+def mn_major_byte_offset(i: int, k: int, element: int, lbo: int, sbo: int, width: int) -> int:
+    """Byte offset (before swizzling) of MN index `i`, K index `k` in an MN-major tile,
+    from CUTLASS's canonical forms (units of elements, T = 16 bytes / element):
+    no swizzle ((T,1,m),(8,k)):((1,T,SBO),(1T,LBO)); a W-byte swizzle
+    ((T,W/16,m),(8,k)):((1,T,LBO),((W/16)T,SBO))."""
+    t = 16 // element
+    if width == 0:
+        return (i % t) * element + (i // t) * sbo + (k % 8) * 16 + (k // 8) * lbo
+    chunks = width // 16
+    return (i % t) * element + (i // t % chunks) * 16 + i // (t * chunks) * lbo + (k % 8) * width + (k // 8) * sbo
+
+
+def place_operand(
+    matrix: NDArray[Any], offset: Callable[[int, int], int], width: int, base: int = 0
+) -> NDArray[np.uint8]:
+    """Bytes of shared memory holding `matrix` (rows x k) with element (i, k) at
+    `swizzle_address(base + offset(i, k), width)`."""
+    rows, k = matrix.shape
+    element = matrix.dtype.itemsize
+    places = [(i, kk, swizzle_address(base + offset(i, kk), width)) for i in range(rows) for kk in range(k)]
+    out = np.zeros(max(p for _, _, p in places) + element, dtype=np.uint8)
+    for i, kk, place in places:
+        out[place : place + element] = matrix[i : i + 1, kk].view(np.uint8)
+    return out
+
+
+LDST_REGISTERS_PER_X = {"32x32b": 1, "16x64b": 1, "16x128b": 2, "16x256b": 4, "16x32bx2": 1}
+"""Registers per thread of one `.x1` of each tcgen05.ld / st shape (ptx-nvvm.md §1.4)."""
+
+
+def ldst_cell(shape: str, lane: int, register: int, split: int = 0, pack: bool = False) -> tuple[int, int]:
+    """(TMEM lane, column) relative to the address of register `register` of lane `lane`
+    for tcgen05.ld / st (TVM's "native image" table, confirmed against CUTLASS
+    `Copy_Traits<SM100_TMEM_LOAD_*>`). With `pack` it is the column of the low 16-bit
+    half (the high half is the next column): every column doubles, except the
+    16x32bx2 split, which counts TMEM columns (CUTLASS passes 2N for a packed .xN)."""
+    match shape:
+        case "32x32b":
+            row, column = lane, register
+        case "16x64b":
+            row, column = lane // 4 + 8 * (lane % 2), (lane // 2) % 2 + 2 * register
+        case "16x128b":
+            row, column = lane // 4 + 8 * (register % 2), lane % 4 + 4 * (register // 2)
+        case "16x256b":
+            row, column = fragment_16x256b(lane, register)
+        case _:  # 16x32bx2: lanes 16-31 read the same 16 TMEM lanes `split` columns further
+            return lane % 16, (2 * register if pack else register) + (lane // 16) * split
+    return row, 2 * column if pack else column

@@ -47,7 +47,10 @@ def f16_operands(seed: int, a_rows: int, b_rows: int) -> tuple[NDArray[np.float1
 def expected_cg1(a: NDArray[np.float16], b: NDArray[np.float16], tiles: int) -> NDArray[np.float32]:
     """Every tile computes A(128x32) . B(256x32)^T from the K-major buffers (LBO 128 B,
     SBO 512 B); each thread stores its registers in 16x256b order."""
-    d = kmajor_matrix(a, 128, 32, 128, 512).astype(np.float32) @ kmajor_matrix(b, 256, 32, 128, 512).astype(np.float32).T
+    d = (
+        kmajor_matrix(a, 128, 32, 128, 512).astype(np.float32)
+        @ kmajor_matrix(b, 256, 32, 128, 512).astype(np.float32).T
+    )
     return np.tile(epilogue_rows(d), (tiles, 1, 1))
 
 
@@ -97,7 +100,12 @@ def test_matmul_cg2(lowered: bool, schedule: str, seed: int) -> None:
     out = np.zeros(tiles * 256 * 256, np.float32)
     module = load(EXAMPLES / "matmul_cg2.mlir", lowered)
     result = run_kernel(
-        module, "matmul_cg2", block=160, args={"out": out, "a": a, "b": b, "ntiles": tiles}, schedule=schedule, seed=seed
+        module,
+        "matmul_cg2",
+        block=160,
+        args={"out": out, "a": a, "b": b, "ntiles": tiles},
+        schedule=schedule,
+        seed=seed,
     )
     assert result.report.launch.cluster == (2, 1, 1)  # from nvvm.cluster_dim
     halves_a = [kmajor_matrix(a[4096 * r : 4096 * (r + 1)], 128, 32, 128, 512) for r in range(2)]
@@ -164,7 +172,9 @@ def _without(path: Path, pattern: str) -> ModuleOp:
 def _run_deadlocked(module: ModuleOp, kernel: str) -> KernelDeadlock:
     a, b = f16_operands(0, 128, 256)
     with pytest.raises(KernelDeadlock) as caught:
-        run_kernel(module, kernel, block=160, args={"out": np.zeros(3 * 128 * 256, np.float32), "a": a, "b": b, "ntiles": 3})
+        run_kernel(
+            module, kernel, block=160, args={"out": np.zeros(3 * 128 * 256, np.float32), "a": a, "b": b, "ntiles": 3}
+        )
     return caught.value
 
 
@@ -195,7 +205,9 @@ def test_missing_epilogue_arrive_deadlocks(lowered: bool) -> None:
     reasons = {w.name: w.reason for w in deadlock.blocked}
     assert "@accum_bars[2] for parity 0; barrier phase bit 0 (0 completed), pending 128 of 128" in reasons["warp 4"]
     for warp in range(4):
-        assert "@accum_bars[0] for parity 1; barrier phase bit 1 (1 completed), pending 1 of 1" in reasons[f"warp {warp}"]
+        assert (
+            "@accum_bars[0] for parity 1; barrier phase bit 1 (1 completed), pending 1 of 1" in reasons[f"warp {warp}"]
+        )
 
 
 def test_step_limit() -> None:

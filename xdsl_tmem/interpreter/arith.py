@@ -24,6 +24,7 @@ from xdsl.interpreter import Interpreter, PythonValues, impl, register_impls
 from xdsl.ir import Attribute, Operation
 
 from xdsl_tmem.interpreter.executor import WarpFunctions
+from xdsl_tmem.interpreter.machine import Hazard
 from xdsl_tmem.interpreter.values import (
     WARP,
     Lanes,
@@ -85,7 +86,7 @@ def int_bitwise(name: str) -> Callable[[Value, Value, int], Value]:
 
 def _check_divisor(b: Value) -> None:
     if (b == 0) if not isinstance(b, np.ndarray) else bool((b == 0).any()):
-        raise ZeroDivisionError("integer division by zero")
+        raise Hazard("division-by-zero", "integer division by zero (undefined in LLVM and PTX)")
 
 
 def int_div(a: Value, b: Value, w: int, signed: bool, rem: bool) -> Value:
@@ -94,9 +95,13 @@ def int_div(a: Value, b: Value, w: int, signed: bool, rem: bool) -> Value:
     if signed:
         sa, sb = as_signed(a, w), as_signed(b, w)
         if _arrays(a, b):
-            q = np.trunc(np.divide(np.asarray(sa, np.float64), sb)).astype(np.int64)
-            r = np.asarray(sa, np.int64) - q * np.asarray(sb, np.int64)
-            return collapse(canonical((r if rem else q).astype(np.int64).astype(dtype_of_width(w)), w))
+            # Exact in int64 (a float64 quotient loses precision beyond 2^53): fmod truncates
+            # like C's %, so (a - r) / b is exact. MIN / -1 (undefined) wraps to MIN.
+            sa64, sb64 = np.asarray(sa, np.int64), np.asarray(sb, np.int64)
+            with np.errstate(over="ignore", divide="ignore"):
+                r = np.fmod(sa64, sb64)
+                q = (sa64 - r) // sb64
+            return collapse(canonical((r if rem else q).astype(dtype_of_width(w)), w))
         q = abs(sa) // abs(sb) * (1 if (sa >= 0) == (sb >= 0) else -1)
         return canonical(sa - q * sb if rem else q, w)
     if _arrays(a, b):

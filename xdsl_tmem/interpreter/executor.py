@@ -108,11 +108,10 @@ class WarpFunctions(InterpreterFunctions):
     def static(self, op: _OpT, compute: Callable[[_OpT], _T]) -> _T:
         """`compute(op)`, once per op: what an implementation derives from the op's
         types and properties (widths, layouts), off the hot path."""
-        try:
-            return self._static[op]
-        except KeyError:
+        value = self._static.get(op)
+        if value is None:
             value = self._static[op] = compute(op)
-            return value
+        return value
 
     @classmethod
     def structured_impls(cls) -> Iterable[tuple[type[Operation], Callable[..., StructuredGen]]]:
@@ -378,14 +377,16 @@ class Warp(Interpreter):
                 did_sync = True
                 continue
             frame = cast(BlockFrame, frame)
-            plan, env = frame.plan, frame.env
+            plan, env, pc = frame.plan, frame.env, frame.pc
             # The hot loop: straight-line ops of one block.
             while True:
-                planned = plan[frame.pc]
+                planned = plan[pc]
                 op, operands, results, kind, ft, fn, sync = planned
                 if sync and did_sync:
+                    frame.pc = pc
                     return self._yield()
                 if cluster.step >= limit:
+                    frame.pc = pc
                     raise StepLimit()
                 args = tuple([env[v] for v in operands])
                 cluster.step += 1
@@ -393,16 +394,19 @@ class Warp(Interpreter):
                     if kind is SIMPLE:
                         for slot, value in zip(results, fn(ft, self, op, args).values, strict=False):
                             env[slot] = value
-                        frame.pc += 1
+                        pc += 1
                         if sync:
                             did_sync = True
                             self._synced(op)
                         continue
+                    frame.pc = pc
                     self._control(frame, planned, args)
                 except Blocked as b:
                     cluster.step -= 1
+                    frame.pc = pc
                     return self._block(op, b)
-                except (Hazard, Unsupported, ValueError, ZeroDivisionError, OverflowError) as e:
+                except (Hazard, Unsupported, ValueError, OverflowError) as e:
+                    frame.pc = pc
                     raise OpError(op, self, e) from e
                 if sync:
                     did_sync = True

@@ -92,21 +92,8 @@ def _columns(count: int) -> NDArray[np.int64]:
     return np.arange(count, dtype=np.int64)
 
 
-def _region(
-    cluster: Cluster, addresses: NDArray[Any], size: int
-) -> tuple[NDArray[np.uint8], NDArray[np.int64], dict[np.dtype[Any], NDArray[Any]]]:
-    """The byte array all `addresses` fall in, their offsets in it, and its cache of
-    element views (one region per access)."""
-    lo, hi = int(addresses.min()), int(addresses.max())
-    if hi < SHARED_LIMIT and lo >> RANK_SHIFT == hi >> RANK_SHIFT:
-        cta, first = cluster.cta_of(lo)
-        cta.shared_slice(first, hi - lo + size)
-        return cta.smem, addresses.astype(np.int64) - (lo - first), cta.smem_views
-    if lo >= GLOBAL_BASE:
-        buffer, _ = cluster.memory.locate(lo, size)
-        if hi + size <= buffer.base + buffer.data.size:
-            return buffer.data, addresses.astype(np.int64) - buffer.base, buffer.views
-    raise Hazard(
+def _spans(lo: int, hi: int) -> Hazard:
+    return Hazard(
         "out-of-bounds",
         f"one access spans several memories (addresses 0x{lo:x}..0x{hi:x}); the interpreter supports a warp "
         "access to one shared memory or one kernel buffer at a time",
@@ -116,13 +103,26 @@ def _region(
 def _access(
     cluster: Cluster, addresses: NDArray[Any], dtype: np.dtype[Any], size: int
 ) -> tuple[NDArray[Any], NDArray[np.int64], bool]:
-    """(memory view, per-lane index of shape (lanes, count), indexes whole elements?).
-
-    Aligned accesses index the memory viewed as `dtype` elements (fewer, cheaper
-    indices); misaligned ones fall back to bytes."""
-    data, offsets, views = _region(cluster, addresses, size)
+    """(memory view, per-lane index of shape (lanes, count), indexes whole elements?)
+    for a warp access at per-lane `addresses`, all inside one shared memory or one
+    kernel buffer. Aligned accesses index the memory viewed as `dtype` elements
+    (fewer, cheaper indices); misaligned ones fall back to bytes."""
+    lo, hi = int(addresses.min()), int(addresses.max())
+    if hi < SHARED_LIMIT and lo >> RANK_SHIFT == hi >> RANK_SHIFT:
+        cta, first = cluster.cta_of(lo)
+        cta.shared_slice(first, hi - lo + size)
+        data, views, base = cta.smem, cta.smem_views, lo - first
+    elif lo >= GLOBAL_BASE:
+        buffer, _ = cluster.memory.locate(lo, size)
+        if hi + size > buffer.base + buffer.data.size:
+            cluster.memory.locate(hi, size)  # raises if out of bounds
+            raise _spans(lo, hi)
+        data, views, base = buffer.data, buffer.views, buffer.base
+    else:
+        raise _spans(lo, hi)
+    offsets = addresses.astype(np.int64) - base
     item = dtype.itemsize
-    if item > 1 and not int(np.bitwise_or.reduce(offsets)) & (item - 1):
+    if item > 1 and not (lo - base) & (item - 1) and not int(np.bitwise_or.reduce(offsets)) & (item - 1):
         view = views.get(dtype)
         if view is None:
             view = views[dtype] = data[: data.size - data.size % item].view(dtype)

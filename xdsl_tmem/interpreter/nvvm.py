@@ -47,7 +47,7 @@ from xdsl_tmem.interpreter.tcgen05 import (
     ldst_plan,
     mma_product,
 )
-from xdsl_tmem.interpreter.values import WARP, Lanes, Value, canonical, format_lanes, uniform
+from xdsl_tmem.interpreter.values import WARP, Lanes, UnsupportedValue, Value, canonical, format_lanes, uniform
 
 # --------------------------------------------------------------------------------------
 # Helpers
@@ -475,8 +475,7 @@ def tcgen05_mma(
     and leave it in flight until the issuing thread's next commit completes."""
     for lane in warp.active_lanes():
         if disable_output_lane is not None and np.asarray(disable_output_lane)[lane].any():
-            raise Hazard(
-                "unsupported",
+            raise UnsupportedValue(
                 "tcgen05.mma with a non-zero disable-output-lane mask is not modelled (its bit order is undocumented)",
             )
         try:
@@ -551,8 +550,7 @@ def tcgen05_cp(
     for lane in warp.active_lanes():
         words = {"shape_128x256b": 8, "shape_128x128b": 4, "shape_32x128b": 4}.get(shape)
         if words is None or (shape == "shape_32x128b") != (multicast == "warpx4"):
-            raise Hazard(
-                "unsupported",
+            raise UnsupportedValue(
                 f"tcgen05.cp {shape} {multicast} is not modelled (128x256b, 128x128b, 32x128b.warpx4 are)",
             )
         try:
@@ -815,7 +813,7 @@ class NvvmFunctions(WarpFunctions):
     @impl(nvvm.BarrierOp)
     def run_barrier(self, interp: Interpreter, op: nvvm.BarrierOp, args: PythonValues) -> PythonValues:
         if op.reduction_op is not None or op.res is not None:
-            raise Hazard("unsupported", "nvvm.barrier with a reduction is not modelled")
+            raise UnsupportedValue("nvvm.barrier with a reduction is not modelled")
         values = iter(args)
         barrier_id = int(next(values)) if op.barrier_id is not None else 0
         threads = int(next(values)) if op.number_of_threads is not None else None
@@ -974,7 +972,7 @@ class NvvmFunctions(WarpFunctions):
     @impl(nvvm.Tcgen05CpOp)
     def run_tcgen05_cp(self, interp: Interpreter, op: nvvm.Tcgen05CpOp, args: PythonValues) -> PythonValues:
         if op.src_format is not None:
-            raise Hazard("unsupported", "tcgen05.cp with a decompressing source format is not modelled")
+            raise UnsupportedValue("tcgen05.cp with a decompressing source format is not modelled")
         tcgen05_cp(_warp(interp), op, args[0], args[1], op.shape.data.value, op.multicast.data.value, op.group.as_int())
         return ()
 
@@ -987,7 +985,7 @@ class NvvmFunctions(WarpFunctions):
 
     @impl(nvvm.Tcgen05ShiftOp)
     def run_tcgen05_shift(self, interp: Interpreter, op: nvvm.Tcgen05ShiftOp, args: PythonValues) -> PythonValues:
-        raise Hazard("unsupported", "tcgen05.shift is not modelled (its column footprint is not documented here)")
+        raise UnsupportedValue("tcgen05.shift is not modelled (its column footprint is not documented here)")
 
 
 def _sreg_impl(self: NvvmFunctions, interp: Interpreter, op: Operation, args: PythonValues) -> PythonValues:

@@ -360,9 +360,9 @@ def run_kernel(
         raise KernelStepLimit(max_steps, report) from None
     except OpError as e:
         _finish(report, all_warps, scheduler, start)
-        error = e.error
-        kind, message = (error.kind, error.message) if isinstance(error, Hazard) else ("unsupported", str(error))
-        raise KernelHazard(kind, message, e.op, e.warp.name, report) from None
+        if not isinstance(e.error, Hazard):  # the model lacks something the program needs
+            raise LaunchError(f"xdsl-tmem-run: {e.op.name}: {e.error}", e.op) from None
+        raise KernelHazard(e.error.kind, e.error.message, e.op, e.warp.name, report) from None
     _finish(report, all_warps, scheduler, start)
     return RunResult(outputs, report)
 

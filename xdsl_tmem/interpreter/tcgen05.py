@@ -371,6 +371,13 @@ def mma_product(
         a = -a
     if idesc.negate_b:
         b = -b
+    with np.errstate(over="ignore", invalid="ignore"):  # inf / NaN propagate as IEEE arithmetic does [U]
+        return _float_product(a, b, d, idesc, scale_input_d)
+
+
+def _float_product(
+    a: NDArray[Any], b: NDArray[Any], d: NDArray[np.uint32] | None, idesc: InstrDescriptor, scale_input_d: int
+) -> NDArray[np.uint32]:
     acc32 = a.astype(np.float32) @ b.astype(np.float32).T
     if d is not None:
         old = (
