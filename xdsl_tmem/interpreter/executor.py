@@ -353,14 +353,6 @@ class Warp(Interpreter):
             return False
         return self.wake() if self.wake is not None else self.blocked_version != version
 
-    def current_op(self) -> Operation | None:
-        if not self.stack:
-            return None
-        frame = self.stack[-1]
-        if isinstance(frame, BlockFrame):
-            return frame.plan[frame.pc].op
-        return frame.planned.op
-
     def run(self, limit: int) -> Status:
         """Execute until the second sync point of this turn, a block, or the end."""
         cluster = self.cluster
@@ -590,7 +582,3 @@ class Scheduler:
                 raise Deadlock(live)
             trace.append(choice)
             agents[choice].run(max_steps)
-
-
-def describe_lanes(mask: Mask) -> str:
-    return format_lanes(mask) if not bool(mask.all()) else f"0-{WARP - 1}"

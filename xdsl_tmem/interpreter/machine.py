@@ -132,9 +132,6 @@ class TmemAllocator:
     def is_free(self, start: int, ncols: int) -> bool:
         return all(start + ncols <= s or s + n <= start for s, n in self.allocations.items())
 
-    def used_columns(self) -> int:
-        return sum(self.allocations.values())
-
 
 @dataclass(slots=True)
 class AsyncOp:

@@ -87,23 +87,8 @@ def dtype_of(t: Attribute) -> np.dtype[Any]:
             raise UnsupportedValue(f"no run-time representation for values of type {other}")
 
 
-def signed_dtype(width: int) -> np.dtype[Any]:
-    return _SIGNED[width]
-
-
-def mask_bits(width: int) -> int:
-    return (1 << width) - 1
-
-
 def is_lanes(v: Value) -> bool:
     return isinstance(v, np.ndarray)
-
-
-def broadcast(v: Value, dtype: np.dtype[Any]) -> Lanes:
-    """`v` as a (32,) array of `dtype`."""
-    if isinstance(v, np.ndarray):
-        return cast(Lanes, v.astype(dtype, copy=False))
-    return np.full(WARP, v, dtype=dtype)
 
 
 def uniform(v: Value, mask: Mask) -> Value | None:
