@@ -1,6 +1,6 @@
 """tcgen05 data layouts, descriptors and MMA numerics.
 
-Sources (see docs/interpreter.md for the full table and confidence of each fact):
+Sources (docs/tcgen05_layouts.md has the full notes and the confidence of each fact):
 
 * [TVM] https://tvm.apache.org/docs/tirx/tile_ops/tcgen05_ld_st.html, table "Native
   images" - which register of which lane holds which TMEM cell for each tcgen05.ld/st
