@@ -44,7 +44,8 @@ from xdsl.interpreter import (
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.traits import IsTerminator
 
-from xdsl_tmem.interpreter.machine import AsyncOp, Blocked, Cluster, Cta, Hazard
+from xdsl_tmem.interpreter.hazards import WarpClock
+from xdsl_tmem.interpreter.machine import AsyncOp, Blocked, Cluster, Cta, Hazard, MBarrier
 from xdsl_tmem.interpreter.values import WARP, Mask, Value, format_lanes
 
 # --------------------------------------------------------------------------------------
@@ -248,12 +249,13 @@ class StepLimit(Exception):
 
 
 class OpError(Exception):
-    """A hazard or unsupported value met while running `op` in `warp`."""
+    """A hazard or unsupported value met while running `op` in agent `where` (a warp or
+    a tensor core)."""
 
-    def __init__(self, op: Operation, warp: Warp, error: Exception):
+    def __init__(self, op: Operation, where: str, error: Exception):
         super().__init__(str(error))
         self.op = op
-        self.warp = warp
+        self.where = where
         self.error = error
 
 
@@ -303,11 +305,21 @@ class Warp(Interpreter):
         self.blocked_op: Operation | None = None
         self.blocked_version = -1
         self.wake: Callable[[], bool] | None = None
+        self.blocked_wait: tuple[int, int] | None = None
+        """(barrier address, parity) of the mbarrier wait the warp is blocked at."""
         self.op_state: Any = None
         """Scratch state of a blocking op that has partly happened (e.g. bar.sync arrived)."""
         self.pending_tmem: list[AsyncOp] = []
         """This warp's tcgen05.ld / st not yet waited for."""
         self.cluster_arrival: int | None = None
+        self.clock = WarpClock(0, 0, 0, False)
+        """Happens-before knowledge (hazards.py); sized by the launcher."""
+        self.seen_phases: dict[tuple[int, int], int] = {}
+        """(CTA, barrier offset) → phases this warp's waits on it have consumed."""
+        self.last_sync = ""
+        """This warp's last successful synchronisation, for hazard reports."""
+        self.unpublished_inits: list[MBarrier] = []
+        """mbarriers this warp initialised since its last fence.mbarrier_init."""
         self.poll_failed: str | None = None
         """Set by a non-blocking barrier test that failed (the warp is spinning): why."""
         self.poll_version = -1
@@ -399,7 +411,7 @@ class Warp(Interpreter):
                     return self._block(op, b)
                 except (Hazard, Unsupported, ValueError, OverflowError) as e:
                     frame.pc = pc
-                    raise OpError(op, self, e) from e
+                    raise OpError(op, self.name, e) from e
                 if sync:
                     did_sync = True
                     self._synced(op)
@@ -431,7 +443,7 @@ class Warp(Interpreter):
             self._block(frame.planned.op, b)
             return
         except (Hazard, Unsupported, ValueError) as e:
-            raise OpError(frame.planned.op, self, e) from e
+            raise OpError(frame.planned.op, self.name, e) from e
         self.status = Status.READY
         self._synced(frame.planned.op)
         frame.pending = None
@@ -458,7 +470,7 @@ class Warp(Interpreter):
         assert isinstance(terminator, ReturnedValues)
         stack.pop()
         if not stack:
-            self.status = Status.DONE
+            self._exit()
             return
         parent = stack[-1]
         assert isinstance(parent, GenFrame)
@@ -497,6 +509,13 @@ class Warp(Interpreter):
             self.stack.append(BlockFrame(block, self.program.plan(block), env, mask))
         self.mask = mask
 
+    def _exit(self) -> Status:
+        """The kernel function returned: the warp is done; the CTA exits with its last warp."""
+        self.status = Status.DONE
+        if all(w.status is Status.DONE for w in self.cluster_warps[self.cta.rank]):
+            self.cta.exited_at = self.cluster.step
+        return Status.DONE
+
     def _yield(self) -> Status:
         self.status = Status.READY
         return Status.READY
@@ -504,6 +523,7 @@ class Warp(Interpreter):
     def _block(self, op: Operation, blocked: Blocked) -> Status:
         self.status = Status.BLOCKED
         self.blocked_reason = blocked.reason
+        self.blocked_wait = blocked.wait
         self.wake = blocked.wake
         self.blocked_op = op
         self.blocked_version = self.cluster.version
@@ -527,7 +547,11 @@ class TensorCore:
         return bool(self.cta.commits)
 
     def run(self, limit: int) -> Status:
-        self.cluster.complete_commit(self.cta)
+        commit = self.cta.commits[0]
+        try:
+            self.cluster.complete_commit(self.cta)
+        except Hazard as e:
+            raise OpError(commit.op, f"the tensor core of CTA {self.cta.rank}", e) from e
         return Status.READY
 
 
@@ -556,8 +580,7 @@ class Scheduler:
     trace: list[int] = field(default_factory=list[int])
     """Index of the agent chosen at each step (a replayable schedule)."""
 
-    def run(self, warps: list[Warp], cores: list[TensorCore], max_steps: int) -> None:
-        agents: list[Agent] = [*warps, *cores]
+    def run(self, agents: Sequence[Agent], warps: Sequence[Warp], max_steps: int) -> None:
         count = len(agents)
         rng = random.Random(self.seed)
         trace = self.trace

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeAlias
 
 import numpy as np
 from numpy.typing import NDArray
@@ -35,6 +35,9 @@ OFFSET_MASK = (1 << RANK_SHIFT) - 1
 GLOBAL_BASE = 1 << 40
 SHARED_LIMIT = 1 << 32
 MAX_SHARED_BYTES = 232448  # 227 KiB per CTA on sm_100
+INF = 1 << 62
+"""The completion epoch of an access still in flight."""
+Clock: TypeAlias = NDArray[np.int64]
 
 
 class Hazard(Exception):
@@ -42,10 +45,12 @@ class Hazard(Exception):
 
     `kind` is a stable class name (`divergent-sync-aligned`, `out-of-bounds`, ...)."""
 
-    def __init__(self, kind: str, message: str):
+    def __init__(self, kind: str, message: str, related: list[tuple[Any, str]] | None = None):
         super().__init__(f"{kind}: {message}")
         self.kind = kind
         self.message = message
+        self.related = related or []
+        """(op, what it is) pairs the report points at besides the failing op."""
 
 
 class Blocked(Exception):
@@ -56,10 +61,12 @@ class Blocked(Exception):
     `wake`, if given, tells when a retry can succeed (e.g. the awaited barrier
     completed a phase); without it the warp retries after any change."""
 
-    def __init__(self, reason: str, wake: Callable[[], bool] | None = None):
+    def __init__(self, reason: str, wake: Callable[[], bool] | None = None, wait: tuple[int, int] | None = None):
         super().__init__(reason)
         self.reason = reason
         self.wake = wake
+        self.wait = wait
+        """(barrier address, parity) when blocked at an mbarrier wait."""
 
 
 # --------------------------------------------------------------------------------------
@@ -78,14 +85,25 @@ class MBarrier:
     tx: int = 0
     completed: int = 0
     """Number of completed phases; the phase bit is `completed & 1`."""
+    init: tuple[int, int] = (0, 0)
+    """The (clock component, value) of the mbarrier.init event."""
+    init_fence: tuple[int, int] | None = None
+    """The fence.mbarrier_init event that publishes the init to the cluster."""
+    clock: Clock | None = None
+    """Everything released into the current phase."""
+    history: list[Clock | None] = field(default_factory=list[Clock | None])
+    """The clock each completed phase released to its waiters."""
+    commit_arrivals: int = 0
+    thread_arrivals: int = 0
 
     @property
     def phase_bit(self) -> int:
         return self.completed & 1
 
-    def arrive(self, count: int) -> None:
+    def arrive(self, count: int, clock: Clock | None = None) -> None:
         # One arrival at a time: arrivals beyond the pending count go to the next phase.
         while count > 0:
+            self.clock = _join(self.clock, clock)
             take = min(count, self.pending)
             self.pending -= take
             count -= take
@@ -94,7 +112,8 @@ class MBarrier:
             elif take == 0:
                 break
 
-    def add_tx(self, delta: int) -> None:
+    def add_tx(self, delta: int, clock: Clock | None = None) -> None:
+        self.clock = _join(self.clock, clock)
         self.tx += delta
         if self.pending == 0 and self.tx == 0:
             self.complete_phase()
@@ -102,6 +121,8 @@ class MBarrier:
     def complete_phase(self) -> None:
         self.completed += 1
         self.pending = self.expected
+        self.history.append(self.clock)
+        self.clock = None
 
     def parity_passes(self, parity: int) -> bool:
         return self.phase_bit != (parity & 1)
@@ -119,6 +140,29 @@ class NamedBarrier:
     expected: int = 0
     arrived: int = 0
     generation: int = 0
+    clock: Clock | None = None
+    released: dict[int, Clock | None] = field(default_factory=dict[int, Clock | None])
+    """Generation → the clock its completion released."""
+
+    def arrive(self, threads: int, clock: Clock) -> bool:
+        """Count `threads`; True when this arrival completes the generation."""
+        self.clock = _join(self.clock, clock)
+        self.arrived += threads
+        if self.arrived < self.expected:
+            return False
+        self.released[self.generation] = self.clock
+        self.generation += 1
+        self.arrived = 0
+        self.clock = None
+        return True
+
+
+def _join(clock: Clock | None, other: Clock | None) -> Clock | None:
+    if other is None:
+        return clock
+    if clock is None:
+        return other.copy()
+    return np.maximum(clock, other)
 
 
 @dataclass
@@ -149,8 +193,21 @@ class AsyncOp:
     columns: tuple[int, int]
     """TMEM columns [start, end) touched."""
     writes: bool
+    issuer_cta: int = 0
+    issuer: int = -1
+    """Issuing thread (CTA-relative) of a tensor-pipe op (mma, cp); -1 for ld / st."""
+    pipe: bool = False
+    comp: int = -1
+    """The clock component of the event that completes the access."""
+    epoch: int = INF
+    """Its value; INF while the access is in flight."""
     complete_step: int | None = None
+    completed_by: str = ""
     commit_op: Any = None
+    released_in_flight: bool = False
+    """A load whose warp released (arrived, synced) before its wait::ld."""
+    observed: str = ""
+    """The issuing warp's last synchronisation, for reports."""
 
 
 @dataclass
@@ -163,6 +220,8 @@ class PendingCommit:
     op: Any
     warp: int
     lane: int
+    clock: Clock | None = None
+    """What the committing warp released."""
 
 
 # --------------------------------------------------------------------------------------
@@ -248,7 +307,19 @@ class Cta:
         self.named: dict[int, NamedBarrier] = {}
         self.inflight: dict[int, list[AsyncOp]] = {}
         """thread id → its async tcgen05 ops not yet tracked by a commit."""
+        self.issued: dict[int, int] = {}
+        """thread id → number of async tcgen05 ops it issued."""
+        self.last_commit: dict[tuple[int, int, int], int] = {}
+        """(thread, target CTA, barrier offset) → `issued` at that thread's last commit to it."""
         self.commits: list[PendingCommit] = []
+        self.tmem_live: list[list[AsyncOp]] = [[] for _ in range(TMEM_COLUMNS // 32)]
+        """Live TMEM accesses by 32-column bucket (hazards.py)."""
+        self.cta_group: int | None = None
+        """The cta_group of the CTA's tcgen05 operations (one per kernel, as ptxas requires)."""
+        self.exited_at: int | None = None
+        self.alloc_sites: dict[int, Any] = {}
+        """First column → the op that allocated it (for missing-dealloc reports)."""
+        """The step at which the CTA's last warp exited."""
 
     def barrier(self, offset: int) -> MBarrier:
         bar = self.mbarriers.get(offset)
@@ -286,6 +357,10 @@ class Cluster:
         self.tmem_events: list[tuple[str, int, int, int, int]] = []
         """(alloc | dealloc, CTA rank, first column, columns, cta_group) in order."""
         self.mma_count = 0
+        self.clock_size = 0
+        self.tc_base = 0
+        """Clock component of CTA 0's tensor core (hazards.py); set by the launcher."""
+        self.tc_count = [0] * len(ctas)
         self.pair_allocs: dict[int, dict[int, Any]] = {}
         """Even CTA rank → the pair's pending cta_group::2 allocations by rank."""
         self.step = 0
@@ -322,10 +397,27 @@ class Cluster:
         return buffer.data[offset : offset + size]
 
     def complete_commit(self, cta: Cta) -> None:
-        """The tensor core finishes the oldest pending commit's ops and arrives."""
+        """The tensor core finishes the oldest pending commit's ops (in issue order) and
+        arrives, releasing the committing warp's clock and this completion."""
         commit = cta.commits.pop(0)
-        for op in commit.ops:
-            op.complete_step = self.step
+        comp = self.tc_base + cta.rank
+        self.tc_count[cta.rank] += 1
+        epoch = self.tc_count[cta.rank]
+        name = commit.op.name if commit.op is not None else "tcgen05.commit"
+        for record in commit.ops:
+            record.comp, record.epoch, record.complete_step = comp, epoch, self.step
+            record.completed_by = f"{name} of warp {commit.warp} lane {commit.lane}"
+        clock = np.zeros(self.clock_size, dtype=np.int64) if commit.clock is None else commit.clock.copy()
+        clock[comp] = max(int(clock[comp]), epoch)
         for rank, offset in commit.barriers:
-            self.ctas[rank].barrier(offset).arrive(1)
+            target = self.ctas[rank]
+            if target.exited_at is not None:
+                raise Hazard(
+                    "exit-with-pending-remote",
+                    f"the commit's arrival on mbarrier {target.describe(offset)} of CTA {rank} comes after that CTA "
+                    f"exited (step {target.exited_at})",
+                )
+            bar = target.barrier(offset)
+            bar.commit_arrivals += 1
+            bar.arrive(1, clock)
         self.changed()

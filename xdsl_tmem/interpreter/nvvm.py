@@ -24,12 +24,14 @@ from xdsl_tmem.dialects import nvvm
 from xdsl_tmem.dialects.llvm_ext import ConstantRangeAttr
 from xdsl_tmem.dialects.utils import check_alloc_columns
 from xdsl_tmem.interpreter.executor import Warp, WarpFunctions
+from xdsl_tmem.interpreter.hazards import check_access, check_dealloc, complete
 from xdsl_tmem.interpreter.machine import (
     OFFSET_MASK,
     RANK_SHIFT,
     TMEM_COLUMNS,
     AsyncOp,
     Blocked,
+    Clock,
     Cta,
     Hazard,
     MBarrier,
@@ -101,41 +103,125 @@ def mbarrier_init(warp: Warp, address: Value, count: Value, predicate: Value = T
         n = at(count, lane)
         if not 1 <= n < (1 << 20):
             raise Hazard("mbarrier-count-invalid", f"mbarrier.init count must be in [1, 2^20 - 1], got {n}")
-        cta.mbarriers[offset] = MBarrier(cta.rank, offset, expected=n, pending=n)
+        bar = MBarrier(cta.rank, offset, expected=n, pending=n, init=(warp.clock.generic, warp.clock.tick()))
+        cta.mbarriers[offset] = bar
+        warp.unpublished_inits.append(bar)
+
+
+def fence_mbarrier_init(warp: Warp) -> None:
+    """`fence.mbarrier_init.release.cluster`: publishes this warp's earlier inits to the cluster."""
+    stamp = (warp.clock.generic, warp.clock.tick())
+    for bar in warp.unpublished_inits:
+        bar.init_fence = stamp
+    warp.unpublished_inits.clear()
+
+
+def use_barrier(warp: Warp, address: int, what: str, knowledge: Clock | None = None) -> MBarrier:
+    """The mbarrier at `address`, which `warp` may use only after its init (semantics.md
+    §9.15): locally, ordered after the mbarrier.init; from another CTA, ordered after a
+    fence.mbarrier_init that followed it (and the cluster barrier that carries it)."""
+    cluster = warp.cluster
+    cta, offset = cluster.cta_of(address)
+    bar = cta.barrier(offset)
+    vc = warp.clock.vc if knowledge is None else knowledge
+    where = cluster.describe_barrier(address)
+    if cta is not warp.cta:
+        fence = bar.init_fence
+        if fence is None or int(vc[fence[0]]) < fence[1]:
+            raise Hazard(
+                "remote-arrive-before-fence",
+                f"{what} by {warp.name} on mbarrier {where} of CTA {cta.rank} is not ordered after a "
+                "fence.mbarrier_init following its init (publish inits with fence.mbarrier_init and a cluster "
+                "barrier before any remote arrive)",
+            )
+    elif int(vc[bar.init[0]]) < bar.init[1]:
+        raise Hazard(
+            "barrier-before-init",
+            f"{what} by {warp.name} uses mbarrier {where}, but its mbarrier.init is not ordered before this use "
+            "(no barrier synchronises the initialising thread with this warp)",
+        )
+    if cta.exited_at is not None:
+        raise Hazard(
+            "exit-with-pending-remote",
+            f"{what} by {warp.name} on mbarrier {where}: CTA {cta.rank} exited at step {cta.exited_at}",
+        )
+    return bar
+
+
+def release_reads(warp: Warp) -> None:
+    """A thread synchronisation while this warp's loads are in flight (hazard class
+    release-before-wait-ld if another warp then writes the cells)."""
+    for record in warp.pending_tmem:
+        if not record.writes:
+            record.released_in_flight = True
 
 
 def mbarrier_arrive(warp: Warp, address: Value, count: Value = 1) -> Value:
     """Arrive from every active lane; returns the state token (the phase arrived in)."""
     lanes = warp.active_lanes()
+    release_reads(warp)
+    clock = warp.clock.release()
     if not isinstance(address, np.ndarray) and not isinstance(count, np.ndarray):
-        bar = warp.cluster.mbarrier(int(address))
+        bar = use_barrier(warp, int(address), "mbarrier.arrive")
         token = bar.completed
-        bar.arrive(int(count) * len(lanes))
+        bar.thread_arrivals += len(lanes)
+        bar.arrive(int(count) * len(lanes), clock)
         return token
     tokens = np.zeros(WARP, dtype=np.uint64)
     for lane in lanes:
-        bar = warp.cluster.mbarrier(at(address, lane))
+        bar = use_barrier(warp, at(address, lane), "mbarrier.arrive")
         tokens[lane] = bar.completed
-        bar.arrive(at(count, lane))
+        bar.thread_arrivals += 1
+        bar.arrive(at(count, lane), clock)
     return tokens
 
 
 def mbarrier_add_tx(warp: Warp, address: Value, delta: Value, sign: int) -> None:
+    clock = warp.clock.release()
     for lane in warp.active_lanes():
-        warp.cluster.mbarrier(at(address, lane)).add_tx(sign * at(delta, lane))
+        use_barrier(warp, at(address, lane), "mbarrier tx-count").add_tx(sign * at(delta, lane), clock)
 
 
 def mbarrier_wait_parity(warp: Warp, address: Value, parity: Value) -> None:
-    """Block until, in every active lane, the barrier's phase with parity `parity` completed."""
+    """Block until, in every active lane, the barrier's phase with parity `parity` completed;
+    then acquire what that phase released."""
     varying = isinstance(address, np.ndarray) or isinstance(parity, np.ndarray)
-    for lane in warp.active_lanes() if varying else [0]:
+    lanes = warp.active_lanes() if varying else [0]
+    for lane in lanes:
         addr, p = at(address, lane), at(parity, lane)
-        bar = warp.cluster.mbarrier(addr)
+        bar = use_barrier(warp, addr, "mbarrier.try_wait.parity")
         if not bar.parity_passes(p):
             raise Blocked(
                 f"waits on mbarrier {warp.cluster.describe_barrier(addr)} for parity {p & 1}; barrier {bar.state()}",
                 _phase_changed(warp.cluster.cta_of(addr)[0], bar),
+                (addr, p),
             )
+    for lane in lanes:
+        observe(warp, at(address, lane), at(parity, lane))
+
+
+def observe(warp: Warp, address: int, parity: int) -> None:
+    """A successful wait: acquire the completed phase it observed, and check that the
+    waiter is at most one phase behind (semantics.md §9.11, parity aliasing)."""
+    cluster = warp.cluster
+    cta, offset = cluster.cta_of(address)
+    bar = cta.barrier(offset)
+    parity &= 1
+    key = (cta.rank, offset)
+    seen = warp.seen_phases.get(key, 0)
+    target = seen if (seen & 1) != parity else seen + 1
+    if bar.completed >= target + 2:
+        raise Hazard(
+            "parity-aliasing",
+            f"{warp.name}'s wait on mbarrier {cluster.describe_barrier(address)} for parity {parity} passes with "
+            f"{bar.completed} phases completed, but it needed phase {target - 1 if target else 0} "
+            f"({target} completed): the barrier is {bar.completed - target} phases ahead, so the wait passed on a "
+            "later lap",
+        )
+    warp.seen_phases[key] = target
+    if bar.completed:
+        warp.clock.acquire(bar.history[bar.completed - 1])
+        warp.last_sync = f"mbarrier {cluster.describe_barrier(address)} phase {bar.completed - 1}"
 
 
 def _phase_changed(cta: Cta, bar: MBarrier) -> Callable[[], bool]:
@@ -149,7 +235,7 @@ def mbarrier_probe(warp: Warp, address: Value, state_or_phase: Value, is_state: 
     out = np.zeros(WARP, dtype=np.bool_)
     for lane in warp.active_lanes():
         addr = at(address, lane)
-        bar = warp.cluster.mbarrier(addr)
+        bar = use_barrier(warp, addr, "mbarrier test")
         value = at(state_or_phase, lane)
         out[lane] = bar.completed > value if is_state else bar.parity_passes(value)
         if not out[lane]:
@@ -157,6 +243,8 @@ def mbarrier_probe(warp: Warp, address: Value, state_or_phase: Value, is_state: 
             warp.poll_failed = (
                 f"polls mbarrier {warp.cluster.describe_barrier(addr)} for {what} (test failed); barrier {bar.state()}"
             )
+        elif bar.completed:
+            warp.clock.acquire(bar.history[bar.completed - 1])
     return out
 
 
@@ -188,21 +276,26 @@ def bar_sync(warp: Warp, barrier_id: int, threads: int | None, arrive_only: bool
                 f"{what} {barrier_id} with {expected} threads, but warps already waiting expect {bar.expected}",
             )
         generation = bar.generation
-        bar.arrived += WARP
-        if bar.arrived >= bar.expected:
-            bar.generation += 1
-            bar.arrived = 0
+        release_reads(warp)
+        if bar.arrive(WARP, warp.clock.release()) and not arrive_only:
+            _acquire_generation(warp, bar, generation, f"named barrier {barrier_id}")
             return
         if arrive_only:
             return
         warp.op_state = generation
     generation = cast(int, warp.op_state)
     if bar.generation > generation:
+        _acquire_generation(warp, bar, generation, f"named barrier {barrier_id}")
         return
     raise Blocked(
         f"waits at named barrier {barrier_id}: {bar.arrived} of {bar.expected} threads arrived",
         lambda: bar.generation > generation,
     )
+
+
+def _acquire_generation(warp: Warp, bar: NamedBarrier, generation: int, what: str) -> None:
+    warp.clock.acquire(bar.released[generation])
+    warp.last_sync = f"{what} (generation {generation})"
 
 
 def cta_warps(warp: Warp) -> list[Warp]:
@@ -214,10 +307,8 @@ def cluster_arrive(warp: Warp, aligned: bool) -> None:
         warp.require_converged("barrier.cluster.arrive.aligned")
     bar = warp.cluster.cluster_barrier
     warp.cluster_arrival = bar.generation
-    bar.arrived += int(warp.mask.sum())
-    if bar.arrived >= bar.expected:
-        bar.generation += 1
-        bar.arrived = 0
+    release_reads(warp)
+    bar.arrive(int(warp.mask.sum()), warp.clock.release())
 
 
 def cluster_wait(warp: Warp, aligned: bool) -> None:
@@ -232,6 +323,7 @@ def cluster_wait(warp: Warp, aligned: bool) -> None:
             f"waits at the cluster barrier: {bar.arrived} of {bar.expected} threads arrived",
             lambda: bar.generation > arrival,
         )
+    _acquire_generation(warp, bar, arrival, "the cluster barrier")
     warp.cluster_arrival = None
 
 
@@ -250,7 +342,7 @@ class PairAlloc:
     done: bool = False
 
 
-def tmem_alloc(warp: Warp, slot: Value, ncols: Value, cta_group: int) -> None:
+def tmem_alloc(warp: Warp, op: Operation, slot: Value, ncols: Value, cta_group: int) -> None:
     """`tcgen05.alloc`: the lowest free, aligned column range; blocks while none is free.
 
     cta_group::2 is modelled as a collective of one warp in each CTA of the pair (PTX:
@@ -258,12 +350,13 @@ def tmem_alloc(warp: Warp, slot: Value, ncols: Value, cta_group: int) -> None:
     when both have issued it, with the same columns in both CTAs and the address written
     to each CTA's slot."""
     warp.require_converged("tcgen05.alloc")
+    use_cta_group(warp, warp.cta, cta_group, "tcgen05.alloc")
     n = warp_uniform(warp, ncols, "tcgen05.alloc ncols")
     if (error := check_alloc_columns(n)) is not None:
         raise Hazard("ncols-invalid", f"tcgen05.alloc: {error}")
     address = warp_uniform(warp, slot, "tcgen05.alloc destination")
     if cta_group == 1:
-        _allocate(warp, [(warp.cta, address)], n, "tcgen05.alloc", cta_group)
+        _allocate(warp, op, [(warp.cta, address)], n, "tcgen05.alloc", cta_group)
         return
     pending = warp.cluster.pair_allocs.setdefault(cta_pair(warp, 2)[0].rank, {})
     me = cast(PairAlloc | None, warp.op_state)
@@ -289,12 +382,12 @@ def tmem_alloc(warp: Warp, slot: Value, ncols: Value, cta_group: int) -> None:
         )
     ctas = warp.cluster.ctas
     targets: list[tuple[Cta, int]] = [(ctas[me.rank], me.slot), (ctas[peer.rank], peer.slot)]
-    _allocate(warp, targets, n, "tcgen05.alloc.cta_group::2", cta_group)
+    _allocate(warp, op, targets, n, "tcgen05.alloc.cta_group::2", cta_group)
     me.done = peer.done = True
     del pending[me.rank], pending[peer.rank]
 
 
-def _allocate(warp: Warp, targets: list[tuple[Cta, int]], n: int, what: str, cta_group: int) -> None:
+def _allocate(warp: Warp, op: Operation, targets: list[tuple[Cta, int]], n: int, what: str, cta_group: int) -> None:
     """Take the same `n` columns in every target CTA and write their address to its slot."""
     for cta, _ in targets:
         if cta.allocator.relinquished:
@@ -314,12 +407,14 @@ def _allocate(warp: Warp, targets: list[tuple[Cta, int]], n: int, what: str, cta
         )
     for cta, slot in targets:
         cta.allocator.allocations[start] = n
+        cta.alloc_sites[start] = op
         warp.cluster.read(slot, 4).view(np.uint32)[0] = start
         warp.cluster.tmem_events.append(("alloc", cta.rank, start, n, cta_group))
 
 
 def tmem_dealloc(warp: Warp, taddr: Value, ncols: Value, cta_group: int) -> None:
     warp.require_converged("tcgen05.dealloc")
+    use_cta_group(warp, warp.cta, cta_group, "tcgen05.dealloc")
     address = warp_uniform(warp, taddr, "tcgen05.dealloc address")
     n = warp_uniform(warp, ncols, "tcgen05.dealloc ncols")
     allocator = warp.cta.allocator
@@ -331,13 +426,28 @@ def tmem_dealloc(warp: Warp, taddr: Value, ncols: Value, cta_group: int) -> None
             f"tcgen05.dealloc of {n} columns at TMEM address 0x{address:x} does not match an allocation "
             f"(CTA {warp.cta.rank} holds {held})",
         )
+    check_dealloc(warp, warp.cta, (column, column + n))
     del allocator.allocations[column]
     warp.cluster.tmem_events.append(("dealloc", warp.cta.rank, column, n, cta_group))
 
 
-def tmem_relinquish(warp: Warp) -> None:
+def tmem_relinquish(warp: Warp, cta_group: int) -> None:
     warp.require_converged("tcgen05.relinquish_alloc_permit")
+    use_cta_group(warp, warp.cta, cta_group, "tcgen05.relinquish_alloc_permit")
     warp.cta.allocator.relinquished = True
+
+
+def use_cta_group(warp: Warp, cta: Cta, cta_group: int, what: str) -> None:
+    """A CTA's tcgen05 operations use one cta_group (ptxas rejects a kernel mixing them;
+    across function boundaries only a run can tell)."""
+    if cta.cta_group is None:
+        cta.cta_group = cta_group
+    elif cta.cta_group != cta_group:
+        raise Hazard(
+            "mixed-cta-group",
+            f"{what}.cta_group::{cta_group} by {warp.name} in CTA {cta.rank}, whose tcgen05 operations so far used "
+            f"cta_group::{cta.cta_group}",
+        )
 
 
 # --------------------------------------------------------------------------------------
@@ -387,10 +497,12 @@ def tmem_ld(warp: Warp, op: Operation, taddr: Value, plan: LdStPlan) -> NDArray[
     check_columns(warp.cta, col0, plan.columns, "tcgen05.ld")
     cells = warp.cta.tmem.reshape(-1)
     index = plan.flat + (lane0 * TMEM_COLUMNS + col0)
+    record = _record(warp, "ld", op, lane0, plan.rows, col0, plan.columns, writes=False)
+    check_access(warp, warp.cta, record, warp.clock.vc_tc)
+    warp.pending_tmem.append(record)
     value = cells[index]
     if plan.pack:
         value = (value & np.uint32(0xFFFF)) | ((cells[index + 1] & np.uint32(0xFFFF)) << np.uint32(16))
-    warp.pending_tmem.append(_record(warp, "ld", op, lane0, plan.rows, col0, plan.columns, writes=False))
     return value
 
 
@@ -399,6 +511,9 @@ def tmem_st(warp: Warp, op: Operation, taddr: Value, values: NDArray[Any], plan:
     warp.require_converged("tcgen05.st")
     lane0, col0 = tmem_rows(warp, warp_uniform(warp, taddr, "tcgen05.st address"), plan.rows, "tcgen05.st")
     check_columns(warp.cta, col0, plan.columns, "tcgen05.st")
+    record = _record(warp, "st", op, lane0, plan.rows, col0, plan.columns, writes=True)
+    check_access(warp, warp.cta, record, warp.clock.vc_tc)
+    warp.pending_tmem.append(record)
     cells = warp.cta.tmem.reshape(-1)
     index = plan.flat + (lane0 * TMEM_COLUMNS + col0)
     bits = values.astype(np.uint32, copy=False)
@@ -408,16 +523,16 @@ def tmem_st(warp: Warp, op: Operation, taddr: Value, values: NDArray[Any], plan:
         cells[index + 1] = bits >> np.uint32(16)
     else:
         cells[index] = bits
-    warp.pending_tmem.append(_record(warp, "st", op, lane0, plan.rows, col0, plan.columns, writes=True))
 
 
 def tmem_wait(warp: Warp, kind: str) -> None:
     """`tcgen05.wait::ld` / `::st`: this warp's loads (stores) are complete."""
     warp.require_converged(f"tcgen05.wait::{kind}")
+    epoch = warp.clock.tc_tick()
     still: list[AsyncOp] = []
     for record in warp.pending_tmem:
         if record.kind == kind:
-            record.complete_step = warp.cluster.step
+            complete(record, warp.clock.tc, epoch, f"tcgen05.wait::{kind} of {warp.name}", warp.cluster.step)
         else:
             still.append(record)
     warp.pending_tmem = still
@@ -434,9 +549,46 @@ def _record(warp: Warp, kind: str, op: Operation, lane0: int, rows: int, col0: i
         lanes=(lane0, lane0 + rows),
         columns=(col0, col0 + cols),
         writes=writes,
+        issuer_cta=warp.cta.rank,
+        comp=warp.clock.tc,
+        observed=warp.last_sync,
     )
     warp.cluster.async_log.append(record)
     return record
+
+
+def issue_pipe(
+    warp: Warp, op: Operation, cta: Cta, lane: int, lanes: tuple[int, int], columns: tuple[int, int]
+) -> None:
+    """A tensor-pipe write (mma, cp) by `lane` into `cta`'s TMEM: checked against the live
+    accesses it overlaps, then in flight until a commit of the issuing thread completes."""
+    if cta.exited_at is not None:
+        raise Hazard(
+            "exit-with-pending-remote",
+            f"{op.name} by {warp.name} writes the TMEM of CTA {cta.rank}, which exited at step {cta.exited_at}",
+        )
+    check_columns(cta, columns[0], columns[1] - columns[0], op.name)
+    record = AsyncOp(
+        kind=op.name.removeprefix("nvvm.tcgen05."),
+        op=op,
+        cta=cta.rank,
+        warp=warp.index,
+        lane=lane,
+        issue_step=warp.cluster.step,
+        lanes=lanes,
+        columns=columns,
+        writes=True,
+        issuer_cta=warp.cta.rank,
+        issuer=thread_id(warp, lane),
+        pipe=True,
+        comp=warp.cluster.tc_base + warp.cta.rank,
+        observed=warp.last_sync,
+    )
+    check_access(warp, cta, record, warp.clock.vc_tc)
+    warp.cluster.async_log.append(record)
+    thread = thread_id(warp, lane)
+    warp.cta.inflight.setdefault(thread, []).append(record)
+    warp.cta.issued[thread] = warp.cta.issued.get(thread, 0) + 1
 
 
 # --------------------------------------------------------------------------------------
@@ -509,23 +661,11 @@ def tcgen05_mma(
         accumulate = bool(at(enable_input_d, lane))
         scale = at(scale_input_d, lane) if scale_input_d is not None else 0
         for v, cta in enumerate(ctas):
-            check_columns(cta, d_col, layout.column_span, "tcgen05.mma")
+            use_cta_group(warp, cta, cta_group, "tcgen05.mma")
+            issue_pipe(warp, op, cta, lane, (d_lane, d_lane + layout.lane_span), (d_col, d_col + layout.column_span))
             old = layout.read(cta.tmem, d_lane, d_col) if accumulate else None
             product = mma_product(a_full[v * rows_a : (v + 1) * rows_a], b_full, old, idesc, scale)
             layout.write(cta.tmem, d_lane, d_col, product)
-            record = AsyncOp(
-                kind="mma",
-                op=op,
-                cta=cta.rank,
-                warp=warp.index,
-                lane=lane,
-                issue_step=warp.cluster.step,
-                lanes=(d_lane, d_lane + layout.lane_span),
-                columns=(d_col, d_col + layout.column_span),
-                writes=True,
-            )
-            warp.cluster.async_log.append(record)
-            warp.cta.inflight.setdefault(thread_id(warp, lane), []).append(record)
         warp.cluster.mma_count += 1
 
 
@@ -565,29 +705,18 @@ def tcgen05_cp(
                 tile = gather_operand(cta.smem, desc, rows, words, "tf32_raw", mn_major=False)
             except DescriptorError as e:
                 raise Hazard("out-of-bounds", f"tcgen05.cp: {e}") from None
-            check_columns(cta, col0, words, "tcgen05.cp")
+            use_cta_group(warp, cta, cta_group, "tcgen05.cp")
+            issue_pipe(warp, op, cta, lane, (lane0, lane0 + 128), (col0, col0 + words))
             if rows == 32:
                 tile = np.tile(tile, (4, 1))  # warpx4: the 32 rows go to every lane quarter
             cta.tmem[lane0 : lane0 + 128, col0 : col0 + words] = tile
-            record = AsyncOp(
-                "cp",
-                op,
-                cta.rank,
-                warp.index,
-                lane,
-                warp.cluster.step,
-                (lane0, lane0 + 128),
-                (col0, col0 + words),
-                True,
-            )
-            warp.cluster.async_log.append(record)
-            warp.cta.inflight.setdefault(thread_id(warp, lane), []).append(record)
 
 
 def tcgen05_commit(warp: Warp, op: Operation, address: Value, mask: Value | None, cta_group: int) -> None:
     """Per active lane: track that thread's async ops; the tensor core arrives (count 1)
     on the barrier — at the same offset in every CTA of `mask` for the multicast form —
     once they are complete."""
+    use_cta_group(warp, warp.cta, cta_group, "tcgen05.commit")
     for lane in warp.active_lanes():
         target = at(address, lane)
         cta, offset = warp.cluster.cta_of(target)
@@ -603,12 +732,25 @@ def tcgen05_commit(warp: Warp, op: Operation, address: Value, mask: Value | None
                         f"tcgen05.commit multicast mask 0x{bits:04x} names CTA {rank}; "
                         f"the cluster has {len(warp.cluster.ctas)}",
                     )
+        thread = thread_id(warp, lane)
+        issued = warp.cta.issued.get(thread, 0)
         for rank, off in barriers:
-            warp.cluster.ctas[rank].barrier(off)  # must be initialised now
-        ops = warp.cta.inflight.pop(thread_id(warp, lane), [])
+            use_barrier(warp, (rank << RANK_SHIFT) | off, "tcgen05.commit")
+            key = (thread, rank, off)
+            if warp.cta.last_commit.get(key) == issued:
+                raise Hazard(
+                    "duplicate-commit",
+                    f"tcgen05.commit by {warp.name} lane {lane} on mbarrier "
+                    f"{warp.cluster.describe_barrier((rank << RANK_SHIFT) | off)}: the thread issued no MMA or copy "
+                    "since its last commit to this barrier, so the barrier gets an extra arrival and its phase runs "
+                    "ahead of the work",
+                )
+            warp.cta.last_commit[key] = issued
+        ops = warp.cta.inflight.pop(thread, [])
         for record in ops:
             record.commit_op = op
-        warp.cta.commits.append(PendingCommit(ops, barriers, op, warp.index, lane))
+        release_reads(warp)
+        warp.cta.commits.append(PendingCommit(ops, barriers, op, warp.index, lane, warp.clock.release()))
 
 
 # --------------------------------------------------------------------------------------
@@ -787,12 +929,13 @@ class NvvmFunctions(WarpFunctions):
         is_state = cast(IntegerType, op.state_or_phase.type).width.data == 64
         return (mbarrier_probe(_warp(interp), args[0], args[1], is_state),)
 
-    # -- fences: ordering only; the interpreter executes in program order -----------------
+    # -- fences -------------------------------------------------------------------------
 
     @impl(nvvm.FenceMbarrierInitOp)
     def run_fence_mbarrier_init(
         self, interp: Interpreter, op: nvvm.FenceMbarrierInitOp, args: PythonValues
     ) -> PythonValues:
+        fence_mbarrier_init(_warp(interp))
         return ()
 
     @impl(nvvm.FenceProxyOp)
@@ -801,6 +944,11 @@ class NvvmFunctions(WarpFunctions):
 
     @impl(nvvm.Tcgen05FenceOp)
     def run_tcgen05_fence(self, interp: Interpreter, op: nvvm.Tcgen05FenceOp, args: PythonValues) -> PythonValues:
+        clock = _warp(interp).clock
+        if op.kind.data == nvvm.Tcgen05FenceKind.BEFORE:
+            clock.fence_before()
+        else:
+            clock.fence_after()
         return ()
 
     # -- barriers -----------------------------------------------------------------------
@@ -887,7 +1035,7 @@ class NvvmFunctions(WarpFunctions):
 
     @impl(nvvm.Tcgen05AllocOp)
     def run_tcgen05_alloc(self, interp: Interpreter, op: nvvm.Tcgen05AllocOp, args: PythonValues) -> PythonValues:
-        tmem_alloc(_warp(interp), args[0], args[1], op.group.as_int())
+        tmem_alloc(_warp(interp), op, args[0], args[1], op.group.as_int())
         return ()
 
     @impl(nvvm.Tcgen05DeallocOp)
@@ -899,7 +1047,7 @@ class NvvmFunctions(WarpFunctions):
     def run_tcgen05_relinquish(
         self, interp: Interpreter, op: nvvm.Tcgen05RelinquishAllocPermitOp, args: PythonValues
     ) -> PythonValues:
-        tmem_relinquish(_warp(interp))
+        tmem_relinquish(_warp(interp), op.group.as_int())
         return ()
 
     @impl(nvvm.Tcgen05LdOp)

@@ -12,7 +12,7 @@ import numpy as np
 from numpy.typing import NDArray
 from xdsl.dialects import func, llvm
 from xdsl.dialects.builtin import AnyFloat, ArrayAttr, DenseArrayBase, IndexType, IntegerAttr, IntegerType, ModuleOp
-from xdsl.ir import Attribute, Operation
+from xdsl.ir import Attribute, Block, Operation
 
 from xdsl_tmem.interpreter.arith import ArithFunctions
 from xdsl_tmem.interpreter.executor import (
@@ -21,6 +21,7 @@ from xdsl_tmem.interpreter.executor import (
     OpError,
     Program,
     Scheduler,
+    Status,
     StepLimit,
     TensorCore,
     Unsupported,
@@ -28,6 +29,7 @@ from xdsl_tmem.interpreter.executor import (
     WarpFunctions,
 )
 from xdsl_tmem.interpreter.func import CfFunctions, FuncFunctions
+from xdsl_tmem.interpreter.hazards import WarpClock
 from xdsl_tmem.interpreter.llvm import LlvmFunctions
 from xdsl_tmem.interpreter.machine import (
     MAX_SHARED_BYTES,
@@ -36,6 +38,7 @@ from xdsl_tmem.interpreter.machine import (
     Cta,
     GlobalMemory,
     Hazard,
+    MBarrier,
     SharedLayout,
 )
 from xdsl_tmem.interpreter.memory import alignment_of, size_of
@@ -82,12 +85,14 @@ class BlockedWarp:
 
 
 class KernelDeadlock(Exception):
-    """Every live warp is blocked (exit code 2)."""
+    """Every live warp is blocked (exit code 2). `cause` is the hazard class that
+    explains it, when one does (missing-commit, missing-epilogue-arrive)."""
 
-    def __init__(self, blocked: list[BlockedWarp], report: RunReport):
+    def __init__(self, blocked: list[BlockedWarp], report: RunReport, cause: tuple[str, str] | None = None):
         super().__init__("deadlock")
         self.blocked = blocked
         self.report = report
+        self.cause = cause
 
 
 class KernelStepLimit(Exception):
@@ -102,13 +107,22 @@ class KernelStepLimit(Exception):
 class KernelHazard(Exception):
     """The program did something the hardware leaves undefined (exit code 3)."""
 
-    def __init__(self, kind: str, message: str, op: Operation, warp: str, report: RunReport):
+    def __init__(
+        self,
+        kind: str,
+        message: str,
+        op: Operation | None,
+        where: str,
+        report: RunReport,
+        related: list[tuple[Any, str]] | None = None,
+    ):
         super().__init__(f"hazard {kind}: {message}")
         self.kind = kind
         self.message = message
         self.op = op
-        self.warp = warp
+        self.where = where
         self.report = report
+        self.related = related or []
 
 
 # --------------------------------------------------------------------------------------
@@ -132,8 +146,6 @@ class RunReport:
     wall_seconds: float = 0.0
     async_ops: list[AsyncOp] = field(default_factory=list[AsyncOp])
     tmem_events: list[tuple[str, int, int, int, int]] = field(default_factory=list[tuple[str, int, int, int, int]])
-    leaked_tmem: list[tuple[int, int, int]] = field(default_factory=list[tuple[int, int, int]])
-    """(CTA rank, first column, columns) still allocated when the kernel exited."""
     schedule_trace: list[int] = field(default_factory=list[int])
 
     @property
@@ -291,6 +303,141 @@ def _clusters(launch: Launch) -> Iterator[list[tuple[int, int, int]]]:
         yield [(ox + x, oy + y, oz + z) for z, y, x in product(range(cz), range(cy), range(cx))]
 
 
+@dataclass
+class Prepared:
+    """A checked launch: the program, the kernel's entry block, shared layout, arguments."""
+
+    program: Program
+    function: Operation
+    entry: Block
+    launch: Launch
+    layout: SharedLayout
+    memory: GlobalMemory
+    arguments: list[Value]
+    outputs: dict[str, NDArray[Any]]
+    fence_policy: str
+
+
+def prepare(
+    module: ModuleOp,
+    kernel: str,
+    *,
+    block: Dim,
+    grid: Dim | None = None,
+    cluster: Dim = 1,
+    args: Mapping[str, Any] | None = None,
+    fence_policy: str = "strict",
+    functions: Sequence[WarpFunctions] | None = None,
+) -> Prepared:
+    """Check a launch and bind its arguments (every error is a `LaunchError`)."""
+    if fence_policy not in ("strict", "mojo"):
+        raise LaunchError(f"unknown fence policy '{fence_policy}' (use strict or mojo)")
+    launch = Launch(_dim3(block, "block"), _dim3(1 if grid is None else grid, "grid"), _dim3(cluster, "cluster"))
+    function = find_kernel(module, kernel)
+    launch = check_launch(function, launch, grid is not None)
+    program = Program(module, default_functions() if functions is None else functions)
+    try:
+        program.check_supported(function)
+    except Unsupported as e:
+        raise LaunchError(str(e), e.op) from None
+    layout = shared_layout(module)
+    memory = GlobalMemory()
+    arguments, outputs = bind_arguments(function, args or {}, memory)
+    entry = function.regions[0].blocks.first
+    assert entry is not None
+    return Prepared(program, function, entry, launch, layout, memory, arguments, outputs, fence_policy)
+
+
+def connect(state: Cluster, warps: Sequence[Warp], strict: bool) -> None:
+    """Give the warps of a cluster their peers and happens-before clocks: components
+    2i and 2i + 1 for warp i, then one per CTA's tensor core."""
+    by_cta = {cta.rank: [w for w in warps if w.cta is cta] for cta in state.ctas}
+    size = 2 * len(warps) + len(state.ctas)
+    state.clock_size, state.tc_base = size, 2 * len(warps)
+    for i, warp in enumerate(warps):
+        warp.cluster_warps = by_cta
+        warp.clock = WarpClock(size, 2 * i, 2 * i + 1, strict)
+
+
+class ClusterRun:
+    """One cluster of a launch on the machine model: its CTAs, warps and tensor cores."""
+
+    def __init__(self, prepared: Prepared, ctaids: Sequence[tuple[int, int, int]]):
+        launch = prepared.launch
+        ctas = [Cta(rank, ctaid, prepared.layout) for rank, ctaid in enumerate(ctaids)]
+        self.state = state = Cluster(ctas, prepared.memory, total_threads=launch.threads * len(ctas))
+        self.warps = [Warp(prepared.program, state, cta, w, launch) for cta in ctas for w in range(launch.warps)]
+        connect(state, self.warps, prepared.fence_policy == "strict")
+        for warp in self.warps:
+            warp.start(prepared.entry, prepared.arguments)
+        self.cores = [TensorCore(state, cta) for cta in ctas]
+        self.agents: list[Warp | TensorCore] = [*self.warps, *self.cores]
+
+    def runnable(self) -> list[int]:
+        return [i for i, agent in enumerate(self.agents) if agent.runnable()]
+
+    def live_warps(self) -> list[Warp]:
+        return [w for w in self.warps if w.status is not Status.DONE]
+
+    def end_checks(self) -> None:
+        """What must hold when every warp has exited (semantics.md §9.8, §9.14)."""
+        for cta in self.state.ctas:
+            for records in cta.inflight.values():
+                if records:
+                    record = records[0]
+                    raise Hazard(
+                        "missing-commit",
+                        f"{record.op.name} by warp {record.warp} lane {record.lane} is tracked by no tcgen05.commit: "
+                        "nothing waits for it to complete before the kernel exits",
+                        [(record.op, "the MMA")],
+                    )
+            for start_col, n in sorted(cta.allocator.allocations.items()):
+                op = cta.alloc_sites.get(start_col)
+                raise Hazard(
+                    "missing-dealloc",
+                    f"CTA {cta.rank} exits with TMEM columns {start_col}-{start_col + n - 1} still allocated "
+                    "(all TMEM must be deallocated before the kernel exits)",
+                    [(op, "the allocation")] if op is not None else [],
+                )
+
+    def diagnose_deadlock(self, blocked: list[Warp]) -> tuple[str, str] | None:
+        """The hazard class that explains a deadlock: MMAs no commit tracks, or the oldest
+        unmet barrier phase waits for thread arrivals nobody will make."""
+        for cta in self.state.ctas:
+            for records in cta.inflight.values():
+                if records:
+                    record = records[0]
+                    return (
+                        "missing-commit",
+                        f"{record.op.name} by warp {record.warp} lane {record.lane} was never committed, so the "
+                        "barrier its commit should complete never completes",
+                    )
+        waits: list[tuple[int, MBarrier, str]] = []
+        for warp in blocked:
+            if isinstance(warp.blocked_wait, tuple):
+                address, parity = warp.blocked_wait
+                cta, offset = self.state.cta_of(address)
+                bar = cta.mbarriers.get(offset)
+                if bar is not None:
+                    seen = warp.seen_phases.get((cta.rank, offset), 0)
+                    target = seen if (seen & 1) != (parity & 1) else seen + 1
+                    waits.append((target, bar, self.state.describe_barrier(address)))
+        if not waits:
+            return None
+        _, bar, where = min(waits, key=lambda w: w[0])
+        if bar.commit_arrivals:
+            return (
+                "missing-commit",
+                f"mbarrier {where} is completed by tcgen05.commit, and no commit for its phase {bar.completed} "
+                "was issued",
+            )
+        return (
+            "missing-epilogue-arrive",
+            f"mbarrier {where} needs {bar.pending} more thread arrivals for its phase {bar.completed}, and no "
+            "live warp will make them",
+        )
+
+
 def run_kernel(
     module: ModuleOp,
     kernel: str,
@@ -302,6 +449,7 @@ def run_kernel(
     schedule: str = "rr",
     seed: int = 0,
     max_steps: int = 10_000_000,
+    fence_policy: str = "strict",
     functions: Sequence[WarpFunctions] | None = None,
 ) -> RunResult:
     """Run `@kernel` of `module` on the machine model and return its buffers.
@@ -310,65 +458,53 @@ def run_kernel(
     parameters; copied, and returned in `RunResult.outputs`) or scalars. The grid
     defaults to one cluster, the cluster to the kernel's `nvvm.cluster_dim`. Clusters run
     one after another; within a cluster, warps interleave at synchronisation points
-    under `schedule` ("rr" round-robin, or "random" with `seed`).
+    under `schedule` ("rr" round-robin, or "random" with `seed`). `fence_policy` is the
+    happens-before model of the hazard checks (hazards.py): "strict" (PTX) or "mojo".
     """
     if schedule not in ("rr", "random"):
         raise LaunchError(f"unknown schedule '{schedule}' (use rr or random)")
-    launch = Launch(_dim3(block, "block"), _dim3(1 if grid is None else grid, "grid"), _dim3(cluster, "cluster"))
-    function = find_kernel(module, kernel)
-    launch = check_launch(function, launch, grid is not None)
-    program = Program(module, default_functions() if functions is None else functions)
-    try:
-        program.check_supported(function)
-    except Unsupported as e:
-        raise LaunchError(str(e), e.op) from None
-    layout = shared_layout(module)
-    memory = GlobalMemory()
-    arg_values, outputs = bind_arguments(function, args or {}, memory)
-    entry = function.regions[0].blocks.first
-    assert entry is not None
-
+    prepared = prepare(
+        module, kernel, block=block, grid=grid, cluster=cluster, args=args, fence_policy=fence_policy,
+        functions=functions,
+    )  # fmt: skip
+    launch = prepared.launch
     report = RunReport(kernel, launch, schedule, seed)
     scheduler = Scheduler(schedule, seed)
     start = time.perf_counter()
-    all_warps: list[Warp] = []
-    try:
-        for ctaids in _clusters(launch):
-            ctas = [Cta(rank, ctaid, layout) for rank, ctaid in enumerate(ctaids)]
-            state = Cluster(ctas, memory, total_threads=launch.threads * len(ctas))
-            warps = [Warp(program, state, cta, w, launch) for cta in ctas for w in range(launch.warps)]
-            by_cta = {cta.rank: [w for w in warps if w.cta is cta] for cta in ctas}
-            for warp in warps:
-                warp.cluster_warps = by_cta
-                warp.start(entry, arg_values)
-            all_warps += warps
-            try:
-                scheduler.run(warps, [TensorCore(state, cta) for cta in ctas], max_steps - report.instructions)
-            finally:
-                report.instructions += state.step
-                report.mma_count += state.mma_count
-                report.async_ops += state.async_log
-                report.tmem_events += state.tmem_events
-            report.leaked_tmem += [
-                (cta.rank, start_col, n) for cta in ctas for start_col, n in sorted(cta.allocator.allocations.items())
-            ]
-    except Deadlock as e:
-        _finish(report, all_warps, scheduler, start)
-        raise KernelDeadlock([BlockedWarp(w.name, w.blocked_op, w.blocked_reason) for w in e.warps], report) from None
-    except StepLimit:
-        _finish(report, all_warps, scheduler, start)
-        raise KernelStepLimit(max_steps, report) from None
-    except OpError as e:
-        _finish(report, all_warps, scheduler, start)
-        if not isinstance(e.error, Hazard):  # the model lacks something the program needs
-            raise LaunchError(f"xdsl-tmem-run: {e.op.name}: {e.error}", e.op) from None
-        raise KernelHazard(e.error.kind, e.error.message, e.op, e.warp.name, report) from None
-    _finish(report, all_warps, scheduler, start)
-    return RunResult(outputs, report)
+    runs: list[ClusterRun] = []
+    for ctaids in _clusters(launch):
+        run = ClusterRun(prepared, ctaids)
+        runs.append(run)
+        try:
+            scheduler.run(run.agents, run.warps, max_steps - report.instructions)
+            run.end_checks()
+        except Deadlock as e:
+            _finish(report, runs, scheduler, start)
+            blocked = [BlockedWarp(w.name, w.blocked_op, w.blocked_reason) for w in e.warps]
+            raise KernelDeadlock(blocked, report, run.diagnose_deadlock(e.warps)) from None
+        except StepLimit:
+            _finish(report, runs, scheduler, start)
+            raise KernelStepLimit(max_steps, report) from None
+        except OpError as e:
+            _finish(report, runs, scheduler, start)
+            if not isinstance(e.error, Hazard):  # the model lacks something the program needs
+                raise LaunchError(f"xdsl-tmem-run: {e.op.name}: {e.error}", e.op) from None
+            raise KernelHazard(e.error.kind, e.error.message, e.op, e.where, report, e.error.related) from None
+        except Hazard as e:
+            _finish(report, runs, scheduler, start)
+            op, _ = e.related[0] if e.related else (prepared.function, "")
+            raise KernelHazard(e.kind, e.message, op, "the kernel's exit", report, e.related[1:]) from None
+    _finish(report, runs, scheduler, start)
+    return RunResult(prepared.outputs, report)
 
 
-def _finish(report: RunReport, warps: list[Warp], scheduler: Scheduler, start: float) -> None:
+def _finish(report: RunReport, runs: list[ClusterRun], scheduler: Scheduler, start: float) -> None:
     report.wall_seconds = time.perf_counter() - start
-    report.sync_points = sum(w.sync_points for w in warps)
+    for run in runs:
+        report.instructions += run.state.step
+        report.mma_count += run.state.mma_count
+        report.async_ops += run.state.async_log
+        report.tmem_events += run.state.tmem_events
+        report.sync_points += sum(w.sync_points for w in run.warps)
     report.scheduling_steps = len(scheduler.trace)
     report.schedule_trace = scheduler.trace

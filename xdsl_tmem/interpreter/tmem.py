@@ -113,9 +113,12 @@ def _new_ring(ring_type: tmem.OutputRingType, barriers: int, base: int, mask: in
 # --------------------------------------------------------------------------------------
 
 
-def allocate(warp: Warp, slot: int, allocation: tmem.AllocationType) -> int:
-    """`tcgen05.alloc` by the whole warp, `bar.warp.sync`, read the slot back."""
-    N.tmem_alloc(warp, slot, allocation.max_cols.data, allocation.cta_group.data)
+def allocate(warp: Warp, op: Operation, slot: int, allocation: tmem.AllocationType) -> int:
+    """`tcgen05.alloc` by the whole warp, `bar.warp.sync` (between the fences of the strict
+    lowering), read the slot back."""
+    N.tmem_alloc(warp, op, slot, allocation.max_cols.data, allocation.cta_group.data)
+    warp.clock.fence_before()
+    warp.clock.fence_after()
     return int(warp.cluster.read(slot, 4).view(np.uint32)[0])
 
 
@@ -123,8 +126,12 @@ def read_slot(warp: Warp, slot: int) -> int:
     return int(warp.cluster.read(slot, 4).view(np.uint32)[0])
 
 
-def wait(warp: Warp, barrier: int, parity: int) -> None:
+def wait(warp: Warp, barrier: int, parity: int, fence: bool = True) -> None:
+    """The blocking parity wait; then `tcgen05.fence::after_thread_sync` as the strict
+    lowering emits it (a no-op under the mojo policy). The plain pipeline waits have no fence."""
     N.mbarrier_wait_parity(warp, barrier, parity)
+    if fence:
+        warp.clock.fence_after()
 
 
 def cluster_arrive(warp: Warp, barrier: int, rank: int) -> None:
@@ -134,6 +141,7 @@ def cluster_arrive(warp: Warp, barrier: int, rank: int) -> None:
 
 def signal(warp: Warp, barrier: int, cta_group: int, peer: bool, self_: bool) -> None:
     """Arrivals on the dealloc barrier: the peer CTA's (cta_group 2), then our own."""
+    warp.clock.fence_before()
     if peer and cta_group == 2:
         cluster_arrive(warp, barrier, warp.cta.rank ^ 1)
     if self_:
@@ -143,9 +151,15 @@ def signal(warp: Warp, barrier: int, cta_group: int, peer: bool, self_: bool) ->
 def complete_dealloc(warp: Warp, barrier: int, address: int, allocation: tmem.AllocationType) -> None:
     """relinquish → wait the dealloc barrier (parity 0) → dealloc. Relinquishing again
     when the wait is retried is harmless."""
-    N.tmem_relinquish(warp)
+    N.tmem_relinquish(warp, allocation.cta_group.data)
     wait(warp, barrier, 0)
     N.tmem_dealloc(warp, address, allocation.max_cols.data, allocation.cta_group.data)
+
+
+def enter_mma(warp: Warp, sync_threads: int) -> None:
+    """`MmaWarpContext.__enter__`: publish the TMEM address with `barrier.arrive 1, threads`."""
+    warp.clock.fence_before()
+    N.bar_sync(warp, 1, sync_threads, arrive_only=True)
 
 
 def acquire(warp: Warp, ring: Ring, producer: bool) -> Stage:
@@ -185,6 +199,7 @@ def arrive_empty(warp: Warp, ring: Ring, stage: Stage) -> None:
     """Every epilogue thread arrives on empty[index]: locally (cta_group 1) or on the
     leader CTA's barrier (cta_group 2)."""
     empty = ring.pipeline.empty(stage.index)
+    warp.clock.fence_before()
     if ring.cta_group == 1:
         N.mbarrier_arrive(warp, empty)
     else:
@@ -243,7 +258,7 @@ class TmemFunctions(WarpFunctions):
     @impl(tmem.AllocOp)
     def run_alloc(self, interp: Interpreter, op: tmem.AllocOp, args: PythonValues) -> PythonValues:
         warp = _warp(interp)
-        return (allocate(warp, _uniform(warp, args[0], "tmem.alloc slot"), op.allocation.type),)
+        return (allocate(warp, op, _uniform(warp, args[0], "tmem.alloc slot"), op.allocation.type),)
 
     @impl(tmem.FromSharedOp)
     def run_from_shared(self, interp: Interpreter, op: tmem.FromSharedOp, args: PythonValues) -> PythonValues:
@@ -252,7 +267,7 @@ class TmemFunctions(WarpFunctions):
 
     @impl(tmem.RelinquishOp)
     def run_relinquish(self, interp: Interpreter, op: tmem.RelinquishOp, args: PythonValues) -> PythonValues:
-        N.tmem_relinquish(_warp(interp))
+        N.tmem_relinquish(_warp(interp), cast(tmem.AllocationType, op.allocation.type).cta_group.data)
         return ()
 
     @impl(tmem.DeallocOp)
@@ -385,13 +400,13 @@ class TmemFunctions(WarpFunctions):
     @impl(tmem.WaitProducerOp)
     def run_wait_producer(self, interp: Interpreter, op: tmem.WaitProducerOp, args: PythonValues) -> PythonValues:
         p = cast(Pipeline, args[0])
-        wait(_warp(interp), p.full(p.consumer.stage), p.consumer.phase)
+        wait(_warp(interp), p.full(p.consumer.stage), p.consumer.phase, fence=False)
         return ()
 
     @impl(tmem.WaitConsumerOp)
     def run_wait_consumer(self, interp: Interpreter, op: tmem.WaitConsumerOp, args: PythonValues) -> PythonValues:
         p = cast(Pipeline, args[0])
-        wait(_warp(interp), p.empty(p.producer.stage), p.producer.phase)
+        wait(_warp(interp), p.empty(p.producer.stage), p.producer.phase, fence=False)
         return ()
 
     @impl(tmem.ProducerStageOp)
@@ -509,7 +524,7 @@ class TmemFunctions(WarpFunctions):
             tmem.WarpContextType, op.context.type if isinstance(op, tmem.MmaCreateOp) else op.context_type
         )
         slot = _uniform(warp, slot, f"{op.name} slot")
-        address = allocate(warp, slot, context_type.allocation_type())
+        address = allocate(warp, op, slot, context_type.allocation_type())
         ring = _new_ring(
             context_type.ring_type(), _uniform(warp, barriers, f"{op.name} barriers"), address, _mask(warp, mask)
         )
@@ -524,6 +539,7 @@ class TmemFunctions(WarpFunctions):
             tmem.WarpContextType, op.context.type if isinstance(op, tmem.EpilogueCreateOp) else op.context_type
         )
         N.bar_sync(warp, 1, context_type.sync_threads)
+        warp.clock.fence_after()
         address = read_slot(warp, _uniform(warp, slot, f"{op.name} slot"))
         ring = _new_ring(
             context_type.ring_type(), _uniform(warp, barriers, f"{op.name} barriers"), address, _mask(warp, mask)
@@ -541,7 +557,7 @@ class TmemFunctions(WarpFunctions):
     @impl(tmem.MmaEnterOp)
     def run_mma_enter(self, interp: Interpreter, op: tmem.MmaEnterOp, args: PythonValues) -> PythonValues:
         """`barrier.arrive 1, mma + epilogue threads`: the address is in shared memory."""
-        N.bar_sync(_warp(interp), 1, cast(tmem.WarpContextType, op.context.type).sync_threads, arrive_only=True)
+        enter_mma(_warp(interp), cast(tmem.WarpContextType, op.context.type).sync_threads)
         return ()
 
     @impl(tmem.MmaExitOp)
@@ -620,7 +636,7 @@ class TmemFunctions(WarpFunctions):
     def run_mma_context(self, warp: Warp, op: tmem.MmaContextOp, args: PythonValues) -> StructuredGen:
         """`with MmaWarpContext.create(...)`: create (allocate), enter; body; exit."""
         context = yield Perform(self._mma_create, (warp, op, args))
-        yield Perform(N.bar_sync, (warp, 1, op.context_type.sync_threads, True))
+        yield Perform(enter_mma, (warp, op.context_type.sync_threads))
         outs = yield RunBlock(op.body.block, (context,))
         allocation = op.context_type.allocation_type()
         yield Perform(complete_dealloc, (warp, context.dealloc_barrier, context.allocation, allocation))

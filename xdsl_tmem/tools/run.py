@@ -163,6 +163,8 @@ def report_deadlock(e: KernelDeadlock, source_map: SourceMap) -> str:
     for warp in e.blocked:
         name = f"'{warp.op.name}'" if warp.op is not None else "?"
         lines.append(f"{_where(source_map, warp.op)}note: {warp.name} blocked at {name}: {warp.reason}")
+    if e.cause is not None:
+        lines.append(f"note: cause: hazard {e.cause[0]}: {e.cause[1]}")
     lines.append(f"note: after {e.report.instructions} warp-instructions")
     return "\n".join(lines) + "\n"
 
@@ -175,9 +177,13 @@ def report_step_limit(e: KernelStepLimit) -> str:
 
 
 def report_hazard(e: KernelHazard, source_map: SourceMap) -> str:
-    diagnostic = source_map.diagnostic(e.op, f"hazard {e.kind}: {e.message}")
-    diagnostic.note = f"in {e.warp}, after {e.report.instructions} warp-instructions"
-    return diagnostic.render()
+    message = f"hazard {e.kind}: {e.message}"
+    diagnostic = source_map.diagnostic(e.op, message) if e.op is not None else Diagnostic(message)
+    diagnostic.note = f"in {e.where}, after {e.report.instructions} warp-instructions"
+    lines = [diagnostic.render().rstrip("\n")]
+    for op, what in e.related:
+        lines.append(f"{_where(source_map, op)}note: {what}")
+    return "\n".join(lines) + "\n"
 
 
 def summarize(report: RunReport, outputs: dict[str, NDArray[Any]]) -> str:

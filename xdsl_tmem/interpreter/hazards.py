@@ -1,0 +1,219 @@
+"""Happens-before tracking and the hazard checks built on it.
+
+Vector clocks with one component per warp for its ordinary instructions, one per warp
+for its tcgen05 stream, and one per CTA for its tensor core. Synchronisation carries
+clocks: an mbarrier arrive releases the arriving warp's clock into the barrier's current
+phase and a wait that observes a completed phase acquires it; `bar.sync` / `bar.arrive`
+and the cluster barrier likewise; a `tcgen05.commit` releases the committing warp's
+clock plus the tensor core's completion of the MMAs it tracks.
+
+The fence policy decides what a thread synchronisation orders about tcgen05 work
+(semantics.md §9.1, ptx-nvvm.md §1.5):
+
+* `strict` (the PTX memory model): a release publishes the warp's tcgen05 work only up
+  to its last `tcgen05.fence::before_thread_sync`, and an acquire orders the warp's
+  later tcgen05 operations only after a `tcgen05.fence::after_thread_sync`;
+* `mojo`: thread synchronisation orders tcgen05 work without fences (what Mojo's kernels
+  assume).
+
+Every TMEM access (a tcgen05.ld / st, an MMA or cp write) is a record with the cells it
+touches and the event that completes it (the warp's wait::ld / wait::st, or the tensor
+core completing the tracking commit). A new access conflicting with a record (one of
+them writes) must be ordered after that completion, or it is a hazard.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+from numpy.typing import NDArray
+
+from xdsl_tmem.interpreter.machine import INF, AsyncOp, Cta, Hazard
+
+if TYPE_CHECKING:
+    from xdsl_tmem.interpreter.executor import Warp
+
+Clock = NDArray[np.int64]
+BUCKET = 32
+"""TMEM columns per bucket of the access index."""
+
+
+class WarpClock:
+    """One warp's knowledge: `vc` for its ordinary instructions, `vc_tc` for its tcgen05
+    operations (the same array under the mojo policy)."""
+
+    __slots__ = ("fenced", "generic", "strict", "tc", "vc", "vc_tc")
+
+    def __init__(self, size: int, generic: int, tc: int, strict: bool):
+        self.vc: Clock = np.zeros(size, dtype=np.int64)
+        self.vc_tc: Clock = np.zeros(size, dtype=np.int64) if strict else self.vc
+        self.generic = generic
+        self.tc = tc
+        self.strict = strict
+        self.fenced = 0
+        """The warp's tcgen05 counter at its last fence::before_thread_sync."""
+
+    def tick(self) -> int:
+        """A new ordinary event (an mbarrier init, a fence.mbarrier_init) of this warp."""
+        self.vc[self.generic] += 1
+        return int(self.vc[self.generic])
+
+    def tc_tick(self) -> int:
+        """A new tcgen05 event (the completion of this warp's loads or stores)."""
+        self.vc[self.tc] += 1
+        value = int(self.vc[self.tc])
+        self.vc_tc[self.tc] = value
+        return value
+
+    def release(self) -> Clock:
+        """The clock a thread synchronisation publishes."""
+        clock = self.vc.copy()
+        if self.strict:
+            clock[self.tc] = min(int(clock[self.tc]), self.fenced)
+        return clock
+
+    def acquire(self, clock: Clock | None) -> None:
+        if clock is not None:
+            np.maximum(self.vc, clock, out=self.vc)
+
+    def fence_before(self) -> None:
+        self.fenced = int(self.vc[self.tc])
+
+    def fence_after(self) -> None:
+        if self.strict:
+            np.maximum(self.vc_tc, self.vc, out=self.vc_tc)
+
+    def copy(self) -> WarpClock:
+        clone = WarpClock.__new__(WarpClock)
+        clone.vc = self.vc.copy()
+        clone.vc_tc = self.vc_tc.copy() if self.strict else clone.vc
+        clone.generic, clone.tc, clone.strict, clone.fenced = self.generic, self.tc, self.strict, self.fenced
+        return clone
+
+
+def join(clock: Clock | None, other: Clock | None) -> Clock | None:
+    if clock is None:
+        return None if other is None else other.copy()
+    if other is not None:
+        np.maximum(clock, other, out=clock)
+    return clock
+
+
+# --------------------------------------------------------------------------------------
+# TMEM accesses
+# --------------------------------------------------------------------------------------
+
+
+def _overlaps(a: AsyncOp, b: AsyncOp) -> bool:
+    return (
+        a.lanes[0] < b.lanes[1]
+        and b.lanes[0] < a.lanes[1]
+        and a.columns[0] < b.columns[1]
+        and b.columns[0] < a.columns[1]
+    )
+
+
+def _covers(a: AsyncOp, b: AsyncOp) -> bool:
+    return (
+        a.lanes[0] <= b.lanes[0]
+        and b.lanes[1] <= a.lanes[1]
+        and a.columns[0] <= b.columns[0]
+        and b.columns[1] <= a.columns[1]
+    )
+
+
+def describe(record: AsyncOp, cluster_size: int) -> str:
+    who = f"warp {record.warp}" + (f" lane {record.lane}" if record.lane >= 0 else "")
+    if cluster_size > 1:
+        who = f"CTA {record.issuer_cta} {who}"
+    cells = (
+        f"TMEM lanes {record.lanes[0]}-{record.lanes[1] - 1}, columns {record.columns[0]}-{record.columns[1] - 1}"
+        + (f" of CTA {record.cta}" if cluster_size > 1 else "")
+    )
+    name = record.op.name if record.op is not None else record.kind
+    return f"{name} by {who} ({cells})"
+
+
+def check_access(warp: Warp, cta: Cta, record: AsyncOp, knowledge: Clock) -> None:
+    """Check `record` (just issued) against every live access it overlaps, then index it.
+    `knowledge` is what the issuer knows (its tcgen05 clock)."""
+    size = len(warp.cluster.ctas)
+    superseded: list[AsyncOp] = []
+    first, last = record.columns[0] // BUCKET, (record.columns[1] - 1) // BUCKET
+    for bucket in range(first, last + 1):
+        for other in cta.tmem_live[bucket]:
+            if not _overlaps(other, record):
+                continue
+            if not (other.writes or record.writes):
+                continue
+            if other.pipe and record.pipe and other.issuer == record.issuer and other.issuer_cta == record.issuer_cta:
+                ordered = True  # the tensor pipe executes one thread's MMAs / copies in issue order
+            else:
+                ordered = other.epoch != INF and other.epoch <= int(knowledge[other.comp])
+            if not ordered:
+                related = [(other.op, f"the earlier access: {describe(other, size)}")]
+                if other.commit_op is not None:
+                    related.append((other.commit_op, "the tcgen05.commit tracking it"))
+                raise Hazard(_conflict_kind(other, record), _conflict_message(other, record, size), related)
+            if record.writes and _covers(record, other):
+                superseded.append(other)
+    for bucket in range(first, last + 1):
+        live = cta.tmem_live[bucket]
+        if superseded:
+            live[:] = [r for r in live if not any(r is s for s in superseded)]
+        live.append(record)
+
+
+def _conflict_kind(earlier: AsyncOp, later: AsyncOp) -> str:
+    if not later.writes:
+        return "tmem-read-before-commit"
+    if not earlier.writes:
+        return "release-before-wait-ld" if earlier.released_in_flight else "tmem-write-after-read"
+    return "tmem-write-after-write"
+
+
+def _conflict_message(earlier: AsyncOp, later: AsyncOp, size: int) -> str:
+    if earlier.epoch == INF:
+        state = (
+            "still in flight (its tcgen05.wait has not run)"
+            if not earlier.pipe
+            else "still in flight (no tcgen05.commit tracking it has completed)"
+        )
+    else:
+        done = f"completed by {earlier.completed_by}" if earlier.completed_by else "completed"
+        state = f"{done}, but that completion is not ordered before the new access"
+    ordering = f"; the later access's warp last synchronised on {later.observed}" if later.observed else ""
+    return (
+        f"{describe(later, size)} is not ordered after {describe(earlier, size)}: the earlier access is "
+        f"{state}{ordering}"
+    )
+
+
+def check_dealloc(warp: Warp, cta: Cta, columns: tuple[int, int]) -> None:
+    """Every access to the columns must be complete and ordered before the dealloc."""
+    knowledge = warp.clock.vc_tc
+    size = len(warp.cluster.ctas)
+    for bucket in range(columns[0] // BUCKET, (columns[1] - 1) // BUCKET + 1):
+        for other in cta.tmem_live[bucket]:
+            if other.columns[0] >= columns[1] or columns[0] >= other.columns[1]:
+                continue
+            if other.epoch == INF or other.epoch > int(knowledge[other.comp]):
+                raise Hazard(
+                    "dealloc-while-in-use",
+                    f"tcgen05.dealloc of columns {columns[0]}-{columns[1] - 1} by {warp.name} is not ordered after "
+                    f"{describe(other, size)} ("
+                    + ("still in flight" if other.epoch == INF else f"completed by {other.completed_by}")
+                    + ")",
+                    [(other.op, f"the access: {describe(other, size)}")],
+                )
+        cta.tmem_live[bucket] = [
+            r for r in cta.tmem_live[bucket] if r.columns[0] >= columns[1] or columns[0] >= r.columns[1]
+        ]
+
+
+def complete(record: AsyncOp, comp: int, epoch: int, by: str, step: int) -> None:
+    record.comp = comp
+    record.epoch = epoch
+    record.completed_by = by
+    record.complete_step = step
