@@ -36,4 +36,5 @@ llvm.func @k(%out: !llvm.ptr<1>) {
 // CHECK:      error: deadlock: 2 warp(s) blocked and nothing in flight can release them
 // CHECK-NEXT: deadlock.mlir:[[# @LINE - 6]]:5: note: warp 0 blocked at 'nvvm.mbarrier.try_wait.parity': waits on mbarrier @bars[0] for parity 0; barrier phase bit 0 (0 completed), pending 32 of 32
 // CHECK-NEXT: deadlock.mlir:[[# @LINE - 11]]:7: note: warp 1 blocked at 'nvvm.mbarrier.try_wait.parity': waits on mbarrier @bars[1] for parity 0; barrier phase bit 0 (0 completed), pending 32 of 32
+// CHECK-NEXT: note: cause: hazard missing-epilogue-arrive: mbarrier @bars[0] needs 32 more thread arrivals for its phase 0, and no live warp will make them
 // CHECK-NEXT: note: after {{[0-9]+}} warp-instructions
