@@ -139,6 +139,16 @@ def check_access(warp: Warp, cta: Cta, record: AsyncOp, knowledge: Clock) -> Non
     """Check `record` (just issued) against every live access it overlaps, then index it.
     `knowledge` is what the issuer knows (its tcgen05 clock)."""
     size = len(warp.cluster.ctas)
+    cells = (slice(*record.lanes), slice(*record.columns))
+    if record.writes:
+        cta.tmem_written[cells] = True
+    elif not cta.tmem_written[cells].all():
+        raise Hazard(
+            "tmem-read-before-commit",
+            f"{describe(record, size)} reads TMEM cells that no write has produced since they were allocated "
+            "(the MMA that should produce them has not been issued, let alone committed)"
+            + (f"; the warp last synchronised on {record.observed}" if record.observed else ""),
+        )
     superseded: list[AsyncOp] = []
     first, last = record.columns[0] // BUCKET, (record.columns[1] - 1) // BUCKET
     for bucket in range(first, last + 1):
@@ -210,6 +220,7 @@ def check_dealloc(warp: Warp, cta: Cta, columns: tuple[int, int]) -> None:
         cta.tmem_live[bucket] = [
             r for r in cta.tmem_live[bucket] if r.columns[0] >= columns[1] or columns[0] >= r.columns[1]
         ]
+    cta.tmem_written[:, columns[0] : columns[1]] = False
 
 
 def complete(record: AsyncOp, comp: int, epoch: int, by: str, step: int) -> None:

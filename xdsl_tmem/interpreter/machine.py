@@ -312,6 +312,8 @@ class Cta:
         self.last_commit: dict[tuple[int, int, int], int] = {}
         """(thread, target CTA, barrier offset) → `issued` at that thread's last commit to it."""
         self.commits: list[PendingCommit] = []
+        self.tmem_written = np.zeros((TMEM_LANES, TMEM_COLUMNS), dtype=np.bool_)
+        """Cells some write produced since they were allocated (reading others is a hazard)."""
         self.tmem_live: list[list[AsyncOp]] = [[] for _ in range(TMEM_COLUMNS // 32)]
         """Live TMEM accesses by 32-column bucket (hazards.py)."""
         self.cta_group: int | None = None

@@ -2,7 +2,7 @@
 
     xdsl-tmem-run FILE --kernel NAME --block 160 [--grid N] [--cluster N]
         [--arg name=FILE.npy | name=zeros:f32:128x256 | name=rand:f16:128x32:SEED | name=<number>]...
-        [-p PASSES] [--out DIR] [--schedule rr|random --seed N] [--max-steps N]
+        [-p PASSES] [--out DIR] [--schedule rr|random --seed N] [--max-steps N] [--fence-policy strict|mojo]
 
 Exit codes (stable, documented in docs/interpreter.md):
   0  ran to completion
@@ -217,6 +217,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--schedule", choices=("rr", "random"), default="rr", help="warp interleaving")
     parser.add_argument("--seed", type=int, default=0, help="seed of --schedule random")
     parser.add_argument("--max-steps", type=int, default=10_000_000, help="warp-instruction limit")
+    parser.add_argument(
+        "--fence-policy",
+        choices=("strict", "mojo"),
+        default="strict",
+        help="hazard model: strict (PTX: tcgen05 work crosses a thread sync only with tcgen05.fence) or mojo",
+    )
     parser.add_argument("--version", action="version", version=f"xdsl-tmem-run {xdsl_tmem.__version__}")
     return parser
 
@@ -246,6 +252,7 @@ def run(argv: Sequence[str] | None = None) -> int:
             schedule=args.schedule,
             seed=args.seed,
             max_steps=args.max_steps,
+            fence_policy=args.fence_policy,
         )
     except UsageError as e:
         sys.stderr.write(f"error: {e}\n")
