@@ -45,7 +45,7 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.traits import IsTerminator
 
 from xdsl_tmem.interpreter.hazards import WarpClock
-from xdsl_tmem.interpreter.machine import AsyncOp, Blocked, Cluster, Cta, Hazard, MBarrier
+from xdsl_tmem.interpreter.machine import AsyncOp, Blocked, Cluster, Cta, Hazard, MBarrier, Wake
 from xdsl_tmem.interpreter.values import WARP, Mask, Value, format_lanes
 
 # --------------------------------------------------------------------------------------
@@ -304,7 +304,7 @@ class Warp(Interpreter):
         self.blocked_reason = ""
         self.blocked_op: Operation | None = None
         self.blocked_version = -1
-        self.wake: Callable[[], bool] | None = None
+        self.wake: Wake | None = None
         self.blocked_wait: tuple[int, int] | None = None
         """(barrier address, parity) of the mbarrier wait the warp is blocked at."""
         self.op_state: Any = None
@@ -363,7 +363,7 @@ class Warp(Interpreter):
             return self.poll_version != version
         if self.status is not Status.BLOCKED:
             return False
-        return self.wake() if self.wake is not None else self.blocked_version != version
+        return self.cluster.ready(self.wake) if self.wake is not None else self.blocked_version != version
 
     def run(self, limit: int) -> Status:
         """Execute until the second sync point of this turn, a block, or the end."""

@@ -21,7 +21,6 @@ succeeds iff the phase bit != p.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
@@ -53,15 +52,29 @@ class Hazard(Exception):
         """(op, what it is) pairs the report points at besides the failing op."""
 
 
+@dataclass(frozen=True)
+class Wake:
+    """What a blocked warp waits for, as data (machine states can be copied):
+    `phase` of mbarrier (cta, offset=key) past `count` completions; `named` barrier
+    (cta, id=key) past generation `count`; the `cluster` barrier past generation `count`;
+    the `pair` allocation of `cta`; `columns` (key = ncols) free in every CTA of `ctas`."""
+
+    kind: str
+    cta: int = 0
+    key: int = 0
+    count: int = 0
+    ctas: tuple[int, ...] = ()
+
+
 class Blocked(Exception):
     """Raised by an op that cannot complete yet; the warp retries it later.
 
     An op that raises it must not have changed any state (or must record in
     `Warp.op_state` what it already did, as `bar.sync` records its arrival).
-    `wake`, if given, tells when a retry can succeed (e.g. the awaited barrier
-    completed a phase); without it the warp retries after any change."""
+    `wake`, if given, says what the retry waits for (`Cluster.ready`); without it the
+    warp retries after any change."""
 
-    def __init__(self, reason: str, wake: Callable[[], bool] | None = None, wait: tuple[int, int] | None = None):
+    def __init__(self, reason: str, wake: Wake | None = None, wait: tuple[int, int] | None = None):
         super().__init__(reason)
         self.reason = reason
         self.wake = wake
@@ -369,6 +382,25 @@ class Cluster:
 
     def changed(self) -> None:
         self.version += 1
+
+    def ready(self, wake: Wake) -> bool:
+        """Whether what a blocked warp waits for (its `Blocked.wake`) may have happened."""
+        match wake.kind:
+            case "phase":
+                bar = self.ctas[wake.cta].mbarriers.get(wake.key)
+                return bar is None or bar.completed != wake.count
+            case "named":
+                return self.ctas[wake.cta].named[wake.key].generation > wake.count
+            case "cluster":
+                return self.cluster_barrier.generation > wake.count
+            case "pair":
+                pending = self.pair_allocs.get(wake.cta & ~1, {})
+                return wake.cta not in pending or (wake.cta ^ 1) in pending
+            case _:  # "columns": ncols free at the same start in every CTA of `ctas`
+                return any(
+                    all(self.ctas[r].allocator.is_free(start, wake.key) for r in wake.ctas)
+                    for start in range(0, TMEM_COLUMNS, wake.key)
+                )
 
     def cta_of(self, address: int) -> tuple[Cta, int]:
         """The CTA and offset a shared::cluster address refers to."""

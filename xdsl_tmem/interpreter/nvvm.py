@@ -10,7 +10,6 @@ require every live lane to be active.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar, cast
 
@@ -37,6 +36,7 @@ from xdsl_tmem.interpreter.machine import (
     MBarrier,
     NamedBarrier,
     PendingCommit,
+    Wake,
 )
 from xdsl_tmem.interpreter.tcgen05 import (
     K_PER_MMA,
@@ -193,7 +193,7 @@ def mbarrier_wait_parity(warp: Warp, address: Value, parity: Value) -> None:
         if not bar.parity_passes(p):
             raise Blocked(
                 f"waits on mbarrier {warp.cluster.describe_barrier(addr)} for parity {p & 1}; barrier {bar.state()}",
-                _phase_changed(warp.cluster.cta_of(addr)[0], bar),
+                Wake("phase", bar.cta, bar.offset, bar.completed),
                 (addr, p),
             )
     for lane in lanes:
@@ -222,12 +222,6 @@ def observe(warp: Warp, address: int, parity: int) -> None:
     if bar.completed:
         warp.clock.acquire(bar.history[bar.completed - 1])
         warp.last_sync = f"mbarrier {cluster.describe_barrier(address)} phase {bar.completed - 1}"
-
-
-def _phase_changed(cta: Cta, bar: MBarrier) -> Callable[[], bool]:
-    """Wakes a waiter when `bar` completes a phase (or is re-initialised)."""
-    completed = bar.completed
-    return lambda: bar.completed != completed or cta.mbarriers.get(bar.offset) is not bar
 
 
 def mbarrier_probe(warp: Warp, address: Value, state_or_phase: Value, is_state: bool) -> Value:
@@ -289,7 +283,7 @@ def bar_sync(warp: Warp, barrier_id: int, threads: int | None, arrive_only: bool
         return
     raise Blocked(
         f"waits at named barrier {barrier_id}: {bar.arrived} of {bar.expected} threads arrived",
-        lambda: bar.generation > generation,
+        Wake("named", cta.rank, barrier_id, generation),
     )
 
 
@@ -321,7 +315,7 @@ def cluster_wait(warp: Warp, aligned: bool) -> None:
     if bar.generation <= arrival:
         raise Blocked(
             f"waits at the cluster barrier: {bar.arrived} of {bar.expected} threads arrived",
-            lambda: bar.generation > arrival,
+            Wake("cluster", count=arrival),
         )
     _acquire_generation(warp, bar, arrival, "the cluster barrier")
     warp.cluster_arrival = None
@@ -373,7 +367,7 @@ def tmem_alloc(warp: Warp, op: Operation, slot: Value, ncols: Value, cta_group: 
     if peer is None:
         raise Blocked(
             f"tcgen05.alloc.cta_group::2 waits for the peer CTA {warp.cta.rank ^ 1} to join",
-            lambda: me.done or (warp.cta.rank ^ 1) in pending,
+            Wake("pair", warp.cta.rank),
         )
     if peer.ncols != n:
         raise Hazard(
@@ -400,10 +394,9 @@ def _allocate(warp: Warp, op: Operation, targets: list[tuple[Cta, int]], n: int,
             f"CTA {cta.rank}: " + ", ".join(f"[{s}, {s + c})" for s, c in sorted(cta.allocator.allocations.items()))
             for cta, _ in targets
         )
-        allocators = [cta.allocator for cta, _ in targets]
         raise Blocked(
             f"{what} of {n} columns waits for free TMEM columns ({used})",
-            lambda: any(c for c in range(0, TMEM_COLUMNS, n) if all(a.is_free(c, n) for a in allocators)),
+            Wake("columns", key=n, ctas=tuple(cta.rank for cta, _ in targets)),
         )
     for cta, slot in targets:
         cta.allocator.allocations[start] = n
