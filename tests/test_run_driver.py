@@ -120,7 +120,7 @@ llvm.func @k() {
 def test_step_limit_exit_code(xrun: Runner) -> None:
     result = xrun(REF, "--kernel", "ref_pipeline", "--block", "160", "--arg", "out=zeros:f32:65536", *GEMM_ARGS,
                   "--max-steps", "50")  # fmt: skip
-    assert result.code == run.EXIT_STEP_LIMIT
+    assert result.code == run.EXIT_LIMIT
     assert result.err.startswith("error: step limit: stopped after 50 warp-instructions")
 
 

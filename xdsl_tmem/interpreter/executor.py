@@ -24,11 +24,12 @@ points where their order can matter.
 
 from __future__ import annotations
 
+import copy as _copy
 import random
 from collections.abc import Callable, Generator, Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum, auto
-from typing import Any, ClassVar, NamedTuple, TypeAlias, TypeVar, cast
+from typing import Any, ClassVar, NamedTuple, Protocol, TypeAlias, TypeVar, cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -45,7 +46,7 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.traits import IsTerminator
 
 from xdsl_tmem.interpreter.hazards import WarpClock
-from xdsl_tmem.interpreter.machine import AsyncOp, Blocked, Cluster, Cta, Hazard, MBarrier, Wake
+from xdsl_tmem.interpreter.machine import AsyncOp, Blocked, Cluster, Cta, Hazard, MBarrier, Memo, Wake
 from xdsl_tmem.interpreter.values import WARP, Mask, Value, format_lanes
 
 # --------------------------------------------------------------------------------------
@@ -101,6 +102,10 @@ class WarpFunctions(InterpreterFunctions):
 
     SYNC_OPS: ClassVar[frozenset[type[Operation]]] = frozenset()
     """Ops whose order relative to other warps matters (scheduling points)."""
+    BARRIER_OPS: ClassVar[frozenset[type[Operation]]] = frozenset()
+    """The synchronising ones among them (waits, arrivals, barriers, allocation): for a
+    program without data races (which the hazard checks report), interleaving warps only
+    here reaches every outcome."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -163,12 +168,15 @@ class Unsupported(Exception):
 class Program:
     """A module plus the implementations that run it; shared by all warps."""
 
-    def __init__(self, module: ModuleOp, functions: Sequence[WarpFunctions]):
+    def __init__(self, module: ModuleOp, functions: Sequence[WarpFunctions], points: str = "visible"):
+        """`points`: where warps interleave — before every op that touches shared state
+        ("visible", each dialect's `SYNC_OPS`) or only before synchronisation ("barriers",
+        `BARRIER_OPS`: what exhaustive exploration branches on)."""
         self.module = module
         self.functions = functions
         self.table: dict[type[Operation], tuple[Kind, InterpreterFunctions, Callable[..., Any], bool]] = {}
         for ft in functions:
-            sync = type(ft).SYNC_OPS
+            sync = type(ft).SYNC_OPS if points == "visible" else type(ft).BARRIER_OPS
             for op_type, fn in type(ft)._impls():  # pyright: ignore[reportPrivateUsage]
                 kind = Kind.TERMINATOR if op_type.has_trait(IsTerminator) else Kind.SIMPLE
                 self.table[op_type] = (kind, ft, fn, op_type in sync)
@@ -228,14 +236,19 @@ class BlockFrame:
 
 
 class GenFrame:
-    __slots__ = ("env", "gen", "mask", "pending", "planned")
+    """An op with regions in progress: its generator, and what it was created with and
+    sent so far (a copy of the warp re-creates the generator by replaying them)."""
 
-    def __init__(self, planned: Planned, gen: StructuredGen, env: Env, mask: Mask):
+    __slots__ = ("args", "env", "gen", "mask", "pending", "planned", "sent")
+
+    def __init__(self, planned: Planned, gen: StructuredGen, env: Env, mask: Mask, args: PythonValues):
         self.planned = planned
         self.gen = gen
         self.pending: Perform | None = None
         self.env = env
         self.mask = mask
+        self.args = args
+        self.sent: list[Any] = []
 
 
 class Status(Enum):
@@ -246,6 +259,10 @@ class Status(Enum):
 
 class StepLimit(Exception):
     """The run executed more warp-instructions than allowed (exit code 4)."""
+
+    def __init__(self, limit: int):
+        super().__init__(f"step limit {limit}")
+        self.limit = limit
 
 
 class OpError(Exception):
@@ -325,6 +342,48 @@ class Warp(Interpreter):
         self.poll_version = -1
         self.sync_points = 0
 
+    def copy(self, cluster: Cluster, memo: Memo) -> Warp:
+        """This warp in a copy of the machine state. Generators of ops in progress are
+        re-created and replayed with what they were sent (they have no side effects of
+        their own: those are `Perform` steps the executor runs)."""
+        clone = _copy.copy(self)
+        clone.cluster = cluster
+        clone.cta = cluster.ctas[self.cta.rank]
+        clone.clock = self.clock.copy()
+        clone.seen_phases = dict(self.seen_phases)
+        clone.unpublished_inits = [memo.barrier(b) for b in self.unpublished_inits]
+        clone.pending_tmem = [memo.record(r) for r in self.pending_tmem]
+        if self.op_state is not None and not isinstance(self.op_state, int):
+            clone.op_state = memo.shared(self.op_state)
+        envs: dict[int, Env] = {}
+
+        def env_of(env: Env) -> Env:
+            copied = envs.get(id(env))
+            if copied is None:
+                copied = envs[id(env)] = dict(env)
+            return copied
+
+        stack: list[BlockFrame | GenFrame] = []
+        for frame in self.stack:
+            if isinstance(frame, BlockFrame):
+                block_frame = BlockFrame(frame.block, frame.plan, env_of(frame.env), frame.mask)
+                block_frame.pc = frame.pc
+                stack.append(block_frame)
+                continue
+            planned = frame.planned
+            clone.mask = frame.mask
+            gen = cast(StructuredGen, planned.fn(planned.ft, clone, planned.op, frame.args))
+            gen_frame = GenFrame(planned, gen, env_of(frame.env), frame.mask, frame.args)
+            request: Any = None
+            for value in frame.sent:
+                request = gen.send(value)
+                gen_frame.sent.append(value)
+            gen_frame.pending = request if frame.pending is not None else None
+            stack.append(gen_frame)
+        clone.stack = stack
+        clone.mask = self.mask
+        return clone
+
     # -- helpers for implementations ----------------------------------------------------
 
     def converged(self) -> bool:
@@ -365,11 +424,21 @@ class Warp(Interpreter):
             return False
         return self.cluster.ready(self.wake) if self.wake is not None else self.blocked_version != version
 
-    def run(self, limit: int) -> Status:
-        """Execute until the second sync point of this turn, a block, or the end."""
+    def next_op(self) -> Operation | None:
+        """The op this warp's next turn starts with (a sync point, but at the start)."""
+        if self.status is Status.BLOCKED:
+            return self.blocked_op
+        if not self.stack:
+            return None
+        frame = self.stack[-1]
+        return frame.planned.op if isinstance(frame, GenFrame) else frame.plan[frame.pc].op
+
+    def run(self, limit: int, to_first: bool = False) -> Status:
+        """Execute until the second sync point of this turn (with `to_first`, until the
+        first, without running it), a block, or the end."""
         cluster = self.cluster
         stack = self.stack
-        did_sync = False
+        did_sync = to_first
         while stack:
             frame = stack[-1]
             if type(frame) is GenFrame:
@@ -391,7 +460,7 @@ class Warp(Interpreter):
                     return self._yield()
                 if cluster.step >= limit:
                     frame.pc = pc
-                    raise StepLimit()
+                    raise StepLimit(limit)
                 args = tuple([env[v] for v in operands])
                 cluster.step += 1
                 try:
@@ -454,7 +523,7 @@ class Warp(Interpreter):
         stack = self.stack
         if planned.kind is Kind.STRUCTURED:
             gen = cast(StructuredGen, planned.fn(planned.ft, self, planned.op, args))
-            gen_frame = GenFrame(planned, gen, frame.env, self.mask)
+            gen_frame = GenFrame(planned, gen, frame.env, self.mask, args)
             stack.append(gen_frame)
             self._advance(gen_frame, None)
             return
@@ -481,6 +550,7 @@ class Warp(Interpreter):
         """Resume a structured op's generator with `value`. `finished` is the block frame
         that just returned it, reused when the generator runs the same block again (the
         next loop iteration)."""
+        frame.sent.append(value)
         try:
             request = frame.gen.send(value)
         except StopIteration as stop:
@@ -546,6 +616,10 @@ class TensorCore:
     def runnable(self) -> bool:
         return bool(self.cta.commits)
 
+    def next_op(self) -> Operation | None:
+        """The commit whose tracked operations the next turn completes."""
+        return self.cta.commits[0].op if self.cta.commits else None
+
     def run(self, limit: int) -> Status:
         commit = self.cta.commits[0]
         try:
@@ -571,6 +645,14 @@ class Deadlock(Exception):
 Agent: TypeAlias = Warp | TensorCore
 
 
+class TurnObserver(Protocol):
+    """Told about every turn a `Scheduler` runs (the timeline trace is one)."""
+
+    def turn_started(self, agent: Agent) -> None: ...
+
+    def turn_ended(self, agent: Agent) -> None: ...
+
+
 @dataclass
 class Scheduler:
     """Round-robin (`rr`, deterministic) or seeded random choice among runnable agents."""
@@ -579,6 +661,7 @@ class Scheduler:
     seed: int = 0
     trace: list[int] = field(default_factory=list[int])
     """Index of the agent chosen at each step (a replayable schedule)."""
+    observer: TurnObserver | None = None
 
     def run(self, agents: Sequence[Agent], warps: Sequence[Warp], max_steps: int) -> None:
         count = len(agents)
@@ -604,4 +687,9 @@ class Scheduler:
                     return
                 raise Deadlock(live)
             trace.append(choice)
-            agents[choice].run(max_steps)
+            if self.observer is None:
+                agents[choice].run(max_steps)
+            else:
+                self.observer.turn_started(agents[choice])
+                agents[choice].run(max_steps)
+                self.observer.turn_ended(agents[choice])

@@ -21,7 +21,9 @@ succeeds iff the phase bit != p.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import copy as _copy
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeAlias
 
 import numpy as np
@@ -137,6 +139,9 @@ class MBarrier:
         self.history.append(self.clock)
         self.clock = None
 
+    def copy(self) -> MBarrier:
+        return replace(self, history=list(self.history))
+
     def parity_passes(self, parity: int) -> bool:
         return self.phase_bit != (parity & 1)
 
@@ -156,6 +161,9 @@ class NamedBarrier:
     clock: Clock | None = None
     released: dict[int, Clock | None] = field(default_factory=dict[int, Clock | None])
     """Generation → the clock its completion released."""
+
+    def copy(self) -> NamedBarrier:
+        return replace(self, released=dict(self.released))
 
     def arrive(self, threads: int, clock: Clock) -> bool:
         """Count `threads`; True when this arrival completes the generation."""
@@ -185,6 +193,9 @@ class TmemAllocator:
     allocations: dict[int, int] = field(default_factory=dict[int, int])
     """start column → number of columns."""
     relinquished: bool = False
+
+    def copy(self) -> TmemAllocator:
+        return TmemAllocator(dict(self.allocations), self.relinquished)
 
     def is_free(self, start: int, ncols: int) -> bool:
         return all(start + ncols <= s or s + n <= start for s, n in self.allocations.items())
@@ -258,6 +269,12 @@ class GlobalMemory:
         self.buffers: list[Buffer] = []
         self._next = GLOBAL_BASE
 
+    def copy(self) -> GlobalMemory:
+        clone = GlobalMemory()
+        clone.buffers = [Buffer(b.name, b.base, b.data.copy()) for b in self.buffers]
+        clone._next = self._next
+        return clone
+
     def add(self, name: str, array: NDArray[Any]) -> int:
         data = np.ascontiguousarray(array).view(np.uint8).reshape(-1)
         base = self._next
@@ -305,6 +322,33 @@ class SharedLayout:
 # --------------------------------------------------------------------------------------
 
 
+class Memo:
+    """Copies of the mutable objects several parts of a machine state share (access
+    records, mbarriers, pair allocations), made once each while copying the state."""
+
+    def __init__(self) -> None:
+        self._copies: dict[int, Any] = {}
+
+    def record(self, record: AsyncOp) -> AsyncOp:
+        clone = self._copies.get(id(record))
+        if clone is None:
+            clone = self._copies[id(record)] = _copy.copy(record)
+        return clone
+
+    def barrier(self, bar: MBarrier) -> MBarrier:
+        clone = self._copies.get(id(bar))
+        if clone is None:
+            clone = self._copies[id(bar)] = bar.copy()
+        return clone
+
+    def shared(self, value: Any) -> Any:
+        """A shallow copy of a mutable helper object (e.g. a pending pair allocation)."""
+        clone = self._copies.get(id(value))
+        if clone is None:
+            clone = self._copies[id(value)] = _copy.copy(value)
+        return clone
+
+
 class Cta:
     """One CTA's on-chip state."""
 
@@ -335,6 +379,21 @@ class Cta:
         self.alloc_sites: dict[int, Any] = {}
         """First column → the op that allocated it (for missing-dealloc reports)."""
         """The step at which the CTA's last warp exited."""
+
+    def copy(self, memo: Memo) -> Cta:
+        clone = _copy.copy(self)
+        clone.smem, clone.smem_views = self.smem.copy(), {}
+        clone.tmem = self.tmem.copy()
+        clone.tmem_written = self.tmem_written.copy()
+        clone.allocator = self.allocator.copy()
+        clone.mbarriers = {offset: memo.barrier(bar) for offset, bar in self.mbarriers.items()}
+        clone.named = {i: bar.copy() for i, bar in self.named.items()}
+        clone.inflight = {t: [memo.record(r) for r in records] for t, records in self.inflight.items()}
+        clone.issued, clone.last_commit = dict(self.issued), dict(self.last_commit)
+        clone.commits = [replace(commit, ops=[memo.record(r) for r in commit.ops]) for commit in self.commits]
+        clone.tmem_live = [[memo.record(r) for r in bucket] for bucket in self.tmem_live]
+        clone.alloc_sites = dict(self.alloc_sites)
+        return clone
 
     def barrier(self, offset: int) -> MBarrier:
         bar = self.mbarriers.get(offset)
@@ -379,9 +438,25 @@ class Cluster:
         self.pair_allocs: dict[int, dict[int, Any]] = {}
         """Even CTA rank → the pair's pending cta_group::2 allocations by rank."""
         self.step = 0
+        self.on_stage: Callable[[int, int, int, str], None] | None = None
+        """Told (CTA rank, ring barriers, stage, event) about each output-ring stage hand-over
+        at the tmem level: `producer` / `consumer` acquired it, `commit`, `release` (trace.py)."""
 
     def changed(self) -> None:
         self.version += 1
+
+    def copy(self, memo: Memo) -> Cluster:
+        """An independent copy of the state (for schedule exploration)."""
+        clone = _copy.copy(self)
+        clone.ctas = [cta.copy(memo) for cta in self.ctas]
+        clone.memory = self.memory.copy()
+        clone.cluster_barrier = self.cluster_barrier.copy()
+        clone.async_log, clone.tmem_events = list(self.async_log), list(self.tmem_events)  # reports only
+        clone.tc_count = list(self.tc_count)
+        clone.pair_allocs = {
+            even: {rank: memo.shared(p) for rank, p in pending.items()} for even, pending in self.pair_allocs.items()
+        }
+        return clone
 
     def ready(self, wake: Wake) -> bool:
         """Whether what a blocked warp waits for (its `Blocked.wake`) may have happened."""

@@ -855,6 +855,15 @@ class NvvmFunctions(WarpFunctions):
             nvvm.ClusterWaitOp,
         }
     )
+    BARRIER_OPS: ClassVar[frozenset[type[Operation]]] = SYNC_OPS - {
+        nvvm.Tcgen05WaitOp,
+        nvvm.Tcgen05CommitOp,
+        nvvm.Tcgen05LdOp,
+        nvvm.Tcgen05StOp,
+        nvvm.Tcgen05MMAOp,
+        nvvm.Tcgen05CpOp,
+        nvvm.MBarrierInitOp,
+    }
 
     # -- mbarrier -----------------------------------------------------------------------
 

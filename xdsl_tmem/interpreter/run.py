@@ -39,12 +39,14 @@ from xdsl_tmem.interpreter.machine import (
     GlobalMemory,
     Hazard,
     MBarrier,
+    Memo,
     SharedLayout,
 )
 from xdsl_tmem.interpreter.memory import alignment_of, size_of
 from xdsl_tmem.interpreter.nvvm import NvvmFunctions
 from xdsl_tmem.interpreter.scf import ScfFunctions
 from xdsl_tmem.interpreter.tmem import TmemFunctions
+from xdsl_tmem.interpreter.trace import Tracer
 from xdsl_tmem.interpreter.values import Value, canonical, width_of
 
 Dim = int | Sequence[int]
@@ -295,7 +297,7 @@ def bind_arguments(
     return values, outputs
 
 
-def _clusters(launch: Launch) -> Iterator[list[tuple[int, int, int]]]:
+def clusters_of(launch: Launch) -> Iterator[list[tuple[int, int, int]]]:
     """The CTA ids of each cluster, rank order x-fastest."""
     gx, gy, gz = launch.grid
     cx, cy, cz = launch.cluster
@@ -328,14 +330,16 @@ def prepare(
     args: Mapping[str, Any] | None = None,
     fence_policy: str = "strict",
     functions: Sequence[WarpFunctions] | None = None,
+    points: str = "visible",
 ) -> Prepared:
-    """Check a launch and bind its arguments (every error is a `LaunchError`)."""
+    """Check a launch and bind its arguments (every error is a `LaunchError`). `points`:
+    where warps interleave (`Program`)."""
     if fence_policy not in ("strict", "mojo"):
         raise LaunchError(f"unknown fence policy '{fence_policy}' (use strict or mojo)")
     launch = Launch(_dim3(block, "block"), _dim3(1 if grid is None else grid, "grid"), _dim3(cluster, "cluster"))
     function = find_kernel(module, kernel)
     launch = check_launch(function, launch, grid is not None)
-    program = Program(module, default_functions() if functions is None else functions)
+    program = Program(module, default_functions() if functions is None else functions, points)
     try:
         program.check_supported(function)
     except Unsupported as e:
@@ -370,8 +374,21 @@ class ClusterRun:
         connect(state, self.warps, prepared.fence_policy == "strict")
         for warp in self.warps:
             warp.start(prepared.entry, prepared.arguments)
-        self.cores = [TensorCore(state, cta) for cta in ctas]
+        self.cores = [TensorCore(state, cta, f"tensor core of CTA {cta.rank}") for cta in ctas]
         self.agents: list[Warp | TensorCore] = [*self.warps, *self.cores]
+
+    def copy(self) -> ClusterRun:
+        """An independent copy of this machine state (`Cluster.copy`)."""
+        memo = Memo()
+        clone = ClusterRun.__new__(ClusterRun)
+        clone.state = self.state.copy(memo)
+        clone.warps = [w.copy(clone.state, memo) for w in self.warps]
+        by_cta = {cta.rank: [w for w in clone.warps if w.cta is cta] for cta in clone.state.ctas}
+        for warp in clone.warps:
+            warp.cluster_warps = by_cta
+        clone.cores = [TensorCore(clone.state, clone.state.ctas[core.cta.rank], core.name) for core in self.cores]
+        clone.agents = [*clone.warps, *clone.cores]
+        return clone
 
     def runnable(self) -> list[int]:
         return [i for i, agent in enumerate(self.agents) if agent.runnable()]
@@ -412,6 +429,8 @@ class ClusterRun:
                         f"{record.op.name} by warp {record.warp} lane {record.lane} was never committed, so the "
                         "barrier its commit should complete never completes",
                     )
+        if any(w.wake is not None and w.wake.kind in ("columns", "pair") for w in blocked):
+            return None  # a warp stuck in tcgen05.alloc may be the one whose arrivals are missing
         waits: list[tuple[int, MBarrier, str]] = []
         for warp in blocked:
             if isinstance(warp.blocked_wait, tuple):
@@ -451,6 +470,7 @@ def run_kernel(
     max_steps: int = 10_000_000,
     fence_policy: str = "strict",
     functions: Sequence[WarpFunctions] | None = None,
+    tracer: Tracer | None = None,
 ) -> RunResult:
     """Run `@kernel` of `module` on the machine model and return its buffers.
 
@@ -460,6 +480,7 @@ def run_kernel(
     one after another; within a cluster, warps interleave at synchronisation points
     under `schedule` ("rr" round-robin, or "random" with `seed`). `fence_policy` is the
     happens-before model of the hazard checks (hazards.py): "strict" (PTX) or "mojo".
+    A `tracer` records the timeline of the run, also of a failing one (trace.py).
     """
     if schedule not in ("rr", "random"):
         raise LaunchError(f"unknown schedule '{schedule}' (use rr or random)")
@@ -469,33 +490,49 @@ def run_kernel(
     )  # fmt: skip
     launch = prepared.launch
     report = RunReport(kernel, launch, schedule, seed)
-    scheduler = Scheduler(schedule, seed)
+    scheduler = Scheduler(schedule, seed, observer=tracer)
     start = time.perf_counter()
     runs: list[ClusterRun] = []
-    for ctaids in _clusters(launch):
+    for ctaids in clusters_of(launch):
         run = ClusterRun(prepared, ctaids)
         runs.append(run)
+        if tracer is not None:
+            tracer.start_cluster(run.state, run.warps, run.cores)
         try:
             scheduler.run(run.agents, run.warps, max_steps - report.instructions)
             run.end_checks()
-        except Deadlock as e:
+        except (Deadlock, StepLimit, OpError, Hazard) as e:
+            if tracer is not None:
+                tracer.end_cluster(run.warps, failed=True)
             _finish(report, runs, scheduler, start)
-            blocked = [BlockedWarp(w.name, w.blocked_op, w.blocked_reason) for w in e.warps]
-            raise KernelDeadlock(blocked, report, run.diagnose_deadlock(e.warps)) from None
-        except StepLimit:
-            _finish(report, runs, scheduler, start)
-            raise KernelStepLimit(max_steps, report) from None
-        except OpError as e:
-            _finish(report, runs, scheduler, start)
-            if not isinstance(e.error, Hazard):  # the model lacks something the program needs
-                raise LaunchError(f"xdsl-tmem-run: {e.op.name}: {e.error}", e.op) from None
-            raise KernelHazard(e.error.kind, e.error.message, e.op, e.where, report, e.error.related) from None
-        except Hazard as e:
-            _finish(report, runs, scheduler, start)
-            op, _ = e.related[0] if e.related else (prepared.function, "")
-            raise KernelHazard(e.kind, e.message, op, "the kernel's exit", report, e.related[1:]) from None
+            raise failure_of(run, e, report, prepared) from None
+        if tracer is not None:
+            tracer.end_cluster(run.warps, failed=False)
     _finish(report, runs, scheduler, start)
     return RunResult(prepared.outputs, report)
+
+
+def failure_of(
+    run: ClusterRun, error: Exception, report: RunReport, prepared: Prepared
+) -> KernelDeadlock | KernelHazard | KernelStepLimit:
+    """The verdict an exception raised while running `run` stands for. An op the model
+    cannot run is not a verdict: it raises `LaunchError` (exit code 1)."""
+    match error:
+        case Deadlock():
+            blocked = [BlockedWarp(w.name, w.blocked_op, w.blocked_reason) for w in error.warps]
+            return KernelDeadlock(blocked, report, run.diagnose_deadlock(error.warps))
+        case StepLimit():
+            return KernelStepLimit(error.limit, report)
+        case OpError() if isinstance(error.error, Hazard):
+            hazard = error.error
+            return KernelHazard(hazard.kind, hazard.message, error.op, error.where, report, hazard.related)
+        case OpError():
+            raise LaunchError(f"xdsl-tmem-run: {error.op.name}: {error.error}", error.op) from None
+        case Hazard():
+            op, _ = error.related[0] if error.related else (prepared.function, "")
+            return KernelHazard(error.kind, error.message, op, "the kernel's exit", report, error.related[1:])
+        case _:
+            raise error
 
 
 def _finish(report: RunReport, runs: list[ClusterRun], scheduler: Scheduler, start: float) -> None:

@@ -156,6 +156,33 @@ def complete_dealloc(warp: Warp, barrier: int, address: int, allocation: tmem.Al
     N.tmem_dealloc(warp, address, allocation.max_cols.data, allocation.cta_group.data)
 
 
+def mma_create(warp: Warp, op: tmem.MmaCreateOp | tmem.MmaContextOp, args: PythonValues) -> Context:
+    """Allocate the context's TMEM (the address is published by `enter_mma`)."""
+    slot, barriers, dealloc_barrier, *mask = args
+    context_type = cast(tmem.WarpContextType, op.context.type if isinstance(op, tmem.MmaCreateOp) else op.context_type)
+    slot = _uniform(warp, slot, f"{op.name} slot")
+    address = allocate(warp, op, slot, context_type.allocation_type())
+    ring = _new_ring(
+        context_type.ring_type(), _uniform(warp, barriers, f"{op.name} barriers"), address, _mask(warp, mask)
+    )
+    return Context(address, ring, _uniform(warp, dealloc_barrier, f"{op.name} dealloc barrier"))
+
+
+def epilogue_create(warp: Warp, op: tmem.EpilogueCreateOp | tmem.EpilogueContextOp, args: PythonValues) -> Context:
+    """`barrier.sync 1, mma + epilogue threads`, then read the address from the slot."""
+    slot, barriers, dealloc_barrier, *mask = args
+    context_type = cast(
+        tmem.WarpContextType, op.context.type if isinstance(op, tmem.EpilogueCreateOp) else op.context_type
+    )
+    N.bar_sync(warp, 1, context_type.sync_threads)
+    warp.clock.fence_after()
+    address = read_slot(warp, _uniform(warp, slot, f"{op.name} slot"))
+    ring = _new_ring(
+        context_type.ring_type(), _uniform(warp, barriers, f"{op.name} barriers"), address, _mask(warp, mask)
+    )
+    return Context(address, ring, _uniform(warp, dealloc_barrier, f"{op.name} dealloc barrier"))
+
+
 def enter_mma(warp: Warp, sync_threads: int) -> None:
     """`MmaWarpContext.__enter__`: publish the TMEM address with `barrier.arrive 1, threads`."""
     warp.clock.fence_before()
@@ -167,7 +194,13 @@ def acquire(warp: Warp, ring: Ring, producer: bool) -> Stage:
     p = ring.pipeline
     side = p.producer if producer else p.consumer
     wait(warp, p.empty(side.stage) if producer else p.full(side.stage), side.phase)
+    _stage_event(warp, ring, side.stage, "producer" if producer else "consumer")
     return Stage(ring.base, side.stage, ring.stride)
+
+
+def _stage_event(warp: Warp, ring: Ring, index: int, event: str) -> None:
+    if warp.cluster.on_stage is not None:
+        warp.cluster.on_stage(warp.cta.rank, ring.pipeline.barriers, index, event)
 
 
 def release_from_mma(warp: Warp, op: Operation, ring: Ring, stage: Stage, leader: Value | None) -> Ring:
@@ -186,6 +219,7 @@ def release_from_mma(warp: Warp, op: Operation, ring: Ring, stage: Stage, leader
             N.tcgen05_commit(warp, op, ring.pipeline.full(stage.index), ring.mask, ring.cta_group)
         finally:
             warp.mask = outer
+    _stage_event(warp, ring, stage.index, "commit")
     p = ring.pipeline
     return replace(ring, pipeline=replace(p, producer=p.producer.step(p.num_stages)))
 
@@ -204,6 +238,7 @@ def arrive_empty(warp: Warp, ring: Ring, stage: Stage) -> None:
         N.mbarrier_arrive(warp, empty)
     else:
         cluster_arrive(warp, empty, warp.cta.rank & ~1)
+    _stage_event(warp, ring, stage.index, "release")
 
 
 def _load(warp: Warp, op: tmem.LoadUpperOp | tmem.LoadLowerOp, stage: Stage, column: int) -> Value:
@@ -252,6 +287,19 @@ class TmemFunctions(WarpFunctions):
             tmem.EpilogueExitOp,
         }
     )
+    BARRIER_OPS: ClassVar[frozenset[type[Operation]]] = SYNC_OPS - {
+        tmem.FromSharedOp,
+        tmem.LoadUpperOp,
+        tmem.LoadLowerOp,
+        tmem.StoreUpperOp,
+        tmem.StoreLowerOp,
+        tmem.WaitLoadOp,
+        tmem.WaitStoreOp,
+        tmem.PipelineInitBarriersOp,
+        tmem.RingInitBarriersOp,
+        tmem.ReleaseFromMmaOp,
+        tmem.DeallocBarrierInitOp,
+    }
 
     # -- allocation -----------------------------------------------------------------------
 
@@ -518,41 +566,13 @@ class TmemFunctions(WarpFunctions):
 
     # -- warp contexts --------------------------------------------------------------------
 
-    def _mma_create(self, warp: Warp, op: tmem.MmaCreateOp | tmem.MmaContextOp, args: PythonValues) -> Context:
-        slot, barriers, dealloc_barrier, *mask = args
-        context_type = cast(
-            tmem.WarpContextType, op.context.type if isinstance(op, tmem.MmaCreateOp) else op.context_type
-        )
-        slot = _uniform(warp, slot, f"{op.name} slot")
-        address = allocate(warp, op, slot, context_type.allocation_type())
-        ring = _new_ring(
-            context_type.ring_type(), _uniform(warp, barriers, f"{op.name} barriers"), address, _mask(warp, mask)
-        )
-        return Context(address, ring, _uniform(warp, dealloc_barrier, f"{op.name} dealloc barrier"))
-
-    def _epilogue_create(
-        self, warp: Warp, op: tmem.EpilogueCreateOp | tmem.EpilogueContextOp, args: PythonValues
-    ) -> Context:
-        """`barrier.sync 1, mma + epilogue threads`, then read the address from the slot."""
-        slot, barriers, dealloc_barrier, *mask = args
-        context_type = cast(
-            tmem.WarpContextType, op.context.type if isinstance(op, tmem.EpilogueCreateOp) else op.context_type
-        )
-        N.bar_sync(warp, 1, context_type.sync_threads)
-        warp.clock.fence_after()
-        address = read_slot(warp, _uniform(warp, slot, f"{op.name} slot"))
-        ring = _new_ring(
-            context_type.ring_type(), _uniform(warp, barriers, f"{op.name} barriers"), address, _mask(warp, mask)
-        )
-        return Context(address, ring, _uniform(warp, dealloc_barrier, f"{op.name} dealloc barrier"))
-
     @impl(tmem.MmaCreateOp)
     def run_mma_create(self, interp: Interpreter, op: tmem.MmaCreateOp, args: PythonValues) -> PythonValues:
-        return (self._mma_create(_warp(interp), op, args),)
+        return (mma_create(_warp(interp), op, args),)
 
     @impl(tmem.EpilogueCreateOp)
     def run_epilogue_create(self, interp: Interpreter, op: tmem.EpilogueCreateOp, args: PythonValues) -> PythonValues:
-        return (self._epilogue_create(_warp(interp), op, args),)
+        return (epilogue_create(_warp(interp), op, args),)
 
     @impl(tmem.MmaEnterOp)
     def run_mma_enter(self, interp: Interpreter, op: tmem.MmaEnterOp, args: PythonValues) -> PythonValues:
@@ -635,7 +655,7 @@ class TmemFunctions(WarpFunctions):
     @impl_structured(tmem.MmaContextOp)
     def run_mma_context(self, warp: Warp, op: tmem.MmaContextOp, args: PythonValues) -> StructuredGen:
         """`with MmaWarpContext.create(...)`: create (allocate), enter; body; exit."""
-        context = yield Perform(self._mma_create, (warp, op, args))
+        context = yield Perform(mma_create, (warp, op, args))
         yield Perform(enter_mma, (warp, op.context_type.sync_threads))
         outs = yield RunBlock(op.body.block, (context,))
         allocation = op.context_type.allocation_type()
@@ -645,7 +665,7 @@ class TmemFunctions(WarpFunctions):
     @impl_structured(tmem.EpilogueContextOp)
     def run_epilogue_context(self, warp: Warp, op: tmem.EpilogueContextOp, args: PythonValues) -> StructuredGen:
         """`with EpilogueWarpContext.create(...)`: create (sync, read the address); body; exit."""
-        context = yield Perform(self._epilogue_create, (warp, op, args))
+        context = yield Perform(epilogue_create, (warp, op, args))
         outs = yield RunBlock(op.body.block, (context,))
         yield Perform(signal, (warp, context.dealloc_barrier, context.ring.cta_group, True, True))
         return tuple(outs)

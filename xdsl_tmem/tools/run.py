@@ -3,13 +3,15 @@
     xdsl-tmem-run FILE --kernel NAME --block 160 [--grid N] [--cluster N]
         [--arg name=FILE.npy | name=zeros:f32:128x256 | name=rand:f16:128x32:SEED | name=<number>]...
         [-p PASSES] [--out DIR] [--schedule rr|random --seed N] [--max-steps N] [--fence-policy strict|mojo]
+        [--explore random:N | --explore exhaustive [--max-states N]] [--validate-lowering] [--trace FILE.json]
 
 Exit codes (stable, documented in docs/interpreter.md):
-  0  ran to completion
+  0  ran to completion (every schedule explored, every pass validated)
   1  usage, parse or verification error (or the program needs something the model lacks)
   2  deadlock: every live warp blocked
   3  hazard: the program did something the hardware leaves undefined
-  4  step limit reached
+  4  step limit reached, or exhaustive exploration stopped by --max-states
+  5  translation validation: a pass changed what the kernel does
 """
 
 from __future__ import annotations
@@ -41,9 +43,12 @@ from xdsl_tmem.interpreter import (
     RunReport,
     run_kernel,
 )
+from xdsl_tmem.interpreter.explore import explore_exhaustive, explore_random
+from xdsl_tmem.interpreter.trace import Tracer
+from xdsl_tmem.interpreter.validate import validate_lowering
 from xdsl_tmem.universe import TMEM_UNIVERSE
 
-EXIT_OK, EXIT_ERROR, EXIT_DEADLOCK, EXIT_HAZARD, EXIT_STEP_LIMIT = 0, 1, 2, 3, 4
+EXIT_OK, EXIT_ERROR, EXIT_DEADLOCK, EXIT_HAZARD, EXIT_LIMIT, EXIT_VALIDATION = 0, 1, 2, 3, 4, 5
 
 
 class UsageError(Exception):
@@ -214,8 +219,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--arg", action="append", default=[], metavar="NAME=VALUE", help="a kernel argument")
     parser.add_argument("-p", "--passes", default="", help="pass pipeline to apply before running")
     parser.add_argument("--out", help="directory to write every buffer argument to, as NAME.npy")
-    parser.add_argument("--schedule", choices=("rr", "random"), default="rr", help="warp interleaving")
-    parser.add_argument("--seed", type=int, default=0, help="seed of --schedule random")
+    parser.add_argument("--schedule", choices=("rr", "random"), help="warp interleaving (default rr)")
+    parser.add_argument(
+        "--seed", type=int, default=0, help="seed of --schedule random (first seed of --explore random)"
+    )
     parser.add_argument("--max-steps", type=int, default=10_000_000, help="warp-instruction limit")
     parser.add_argument(
         "--fence-policy",
@@ -223,14 +230,139 @@ def build_parser() -> argparse.ArgumentParser:
         default="strict",
         help="hazard model: strict (PTX: tcgen05 work crosses a thread sync only with tcgen05.fence) or mojo",
     )
+    parser.add_argument(
+        "--explore",
+        metavar="random:N|exhaustive",
+        help="run N seeded random schedules, or every interleaving of the cluster at synchronisation points",
+    )
+    parser.add_argument("--max-states", type=int, default=1_000_000, help="state limit of --explore exhaustive")
+    parser.add_argument(
+        "--validate-lowering",
+        action="store_true",
+        help="run the kernel before and after each pass of -p and fail if a pass changes its outputs or verdict",
+    )
+    parser.add_argument("--trace", metavar="FILE.json", help="write a Chrome trace-event timeline (opens in Perfetto)")
     parser.add_argument("--version", action="version", version=f"xdsl-tmem-run {xdsl_tmem.__version__}")
     return parser
+
+
+def check_modes(args: argparse.Namespace) -> None:
+    """Reject flag combinations that would silently ignore one of them."""
+    if args.explore is not None:
+        if args.explore != "exhaustive" and not re.fullmatch(r"random:[1-9][0-9]*", args.explore):
+            raise UsageError(f"--explore expects random:N (N > 0) or exhaustive, got '{args.explore}'")
+        for flag, given in (("--schedule", args.schedule), ("--out", args.out)):
+            if given is not None:
+                raise UsageError(f"{flag} cannot be combined with --explore (it runs many schedules)")
+        if args.explore == "exhaustive" and args.seed:
+            raise UsageError("--seed has no effect on --explore exhaustive (it runs every schedule)")
+    if args.validate_lowering:
+        if not args.passes:
+            raise UsageError("--validate-lowering needs the passes to check: -p PIPELINE")
+        for flag, given in (("--explore", args.explore), ("--trace", args.trace), ("--out", args.out)):
+            if given is not None:
+                raise UsageError(f"{flag} cannot be combined with --validate-lowering")
+    if args.max_states < 1:
+        raise UsageError(f"--max-states must be positive, got {args.max_states}")
+
+
+class Failed(Exception):
+    """A verdict to report: its text (stderr) and exit code."""
+
+    def __init__(self, text: str, code: int):
+        super().__init__(text)
+        self.text = text
+        self.code = code
+
+
+def report_failure(e: Exception, source_map: SourceMap) -> Failed:
+    match e:
+        case KernelDeadlock():
+            return Failed(report_deadlock(e, source_map), EXIT_DEADLOCK)
+        case KernelHazard():
+            return Failed(report_hazard(e, source_map), EXIT_HAZARD)
+        case KernelStepLimit():
+            return Failed(report_step_limit(e), EXIT_LIMIT)
+        case _:
+            raise e
+
+
+def explore(module: ModuleOp, args: argparse.Namespace, launch: dict[str, Any], source_map: SourceMap) -> str:
+    """`--explore`: the summary line, or `Failed` with the first failure."""
+    tracer = Tracer() if args.trace else None
+    if args.explore == "exhaustive":
+        result = explore_exhaustive(module, args.kernel, max_states=args.max_states, tracer=tracer, **launch)
+        rate = result.explored / result.seconds if result.seconds else 0.0
+        details = (
+            f"{result.explored} states, {result.transitions} transitions, {result.seconds:.2f} s ({rate:.0f} states/s)"
+        )
+    else:
+        count = int(args.explore.partition(":")[2])
+        del launch["schedule"], launch["seed"]
+        result = explore_random(module, args.kernel, count, args.seed, tracer=tracer, **launch)
+        last = args.seed + result.explored - 1
+        details = f"{result.explored} schedules (seeds {args.seed}-{last}), {result.seconds:.2f} s"
+    verdict = "UNSAFE" if result.failure is not None else "SAFE" if result.complete else "INCOMPLETE"
+    summary = f"explore {result.mode}: {verdict}: {details}\n"
+    if tracer is not None:
+        if result.failure is not None:
+            tracer.write(Path(args.trace))
+            summary += f"timeline of the failing schedule written to {args.trace}\n"
+        else:
+            summary += f"no failing schedule: no timeline written to {args.trace}\n"
+    if result.failure is not None:
+        failed = report_failure(result.failure, source_map)
+        if result.seed is not None:
+            failed.text += (
+                f"note: found by random schedule seed {result.seed}; replay it with --schedule random "
+                f"--seed {result.seed}\n"
+            )
+        else:
+            failed.text += f"note: a shortest counterexample, {len(result.schedule)} steps (each runs an agent from "
+            failed.text += "the synchronising op named up to its next one):\n"
+            for n, move in enumerate(result.schedule, 1):
+                op = f"'{move.op.name}'" if move.op is not None else "its exit"
+                failed.text += f"{_where(source_map, move.op)}note: step {n}: {move.agent} runs {op}\n"
+        sys.stdout.write(summary)
+        raise failed
+    if not result.complete:
+        sys.stdout.write(summary)
+        raise Failed(
+            f"error: state limit: explored {args.max_states} states without finishing (--max-states "
+            f"{args.max_states}) and found no failure so far; raise the limit or explore a smaller launch "
+            "(fewer tiles)\n",
+            EXIT_LIMIT,
+        )
+    return summary
+
+
+def validate(
+    module: ModuleOp, pipeline: PassPipeline, ctx: Context, args: argparse.Namespace, launch: dict[str, Any],
+    source_map: SourceMap,
+) -> str:  # fmt: skip
+    """`--validate-lowering`: one line per run, or `Failed` naming the pass."""
+    result = validate_lowering(
+        module, pipeline.passes, ctx, args.kernel, verify=lambda m: verify_located(m, source_map), **launch
+    )
+    lines = [f"validate-lowering: input: {result.stages[0].outcome.verdict}"]
+    for stage in result.stages[1:]:
+        same = "" if stage.difference is not None else ", outputs and verdict unchanged"
+        lines.append(f"validate-lowering: after {stage.pass_spec}: {stage.outcome.verdict}{same}")
+    sys.stdout.write("\n".join(lines) + "\n")
+    failed = result.failed
+    if failed is None:
+        return f"validate-lowering: {len(result.stages) - 1} pass(es) preserve the kernel's behaviour\n"
+    text = f"error: translation validation: pass '{failed.pass_spec}' changes the kernel: {failed.difference}\n"
+    if failed.outcome.failure is not None:
+        text += "note: after it:\n" + report_failure(failed.outcome.failure, source_map).text
+    raise Failed(text, EXIT_VALIDATION)
 
 
 def run(argv: Sequence[str] | None = None) -> int:
     source_map = SourceMap()
     try:
         args = build_parser().parse_args(argv)
+        check_modes(args)
         path = Path(args.file)
         try:
             text = path.read_text()
@@ -239,21 +371,31 @@ def run(argv: Sequence[str] | None = None) -> int:
         ctx = make_context()
         module = LocatingParser(ctx, text, str(path), source_map).parse_module()
         verify_located(module, source_map)
-        if args.passes:
-            parse_pipeline(args.passes, source_map).apply(ctx, module)
-        kernel_args = dict(parse_arg(spec) for spec in args.arg)
-        result = run_kernel(
-            module,
-            args.kernel,
-            block=parse_dims(args.block, "--block"),
-            grid=parse_dims(args.grid, "--grid") if args.grid else None,
-            cluster=parse_dims(args.cluster, "--cluster") if args.cluster else 1,
-            args=kernel_args,
-            schedule=args.schedule,
-            seed=args.seed,
-            max_steps=args.max_steps,
-            fence_policy=args.fence_policy,
-        )
+        pipeline = parse_pipeline(args.passes, source_map) if args.passes else None
+        launch: dict[str, Any] = {
+            "block": parse_dims(args.block, "--block"),
+            "grid": parse_dims(args.grid, "--grid") if args.grid else None,
+            "cluster": parse_dims(args.cluster, "--cluster") if args.cluster else 1,
+            "args": dict(parse_arg(spec) for spec in args.arg),
+            "max_steps": args.max_steps,
+            "fence_policy": args.fence_policy,
+        }
+        if args.explore != "exhaustive":
+            launch |= {"schedule": args.schedule or "rr", "seed": args.seed}
+        if pipeline is not None and args.validate_lowering:
+            sys.stdout.write(validate(module, pipeline, ctx, args, launch, source_map))
+            return EXIT_OK
+        if pipeline is not None:
+            pipeline.apply(ctx, module)
+        if args.explore:
+            sys.stdout.write(explore(module, args, launch, source_map))
+            return EXIT_OK
+        tracer = Tracer() if args.trace else None
+        try:
+            result = run_kernel(module, args.kernel, tracer=tracer, **launch)
+        finally:
+            if tracer is not None:
+                tracer.write(Path(args.trace))
     except UsageError as e:
         sys.stderr.write(f"error: {e}\n")
         return EXIT_ERROR
@@ -263,15 +405,13 @@ def run(argv: Sequence[str] | None = None) -> int:
     except (ParseError, DiagnosticException) as e:
         sys.stderr.write(diagnose(e, source_map).render())
         return EXIT_ERROR
-    except KernelDeadlock as e:
-        sys.stderr.write(report_deadlock(e, source_map))
-        return EXIT_DEADLOCK
-    except KernelHazard as e:
-        sys.stderr.write(report_hazard(e, source_map))
-        return EXIT_HAZARD
-    except KernelStepLimit as e:
-        sys.stderr.write(report_step_limit(e))
-        return EXIT_STEP_LIMIT
+    except (KernelDeadlock, KernelHazard, KernelStepLimit) as e:
+        failed = report_failure(e, source_map)
+        sys.stderr.write(failed.text)
+        return failed.code
+    except Failed as e:
+        sys.stderr.write(e.text)
+        return e.code
     if args.out:
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)

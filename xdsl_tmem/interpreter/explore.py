@@ -1,0 +1,478 @@
+"""Schedule exploration: many seeded random schedules, or every interleaving.
+
+**Random** (`explore_random`): N runs with consecutive seeds; the first failing seed is
+reported so that `--schedule random --seed S` replays it.
+
+**Exhaustive** (`explore_exhaustive`): a breadth-first search over the interleavings of
+one cluster's warps and tensor cores at *synchronisation points* (each dialect's
+`BARRIER_OPS`: mbarrier arrivals and waits, named and cluster barriers, TMEM allocation;
+and each tensor-core commit completion), so the first failure it meets has a shortest
+schedule. Between two such points a warp's memory and TMEM accesses run without
+interleaving: the happens-before checks report any TMEM access that two schedules could
+order differently (a race), so for a program they find race-free the order of
+unsynchronised accesses cannot change the outcome, and branching at synchronisation
+points reaches every outcome. Every complete schedule must also leave the same global
+memory (`schedule-dependent-result` otherwise): the check for races on shared and global
+memory, which happens-before does not track.
+
+Two reductions keep the search small:
+
+* state hashing: a state met before is not explored again. The key is the control and
+  synchronisation state — every warp's position, its registers, its clocks; every
+  barrier, allocation, pending commit and live TMEM access — but not the contents of
+  memory, which a race-free program computes the same way along every schedule that
+  reaches the same control state. Keys are 64-bit hashes (a collision, about 1 in 10^7
+  for a million states, would prune a state);
+* partial-order reduction: a step that commutes with every other agent's steps is taken
+  alone, without branching (the other orders reach the same states): a named or cluster
+  barrier arrival or wait (arrivals only count; a passed generation stays passed), issuing
+  a commit, an mbarrier arrival that does not complete the phase (it only lowers a
+  pending count), a wait that blocks (it changes no shared state), and a wait that
+  succeeds when no other agent's next step can complete the barrier's next phase (which
+  would flip the parity it observes). The last rule looks one step ahead only: a program
+  in which another agent completes that phase *later* but still before the wait (a
+  producer running two laps ahead) is explored in one of the orders, in which the hazard
+  checks report the race such a protocol has on the stage's TMEM.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
+
+from xdsl_tmem.dialects import nvvm
+from xdsl_tmem.dialects import tmem as tmem_dialect
+from xdsl_tmem.interpreter.executor import BlockFrame, Deadlock, GenFrame, OpError, Status, StepLimit, TensorCore, Warp
+from xdsl_tmem.interpreter.machine import OFFSET_MASK, RANK_SHIFT, GlobalMemory, Hazard
+from xdsl_tmem.interpreter.run import (
+    ClusterRun,
+    Dim,
+    KernelDeadlock,
+    KernelHazard,
+    KernelStepLimit,
+    LaunchError,
+    Prepared,
+    RunReport,
+    clusters_of,
+    failure_of,
+    prepare,
+    run_kernel,
+)
+from xdsl_tmem.interpreter.tmem import (
+    Ring,
+    Stage,
+    acquire,
+    arrive_empty,
+    enter_mma,
+    epilogue_create,
+    release_from_mma,
+    signal,
+)
+from xdsl_tmem.interpreter.trace import Tracer
+from xdsl_tmem.interpreter.validate import difference_of
+
+Failure = KernelDeadlock | KernelHazard | KernelStepLimit
+
+
+@dataclass(frozen=True)
+class Move:
+    """One step of a schedule: agent `index` (named `agent`) runs from `op`, its next
+    synchronisation, up to the one after."""
+
+    index: int
+    agent: str
+    op: Operation | None
+
+
+@dataclass
+class Exploration:
+    """What an exploration found."""
+
+    mode: str
+    """"random" or "exhaustive"."""
+    explored: int = 0
+    """Schedules (random) or distinct states (exhaustive)."""
+    transitions: int = 0
+    seconds: float = 0.0
+    failure: Failure | None = None
+    seed: int | None = None
+    """The failing seed (random)."""
+    schedule: list[Move] = field(default_factory=list[Move])
+    """The counterexample, a shortest one (exhaustive)."""
+    complete: bool = True
+    """False when `max_states` stopped the search."""
+
+    @property
+    def safe(self) -> bool:
+        return self.failure is None and self.complete
+
+
+def explore_random(
+    module: ModuleOp, kernel: str, count: int, first_seed: int = 0, tracer: Tracer | None = None, **launch: Any
+) -> Exploration:
+    """Run `count` random schedules (seeds `first_seed` …) with `run_kernel(**launch)`;
+    stop at the first failure, whose run `tracer` then records."""
+    result = Exploration("random")
+    start = time.perf_counter()
+    for seed in range(first_seed, first_seed + count):
+        result.explored += 1
+        try:
+            run_kernel(module, kernel, schedule="random", seed=seed, **launch)
+        except (KernelDeadlock, KernelHazard, KernelStepLimit) as e:
+            result.failure, result.seed = e, seed
+            break
+    result.seconds = time.perf_counter() - start
+    if result.seed is not None and tracer is not None:
+        with contextlib.suppress(KernelDeadlock, KernelHazard, KernelStepLimit):
+            run_kernel(module, kernel, schedule="random", seed=result.seed, tracer=tracer, **launch)
+    return result
+
+
+def explore_exhaustive(
+    module: ModuleOp,
+    kernel: str,
+    *,
+    block: Dim,
+    grid: Dim | None = None,
+    cluster: Dim = 1,
+    args: Mapping[str, Any] | None = None,
+    fence_policy: str = "strict",
+    max_steps: int = 10_000_000,
+    max_states: int = 1_000_000,
+    tracer: Tracer | None = None,
+) -> Exploration:
+    """Explore every interleaving of one cluster at synchronisation points (the module
+    docstring); stop at the first failure, whose schedule `tracer` then records, or
+    unfinished after `max_states` states."""
+    prepared = prepare(
+        module, kernel, block=block, grid=grid, cluster=cluster, args=args, fence_policy=fence_policy,
+        points="barriers",
+    )  # fmt: skip
+    clusters = list(clusters_of(prepared.launch))
+    if len(clusters) != 1:
+        raise LaunchError(
+            f"exhaustive exploration runs one cluster; the grid {prepared.launch.grid} has {len(clusters)} "
+            "(use a grid equal to the cluster shape, or --explore random:N)"
+        )
+    result = Exploration("exhaustive")
+    start = time.perf_counter()
+    _search(prepared, clusters[0], RunReport(kernel, prepared.launch, "exhaustive", 0), result, max_steps, max_states)
+    result.seconds = time.perf_counter() - start
+    if result.failure is not None and tracer is not None:
+        _replay(prepared, clusters[0], result.schedule, tracer, max_steps)
+    return result
+
+
+def _replay(
+    prepared: Prepared, ctaids: list[tuple[int, int, int]], moves: list[Move], tracer: Tracer, limit: int
+) -> None:
+    """Run a counterexample again, recording its timeline."""
+    run = ClusterRun(prepared, ctaids).copy()  # a copy: leave the launch's buffers as they are
+    tracer.start_cluster(run.state, run.warps, run.cores)
+    with contextlib.suppress(OpError, StepLimit):
+        for warp in run.warps:
+            warp.run(limit, to_first=True)
+        for move in moves:
+            agent = run.agents[move.index]
+            tracer.turn_started(agent)
+            agent.run(limit)
+            tracer.turn_ended(agent)
+    tracer.end_cluster(run.warps, failed=True)
+
+
+Path = tuple["Path", Move] | None
+"""A schedule as a linked list (states share their prefixes)."""
+
+
+def _search(
+    prepared: Prepared,
+    ctaids: list[tuple[int, int, int]],
+    report: RunReport,
+    result: Exploration,
+    max_steps: int,
+    max_states: int,
+) -> None:
+    """Breadth-first, each state once: the first failure found has a shortest schedule."""
+
+    def fail(run: ClusterRun, error: Exception, path: Path) -> None:
+        report.instructions = run.state.step
+        result.failure = failure_of(run, error, report, prepared)
+        while path is not None:
+            path, move = path
+            result.schedule.append(move)
+        result.schedule.reverse()
+
+    start = ClusterRun(prepared, ctaids).copy()  # a copy: leave the launch's buffers as they are
+    for warp in start.warps:  # so that `next_step` sees each warp's first synchronisation
+        try:
+            warp.run(max_steps, to_first=True)
+        except (OpError, StepLimit) as e:
+            return fail(start, e, None)
+    visited: set[int] = set()
+    first: GlobalMemory | None = None
+    """Global memory after the first complete schedule."""
+    level: list[tuple[ClusterRun, Path]] = [(start, None)]
+    while level:
+        following: list[tuple[ClusterRun, Path]] = []
+        for run, path in level:
+            key = state_key(run)
+            done = not run.live_warps() and not run.runnable()
+            if done and first is not None:
+                try:  # also for a final state met before: only its memory may differ
+                    _same_outputs(first, run.state.memory, prepared)
+                except Hazard as e:
+                    return fail(run, e, path)
+            if key in visited:
+                continue
+            if result.explored == max_states:
+                result.complete = False
+                return None
+            visited.add(key)
+            result.explored += 1
+            runnable = reduce(run, run.runnable())
+            if not runnable:
+                try:
+                    if not done:
+                        raise Deadlock(run.live_warps())
+                    run.end_checks()
+                except (Deadlock, Hazard) as e:
+                    return fail(run, e, path)
+                first = first or run.state.memory
+                continue
+            for n, index in enumerate(runnable):
+                child = run if n == len(runnable) - 1 else run.copy()
+                agent = child.agents[index]
+                step: Path = (path, Move(index, agent.name, agent.next_op()))
+                result.transitions += 1
+                try:
+                    agent.run(max_steps)
+                except (OpError, StepLimit) as e:
+                    return fail(child, e, step)
+                following.append((child, step))
+        level = following
+    return None
+
+
+def _same_outputs(first: GlobalMemory, other: GlobalMemory, prepared: Prepared) -> None:
+    for a, b in zip(first.buffers, other.buffers, strict=True):
+        dtype = prepared.outputs[a.name].dtype
+        difference = difference_of(a.data.view(dtype), b.data.view(dtype), ("in one", "in the other"))
+        if difference is not None:
+            raise Hazard(
+                "schedule-dependent-result",
+                f"two complete schedules leave different contents in '{a.name}' ({difference}): a race on shared "
+                "or global memory, which the happens-before checks do not track",
+            )
+
+
+@dataclass(frozen=True)
+class Step:
+    """What an agent's next step does to mbarriers: `wait` on `barrier` for `parity`,
+    `arrive` on each of `barriers` (`count` arrivals each), `local` (commutes with every
+    other agent's steps), or `other`."""
+
+    kind: str
+    barriers: tuple[int, ...] = ()
+    count: int = 0
+    parity: int = 0
+
+
+OTHER = Step("other")
+LOCAL = Step("local")
+
+# Steps that commute with every step of every other agent: named and cluster barriers
+# (arrivals only count, in any order; each generation releases its own joined clock, and
+# a passed generation stays passed) and issuing a commit (only the issuing warp's records
+# and the tail of the tensor core's queue change).
+_LOCAL_OPS: tuple[type[Operation], ...] = (
+    nvvm.Barrier0Op,
+    nvvm.BarrierOp,
+    nvvm.BarrierArriveOp,
+    nvvm.ClusterArriveOp,
+    nvvm.ClusterArriveRelaxedOp,
+    nvvm.ClusterWaitOp,
+    tmem_dialect.MmaEnterOp,
+    tmem_dialect.EpilogueCreateOp,
+)
+_LOCAL_PERFORMS: frozenset[Callable[..., Any]] = frozenset({enter_mma, release_from_mma, epilogue_create})
+
+
+def next_step(run: ClusterRun, agent: Warp | TensorCore) -> Step:
+    """The mbarrier effect of the agent's next step, when it is a plain wait or arrival."""
+    if isinstance(agent, TensorCore):
+        commit = agent.cta.commits[0]
+        return Step("arrive", tuple((rank << RANK_SHIFT) | offset for rank, offset in commit.barriers), 1)
+    if agent.status is Status.BLOCKED:
+        if agent.blocked_wait is None:
+            wake = agent.wake
+            return LOCAL if wake is not None and wake.kind in ("named", "cluster") else OTHER
+        return Step("wait", (agent.blocked_wait[0],), parity=agent.blocked_wait[1])
+    if not agent.stack:
+        return OTHER
+    frame = agent.stack[-1]
+    if isinstance(frame, GenFrame):
+        request = frame.pending
+        if request is None:
+            return OTHER
+        if request.fn is acquire:
+            _, ring, producer = request.args
+            return _ring_wait(ring, producer)
+        if request.fn is arrive_empty:
+            _, ring, stage = request.args
+            return _empty_arrival(agent, ring, stage)
+        if request.fn is signal:
+            _, barrier, cta_group, peer, self_ = request.args
+            return _signal(agent, barrier, cta_group, peer, self_)
+        return LOCAL if request.fn in _LOCAL_PERFORMS else OTHER
+    planned = frame.plan[frame.pc]
+    if isinstance(planned.op, _LOCAL_OPS):
+        return LOCAL
+    op, values = planned.op, [frame.env[slot] for slot in planned.operands]
+    if any(isinstance(v, np.ndarray) for v in values[:1]):
+        return OTHER
+    match op:
+        case nvvm.MBarrierTryWaitParityOp():
+            parity = values[1]
+            return OTHER if isinstance(parity, np.ndarray) else Step("wait", (int(values[0]),), parity=int(parity))
+        case nvvm.MBarrierArriveOp() if op.count is None:
+            return Step("arrive", (int(values[0]),), len(agent.active_lanes()))
+        case tmem_dialect.ArriveEmptyOp():
+            return _empty_arrival(agent, values[0], values[1])
+        case tmem_dialect.AcquireForMmaOp() | tmem_dialect.AcquireForEpilogueOp():
+            return _ring_wait(values[0], isinstance(op, tmem_dialect.AcquireForMmaOp))
+        case _:
+            return OTHER
+
+
+def _ring_wait(ring: Ring, producer: bool) -> Step:
+    p = ring.pipeline
+    side = p.producer if producer else p.consumer
+    return Step("wait", (p.empty(side.stage) if producer else p.full(side.stage),), parity=side.phase)
+
+
+def _empty_arrival(warp: Warp, ring: Ring, stage: Stage) -> Step:
+    address = ring.pipeline.empty(stage.index)
+    if ring.cta_group == 2:
+        address = (address & OFFSET_MASK) | ((warp.cta.rank & ~1) << RANK_SHIFT)
+    return Step("arrive", (address,), len(warp.active_lanes()))
+
+
+def _signal(warp: Warp, barrier: int, cta_group: int, peer: bool, self_: bool) -> Step:
+    rank = warp.cta.rank
+    targets = [rank ^ 1] if peer and cta_group == 2 else []
+    targets += [rank] if self_ else []
+    return Step("arrive", tuple((barrier & OFFSET_MASK) | (r << RANK_SHIFT) for r in targets), len(warp.active_lanes()))
+
+
+def reduce(run: ClusterRun, runnable: list[int]) -> list[int]:
+    """Partial-order reduction (module docstring): take one step alone when it commutes
+    with every other agent's next step; otherwise branch over all of them."""
+    steps = {i: next_step(run, run.agents[i]) for i in runnable}
+    state = run.state
+
+    def completes(step: Step, address: int) -> bool:
+        if step.kind != "arrive" or address not in step.barriers:
+            return False
+        cta, offset = state.cta_of(address)
+        bar = cta.mbarriers.get(offset)
+        return bar is not None and bar.pending <= step.count
+
+    for i, step in steps.items():
+        if step.kind == "local":
+            return [i]
+        if step.kind == "arrive" and not any(completes(step, b) for b in step.barriers):
+            return [i]  # lowers pending counts only: commutes with everything
+        if step.kind == "wait":
+            (address,) = step.barriers
+            cta, offset = state.cta_of(address)
+            bar = cta.mbarriers.get(offset)
+            if bar is None or not bar.parity_passes(step.parity):
+                return [i]  # it blocks: no effect on shared state
+            if not any(completes(other, address) for j, other in steps.items() if j != i):
+                return [i]  # no other next step can flip the phase it observes
+    return runnable
+
+
+def _value_key(value: Any) -> Any:
+    return value.tobytes() if isinstance(value, np.ndarray) else value
+
+
+def state_key(run: ClusterRun) -> int:
+    """The control and synchronisation state (module docstring)."""
+    parts: list[Any] = []
+    envs: dict[int, int] = {}
+    for warp in run.warps:
+        frames: list[Any] = []
+        for frame in warp.stack:
+            env = frame.env
+            if id(env) not in envs:
+                envs[id(env)] = hash(tuple((slot, _value_key(v)) for slot, v in env.items()))
+            if isinstance(frame, BlockFrame):
+                mask = None if frame.mask is warp.live else frame.mask.tobytes()
+                frames.append((id(frame.block), frame.pc, mask, envs[id(env)]))
+            else:
+                frames.append((id(frame.planned.op), len(frame.sent), frame.pending is not None))
+        clock = warp.clock
+        parts.append(
+            (
+                warp.status,
+                tuple(frames),
+                warp.op_state if isinstance(warp.op_state, int | None) else id(warp.op_state),
+                warp.cluster_arrival,
+                clock.vc.tobytes(),
+                clock.vc_tc.tobytes(),
+                clock.fenced,
+                tuple(sorted(warp.seen_phases.items())),
+                tuple((r.columns, r.lanes, r.writes, r.epoch) for r in warp.pending_tmem),
+            )
+        )
+    state = run.state
+    for cta in state.ctas:
+        parts.append(
+            (
+                tuple(sorted(cta.allocator.allocations.items())),
+                cta.allocator.relinquished,
+                tuple(
+                    (
+                        offset,
+                        b.expected,
+                        b.pending,
+                        b.tx,
+                        b.completed,
+                        _clock(b.clock),
+                        _clock(b.history[-1] if b.history else None),
+                    )
+                    for offset, b in sorted(cta.mbarriers.items())
+                ),
+                tuple((i, b.expected, b.arrived, b.generation, _clock(b.clock)) for i, b in sorted(cta.named.items())),
+                tuple((len(c.ops), tuple(c.barriers), _clock(c.clock)) for c in cta.commits),
+                tuple((t, len(r)) for t, r in sorted(cta.inflight.items())),
+                tuple(
+                    (r.lanes, r.columns, r.writes, r.comp, r.epoch, r.pipe, r.issuer)
+                    for bucket in cta.tmem_live
+                    for r in bucket
+                ),
+                cta.exited_at is not None,
+                cta.cta_group,
+            )
+        )
+    parts.append(
+        (
+            state.cluster_barrier.arrived,
+            state.cluster_barrier.generation,
+            tuple(state.tc_count),
+            tuple(sorted((even, tuple(sorted(p))) for even, p in state.pair_allocs.items())),
+        )
+    )
+    return hash(tuple(parts))
+
+
+def _clock(clock: Any) -> bytes | None:
+    return None if clock is None else clock.tobytes()

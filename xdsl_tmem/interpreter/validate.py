@@ -1,0 +1,122 @@
+"""Translation validation: run a module before and after each pass of a pipeline.
+
+A lowering pass must not change what a kernel does. `validate_lowering` interprets the
+input module, then applies the passes one at a time and interprets the result after
+each, on the same arguments and under the same schedule policy and seed, and compares
+every run with the one before it: the verdict (ran to completion, deadlock, the hazard
+class, step limit) and, for runs that complete, every global buffer bit for bit. The
+first pass after which anything differs is reported.
+
+Bit-for-bit is the right bar: both levels run on the same machine model, whose MMA and
+memory semantics do not depend on the level the ops are written at.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+
+from xdsl_tmem.interpreter.run import KernelDeadlock, KernelHazard, KernelStepLimit, run_kernel
+
+Failure = KernelDeadlock | KernelHazard | KernelStepLimit
+
+
+@dataclass
+class Outcome:
+    """What one run did: `outputs` when it completed, `failure` otherwise."""
+
+    outputs: dict[str, NDArray[Any]] | None = None
+    failure: Failure | None = None
+
+    @property
+    def verdict(self) -> str:
+        match self.failure:
+            case None:
+                return "ran to completion"
+            case KernelDeadlock():
+                return "deadlock"
+            case KernelHazard(kind=kind):
+                return f"hazard {kind}"
+            case KernelStepLimit():
+                return "step limit"
+
+
+@dataclass
+class Stage:
+    """The run after `pass_spec` (None: the input module)."""
+
+    pass_spec: str | None
+    outcome: Outcome
+    difference: str | None = None
+    """How it differs from the run before (None: it does not)."""
+
+
+@dataclass
+class Validation:
+    stages: list[Stage] = field(default_factory=list[Stage])
+
+    @property
+    def failed(self) -> Stage | None:
+        """The first stage whose run differs from the one before it."""
+        return next((s for s in self.stages if s.difference is not None), None)
+
+
+def run_outcome(module: ModuleOp, kernel: str, **launch: Any) -> Outcome:
+    try:
+        return Outcome(outputs=run_kernel(module, kernel, **launch).outputs)
+    except (KernelDeadlock, KernelHazard, KernelStepLimit) as e:
+        return Outcome(failure=e)
+
+
+def compare(before: Outcome, after: Outcome) -> str | None:
+    """How `after` differs from `before`, or None."""
+    if before.verdict != after.verdict:
+        return f"the verdict changes from '{before.verdict}' to '{after.verdict}'"
+    if before.outputs is None or after.outputs is None:
+        return None
+    for name, old in before.outputs.items():
+        difference = difference_of(old, after.outputs[name])
+        if difference is not None:
+            return f"buffer '{name}' changes: {difference}"
+    return None
+
+
+def difference_of(old: NDArray[Any], new: NDArray[Any], labels: tuple[str, str] = ("before", "after")) -> str | None:
+    """Which elements of two arrays of one shape and type differ bit for bit, or None."""
+    old, new = old.reshape(-1), new.reshape(-1)
+    differ = np.flatnonzero((old.view(np.uint8) != new.view(np.uint8)).reshape(old.size, -1).any(axis=1))
+    if not differ.size:
+        return None
+    i = int(differ[0])
+    first = f"{old[i]} {labels[0]}, {new[i]} {labels[1]}"
+    return f"{differ.size} of {old.size} elements differ, the first at index {i} ({first})"
+
+
+def validate_lowering(
+    module: ModuleOp,
+    passes: Sequence[ModulePass],
+    ctx: Context,
+    kernel: str,
+    verify: Callable[[ModuleOp], None] = ModuleOp.verify,
+    **launch: Any,
+) -> Validation:
+    """Interpret `module` with `run_kernel(kernel, **launch)`, then apply `passes` to it
+    in order (in place, as a pipeline would; `verify` checks each result) and interpret it
+    after each; stop at the first pass that changes the outcome."""
+    result = Validation([Stage(None, run_outcome(module, kernel, **launch))])
+    for p in passes:
+        p.apply(ctx, module)
+        verify(module)
+        outcome = run_outcome(module, kernel, **launch)
+        stage = Stage(str(p.pipeline_pass_spec()), outcome, compare(result.stages[-1].outcome, outcome))
+        result.stages.append(stage)
+        if stage.difference is not None:
+            break
+    return result
