@@ -8,11 +8,10 @@ import shlex
 from pathlib import Path
 
 import pytest
-from support import EXAMPLES, LIT_TESTS
+from support import CLEAN, CORPUS, header, run_cli
 
 from xdsl_tmem.tools import run
 
-CORPUS = Path(__file__).parent / "corpus"
 CLASSES = {
     "tmem-read-before-commit",
     "tmem-write-after-read",
@@ -35,20 +34,6 @@ CLASSES = {
 PROGRAMS = sorted(CORPUS.glob("*.mlir"))
 
 
-def header(path: Path, field: str) -> str:
-    match = re.search(rf"^// {field}: (.*)$", path.read_text(), re.M)
-    assert match is not None, f"{path.name} has no '{field}' line"
-    return match.group(1)
-
-
-def run_cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
-    capsys.readouterr()
-    code = run.main(list(args))
-    captured = capsys.readouterr()
-    assert "Traceback" not in captured.err
-    return code, captured.err
-
-
 def test_the_corpus_covers_every_class() -> None:
     assert {header(p, "Hazard class") for p in PROGRAMS} == CLASSES
 
@@ -58,7 +43,8 @@ def test_seeded_bug_is_caught_with_its_class(capsys: pytest.CaptureFixture[str],
     """Exit 3 with `error: hazard <class>:` for a hazard; a deadlock (exit 2) names the
     class that explains it."""
     klass, expected = header(program, "Hazard class"), int(header(program, "Exit"))
-    code, err = run_cli(capsys, str(program), *shlex.split(header(program, "Run")))
+    result = run_cli(capsys, str(program), *shlex.split(header(program, "Run")))
+    code, err = result.code, result.err
     assert code == expected, err
     if expected == run.EXIT_HAZARD:
         assert re.search(rf"^\S+: error: hazard {klass}: ", err, re.M), err
@@ -70,13 +56,14 @@ def test_seeded_bug_is_caught_with_its_class(capsys: pytest.CaptureFixture[str],
 def test_missing_fences_are_a_hazard_only_under_the_strict_policy(capsys: pytest.CaptureFixture[str]) -> None:
     program = CORPUS / "strict_fences.mlir"
     args = shlex.split(header(program, "Run"))
-    assert run_cli(capsys, str(program), *args)[0] == run.EXIT_HAZARD
-    assert run_cli(capsys, str(program), *args, "--fence-policy", "mojo")[0] == run.EXIT_OK
+    assert run_cli(capsys, str(program), *args).code == run.EXIT_HAZARD
+    assert run_cli(capsys, str(program), *args, "--fence-policy", "mojo").code == run.EXIT_OK
 
 
 def test_a_race_report_names_both_accesses(capsys: pytest.CaptureFixture[str]) -> None:
     program = CORPUS / "tmem_write_after_read.mlir"
-    code, err = run_cli(capsys, str(program), *shlex.split(header(program, "Run")))
+    result = run_cli(capsys, str(program), *shlex.split(header(program, "Run")))
+    code, err = result.code, result.err
     assert code == run.EXIT_HAZARD
     lines = err.splitlines()
     assert re.match(
@@ -85,18 +72,6 @@ def test_a_race_report_names_both_accesses(capsys: pytest.CaptureFixture[str]) -
         lines[0],
     ), err
     assert any(re.match(r"\S+:\d+:\d+: note: the earlier access: nvvm.tcgen05.ld", line) for line in lines), err
-
-
-CLEAN = [
-    (EXAMPLES / "matmul_cg1.mlir", "--kernel matmul_cg1 --block 160 --arg out=zeros:f32:4x128x256 "
-     "--arg a=rand:f16:4096:1 --arg b=rand:f16:8192:2 --arg ntiles=4"),
-    (EXAMPLES / "matmul_cg2.mlir", "--kernel matmul_cg2 --block 160 --arg out=zeros:f32:2x256x256 "
-     "--arg a=rand:f16:8192:1 --arg b=rand:f16:8192:2 --arg ntiles=2"),
-    (EXAMPLES / "blockwise_fp8_cg1.mlir", "--kernel blockwise_fp8_cg1 --block 192 --arg out=zeros:f32:2x128x64 "
-     "--arg a=rand:u8:24576:1 --arg b=rand:u8:12288:2 --arg scales=rand:f32:6:3 --arg ntiles=2 --arg nk=3"),
-    (LIT_TESTS / "nvvm" / "ref_pipeline.mlir", "--kernel ref_pipeline --block 160 --arg out=zeros:f32:4x128x256 "
-     "--arg a=rand:f16:4096:1 --arg b=rand:f16:8192:2 --arg ntiles=4"),
-]  # fmt: skip
 
 
 @pytest.mark.parametrize("policy", ["strict", "mojo"])
@@ -108,5 +83,6 @@ def test_no_false_alarms(
     """Every shipped example and the reference pipeline are clean, at the tmem level and
     lowered with the matching fence policy, checked under that policy."""
     passes = ["-p", f"lower-tmem{{fence-policy={policy}}}"] if lowered else []
-    code, err = run_cli(capsys, str(program), *passes, *shlex.split(args), "--fence-policy", policy)
+    result = run_cli(capsys, str(program), *passes, *shlex.split(args), "--fence-policy", policy)
+    code, err = result.code, result.err
     assert code == run.EXIT_OK, err

@@ -107,7 +107,11 @@ class Exploration:
     schedule: list[Move] = field(default_factory=list[Move])
     """The counterexample, a shortest one (exhaustive)."""
     complete: bool = True
-    """False when `max_states` stopped the search."""
+    """False when a limit stopped the search (`limit` says which)."""
+    limit: str = ""
+    shortest: bool = False
+    """Whether no shorter schedule fails (exhaustive): the search without the reduction,
+    up to one step less than `schedule`, finished within its budget (`SHORTER_STATES`)."""
 
     @property
     def safe(self) -> bool:
@@ -146,11 +150,15 @@ def explore_exhaustive(
     fence_policy: str = "strict",
     max_steps: int = 10_000_000,
     max_states: int = 1_000_000,
+    max_memory: int = 4 << 30,
     tracer: Tracer | None = None,
+    partial_order: bool = True,
 ) -> Exploration:
     """Explore every interleaving of one cluster at synchronisation points (the module
     docstring); stop at the first failure, whose schedule `tracer` then records, or
-    unfinished after `max_states` states."""
+    unfinished after `max_states` states or when the states held (two breadth-first
+    levels) would take more than `max_memory` bytes. `partial_order=False` branches at every
+    synchronisation point (to check the reduction)."""
     prepared = prepare(
         module, kernel, block=block, grid=grid, cluster=cluster, args=args, fence_policy=fence_policy,
         points="barriers",
@@ -163,7 +171,18 @@ def explore_exhaustive(
         )
     result = Exploration("exhaustive")
     start = time.perf_counter()
-    _search(prepared, clusters[0], RunReport(kernel, prepared.launch, "exhaustive", 0), result, max_steps, max_states)
+    search = _Search(prepared, clusters[0], RunReport(kernel, prepared.launch, "exhaustive", 0), result, max_steps)
+    search.run(partial_order, max_states, max_memory)
+    result.shortest = not partial_order or not result.schedule
+    if result.failure is not None and not result.shortest:
+        # The reduction may postpone steps a shorter failing schedule leaves out: search
+        # all interleavings up to one step less, within a budget.
+        schedule, failure = result.schedule, result.failure
+        result.schedule, result.failure = [], None
+        search.run(False, 3 * result.explored + SHORTER_STATES, min(max_memory, SHORTER_MEMORY), len(schedule) - 1)
+        result.shortest = result.complete
+        if result.failure is None:
+            result.schedule, result.failure, result.complete = schedule, failure, True
     result.seconds = time.perf_counter() - start
     if result.failure is not None and tracer is not None:
         _replay(prepared, clusters[0], result.schedule, tracer, max_steps)
@@ -187,77 +206,106 @@ def _replay(
     tracer.end_cluster(run.warps, failed=True)
 
 
+SHORTER_STATES, SHORTER_MEMORY = 1_000, 1 << 30
+"""The budget of the search for a shorter counterexample without the reduction: states
+beyond twice those the reduced search explored, and memory."""
+
 Path = tuple["Path", Move] | None
 """A schedule as a linked list (states share their prefixes)."""
 
 
-def _search(
-    prepared: Prepared,
-    ctaids: list[tuple[int, int, int]],
-    report: RunReport,
-    result: Exploration,
-    max_steps: int,
-    max_states: int,
-) -> None:
-    """Breadth-first, each state once: the first failure found has a shortest schedule."""
+class _Search:
+    """Breadth-first, each state once: the first failure found has a shortest schedule
+    (of the explored graph). Adds to the counts and verdict of `result`."""
 
-    def fail(run: ClusterRun, error: Exception, path: Path) -> None:
-        report.instructions = run.state.step
-        result.failure = failure_of(run, error, report, prepared)
+    def __init__(
+        self,
+        prepared: Prepared,
+        ctaids: list[tuple[int, int, int]],
+        report: RunReport,
+        result: Exploration,
+        max_steps: int,
+    ):
+        self.prepared, self.ctaids, self.report, self.result, self.max_steps = (
+            prepared,
+            ctaids,
+            report,
+            result,
+            max_steps,
+        )
+
+    def fail(self, run: ClusterRun, error: Exception, path: Path) -> None:
+        self.report.instructions = run.state.step
+        self.result.failure = failure_of(run, error, self.report, self.prepared)
+        schedule: list[Move] = []
         while path is not None:
             path, move = path
-            result.schedule.append(move)
-        result.schedule.reverse()
+            schedule.append(move)
+        self.result.schedule = schedule[::-1]
 
-    start = ClusterRun(prepared, ctaids).copy()  # a copy: leave the launch's buffers as they are
-    for warp in start.warps:  # so that `next_step` sees each warp's first synchronisation
-        try:
-            warp.run(max_steps, to_first=True)
-        except (OpError, StepLimit) as e:
-            return fail(start, e, None)
-    visited: set[int] = set()
-    first: GlobalMemory | None = None
-    """Global memory after the first complete schedule."""
-    level: list[tuple[ClusterRun, Path]] = [(start, None)]
-    while level:
-        following: list[tuple[ClusterRun, Path]] = []
-        for run, path in level:
-            key = state_key(run)
-            done = not run.live_warps() and not run.runnable()
-            if done and first is not None:
-                try:  # also for a final state met before: only its memory may differ
-                    _same_outputs(first, run.state.memory, prepared)
-                except Hazard as e:
-                    return fail(run, e, path)
-            if key in visited:
-                continue
-            if result.explored == max_states:
-                result.complete = False
-                return None
-            visited.add(key)
-            result.explored += 1
-            runnable = reduce(run, run.runnable())
-            if not runnable:
-                try:
-                    if not done:
-                        raise Deadlock(run.live_warps())
-                    run.end_checks()
-                except (Deadlock, Hazard) as e:
-                    return fail(run, e, path)
-                first = first or run.state.memory
-                continue
-            for n, index in enumerate(runnable):
-                child = run if n == len(runnable) - 1 else run.copy()
-                agent = child.agents[index]
-                step: Path = (path, Move(index, agent.name, agent.next_op()))
-                result.transitions += 1
-                try:
-                    agent.run(max_steps)
-                except (OpError, StepLimit) as e:
-                    return fail(child, e, step)
-                following.append((child, step))
-        level = following
-    return None
+    def run(self, partial_order: bool, max_states: int, max_memory: int, max_depth: int | None = None) -> None:
+        """Search up to `max_states` states in all (`result.explored` counts on), a
+        frontier of `max_memory` bytes and schedules of `max_depth` steps;
+        `result.complete` says whether it finished."""
+        result, max_steps, prepared = self.result, self.max_steps, self.prepared
+        result.complete, result.limit = True, ""
+        start = ClusterRun(prepared, self.ctaids).copy()  # a copy: leave the launch's buffers as they are
+        max_frontier = max(1, max_memory // start.data_bytes())
+        for warp in start.warps:  # so that `next_step` sees each warp's first synchronisation
+            try:
+                warp.run(max_steps, to_first=True)
+            except (OpError, StepLimit) as e:
+                return self.fail(start, e, None)
+        visited: set[int] = set()
+        first: GlobalMemory | None = None
+        """Global memory after the first complete schedule."""
+        level: list[tuple[ClusterRun, Path]] = [(start, None)]
+        depth = 0
+        while level:
+            following: list[tuple[ClusterRun, Path]] = []
+            for run, path in level:
+                key = state_key(run)
+                done = not run.live_warps() and not run.runnable()
+                if done and first is not None:
+                    try:  # also for a final state met before: only its memory may differ
+                        _same_outputs(first, run.state.memory, prepared)
+                    except Hazard as e:
+                        return self.fail(run, e, path)
+                if key in visited:
+                    continue
+                if result.explored == max_states:
+                    result.complete, result.limit = False, "states"
+                    return None
+                visited.add(key)
+                result.explored += 1
+                runnable = reduce(run, run.runnable()) if partial_order else run.runnable()
+                if not runnable:
+                    try:
+                        if not done:
+                            raise Deadlock(run.live_warps())
+                        run.end_checks()
+                    except (Deadlock, Hazard) as e:
+                        return self.fail(run, e, path)
+                    first = first or run.state.memory
+                    continue
+                if depth == max_depth:
+                    continue
+                for n, index in enumerate(runnable):
+                    child = run if n == len(runnable) - 1 else run.copy()
+                    agent = child.agents[index]
+                    step: Path = (path, Move(index, agent.name, agent.next_op()))
+                    result.transitions += 1
+                    try:
+                        agent.run(max_steps)
+                    except (OpError, StepLimit) as e:
+                        return self.fail(child, e, step)
+                    following.append((child, step))
+                if len(level) + len(following) > max_frontier:
+                    result.complete, result.limit = False, "memory"
+                    return None
+            level = following
+            depth += 1
+        return None
 
 
 def _same_outputs(first: GlobalMemory, other: GlobalMemory, prepared: Prepared) -> None:

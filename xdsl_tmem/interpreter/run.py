@@ -393,6 +393,12 @@ class ClusterRun:
     def runnable(self) -> list[int]:
         return [i for i, agent in enumerate(self.agents) if agent.runnable()]
 
+    def data_bytes(self) -> int:
+        """The memory a copy takes, about: TMEM, shared and global memory."""
+        state = self.state
+        ctas = sum(cta.tmem.nbytes + cta.tmem_written.nbytes + cta.smem.nbytes for cta in state.ctas)
+        return ctas + sum(buffer.data.nbytes for buffer in state.memory.buffers)
+
     def live_warps(self) -> list[Warp]:
         return [w for w in self.warps if w.status is not Status.DONE]
 

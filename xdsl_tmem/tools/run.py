@@ -43,7 +43,7 @@ from xdsl_tmem.interpreter import (
     RunReport,
     run_kernel,
 )
-from xdsl_tmem.interpreter.explore import explore_exhaustive, explore_random
+from xdsl_tmem.interpreter.explore import Exploration, explore_exhaustive, explore_random
 from xdsl_tmem.interpreter.trace import Tracer
 from xdsl_tmem.interpreter.validate import validate_lowering
 from xdsl_tmem.universe import TMEM_UNIVERSE
@@ -237,6 +237,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--max-states", type=int, default=1_000_000, help="state limit of --explore exhaustive")
     parser.add_argument(
+        "--max-memory", type=int, default=4096, metavar="MiB", help="memory limit of --explore exhaustive's states"
+    )
+    parser.add_argument(
         "--validate-lowering",
         action="store_true",
         help="run the kernel before and after each pass of -p and fail if a pass changes its outputs or verdict",
@@ -262,8 +265,9 @@ def check_modes(args: argparse.Namespace) -> None:
         for flag, given in (("--explore", args.explore), ("--trace", args.trace), ("--out", args.out)):
             if given is not None:
                 raise UsageError(f"{flag} cannot be combined with --validate-lowering")
-    if args.max_states < 1:
-        raise UsageError(f"--max-states must be positive, got {args.max_states}")
+    for flag, value in (("--max-states", args.max_states), ("--max-memory", args.max_memory)):
+        if value < 1:
+            raise UsageError(f"{flag} must be positive, got {value}")
 
 
 class Failed(Exception):
@@ -287,11 +291,29 @@ def report_failure(e: Exception, source_map: SourceMap) -> Failed:
             raise e
 
 
+def describe_counterexample(result: Exploration, source_map: SourceMap) -> str:
+    which = (
+        "a shortest counterexample"
+        if result.shortest
+        else "a counterexample (shortest under the partial-order reduction; no shorter one found within the budget)"
+    )
+    lines = [
+        f"note: {which}, {len(result.schedule)} steps; each runs an agent from the synchronising op named up to "
+        "its next one:"
+    ]
+    for n, move in enumerate(result.schedule, 1):
+        op = f"'{move.op.name}'" if move.op is not None else "its exit"
+        lines.append(f"{_where(source_map, move.op)}note: step {n}: {move.agent} runs {op}")
+    return "\n".join(lines) + "\n"
+
+
 def explore(module: ModuleOp, args: argparse.Namespace, launch: dict[str, Any], source_map: SourceMap) -> str:
     """`--explore`: the summary line, or `Failed` with the first failure."""
     tracer = Tracer() if args.trace else None
     if args.explore == "exhaustive":
-        result = explore_exhaustive(module, args.kernel, max_states=args.max_states, tracer=tracer, **launch)
+        result = explore_exhaustive(
+            module, args.kernel, max_states=args.max_states, max_memory=args.max_memory << 20, tracer=tracer, **launch
+        )
         rate = result.explored / result.seconds if result.seconds else 0.0
         details = (
             f"{result.explored} states, {result.transitions} transitions, {result.seconds:.2f} s ({rate:.0f} states/s)"
@@ -318,19 +340,19 @@ def explore(module: ModuleOp, args: argparse.Namespace, launch: dict[str, Any], 
                 f"--seed {result.seed}\n"
             )
         else:
-            failed.text += f"note: a shortest counterexample, {len(result.schedule)} steps (each runs an agent from "
-            failed.text += "the synchronising op named up to its next one):\n"
-            for n, move in enumerate(result.schedule, 1):
-                op = f"'{move.op.name}'" if move.op is not None else "its exit"
-                failed.text += f"{_where(source_map, move.op)}note: step {n}: {move.agent} runs {op}\n"
+            failed.text += describe_counterexample(result, source_map)
         sys.stdout.write(summary)
         raise failed
     if not result.complete:
         sys.stdout.write(summary)
+        limit = (
+            f"explored {args.max_states} states (--max-states {args.max_states})"
+            if result.limit == "states"
+            else f"the states to explore outgrew {args.max_memory} MiB (--max-memory {args.max_memory})"
+        )
         raise Failed(
-            f"error: state limit: explored {args.max_states} states without finishing (--max-states "
-            f"{args.max_states}) and found no failure so far; raise the limit or explore a smaller launch "
-            "(fewer tiles)\n",
+            f"error: exploration limit: {limit} before finishing, and no failure so far; raise the limit or explore "
+            "a smaller launch (fewer tiles)\n",
             EXIT_LIMIT,
         )
     return summary
