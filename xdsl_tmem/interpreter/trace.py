@@ -48,6 +48,8 @@ class _Stage:
     owner: int = FREE
     consumers: int = 0
     """Consumer warps that acquired the stage and have not released it."""
+    shown: int | None = None
+    """The owner the counter track last showed."""
 
 
 @dataclass
@@ -145,7 +147,6 @@ class Tracer:
     def document(self) -> dict[str, Any]:
         return {
             "traceEvents": self.events,
-            "displayTimeUnit": "ns",
             "otherData": {"producer": "xdsl-tmem-run --trace", "time unit": "1 us = 1 warp-instruction step"},
         }
 
@@ -227,6 +228,9 @@ class Tracer:
                 stage.consumers -= 1
                 if stage.consumers == 0:
                     stage.owner = FREE
+        if stage.owner == stage.shown:
+            return
+        stage.shown = stage.owner
         assert self._state is not None
         name = f"stage {index} owner ({OWNER_LEGEND}) of the ring at {self._state.ctas[rank].describe(key[1])}"
         self._counter(rank, name, {"owner": stage.owner})
