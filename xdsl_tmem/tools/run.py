@@ -323,7 +323,12 @@ def explore(module: ModuleOp, args: argparse.Namespace, launch: dict[str, Any], 
         del launch["schedule"], launch["seed"]
         result = explore_random(module, args.kernel, count, args.seed, tracer=tracer, **launch)
         last = args.seed + result.explored - 1
-        details = f"{result.explored} schedules (seeds {args.seed}-{last}), {result.seconds:.2f} s"
+        seeds = (
+            f"1 schedule (seed {last})"
+            if last == args.seed
+            else f"{result.explored} schedules (seeds {args.seed}-{last})"
+        )
+        details = f"{seeds}, {result.seconds:.2f} s"
     verdict = "UNSAFE" if result.failure is not None else "SAFE" if result.complete else "INCOMPLETE"
     summary = f"explore {result.mode}: {verdict}: {details}\n"
     if tracer is not None:
@@ -380,6 +385,12 @@ def validate(
     raise Failed(text, EXIT_VALIDATION)
 
 
+def _report(text: str) -> None:
+    """Write a diagnostic after what stdout already holds (a pipe would reorder them)."""
+    sys.stdout.flush()
+    sys.stderr.write(text)
+
+
 def run(argv: Sequence[str] | None = None) -> int:
     source_map = SourceMap()
     try:
@@ -419,20 +430,20 @@ def run(argv: Sequence[str] | None = None) -> int:
             if tracer is not None:
                 tracer.write(Path(args.trace))
     except UsageError as e:
-        sys.stderr.write(f"error: {e}\n")
+        _report(f"error: {e}\n")
         return EXIT_ERROR
     except LaunchError as e:
-        sys.stderr.write((source_map.diagnostic(e.op, e.message) if e.op else Diagnostic(e.message)).render())
+        _report((source_map.diagnostic(e.op, e.message) if e.op else Diagnostic(e.message)).render())
         return EXIT_ERROR
     except (ParseError, DiagnosticException) as e:
-        sys.stderr.write(diagnose(e, source_map).render())
+        _report(diagnose(e, source_map).render())
         return EXIT_ERROR
     except (KernelDeadlock, KernelHazard, KernelStepLimit) as e:
         failed = report_failure(e, source_map)
-        sys.stderr.write(failed.text)
+        _report(failed.text)
         return failed.code
     except Failed as e:
-        sys.stderr.write(e.text)
+        _report(e.text)
         return e.code
     if args.out:
         out = Path(args.out)

@@ -1,0 +1,89 @@
+"""Schedule exploration: states per second and wall time of `--explore exhaustive`, and
+schedules per minute of `--explore random:N`.
+
+Goal: exhaustive exploration of the 2-stage, 4-tile cg1 matmul (examples/matmul_cg1.mlir,
+`ntiles=4`) in <= 10 s.
+
+* states: distinct machine states (warps' frames and registers, memories, barriers,
+  tensor-core queue) the breadth-first search reached after hashing; transitions: the
+  turns it ran from them (one turn = one agent running to its next synchronisation op);
+* the same kernel is explored at the tmem level and after `lower-tmem` (NVVM level);
+* for scale, the search without the partial-order reduction on a single tile, which
+  stops at the memory limit (the default 4 GiB for the frontier) without finishing;
+* random exploration: seeded random schedules of the same 4-tile kernel, one full run each.
+
+Usage: python benchmarks/exploration.py
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.parser import Parser
+
+from xdsl_tmem.diagnostics import SourceMap
+from xdsl_tmem.interpreter.explore import Exploration, explore_exhaustive, explore_random
+from xdsl_tmem.tools.run import make_context, parse_pipeline
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+TIME_GOAL = 10.0
+RANDOM_SCHEDULES = 50
+
+
+def load(name: str, passes: str | None = None) -> ModuleOp:
+    ctx = make_context()
+    module = Parser(ctx, (EXAMPLES / name).read_text()).parse_module()
+    if passes is not None:
+        parse_pipeline(passes, SourceMap()).apply(ctx, module)
+    return module
+
+
+def matmul_args(tiles: int, rows: int = 128, a: int = 4096, b: int = 8192) -> dict[str, Any]:
+    rng = np.random.default_rng(0)
+    return {
+        "out": np.zeros(tiles * rows * 256, np.float32),
+        "a": rng.standard_normal(a).astype(np.float16),
+        "b": rng.standard_normal(b).astype(np.float16),
+        "ntiles": tiles,
+    }
+
+
+def line(label: str, result: Exploration) -> str:
+    verdict = "SAFE" if result.complete and result.failure is None else "INCOMPLETE" if result.limit else "UNSAFE"
+    rate = result.explored / result.seconds if result.seconds else 0.0
+    return (
+        f"  {label:<50} {verdict:<10} {result.explored:>6} states {result.transitions:>6} transitions "
+        f"{result.seconds:7.2f} s {rate:8,.0f} states/s"
+    )
+
+
+def main() -> None:
+    print("exhaustive exploration (breadth-first, state hashing, partial-order reduction):")
+    goal = explore_exhaustive(load("matmul_cg1.mlir"), "matmul_cg1", block=160, args=matmul_args(4))
+    print(line("cg1 matmul, 2 stages x 4 tiles, tmem level", goal))
+    lowered = explore_exhaustive(load("matmul_cg1.mlir", "lower-tmem"), "matmul_cg1", block=160, args=matmul_args(4))
+    print(line("cg1 matmul, 2 stages x 4 tiles, after lower-tmem", lowered))
+    cg2 = explore_exhaustive(
+        load("matmul_cg2.mlir"), "matmul_cg2", block=160, cluster=2, args=matmul_args(2, 256, 8192, 8192)
+    )
+    print(line("cg2 matmul (2-CTA cluster), 2 stages x 2 tiles", cg2))
+    met = goal.complete and goal.seconds <= TIME_GOAL
+    print(f"  goal: 2 stages x 4 tiles in <= {TIME_GOAL:.0f} s: {'met' if met else 'MISSED'} ({goal.seconds:.2f} s)")
+    full = explore_exhaustive(
+        load("matmul_cg1.mlir"), "matmul_cg1", block=160, args=matmul_args(1), partial_order=False
+    )
+    print(line("without the reduction: cg1 matmul, 1 tile", full) + f" (stopped: {full.limit} limit)")
+
+    print(f"random exploration ({RANDOM_SCHEDULES} seeded schedules):")
+    module = load("matmul_cg1.mlir")
+    result = explore_random(module, "matmul_cg1", RANDOM_SCHEDULES, block=160, args=matmul_args(4))
+    per_minute = result.explored / result.seconds * 60
+    print(f"  cg1 matmul, 2 stages x 4 tiles: {result.explored} schedules in {result.seconds:.2f} s = "
+          f"{per_minute:,.0f} schedules/min")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
