@@ -52,10 +52,9 @@ def matmul_args(tiles: int, rows: int = 128, a: int = 4096, b: int = 8192) -> di
 
 
 def line(label: str, result: Exploration) -> str:
-    verdict = "SAFE" if result.complete and result.failure is None else "INCOMPLETE" if result.limit else "UNSAFE"
     rate = result.explored / result.seconds if result.seconds else 0.0
     return (
-        f"  {label:<50} {verdict:<10} {result.explored:>6} states {result.transitions:>6} transitions "
+        f"  {label:<50} {result.verdict:<10} {result.explored:>6} states {result.transitions:>6} transitions "
         f"{result.seconds:7.2f} s {rate:8,.0f} states/s"
     )
 

@@ -351,10 +351,10 @@ class Warp(Interpreter):
         clone.cta = cluster.ctas[self.cta.rank]
         clone.clock = self.clock.copy()
         clone.seen_phases = dict(self.seen_phases)
-        clone.unpublished_inits = [memo.barrier(b) for b in self.unpublished_inits]
-        clone.pending_tmem = [memo.record(r) for r in self.pending_tmem]
+        clone.unpublished_inits = [memo.copy(b, MBarrier.copy) for b in self.unpublished_inits]
+        clone.pending_tmem = [memo.copy(r) for r in self.pending_tmem]
         if self.op_state is not None and not isinstance(self.op_state, int):
-            clone.op_state = memo.shared(self.op_state)
+            clone.op_state = memo.copy(self.op_state)
         envs: dict[int, Env] = {}
 
         def env_of(env: Env) -> Env:

@@ -51,6 +51,7 @@ from xdsl_tmem.dialects import nvvm
 from xdsl_tmem.dialects import tmem as tmem_dialect
 from xdsl_tmem.interpreter.executor import BlockFrame, Deadlock, GenFrame, OpError, Status, StepLimit, TensorCore, Warp
 from xdsl_tmem.interpreter.machine import OFFSET_MASK, RANK_SHIFT, GlobalMemory, Hazard
+from xdsl_tmem.interpreter.nvvm import THREAD_BARRIER_OPS
 from xdsl_tmem.interpreter.run import (
     ClusterRun,
     Dim,
@@ -114,8 +115,9 @@ class Exploration:
     up to one step less than `schedule`, finished within its budget (`SHORTER_STATES`)."""
 
     @property
-    def safe(self) -> bool:
-        return self.failure is None and self.complete
+    def verdict(self) -> str:
+        """UNSAFE (a failure), SAFE (none, search finished) or INCOMPLETE (a limit hit)."""
+        return "UNSAFE" if self.failure is not None else "SAFE" if self.complete else "INCOMPLETE"
 
 
 def explore_random(
@@ -339,16 +341,7 @@ LOCAL = Step("local")
 # (arrivals only count, in any order; each generation releases its own joined clock, and
 # a passed generation stays passed) and issuing a commit (only the issuing warp's records
 # and the tail of the tensor core's queue change).
-_LOCAL_OPS: tuple[type[Operation], ...] = (
-    nvvm.Barrier0Op,
-    nvvm.BarrierOp,
-    nvvm.BarrierArriveOp,
-    nvvm.ClusterArriveOp,
-    nvvm.ClusterArriveRelaxedOp,
-    nvvm.ClusterWaitOp,
-    tmem_dialect.MmaEnterOp,
-    tmem_dialect.EpilogueCreateOp,
-)
+_LOCAL_OPS: tuple[type[Operation], ...] = (*THREAD_BARRIER_OPS, tmem_dialect.MmaEnterOp, tmem_dialect.EpilogueCreateOp)
 _LOCAL_PERFORMS: frozenset[Callable[..., Any]] = frozenset({enter_mma, release_from_mma, epilogue_create})
 
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 import copy as _copy
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -39,6 +39,7 @@ MAX_SHARED_BYTES = 232448  # 227 KiB per CTA on sm_100
 INF = 1 << 62
 """The completion epoch of an access still in flight."""
 Clock: TypeAlias = NDArray[np.int64]
+_T = TypeVar("_T")
 
 
 class Hazard(Exception):
@@ -329,23 +330,10 @@ class Memo:
     def __init__(self) -> None:
         self._copies: dict[int, Any] = {}
 
-    def record(self, record: AsyncOp) -> AsyncOp:
-        clone = self._copies.get(id(record))
-        if clone is None:
-            clone = self._copies[id(record)] = _copy.copy(record)
-        return clone
-
-    def barrier(self, bar: MBarrier) -> MBarrier:
-        clone = self._copies.get(id(bar))
-        if clone is None:
-            clone = self._copies[id(bar)] = bar.copy()
-        return clone
-
-    def shared(self, value: Any) -> Any:
-        """A shallow copy of a mutable helper object (e.g. a pending pair allocation)."""
+    def copy(self, value: _T, make: Callable[[_T], _T] = _copy.copy) -> _T:
         clone = self._copies.get(id(value))
         if clone is None:
-            clone = self._copies[id(value)] = _copy.copy(value)
+            clone = self._copies[id(value)] = make(value)
         return clone
 
 
@@ -386,12 +374,12 @@ class Cta:
         clone.tmem = self.tmem.copy()
         clone.tmem_written = self.tmem_written.copy()
         clone.allocator = self.allocator.copy()
-        clone.mbarriers = {offset: memo.barrier(bar) for offset, bar in self.mbarriers.items()}
+        clone.mbarriers = {offset: memo.copy(bar, MBarrier.copy) for offset, bar in self.mbarriers.items()}
         clone.named = {i: bar.copy() for i, bar in self.named.items()}
-        clone.inflight = {t: [memo.record(r) for r in records] for t, records in self.inflight.items()}
+        clone.inflight = {t: [memo.copy(r) for r in records] for t, records in self.inflight.items()}
         clone.issued, clone.last_commit = dict(self.issued), dict(self.last_commit)
-        clone.commits = [replace(commit, ops=[memo.record(r) for r in commit.ops]) for commit in self.commits]
-        clone.tmem_live = [[memo.record(r) for r in bucket] for bucket in self.tmem_live]
+        clone.commits = [replace(commit, ops=[memo.copy(r) for r in commit.ops]) for commit in self.commits]
+        clone.tmem_live = [[memo.copy(r) for r in bucket] for bucket in self.tmem_live]
         clone.alloc_sites = dict(self.alloc_sites)
         return clone
 
@@ -454,7 +442,7 @@ class Cluster:
         clone.async_log, clone.tmem_events = list(self.async_log), list(self.tmem_events)  # reports only
         clone.tc_count = list(self.tc_count)
         clone.pair_allocs = {
-            even: {rank: memo.shared(p) for rank, p in pending.items()} for even, pending in self.pair_allocs.items()
+            even: {rank: memo.copy(p) for rank, p in pending.items()} for even, pending in self.pair_allocs.items()
         }
         return clone
 

@@ -826,8 +826,15 @@ def special_register(warp: Warp, op: Operation) -> Value:
             return 148
 
 
+THREAD_BARRIER_OPS: frozenset[type[Operation]] = frozenset(
+    {nvvm.Barrier0Op, nvvm.BarrierOp, nvvm.BarrierArriveOp, nvvm.ClusterArriveOp, nvvm.ClusterArriveRelaxedOp,
+     nvvm.ClusterWaitOp}
+)  # fmt: skip
+"""Named and cluster barrier ops."""
+
+
 class NvvmFunctions(WarpFunctions):
-    SYNC_OPS: ClassVar[frozenset[type[Operation]]] = frozenset(
+    SYNC_OPS: ClassVar[frozenset[type[Operation]]] = THREAD_BARRIER_OPS | frozenset(
         {
             nvvm.Tcgen05AllocOp,
             nvvm.Tcgen05DeallocOp,
@@ -847,12 +854,6 @@ class NvvmFunctions(WarpFunctions):
             nvvm.MBarrierTryWaitParityOp,
             nvvm.MBarrierTryWaitOp,
             nvvm.MBarrierTestWaitOp,
-            nvvm.Barrier0Op,
-            nvvm.BarrierOp,
-            nvvm.BarrierArriveOp,
-            nvvm.ClusterArriveOp,
-            nvvm.ClusterArriveRelaxedOp,
-            nvvm.ClusterWaitOp,
         }
     )
     BARRIER_OPS: ClassVar[frozenset[type[Operation]]] = SYNC_OPS - {

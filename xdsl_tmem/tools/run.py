@@ -329,8 +329,7 @@ def explore(module: ModuleOp, args: argparse.Namespace, launch: dict[str, Any], 
             else f"{result.explored} schedules (seeds {args.seed}-{last})"
         )
         details = f"{seeds}, {result.seconds:.2f} s"
-    verdict = "UNSAFE" if result.failure is not None else "SAFE" if result.complete else "INCOMPLETE"
-    summary = f"explore {result.mode}: {verdict}: {details}\n"
+    summary = f"explore {result.mode}: {result.verdict}: {details}\n"
     if tracer is not None:
         if result.failure is not None:
             tracer.write(Path(args.trace))
