@@ -834,29 +834,20 @@ THREAD_BARRIER_OPS: frozenset[type[Operation]] = frozenset(
 
 
 class NvvmFunctions(WarpFunctions):
-    SYNC_OPS: ClassVar[frozenset[type[Operation]]] = THREAD_BARRIER_OPS | frozenset(
-        {
-            nvvm.Tcgen05AllocOp,
-            nvvm.Tcgen05DeallocOp,
-            nvvm.Tcgen05RelinquishAllocPermitOp,
-            nvvm.Tcgen05WaitOp,
-            nvvm.Tcgen05CommitOp,
-            nvvm.Tcgen05LdOp,
-            nvvm.Tcgen05StOp,
-            nvvm.Tcgen05MMAOp,
-            nvvm.Tcgen05CpOp,
-            nvvm.MBarrierInitOp,
-            nvvm.MBarrierInvalOp,
-            nvvm.MBarrierArriveOp,
-            nvvm.MBarrierArriveExpectTxOp,
-            nvvm.MBarrierExpectTxOp,
-            nvvm.MBarrierCompleteTxOp,
-            nvvm.MBarrierTryWaitParityOp,
-            nvvm.MBarrierTryWaitOp,
-            nvvm.MBarrierTestWaitOp,
-        }
-    )
-    BARRIER_OPS: ClassVar[frozenset[type[Operation]]] = SYNC_OPS - {
+    BARRIER_OPS: ClassVar[frozenset[type[Operation]]] = THREAD_BARRIER_OPS | {
+        nvvm.Tcgen05AllocOp,
+        nvvm.Tcgen05DeallocOp,
+        nvvm.Tcgen05RelinquishAllocPermitOp,
+        nvvm.MBarrierInvalOp,
+        nvvm.MBarrierArriveOp,
+        nvvm.MBarrierArriveExpectTxOp,
+        nvvm.MBarrierExpectTxOp,
+        nvvm.MBarrierCompleteTxOp,
+        nvvm.MBarrierTryWaitParityOp,
+        nvvm.MBarrierTryWaitOp,
+        nvvm.MBarrierTestWaitOp,
+    }
+    SYNC_OPS: ClassVar[frozenset[type[Operation]]] = BARRIER_OPS | {
         nvvm.Tcgen05WaitOp,
         nvvm.Tcgen05CommitOp,
         nvvm.Tcgen05LdOp,

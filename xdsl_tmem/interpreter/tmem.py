@@ -254,27 +254,16 @@ def _load(warp: Warp, op: tmem.LoadUpperOp | tmem.LoadLowerOp, stage: Stage, col
 
 
 class TmemFunctions(WarpFunctions):
-    SYNC_OPS: ClassVar[frozenset[type[Operation]]] = frozenset(
+    BARRIER_OPS: ClassVar[frozenset[type[Operation]]] = frozenset(
         {
             tmem.AllocOp,
-            tmem.FromSharedOp,
             tmem.RelinquishOp,
             tmem.DeallocOp,
-            tmem.LoadUpperOp,
-            tmem.LoadLowerOp,
-            tmem.StoreUpperOp,
-            tmem.StoreLowerOp,
-            tmem.WaitLoadOp,
-            tmem.WaitStoreOp,
-            tmem.PipelineInitBarriersOp,
-            tmem.RingInitBarriersOp,
             tmem.WaitProducerOp,
             tmem.WaitConsumerOp,
             tmem.AcquireForMmaOp,
             tmem.AcquireForEpilogueOp,
-            tmem.ReleaseFromMmaOp,
             tmem.ArriveEmptyOp,
-            tmem.DeallocBarrierInitOp,
             tmem.SignalPeerOp,
             tmem.SignalSelfOp,
             tmem.SignalCompleteOp,
@@ -287,7 +276,7 @@ class TmemFunctions(WarpFunctions):
             tmem.EpilogueExitOp,
         }
     )
-    BARRIER_OPS: ClassVar[frozenset[type[Operation]]] = SYNC_OPS - {
+    SYNC_OPS: ClassVar[frozenset[type[Operation]]] = BARRIER_OPS | {
         tmem.FromSharedOp,
         tmem.LoadUpperOp,
         tmem.LoadLowerOp,
