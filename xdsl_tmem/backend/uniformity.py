@@ -118,7 +118,3 @@ def divergent_values(fn: Operation) -> set[SSAValue]:
             if any(v in divergent for v in op.operands):
                 changed |= mark(op.results)
     return divergent
-
-
-def is_uniform(value: SSAValue, divergent: set[SSAValue]) -> bool:
-    return value not in divergent
