@@ -16,8 +16,9 @@ are in ptx-nvvm.md §2-3.
 | warp contexts | allocation, output ring, dealloc barrier (concatenated) |
 
 While ops are rewritten, the two sides meet through `builtin.unrealized_conversion_cast`
-(N values → tmem value → N values), which are folded away at the end. `scf.for` and
-`scf.if` carrying tmem values are rebuilt with the expanded values; loop-carried
+(N values → tmem value → N values), which are folded away at the end. `scf.for`,
+`scf.if`, `scf.while` and their terminators carrying tmem values (as operands, results
+or block arguments) are rebuilt with the expanded values; loop-carried
 values that never change (barrier pointers, the consumer state in the MMA warp, ...)
 are then removed, so only the advancing (stage, phase) registers stay loop-carried.
 
@@ -927,8 +928,13 @@ class ContextDeallocBarrierLowering(TmemLowering):
 
 
 # --------------------------------------------------------------------------------------
-# Structural: scf.for / scf.if carrying tmem values
+# Structural: scf ops forwarding tmem values
 # --------------------------------------------------------------------------------------
+
+FORWARDING_OPS: tuple[type[Operation], ...] = (scf.ForOp, scf.IfOp, scf.WhileOp, scf.YieldOp, scf.ConditionOp)
+"""Ops that only pass values from operands to block arguments and results (they never
+look inside a value), so a tmem value they carry may be replaced by its lowered values
+in place: the 1:N type conversion of `scf` (upstream's `populateSCFStructuralTypeConversions`)."""
 
 
 def _is_tmem(value: SSAValue) -> bool:
@@ -939,29 +945,22 @@ def _flatten(b: Emitter, values: Sequence[SSAValue]) -> list[SSAValue]:
     return [v for value in values for v in (b.unpack(value) if _is_tmem(value) else [value])]
 
 
-def _repack_block_args(rewriter: PatternRewriter, block: Block, old_types: Sequence[Attribute], first: int) -> None:
-    """Expand the block arguments from index `first` whose types are tmem types; the
-    old argument is rebuilt from the new ones by a cast at the start of the block."""
-    index = first
-    for old_type in old_types:
-        arg = block.args[index]
-        types = lowered_types(old_type)
+def _flat_types(types: Sequence[Attribute]) -> list[Attribute]:
+    return [flat for t in types for flat in (lowered_types(t) or (t,))]
+
+
+def _expand_block_args(rewriter: PatternRewriter, block: Block) -> None:
+    """Replace each tmem-typed block argument by its lowered values; the old argument is
+    rebuilt from the new ones by a cast at the start of the block."""
+    for arg in list(block.args):
+        types = lowered_types(arg.type)
         if types is None:
-            index += 1
             continue
-        new_args = [rewriter.insert_block_argument(block, index + 1 + k, t) for k, t in enumerate(types)]
-        pack = _pack(new_args, old_type)
+        new_args = [rewriter.insert_block_argument(block, arg.index + 1 + k, t) for k, t in enumerate(types)]
+        pack = _pack(new_args, arg.type)
         rewriter.insert(pack, InsertPoint.at_start(block))
         rewriter.replace_all_uses_with(arg, pack.results[0])
         rewriter.erase_block_argument(arg)
-        index += len(types)
-
-
-def _expand_yield(rewriter: PatternRewriter, block: Block, policy: FencePolicy) -> None:
-    terminator = block.last_op
-    assert isinstance(terminator, scf.YieldOp)
-    flat = _flatten(Emitter(rewriter, terminator, policy), list(terminator.arguments))
-    rewriter.replace(terminator, scf.YieldOp(*flat))
 
 
 def _repack_results(rewriter: PatternRewriter, old: Operation, new: Operation) -> list[SSAValue]:
@@ -980,44 +979,36 @@ def _repack_results(rewriter: PatternRewriter, old: Operation, new: Operation) -
     return results
 
 
-@dataclass
-class ForLowering(RewritePattern):
-    """An `scf.for` whose iter_args include tmem values carries their lowered values."""
-
-    policy: FencePolicy = FencePolicy.STRICT
-
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: scf.ForOp, rewriter: PatternRewriter, /) -> None:
-        if not any(_is_tmem(v) for v in op.iter_args):
-            return
-        b = Emitter(rewriter, op, self.policy)
-        inits = _flatten(b, list(op.iter_args))
-        old_types = [v.type for v in op.iter_args]
-        body = op.detach_region(op.body)
-        block = body.block
-        _repack_block_args(rewriter, block, old_types, first=1)
-        _expand_yield(rewriter, block, self.policy)
-        new = scf.ForOp(op.lb, op.ub, op.step, inits, body)
-        rewriter.insert(new, InsertPoint.before(op))
-        rewriter.replace(op, [], _repack_results(rewriter, op, new))
+def _carries_tmem(op: Operation) -> bool:
+    block_args = (arg for region in op.regions for block in region.blocks for arg in block.args)
+    return any(_is_tmem(v) for v in (*op.operands, *op.results, *block_args))
 
 
 @dataclass
-class IfLowering(RewritePattern):
-    """An `scf.if` yielding tmem values yields their lowered values."""
+class ForwardingLowering(RewritePattern):
+    """A forwarding op (`FORWARDING_OPS`) carrying tmem values as operands, results or
+    block arguments is rebuilt with their lowered values in their place; everything else
+    (properties, attributes, the regions' ops) is kept."""
 
     policy: FencePolicy = FencePolicy.STRICT
 
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: scf.IfOp, rewriter: PatternRewriter, /) -> None:
-        if not any(_is_tmem(r) for r in op.results):
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
+        if not isinstance(op, FORWARDING_OPS) or not _carries_tmem(op):
             return
-        types = [t for r in op.results for t in (lowered_types(r.type) or (r.type,))]
-        true_region = op.detach_region(op.true_region)
-        false_region = op.detach_region(op.false_region)
-        for region in (true_region, false_region):
-            _expand_yield(rewriter, region.block, self.policy)
-        new = scf.IfOp(op.cond, types, true_region, false_region)
+        operands = _flatten(Emitter(rewriter, op, self.policy), list(op.operands))
+        # Detach from the last: the IRDL region accessors index into `op.regions`.
+        regions = [op.detach_region(i) for i in reversed(range(len(op.regions)))][::-1]
+        for region in regions:
+            for block in region.blocks:
+                _expand_block_args(rewriter, block)
+        new = type(op).create(
+            operands=operands,
+            result_types=_flat_types(op.result_types),
+            properties=dict(op.properties),
+            attributes=dict(op.attributes),
+            successors=list(op.successors),
+            regions=regions,
+        )
         rewriter.insert(new, InsertPoint.before(op))
         rewriter.replace(op, [], _repack_results(rewriter, op, new))
 
@@ -1137,18 +1128,24 @@ OP_LOWERINGS: tuple[type[TmemLowering], ...] = (
 
 def _check_fully_lowered(module: ModuleOp) -> None:
     """Every tmem value must have been rewritten; casts between the two sides are the
-    only ops still allowed to mention tmem types (they are folded next)."""
-    for op in module.walk():
-        if isinstance(op, UnrealizedConversionCastOp):
-            continue
-        block_args = [arg for region in op.regions for block in region.blocks for arg in block.args]
-        for value in (*op.operands, *op.results, *block_args):
-            if _is_tmem(value):
-                raise LocatedError(
-                    op,
-                    f"convert-tmem-to-nvvm: a {value.type} value flows through {op.name}, which "
-                    "cannot carry it (only tmem ops, scf.for and scf.if can)",
-                )
+    only ops still allowed to mention tmem types (they are folded next). Operands and
+    results are checked first, so a value passed to a successor block is reported at
+    the branch rather than at the function owning the block."""
+    ops = [op for op in module.walk() if not isinstance(op, UnrealizedConversionCastOp)]
+    for op in ops:
+        _reject_tmem_values(op, (*op.operands, *op.results))
+    for op in ops:
+        _reject_tmem_values(op, [arg for region in op.regions for block in region.blocks for arg in block.args])
+
+
+def _reject_tmem_values(op: Operation, values: Sequence[SSAValue]) -> None:
+    for value in values:
+        if _is_tmem(value):
+            raise LocatedError(
+                op,
+                f"convert-tmem-to-nvvm: a {value.type} value flows through {op.name}, which cannot carry it "
+                "(only tmem ops and scf.for, scf.if, scf.while with their scf.yield / scf.condition can)",
+            )
 
 
 @dataclass(frozen=True)
@@ -1174,7 +1171,7 @@ class ConvertTmemToNvvmPass(ModulePass):
                     f"convert-tmem-to-nvvm: {region_op.name} must be expanded first (run tmem-expand-regions, "
                     "or the whole lower-tmem pipeline)",
                 )
-        patterns: list[RewritePattern] = [ForLowering(policy), IfLowering(policy)]
+        patterns: list[RewritePattern] = [ForwardingLowering(policy)]
         patterns += [lowering(policy) for lowering in OP_LOWERINGS]
         PatternRewriteWalker(
             GreedyRewritePatternApplier(patterns, dce_enabled=False), apply_recursively=True
