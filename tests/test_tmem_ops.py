@@ -2,17 +2,20 @@
 
 Rules are restated from the spec: 16x256b moves 4 registers and 8 columns per `.x1`,
 at most 128 registers (ptx-nvvm.md §1.4); stage indices are below num_stages; the
-cta_group 2 multicast mask is non-zero (semantics.md §4.3, §6.1).
+cta_group 2 multicast mask is non-zero (semantics.md §4.3, §6.1); full[i] of the
+output ring is initialised to 1 (one commit per stage), empty[i] and the dealloc
+barrier to cta_group * epilogue threads (semantics.md §6.1, §9 item 5, from Mojo's
+`compute_accum_barrier_counts`).
 """
 
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from xdsl.builder import ImplicitBuilder
-from xdsl.dialects import arith, test
-from xdsl.dialects.builtin import Float32Type, IntegerAttr, ModuleOp, VectorType, f32, i1, i16, i32
+from xdsl.dialects import arith, llvm, test
+from xdsl.dialects.builtin import Float32Type, IntegerAttr, ModuleOp, VectorType, f32, i1, i16, i32, i64
 from xdsl.ir import Block, Region
 from xdsl.utils.exceptions import VerifyException
 
@@ -114,3 +117,50 @@ def test_context_fields_have_the_context_types() -> None:
     assert alloc.type == tmem.AllocationType(2, 256)
     assert barrier.type == tmem.DeallocBarrierType(2)
     assert ctx_type.sync_threads == 64 + 256
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.sampled_from([1, 2]),
+    st.sampled_from([32, 128, 256]),
+    st.sampled_from([1, 2, 3]),
+    st.sampled_from([0, 0, 0, -1, 1, 96]),
+    st.sampled_from([0, 0, 0, -1, 1, 96]),
+    st.sampled_from(["same value", "same global", "other barriers"]),
+)
+def test_barrier_count_rule(
+    cta_group: int, epilogue_threads: int, producers: int, consumer_delta: int, dealloc_delta: int, storage: str
+) -> None:
+    required = cta_group * epilogue_threads
+    consumers, dealloc = required + consumer_delta, required + dealloc_delta
+    known = storage != "other barriers"  # only a context on the same barriers fixes the count
+    valid = producers == 1 and (not known or (consumers == required and dealloc == required))
+    module = ModuleOp([])
+    with ImplicitBuilder(module.body):
+        llvm.GlobalOp(i64, "bars", "internal", addr_space=3)
+        llvm.GlobalOp(i64, "dbar", "internal", addr_space=3)
+        slot, other = test.TestOp(result_types=[SHARED_PTR] * 2).results
+        bars = llvm.AddressOfOp("bars", SHARED_PTR).result
+        dbar = llvm.AddressOfOp("dbar", SHARED_PTR).result
+        ring_type = tmem.OutputRingType(2, 256, cta_group)
+        counts = {"producer_arv_count": producers, "consumer_arv_count": consumers}
+        tmem.RingInitBarriersOp.create(
+            operands=[bars],
+            properties={"ring_type": ring_type, **{k: IntegerAttr(v, i32) for k, v in counts.items()}},
+        )
+        tmem.DeallocBarrierInitOp.create(
+            operands=[dbar],
+            properties={"arrival_count": IntegerAttr(dealloc, i32), "barrier_type": tmem.DeallocBarrierType(cta_group)},
+        )
+        if storage == "same global":  # another `llvm.mlir.addressof` of the same globals
+            bars, dbar = llvm.AddressOfOp("bars", SHARED_PTR).result, llvm.AddressOfOp("dbar", SHARED_PTR).result
+        elif storage == "other barriers":
+            bars, dbar = other, other
+        mask = arith.ConstantOp(IntegerAttr(3, i16)).result if cta_group == 2 else None
+        context_type = tmem.EpilogueWarpContextType(2, 256, cta_group, 32, epilogue_threads, 512)
+        tmem.EpilogueCreateOp(slot, bars, dbar, context_type, mask)
+    if valid:
+        module.verify()
+    else:
+        with pytest.raises(VerifyException, match=r"tmem\.(output_ring|dealloc_barrier)\.init.*(count is|, but)"):
+            module.verify()

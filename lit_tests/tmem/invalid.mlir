@@ -83,6 +83,44 @@ tmem.dealloc_barrier.init %bar arrival_count 0 : !tmem.dealloc_barrier<2>
 // CHECK: error: tmem.dealloc_barrier.init: arrival_count must be in [1, 1048575] (mbarrier count range), got 0
 
 // -----
+// Barrier counts against the warp contexts on the same barriers (Mojo
+// compute_accum_barrier_counts): empty[i] = cta_group * epilogue threads.
+%slot, %bars, %dbar = "test.op"() : () -> (!llvm.ptr<3>, !llvm.ptr<3>, !llvm.ptr<3>)
+tmem.output_ring.init_barriers %bars producer_arv_count 1 consumer_arv_count 127 : !tmem.output_ring<2, 256, 1>
+%c = tmem.warp_context.epilogue_create %slot, %bars, %dbar : !tmem.epilogue_warp_context<2, 256, 1, 32, 128>
+// CHECK: invalid.mlir:[[# @LINE - 2]]:1: error: tmem.output_ring.init_barriers: consumer_arv_count is 127, but tmem.warp_context.epilogue_create builds !tmem.epilogue_warp_context<2, 256, 1, 32, 128> on these barriers: empty[i] gets one arrival per epilogue thread of each of the cta_group CTAs, cta_group * epilogue_threads = 1 * 128 = 128
+
+// -----
+// cta_group 2: both CTAs' epilogue threads arrive on the leader's empty[i]. The
+// barriers are matched through `llvm.mlir.addressof` of one global, and a region op.
+llvm.mlir.global internal @bars() {addr_space = 3 : i32, alignment = 8 : i64} : !llvm.array<4 x i64>
+llvm.func @k(%slot: !llvm.ptr<3>, %dbar: !llvm.ptr<3>, %m: i16) {
+  %b0 = llvm.mlir.addressof @bars : !llvm.ptr<3>
+  tmem.output_ring.init_barriers %b0 producer_arv_count 1 consumer_arv_count 128 : !tmem.output_ring<2, 256, 2>
+  %b1 = llvm.mlir.addressof @bars : !llvm.ptr<3>
+  tmem.warp_context.mma %slot, %b1, %dbar mma_complete_mask %m : !tmem.mma_warp_context<2, 256, 2, 32, 128> {
+  ^bb0(%ctx: !tmem.mma_warp_context<2, 256, 2, 32, 128>):
+    tmem.yield
+  }
+  llvm.return
+}
+// CHECK: invalid.mlir:[[# @LINE - 8]]:3: error: tmem.output_ring.init_barriers: consumer_arv_count is 128, but tmem.warp_context.mma builds !tmem.mma_warp_context<2, 256, 2, 32, 128> on these barriers: empty[i] gets one arrival per epilogue thread of each of the cta_group CTAs, cta_group * epilogue_threads = 2 * 128 = 256
+
+// -----
+// full[i] gets the one commit of release_from_mma, with or without contexts.
+%bars = "test.op"() : () -> !llvm.ptr<3>
+tmem.output_ring.init_barriers %bars producer_arv_count 2 consumer_arv_count 128 : !tmem.output_ring<2, 256, 1>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: tmem.output_ring.init_barriers: producer_arv_count is 2, but full[i] gets exactly 1 arrival per stage (the one tcgen05.commit of release_from_mma); it must be 1
+
+// -----
+// The dealloc barrier: every epilogue thread of both CTAs signals it (cta_group 2).
+%slot, %bars, %dbar = "test.op"() : () -> (!llvm.ptr<3>, !llvm.ptr<3>, !llvm.ptr<3>)
+%m = arith.constant 3 : i16
+tmem.dealloc_barrier.init %dbar arrival_count 128 : !tmem.dealloc_barrier<2>
+%c = tmem.warp_context.mma_create %slot, %bars, %dbar mma_complete_mask %m : !tmem.mma_warp_context<2, 256, 2, 32, 128>
+// CHECK: invalid.mlir:[[# @LINE - 2]]:1: error: tmem.dealloc_barrier.init: arrival_count is 128, but tmem.warp_context.mma_create builds !tmem.mma_warp_context<2, 256, 2, 32, 128> on these barriers: the barrier gets one arrival per epilogue thread of each of the cta_group CTAs, cta_group * epilogue_threads = 2 * 128 = 256
+
+// -----
 %bars, %a = "test.op"() : () -> (!llvm.ptr<3>, !tmem.allocation<1, 512>)
 %m = arith.constant 1 : i16
 %r = tmem.output_ring.create %bars, %a mma_complete_mask %m : !tmem.allocation<1, 512> -> !tmem.output_ring<2, 256, 1>

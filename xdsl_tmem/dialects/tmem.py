@@ -24,6 +24,8 @@ from abc import ABC
 from collections.abc import Sequence
 from typing import ClassVar, cast
 
+from xdsl.dialects import llvm
+
 from xdsl.dialects.builtin import (
     I32,
     IntAttr,
@@ -34,7 +36,7 @@ from xdsl.dialects.builtin import (
     i16,
     i32,
 )
-from xdsl.ir import Attribute, Dialect, ParametrizedAttribute, Region, SSAValue, TypeAttribute
+from xdsl.ir import Attribute, Dialect, Operation, ParametrizedAttribute, Region, SSAValue, TypeAttribute
 from xdsl.irdl import (
     BaseAttr,
     IRDLOperation,
@@ -980,6 +982,19 @@ class RingInitBarriersOp(_InitBarriersOp):
     name = "tmem.output_ring.init_barriers"
     ring_type = prop_def(OutputRingType)
 
+    def verify_tmem(self) -> None:
+        super().verify_tmem()
+        # full[i] completes once per stage instance, on the single commit of
+        # release_from_mma (multicast for cta_group 2: one arrival per CTA).
+        if (producers := self.producer_arv_count.value.data) != 1:
+            raise self.error(
+                f"producer_arv_count is {producers}, but full[i] gets exactly 1 arrival per stage "
+                "(the one tcgen05.commit of release_from_mma); it must be 1"
+            )
+        _check_count_against_contexts(
+            self, "consumer_arv_count", self.consumer_arv_count.value.data, self.storage, "accum_barriers", "empty[i]"
+        )
+
 
 @irdl_op_definition
 class RingCreateOp(TmemOp):
@@ -1238,6 +1253,9 @@ class DeallocBarrierInitOp(TmemOp):
         error = check_arrival_count("arrival_count", self.arrival_count.value.data)
         if error is not None:
             raise self.error(error)
+        _check_count_against_contexts(
+            self, "arrival_count", self.arrival_count.value.data, self.barrier, "dealloc_barrier", "the barrier"
+        )
 
 
 @irdl_op_definition
@@ -1307,6 +1325,45 @@ class CompleteDeallocOp(TmemOp):
 
 
 _ContextType = MmaWarpContextType | EpilogueWarpContextType
+
+
+def _same_storage(a: SSAValue, b: SSAValue) -> bool:
+    """One shared-memory object: the same value, or `llvm.mlir.addressof` of one global."""
+    if a is b:
+        return True
+    owner_a, owner_b = a.owner, b.owner
+    return (
+        isinstance(owner_a, llvm.AddressOfOp)
+        and isinstance(owner_b, llvm.AddressOfOp)
+        and owner_a.global_name == owner_b.global_name
+    )
+
+
+def _check_count_against_contexts(
+    op: TmemOp, what: str, count: int, storage: SSAValue, operand: str, barrier: str
+) -> None:
+    """An accumulator `empty[i]` or the dealloc barrier is arrived on by every epilogue
+    thread of the CTA pair: `cta_group * epilogue_threads` (Mojo
+    `compute_accum_barrier_counts`, kernel_common.mojo; `init_core_barriers`). The warp
+    contexts of the same kernel built on the same barriers (`operand`) know that number;
+    without one the count is checked at run time by the interpreter."""
+    scope = enclosing_function(op)
+    if scope is None:  # top-level ops (tests): the whole module
+        scope = op
+        while (parent := scope.parent_op()) is not None:
+            scope = parent
+    for context in scope.walk():
+        if not isinstance(context, _ContextCreateOp) or not _same_storage(getattr(context, operand), storage):
+            continue
+        context_type = context.get_context_type()
+        _, _, cta_group = context_type.config()
+        epilogue_threads = context_type.values()[4]
+        if count != cta_group * epilogue_threads:
+            raise op.error(
+                f"{what} is {count}, but {context.name} builds {context_type} on these barriers: "
+                f"{barrier} gets one arrival per epilogue thread of each of the cta_group CTAs, "
+                f"cta_group * epilogue_threads = {cta_group} * {epilogue_threads} = {cta_group * epilogue_threads}"
+            )
 
 
 def _check_context_threads(op: TmemOp, context_type: WarpContextType) -> None:
