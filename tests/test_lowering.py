@@ -32,8 +32,8 @@ from xdsl_tmem.dialects import nvvm
 from xdsl_tmem.interpreter import run_kernel
 from xdsl_tmem.passes.lower_tmem import LowerTmemPass
 from xdsl_tmem.tools.external import Upstream
-from xdsl_tmem.tools.run import make_context
 from xdsl_tmem.tools.opt import TmemOptMain
+from xdsl_tmem.tools.run import make_context
 
 RunOpt = Callable[..., OptResult]
 EXAMPLE_FILES = sorted(EXAMPLES.glob("*.mlir"))
@@ -291,7 +291,8 @@ CARRIED: dict[str, tuple[str, str, str, int]] = {
     "output_ring_cg2": (
         "!tmem.output_ring<2, 256, 2>",
         "%a = tmem.from_shared %slot : !tmem.allocation<2, 512>\n"
-        "%v = tmem.output_ring.create %bars, %a mma_complete_mask %mask : !tmem.allocation<2, 512> -> !tmem.output_ring<2, 256, 2>",
+        "%v = tmem.output_ring.create %bars, %a mma_complete_mask %mask "
+        ": !tmem.allocation<2, 512> -> !tmem.output_ring<2, 256, 2>",
         "%u = tmem.output_ring.acquire_for_epilogue %w : !tmem.output_ring<2, 256, 2> -> !tmem.tmem_stage<2, 256, 2>",
         7,  # ... and the i16 mma_complete_mask
     ),
@@ -378,7 +379,10 @@ def test_control_flow_kernel_matches_numpy(lowered: bool, schedule: str, seed: i
     args = {"out": out, "a": a, "b": b, "ntiles": tiles}
     result = run_kernel(module, "control_flow_cg1", block=160, args=args, schedule=schedule, seed=seed)
     # Every tile is A(128x32) . B(256x32)^T from the K-major buffers (LBO 128 B, SBO 512 B).
-    d = kmajor_matrix(a, 128, 32, 128, 512).astype(np.float32) @ kmajor_matrix(b, 256, 32, 128, 512).astype(np.float32).T
+    d = (
+        kmajor_matrix(a, 128, 32, 128, 512).astype(np.float32)
+        @ kmajor_matrix(b, 256, 32, 128, 512).astype(np.float32).T
+    )
     expected = np.tile(epilogue_rows(d), (tiles, 1, 1))
     np.testing.assert_allclose(result.outputs["out"].reshape(expected.shape), expected, rtol=1e-5, atol=1e-4)
     assert result.report.mma_count == 2 * tiles

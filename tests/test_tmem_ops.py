@@ -164,3 +164,23 @@ def test_barrier_count_rule(
     else:
         with pytest.raises(VerifyException, match=r"tmem\.(output_ring|dealloc_barrier)\.init.*(count is|, but)"):
             module.verify()
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(-4, 12), st.sampled_from([8, 16, 32, 64]), st.integers(-64, 64), st.sampled_from([1, 2, 4, 8]))
+def test_load_rule_sees_folded_columns(tile: int, tile_cols: int, offset: int, repeat: int) -> None:
+    # col = tile * tile_cols + offset, built from arith ops as an unrolled sub-tile walk
+    # writes it; the access covers 8 * repeat columns (16x256b) of a 256-column stage.
+    column = tile * tile_cols + offset
+    valid = 0 <= column and column + 8 * repeat <= 256
+    module = ModuleOp([])
+    with ImplicitBuilder(module.body):
+        stage = test.TestOp(result_types=[STAGE]).results[0]
+        t, w, o = (arith.ConstantOp(IntegerAttr(v, i32)).result for v in (tile, tile_cols, offset))
+        col = arith.AddiOp(arith.MuliOp(t, w).result, o).result
+        tmem.LoadUpperOp(stage, VectorType(f32, [4 * repeat]), column=col, repeat=repeat)
+    if valid:
+        module.verify()
+    else:
+        with pytest.raises(VerifyException, match=rf"column {column} \+ width {8 * repeat} .* leaves the stage"):
+            module.verify()

@@ -60,7 +60,29 @@
 %s = "test.op"() : () -> !tmem.tmem_stage<2, 256, 1>
 %c = arith.constant 240 : i32
 %v = tmem.tmem_stage.load_upper %s[%c] : !tmem.tmem_stage<2, 256, 1> -> vector<16xf32>
-// CHECK: error: tmem.tmem_stage.load_upper: columns [240, 272) of the access leave the stage (stride 256 columns)
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: tmem.tmem_stage.load_upper: column 240 + width 32 (16x256b x4) = 272 leaves the stage: the columns [240, 272) must lie in [0, stride 256)
+
+// -----
+// A column that arith folds to a constant: the 8th 32-column sub-tile of a
+// 224-column stage, loaded 64 columns wide (x8: 8 columns per repeat).
+%s = "test.op"() : () -> !tmem.tmem_stage<2, 224, 1>
+%c6 = arith.constant 6 : i32
+%c32 = arith.constant 32 : i32
+%col = arith.muli %c6, %c32 : i32
+%v = tmem.tmem_stage.load_lower %s[%col] repeat 8 : !tmem.tmem_stage<2, 224, 1> -> vector<32xf32>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: tmem.tmem_stage.load_lower: column 192 + width 64 (16x256b x8) = 256 leaves the stage: the columns [192, 256) must lie in [0, stride 224)
+
+// -----
+// No column: the access starts at the stage's first column.
+%s = "test.op"() : () -> !tmem.tmem_stage<4, 16, 1>
+%v = tmem.tmem_stage.load_upper %s : !tmem.tmem_stage<4, 16, 1> -> vector<16xf32>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: tmem.tmem_stage.load_upper: column 0 + width 32 (16x256b x4) = 32 leaves the stage: the columns [0, 32) must lie in [0, stride 16)
+
+// -----
+%s, %v = "test.op"() : () -> (!tmem.tmem_stage<2, 256, 1>, vector<4xf32>)
+%c = arith.constant -8 : i32
+tmem.tmem_stage.store_upper %s[%c], %v repeat 1 : !tmem.tmem_stage<2, 256, 1>, vector<4xf32>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: tmem.tmem_stage.store_upper: column -8 + width 8 (16x256b x1) = 0 leaves the stage: the columns [-8, 0) must lie in [0, stride 256)
 
 // -----
 %s, %v = "test.op"() : () -> (!tmem.tmem_stage<2, 256, 1>, vector<4xi32>)

@@ -20,12 +20,12 @@ Mojo checks none of the capacity rules (semantics.md §11); these verifiers do.
 
 from __future__ import annotations
 
+import operator
 from abc import ABC
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import ClassVar, cast
 
-from xdsl.dialects import llvm
-
+from xdsl.dialects import arith, llvm
 from xdsl.dialects.builtin import (
     I32,
     IntAttr,
@@ -728,11 +728,36 @@ class _StageAccessOp(TmemOp, ABC):
             )
         _, stride, _ = cast(TmemStageType, self.stage.type).config()
         width = LDST_16X256B_COLS_PER_REPEAT * repeat
-        first = 0 if self.column is None else constant_int(self.column)
+        # A column only known at run time is checked by the interpreter.
+        first = 0 if self.column is None else folded_i32(self.column)
         if first is not None and (first < 0 or first + width > stride):
             raise self.error(
-                f"columns [{first}, {first + width}) of the access leave the stage (stride {stride} columns)"
+                f"column {first} + width {width} (16x256b x{repeat}) = {first + width} leaves the stage: "
+                f"the columns [{first}, {first + width}) must lie in [0, stride {stride})"
             )
+
+
+_I32_FOLDS: dict[type[Operation], Callable[[int, int], int]] = {
+    arith.AddiOp: operator.add,
+    arith.SubiOp: operator.sub,
+    arith.MuliOp: operator.mul,
+}
+
+
+def folded_i32(value: SSAValue, depth: int = 8) -> int | None:
+    """The signed i32 `value` folds to: a constant, or `arith.addi/subi/muli` of values
+    that fold (wrapping as i32 does); None if it is not a constant."""
+    if (constant := constant_int(value)) is not None:
+        return constant
+    owner = value.owner
+    fold = _I32_FOLDS.get(type(owner)) if isinstance(owner, Operation) else None
+    if fold is None or depth == 0:
+        return None
+    lhs, rhs = (folded_i32(operand, depth - 1) for operand in owner.operands)
+    if lhs is None or rhs is None:
+        return None
+    wrapped = fold(lhs, rhs) & 0xFFFF_FFFF
+    return wrapped - (1 << 32) if wrapped >= 1 << 31 else wrapped
 
 
 class _StageLoadOp(_StageAccessOp, ABC):
