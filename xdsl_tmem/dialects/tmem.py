@@ -750,8 +750,7 @@ def folded_i32(value: SSAValue, depth: int = 8) -> int | None:
     if (constant := constant_int(value)) is not None:
         return constant
     owner = value.owner
-    fold = _I32_FOLDS.get(type(owner)) if isinstance(owner, Operation) else None
-    if fold is None or depth == 0:
+    if not isinstance(owner, Operation) or (fold := _I32_FOLDS.get(type(owner))) is None or depth == 0:
         return None
     lhs, rhs = (folded_i32(operand, depth - 1) for operand in owner.operands)
     if lhs is None or rhs is None:
