@@ -10,9 +10,13 @@ barrier to cta_group * epilogue threads (semantics.md §6.1, §9 item 5, from Mo
 
 from __future__ import annotations
 
+import shlex
+from pathlib import Path
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support import CLEAN, run_cli
 from xdsl.builder import ImplicitBuilder
 from xdsl.dialects import arith, llvm, test
 from xdsl.dialects.builtin import Float32Type, IntegerAttr, ModuleOp, VectorType, f32, i1, i16, i32, i64
@@ -184,3 +188,27 @@ def test_load_rule_sees_folded_columns(tile: int, tile_cols: int, offset: int, r
     else:
         with pytest.raises(VerifyException, match=rf"column {column} \+ width {8 * repeat} .* leaves the stage"):
             module.verify()
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        ("consumer_arv_count 128", "consumer_arv_count 127", "consumer_arv_count is 127, but"),
+        ("producer_arv_count 1", "producer_arv_count 2", "producer_arv_count is 2, but"),
+        ("arrival_count 128", "arrival_count 256", "arrival_count is 256, but"),
+    ],
+)
+def test_wrong_barrier_counts_stop_the_run_before_it_starts(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, old: str, new: str, message: str
+) -> None:
+    """The issue's kernels: matmul_cg1 with a miscounted barrier runs SAFE for a few tiles
+    today; the verifier rejects it, located, with exit code 1."""
+    example, launch = CLEAN[0]
+    source = example.read_text()
+    line = next(i for i, text in enumerate(source.splitlines(), 1) if old in text)
+    path = tmp_path / "kernel.mlir"
+    path.write_text(source.replace(old, new, 1))
+    result = run_cli(capsys, str(path), *shlex.split(launch))
+    assert result.code == 1
+    assert f"kernel.mlir:{line}:" in result.err, result.err
+    assert message in result.err
