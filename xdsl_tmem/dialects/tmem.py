@@ -1366,8 +1366,8 @@ def _same_storage(a: SSAValue, b: SSAValue) -> bool:
 def _check_count_against_contexts(
     op: TmemOp, what: str, count: int, storage: SSAValue, operand: str, barrier: str
 ) -> None:
-    """An accumulator `empty[i]` or the dealloc barrier is arrived on by every epilogue
-    thread of the CTA pair: `cta_group * epilogue_threads` (Mojo
+    """An accumulator `empty[i]` or the dealloc barrier is arrived on once by every
+    epilogue thread of each CTA of the group: `cta_group * epilogue_threads` (Mojo
     `compute_accum_barrier_counts`, kernel_common.mojo; `init_core_barriers`). The warp
     contexts of the same kernel built on the same barriers (`operand`) know that number;
     without one the count is checked at run time by the interpreter."""
