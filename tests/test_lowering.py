@@ -395,3 +395,7 @@ def test_control_flow_kernel_compiles_upstream_and_assembles(
     lowered = lower(run_opt, CONTROL_FLOW, policy)
     assert "tmem." not in lowered
     ptxas_assemble(ptxas, upstream.to_ptx(upstream.parse(lowered)), tmp_path)
+    # ... and through our own PTX backend.
+    ours = run_opt(None, "-p", f"lower-tmem{{fence-policy={policy}}}", "-t", "ptx", path=CONTROL_FLOW)
+    assert ours.code == 0, ours.err
+    ptxas_assemble(ptxas, ours.out, tmp_path)
