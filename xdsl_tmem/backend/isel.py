@@ -1003,6 +1003,39 @@ def _ptrtoint(fs: FunctionSelector, op: llvm.PtrToIntOp) -> None:
         )
 
 
+_CVTA_SPACE = {1: "global", 3: "shared", 4: "const", 5: "local", 7: "shared::cluster"}
+"""The address spaces `cvta` converts to and from generic addresses."""
+
+
+@rule(llvm_ext.AddrSpaceCastOp)
+def _addrspacecast(fs: FunctionSelector, op: llvm_ext.AddrSpaceCastOp) -> None:
+    """Through the generic space: `cvta.<space>.u64` into it, `cvta.to.<space>.u64` out
+    of it, with `cvt` between the 32-bit shared pointers and the 64-bit generic ones."""
+    source, target = _address_space(op.arg.type), _address_space(op.res.type)
+    if source is None or target is None:
+        raise fs.error(op, f"llvm.addrspacecast of {op.arg.type}: only scalar pointers are supported")
+    if source == target:
+        fs.define(op.res, fs.get(op.arg))
+        return
+    for space in (source, target):
+        if space != 0 and space not in _CVTA_SPACE:
+            raise fs.error(
+                op,
+                f"llvm.addrspacecast from address space {source} to {target}: address space {space} has no "
+                f"generic addresses (cvta supports 0, {', '.join(map(str, _CVTA_SPACE))})",
+            )
+    value = fs.reg(fs.address(op.arg))
+    if source != 0:
+        if source in SHORT_POINTER_SPACES:
+            value = fs.emit(ptx.CvtOp("u64", "u32", fs.fresh("b64"), value)).res
+        value = fs.emit(ptx.CvtaOp(_CVTA_SPACE[source], fs.fresh("b64"), value, to_generic=True)).res
+    if target != 0:
+        value = fs.emit(ptx.CvtaOp(_CVTA_SPACE[target], fs.fresh("b64"), value)).res
+        if target in SHORT_POINTER_SPACES:
+            value = fs.emit(ptx.CvtOp("u32", "u64", fs.fresh("b32"), value)).res
+    fs.define(op.res, [Address(value)])
+
+
 _STATE_SPACE = {0: "", 1: "global", 3: "shared", 4: "const", 5: "local", 7: "shared::cluster"}
 
 
