@@ -22,10 +22,11 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from support import OptResult
+from support import OptResult, run_cli
 
 from xdsl_tmem.tools.external import ToolFailed, Upstream
 
@@ -325,3 +326,78 @@ def test_unsupported_types_are_refused_at_the_op(run_opt: RunOpt, operand: str, 
     assert _LOCATED.search(result.err), result.err
     assert "internal error" not in result.err, result.err
     assert f"error: ptx backend: {op}: type {type} has no PTX lowering" in result.err, result.err
+
+
+# --------------------------------------------------------------------------------------
+# The interpreter on the same grid
+# --------------------------------------------------------------------------------------
+
+
+def run_case(capsys: pytest.CaptureFixture[str], tmp_path: Path, case: Case, a: bytes, b: bytes) -> OptResult:
+    """Run `case` in the interpreter on operands with these bytes (`%b` right after `%a`);
+    `out.npy` under tmp_path holds the 16 result bytes."""
+    source = tmp_path / f"{case.name}.mlir"
+    source.write_text(module([case.kernel()]))
+    np.save(tmp_path / "p.npy", np.frombuffer((a + b).ljust(16, b"\0"), dtype=np.uint8))
+    return run_cli(
+        capsys, str(source), "--kernel", case.name, "--block", "32", "--arg", f"p={tmp_path / 'p.npy'}",
+        "--arg", "out=zeros:u8:16", "--arg", "c=1", "--out", str(tmp_path),
+    )  # fmt: skip
+
+
+def test_interpreter_runs_or_refuses_every_case(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """Every case runs, or is refused at the op as unsupported (bf16 arithmetic, ops the
+    interpreter has no implementation for) -- never an internal error."""
+    unexpected: list[str] = []
+    for case in CASES:
+        result = run_case(capsys, tmp_path, case, bytes(range(1, 9)), bytes(range(3, 11)))
+        message = result.out + result.err
+        refused = (
+            result.code == 1
+            and _LOCATED.search(message)
+            and ("not supported" in message or "no interpreter" in message)
+        )
+        if (result.code != 0 and not refused) or "internal error" in message:
+            unexpected.append(f"{case.name}: exit {result.code}: {message.strip()[:300]}")
+    assert not unexpected, "\n".join(unexpected)
+
+
+def _case(name: str) -> Case:
+    (case,) = [c for c in CASES if c.name == name]
+    return case
+
+
+@pytest.mark.parametrize(
+    ("name", "dtype", "a", "b", "expected"),
+    [
+        # numpy's wrap-around arithmetic and LLVM LangRef semantics are the oracles.
+        ("arith_muli_i8_i8", np.int8, 100, 7, (np.array([100], np.int8) * np.array([7], np.int8))[0]),
+        ("arith_select_i8_i8", np.int8, -5, 9, -5),
+        ("arith_shli_i16_i16", np.int16, 0x1234, 4, (np.array([0x1234], np.int16) << 4)[0]),
+        ("arith_shrsi_i16_i16", np.int16, -32768, 3, (np.array([-32768], np.int16) >> 3)[0]),
+        ("arith_shrui_i64_i64", np.uint64, 1 << 63, 62, 2),
+        ("llvm_ashr_i64_i64", np.int64, -(1 << 62), 61, -2),
+        ("arith_divf_f16_f16", np.float16, 1.0, 3.0, np.float16(1.0) / np.float16(3.0)),
+        ("arith_maximumf_f64_f64", np.float64, 1.5, float("nan"), float("nan")),
+        ("arith_maximumf_f64_f64", np.float64, -0.0, 0.0, 0.0),
+        ("arith_minimumf_f64_f64", np.float64, 0.0, -0.0, -0.0),
+        ("arith_andi_i64_i64", np.uint64, (1 << 64) - 5, (1 << 63) + 7, ((1 << 64) - 5) & ((1 << 63) + 7)),
+    ],
+)  # fmt: skip
+def test_interpreter_semantics(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, name: str, dtype: type, a: float, b: float, expected: float
+) -> None:
+    case = _case(name)
+    result = run_case(capsys, tmp_path, case, np.array([a], dtype).tobytes(), np.array([b], dtype).tobytes())
+    assert result.code == 0, result.out + result.err
+    got = np.load(tmp_path / "out.npy")[: np.dtype(dtype).itemsize].view(dtype)[0]
+    want = dtype(expected)
+    assert got.tobytes() == want.tobytes() or (np.isnan(got) and np.isnan(want)), (got, want)
+
+
+def test_interpreter_stores_i1_as_a_byte(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """LLVM's i1 in memory is the byte 0 or 1."""
+    case = _case("arith_cmpi_slt_i32_i1")
+    result = run_case(capsys, tmp_path, case, np.int32(-3).tobytes(), np.int32(2).tobytes())
+    assert result.code == 0, result.out + result.err
+    assert np.load(tmp_path / "out.npy")[:2].tolist() == [1, 0]
