@@ -161,3 +161,40 @@ llvm.func @uniform_loop_after_reconvergence(%n: i32, %out: !llvm.ptr<1>) attribu
 // CHECK:       setp.lt.s32 %p[[MORE:[0-9]+]]
 // CHECK-NEXT:  @!%p[[MORE]] bra.uni $L
 // CHECK:       ret;
+
+// -----
+
+// A divergent branch inside a uniform loop that reconverges before the loop's exit:
+// every lane leaves the loop at the same iteration, so the counter stays uniform after
+// it (and the loop branch and the branch on the counter keep bra.uni).
+llvm.func @divergent_if_in_uniform_loop(%n: i32, %out: !llvm.ptr<1>) attributes {nvvm.kernel} {
+  %tid = nvvm.read.ptx.sreg.tid.x : i32
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %lane0 = arith.cmpi eq, %tid, %c0 : i32
+  cf.br ^head(%c0 : i32)
+^head(%i: i32):
+  cf.cond_br %lane0, ^leader, ^latch
+^leader:
+  llvm.store %i, %out : i32, !llvm.ptr<1>
+  cf.br ^latch
+^latch:
+  %next = arith.addi %i, %c1 : i32
+  %more = arith.cmpi slt, %next, %n : i32
+  cf.cond_br %more, ^head(%next : i32), ^exit
+^exit:
+  %last = arith.cmpi eq, %next, %n : i32
+  cf.cond_br %last, ^s, ^e
+^s:
+  llvm.store %c0, %out : i32, !llvm.ptr<1>
+  cf.br ^e
+^e:
+  llvm.return
+}
+// CHECK-LABEL: .entry divergent_if_in_uniform_loop(
+// CHECK:       @!%p{{[0-9]+}} bra $L
+// CHECK:       setp.lt.s32 %p[[MORE:[0-9]+]]
+// CHECK-NEXT:  @!%p[[MORE]] bra.uni $L
+// CHECK:       setp.eq.b32 %p[[LAST:[0-9]+]]
+// CHECK-NEXT:  @!%p[[LAST]] bra.uni $L
+// CHECK:       ret;

@@ -125,6 +125,7 @@ class _CFG:
             for s in self.succs[b]:
                 self.preds[s].append(b)
         self.ipdom = self._immediate_post_dominators()
+        self._sync_cache: dict[Block, list[SSAValue]] = {}
 
     def reachable(self, starts: Iterable[Block], stop: Block | None = None) -> set[Block]:
         """Blocks reachable from `starts` (included), not walking past `stop`."""
@@ -189,7 +190,39 @@ class _CFG:
         forward = self.reachable(self.succs[block])
         if block not in forward:
             return set()
-        return {b for b in forward if block in self.reachable(self.succs[b])}
+        backward: set[Block] = set()
+        work = list(self.preds[block])
+        while work:
+            b = work.pop()
+            if b not in backward:
+                backward.add(b)
+                work.extend(self.preds[b])
+        return forward & backward
+
+    def sync_dependent(self, block: Block, region: Region) -> list[SSAValue]:
+        """The values that are divergent if `block`'s conditional branch is: the
+        arguments of its joins, and, when it lies on a cycle, the arguments of blocks
+        entered from the cycle and the values defined in the cycle and used outside it."""
+        if block in self._sync_cache:
+            return self._sync_cache[block]
+        values: list[SSAValue] = [a for join in self.joins(block) for a in join.args]
+        cycle = self.cycle_of(block)
+        stop = self.ipdom[block]
+        if stop is not None and stop in cycle:
+            # The branch reconverges inside the cycle: it makes lanes leave the cycle at
+            # different iterations only if a cycle exit lies between it and `stop`.
+            between = self.reachable(self.succs[block], stop) - {stop}
+            if all(s in cycle for b in between & cycle for s in self.succs[b]):
+                cycle = set()
+        for inside in cycle:
+            for succ in self.succs[inside]:
+                if succ not in cycle:
+                    values.extend(succ.args)
+            for value in [*inside.args, *(r for o in inside.walk() for r in o.results)]:
+                if any(_top_block(use.operation, region) not in cycle for use in value.uses):
+                    values.append(value)
+        self._sync_cache[block] = values
+        return values
 
 
 def _top_block(op: Operation, region: Region) -> Block | None:
@@ -303,21 +336,7 @@ def _sync_dependence(
             if terminator is None or len(terminator.successors) < 2:
                 continue
             condition = _branch_condition(terminator)
-            if condition is not None and condition not in divergent:
-                continue
-            for join in cfg.joins(block):
-                changed |= mark(join.args)
-            cycle = cfg.cycle_of(block)
-            if not cycle:
-                continue
-            for inside in cycle:
-                for succ in cfg.succs[inside]:
-                    if succ not in cycle:
-                        changed |= mark(succ.args)
-                defined = [*inside.args, *(r for o in inside.walk() for r in o.results)]
-                for value in defined:
-                    if value in divergent:
-                        continue
-                    if any(_top_block(use.operation, region) not in cycle for use in value.uses):
-                        changed |= mark([value])
+            # A multi-way terminator without a known condition counts as divergent.
+            if condition is None or condition in divergent:
+                changed |= mark(cfg.sync_dependent(block, region))
     return changed
