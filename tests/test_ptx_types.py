@@ -401,3 +401,32 @@ def test_interpreter_stores_i1_as_a_byte(capsys: pytest.CaptureFixture[str], tmp
     result = run_case(capsys, tmp_path, case, np.int32(-3).tobytes(), np.int32(2).tobytes())
     assert result.code == 0, result.out + result.err
     assert np.load(tmp_path / "out.npy")[:2].tolist() == [1, 0]
+
+
+VECTORS = """\
+llvm.func @vec(%p: !llvm.ptr<1>, %q: !llvm.ptr<1>, %r: !llvm.ptr<1>, %c: i1) attributes {nvvm.kernel} {
+  %a = llvm.load %p : !llvm.ptr<1> -> vector<4xi8>
+  %s = arith.addi %a, %a : vector<4xi8>
+  %m = arith.shrsi %s, %a : vector<4xi8>
+  %n = arith.divui %m, %a : vector<4xi8>
+  llvm.store %n, %p : vector<4xi8>, !llvm.ptr<1>
+  %h = llvm.load %q : !llvm.ptr<1> -> vector<2xbf16>
+  %d = arith.divf %h, %h : vector<2xbf16>
+  %k = arith.constant dense<[1.0, 2.0]> : vector<2xbf16>
+  %mx = arith.maximumf %d, %k : vector<2xbf16>
+  llvm.store %mx, %q : vector<2xbf16>, !llvm.ptr<1>
+  %x = llvm.load %r : !llvm.ptr<1> -> vector<2xf64>
+  %y = arith.minimumf %x, %x : vector<2xf64>
+  %z = arith.select %c, %y, %x : vector<2xf64>
+  llvm.store %z, %r : vector<2xf64>, !llvm.ptr<1>
+  llvm.return
+}
+"""
+
+
+def test_vectors_against_llc(run_opt: RunOpt, upstream: Upstream, ptxas: str) -> None:
+    """The same selection elementwise over vectors (operands in registers and constants)."""
+    assert ptxas_rejects(ptxas, upstream.to_ptx(VECTORS)) is None
+    ours = run_opt(VECTORS, "-t", "ptx")
+    assert ours.code == 0, ours.err
+    assert ptxas_rejects(ptxas, ours.out) is None

@@ -718,22 +718,27 @@ def _cmpf(fs: FunctionSelector, op: arith.CmpfOp) -> None:
 
 
 def _select(fs: FunctionSelector, op: Operation, cond: SSAValue, true: SSAValue, false: SSAValue) -> None:
+    """`selp`, elementwise; the condition is one predicate or one per element."""
     (result,) = op.results
     element, _ = _elements(result.type)
-    condition = fs.reg(cond, "pred")
     if element == i1:
 
         def build_pred(res: ptx.RegisterType, args: list[SSAValue]) -> Operation:
-            t, f = fs.reg(args[0], "pred"), fs.reg(args[1], "pred")
-            on = fs.emit(ptx.AndOp("pred", fs.fresh("pred"), condition, t)).res
-            not_c = fs.emit(ptx.NotOp("pred", fs.fresh("pred"), condition)).res
+            c, t, f = (fs.reg(a, "pred") for a in args)
+            on = fs.emit(ptx.AndOp("pred", fs.fresh("pred"), c, t)).res
+            not_c = fs.emit(ptx.NotOp("pred", fs.fresh("pred"), c)).res
             off = fs.emit(ptx.AndOp("pred", fs.fresh("pred"), not_c, f)).res
             return ptx.OrOp("pred", res, on, off)
 
-        _elementwise(fs, result, [true, false], build_pred)
+        _elementwise(fs, result, [cond, true, false], build_pred)
         return
     bits = max(_bits(element), 16)
-    _elementwise(fs, result, [true, false], lambda res, args: ptx.SelpOp(f"b{bits}", res, args[0], args[1], condition))
+    _elementwise(
+        fs,
+        result,
+        [cond, true, false],
+        lambda res, args: ptx.SelpOp(f"b{bits}", res, args[1], args[2], fs.reg(args[0], "pred")),
+    )
 
 
 @rule(arith.SelectOp)
