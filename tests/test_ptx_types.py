@@ -430,3 +430,22 @@ def test_vectors_against_llc(run_opt: RunOpt, upstream: Upstream, ptxas: str) ->
     ours = run_opt(VECTORS, "-t", "ptx")
     assert ours.code == 0, ours.err
     assert ptxas_rejects(ptxas, ours.out) is None
+
+
+_PARAM = re.compile(r"\.param (?:\.align \d+ )?\.(?:[usbf])(\d+)(?: \.ptr[^\n]*?)? \w+(?:\[(\d+)\])?")
+
+
+def _param_sizes(ptx: str) -> list[int]:
+    """Byte size of each kernel parameter declared in `ptx`."""
+    return [int(bits) // 8 * int(count or 1) for bits, count in _PARAM.findall(ptx)]
+
+
+def test_parameter_sizes_match_llc(run_opt: RunOpt, upstream: Upstream) -> None:
+    """The kernel ABI: every scalar parameter type takes the bytes llc-22 gives it."""
+    signature = ", ".join(f"%a{i}: {t}" for i, t in enumerate(TYPES))
+    kernel = f"llvm.func @params({signature}) attributes {{nvvm.kernel}} {{\n  llvm.return\n}}\n"
+    ours = run_opt(kernel, "-t", "ptx")
+    assert ours.code == 0, ours.err
+    expected = _param_sizes(upstream.to_ptx(kernel))
+    assert len(expected) == len(TYPES)
+    assert _param_sizes(ours.out) == expected

@@ -1401,8 +1401,8 @@ def _param_declaration(name: str, t: Attribute) -> str:
         where = {1: ".global", 3: ".shared"}.get(space or 0, "")
         width = "u32" if space in (6, 7) else "u64"
         return f".{width} .ptr{' ' + where if where else ''} .align 1 {name}"
-    if t == i1:
-        return f".u8 {name}"
+    if t == i1 or (isinstance(t, IntegerType) and t.width.data == 8):
+        return f".u8 {name}"  # one byte, as llc-22 declares it (the kernel ABI)
     if isinstance(t, Float32Type):
         return f".f32 {name}"
     if isinstance(t, Float64Type):
