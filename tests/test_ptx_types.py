@@ -300,7 +300,7 @@ def test_every_op_and_type_against_llc(run_opt: RunOpt, upstream: Upstream, ptxa
 @given(data=st.data())
 def test_constant_operands_against_llc(run_opt: RunOpt, upstream: Upstream, ptxas: str, data: st.DataObject) -> None:
     """Binary ops with a constant second operand (immediates select differently)."""
-    cases = data.draw(st.lists(st.sampled_from(BINARY_CASES), min_size=1, max_size=60, unique_by=lambda c: c.name))
+    cases = data.draw(st.lists(st.sampled_from(BINARY_CASES), min_size=40, max_size=120, unique_by=lambda c: c.name))
     chosen = {c.name: data.draw(st.sampled_from(constants(c.operand)), label=c.name) for c in cases}
     failures = check_against_upstream(run_opt, upstream, ptxas, cases, lambda c: chosen[c.name])
     assert not failures, "\n\n".join(failures)
