@@ -133,6 +133,13 @@ def _cases() -> Iterator[Case]:
             if s != d and BITS[s] == BITS[d]:
                 yield case("arith.bitcast", s, d, f"%r = arith.bitcast %a : {s} to {d}")
                 yield case("llvm.bitcast", s, d, f"%r = llvm.bitcast %a : {s} to {d}")
+                # A bitcast value used by arithmetic (an immediate operand must take the new type).
+                add = "addf" if d in FLOATS else "addi"
+                body = (
+                    f"%x = arith.bitcast %a : {s} to {d}\n  %y = arith.bitcast %b : {s} to {d}\n"
+                    f"  %r = arith.{add} %x, %y : {d}"
+                )
+                yield case("arith.bitcast.use", s, d, body)
 
 
 CASES = list(_cases())
@@ -449,3 +456,11 @@ def test_parameter_sizes_match_llc(run_opt: RunOpt, upstream: Upstream) -> None:
     expected = _param_sizes(upstream.to_ptx(kernel))
     assert len(expected) == len(TYPES)
     assert _param_sizes(ours.out) == expected
+
+
+def test_bitcast_constants_against_llc(run_opt: RunOpt, upstream: Upstream, ptxas: str) -> None:
+    """A constant bitcast to another type of the same width, then used by arithmetic."""
+    cases = [c for c in CASES if c.op == "arith.bitcast.use"]
+    assert len(cases) == 10
+    failures = check_against_upstream(run_opt, upstream, ptxas, cases, lambda c: constants(c.operand)[2])
+    assert not failures, "\n\n".join(failures)

@@ -884,8 +884,26 @@ def _bitcast(fs: FunctionSelector, op: Operation) -> None:
     (result,) = op.results
     if byte_size(source.type) != byte_size(result.type) or _elements(source.type)[1] != _elements(result.type)[1]:
         raise fs.error(op, f"{op.name} from {source.type} to {result.type} changes the element layout; not supported")
-    # Same registers: PTX registers are untyped bits.
-    fs.define(result, fs.get(source))
+    # Same registers: PTX registers are untyped bits. An immediate is typed, though
+    # (`add.f32 %r, %r, 1065353216` is an error): its bits are moved into a register.
+    src_element, dst_element = _elements(source.type)[0], _elements(result.type)[0]
+    operands = [_bitcast_immediate(fs, v, src_element, dst_element) for v in fs.get(source)]
+    fs.define(result, operands)
+
+
+def _bitcast_immediate(fs: FunctionSelector, value: Operand, src: Attribute, dst: Attribute) -> Operand:
+    if isinstance(value, Address) or not isinstance(owner := value.owner, ptx.ImmOp):
+        return value
+    bits = _bits(dst)
+    attr = owner.value
+    if isinstance(attr, IntegerAttr):
+        raw = attr.value.data & ((1 << bits) - 1)
+    else:
+        raw = int.from_bytes(struct.pack(">d" if bits == 64 else ">f", attr.value.data), "big")
+    int_type = IntegerType(bits)
+    if isinstance(dst, AnyFloat):
+        return fs.reg(fs.imm(raw, int_type), register_kind(int_type))
+    return fs.imm(raw, int_type)
 
 
 # --------------------------------------------------------------------------------------
@@ -1401,7 +1419,7 @@ def _param_declaration(name: str, t: Attribute) -> str:
         where = {1: ".global", 3: ".shared"}.get(space or 0, "")
         width = "u32" if space in (6, 7) else "u64"
         return f".{width} .ptr{' ' + where if where else ''} .align 1 {name}"
-    if t == i1 or (isinstance(t, IntegerType) and t.width.data == 8):
+    if _bits(t) <= 8:
         return f".u8 {name}"  # one byte, as llc-22 declares it (the kernel ABI)
     if isinstance(t, Float32Type):
         return f".f32 {name}"
