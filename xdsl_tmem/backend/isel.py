@@ -416,7 +416,7 @@ def _constant_operands(fs: FunctionSelector, attr: Attribute, type: Attribute) -
     if isinstance(element, Float16Type | BFloat16Type):
         # PTX has no f16/bf16 immediates: move the bit pattern into a register.
         return [fs.reg(fs.imm(_half_bits(float(v), element), i16), "b16") for v in values]
-    _bits(element)
+    _bits(element)  # refuses types without a register (i128, f8E4M3FN, ...)
     return [fs.imm(v, element) for v in values]
 
 
