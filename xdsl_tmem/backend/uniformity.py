@@ -206,14 +206,14 @@ class _CFG:
         if block in self._sync_cache:
             return self._sync_cache[block]
         values: list[SSAValue] = [a for join in self.joins(block) for a in join.args]
-        cycle = self.cycle_of(block)
+        cycle: set[Block] = self.cycle_of(block)
         stop = self.ipdom[block]
         if stop is not None and stop in cycle:
             # The branch reconverges inside the cycle: it makes lanes leave the cycle at
             # different iterations only if a cycle exit lies between it and `stop`.
             between = self.reachable(self.succs[block], stop) - {stop}
             if all(s in cycle for b in between & cycle for s in self.succs[b]):
-                cycle = set()
+                cycle = set[Block]()
         for inside in cycle:
             for succ in self.succs[inside]:
                 if succ not in cycle:
