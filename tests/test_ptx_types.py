@@ -385,6 +385,8 @@ def _case(name: str) -> Case:
         ("arith_shrui_i64_i64", np.uint64, 1 << 63, 62, 2),
         ("llvm_ashr_i64_i64", np.int64, -(1 << 62), 61, -2),
         ("arith_divf_f16_f16", np.float16, 1.0, 3.0, np.float16(1.0) / np.float16(3.0)),
+        ("llvm_fdiv_f32_f32", np.float32, 1.0, 3.0, np.float32(1.0) / np.float32(3.0)),
+        ("llvm_fsub_f16_f16", np.float16, 1.5, 0.25, 1.25),
         ("arith_maximumf_f64_f64", np.float64, 1.5, float("nan"), float("nan")),
         ("arith_maximumf_f64_f64", np.float64, -0.0, 0.0, 0.0),
         ("arith_minimumf_f64_f64", np.float64, 0.0, -0.0, -0.0),

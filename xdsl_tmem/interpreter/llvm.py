@@ -253,6 +253,25 @@ class LlvmFunctions(WarpFunctions):
     def run_fmul(self, interp: Interpreter, op: llvm.FMulOp, args: PythonValues) -> PythonValues:
         return (A.float_result(np.multiply(args[0], args[1]), op.res.type),)
 
+    # The rest of the float ops the PTX backend selects (computed in float64, then
+    # rounded once: exact for f16/f32 add, sub, mul and div).
+    @impl(llvm.FSubOp)
+    def run_fsub(self, interp: Interpreter, op: llvm.FSubOp, args: PythonValues) -> PythonValues:
+        return (A.float_result(np.subtract(args[0], args[1]), op.res.type),)
+
+    @impl(llvm.FDivOp)
+    def run_fdiv(self, interp: Interpreter, op: llvm.FDivOp, args: PythonValues) -> PythonValues:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return (A.float_result(np.divide(args[0], args[1]), op.res.type),)
+
+    @impl(llvm.SIToFPOp)
+    def run_sitofp(self, interp: Interpreter, op: llvm.SIToFPOp, args: PythonValues) -> PythonValues:
+        return (A.float_result(as_signed(args[0], width_of(op.arg.type)), op.result.type),)
+
+    @impl(llvm.FPExtOp)
+    def run_fpext(self, interp: Interpreter, op: llvm.FPExtOp, args: PythonValues) -> PythonValues:
+        return (A.float_result(args[0], op.result.type),)
+
     # -- calls ------------------------------------------------------------------------
 
     @impl_structured(llvm.CallOp)
