@@ -27,6 +27,8 @@ decorator); an op without a rule is reported at its location, never skipped.
 
 from __future__ import annotations
 
+import math
+import struct
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar, cast
@@ -34,6 +36,7 @@ from typing import TypeVar, cast
 from xdsl.dialects import arith, cf, func, llvm, scf, vector
 from xdsl.dialects.builtin import (
     AnyFloat,
+    BFloat16Type,
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
     Float16Type,
@@ -45,6 +48,7 @@ from xdsl.dialects.builtin import (
     IntegerType,
     ModuleOp,
     VectorType,
+    f64,
     i1,
     i16,
     i32,
@@ -73,11 +77,18 @@ def _address_space(t: Attribute) -> int | None:
     return None
 
 
+class UnsupportedTypeError(ValueError):
+    """A type without a PTX register representation (reported at the op using it)."""
+
+
+SUPPORTED_TYPES = "i1, i8, i16, i32, i64, f16, bf16, f32, f64, pointers and vectors of them"
+
+
 def _bits(t: Attribute) -> int:
     match t:
-        case IntegerType():
+        case IntegerType() if t.width.data in (1, 8, 16, 32, 64):
             return t.width.data
-        case Float16Type():
+        case Float16Type() | BFloat16Type():
             return 16
         case Float32Type():
             return 32
@@ -86,7 +97,12 @@ def _bits(t: Attribute) -> int:
         case llvm.LLVMPointerType():
             return 32 if _address_space(t) in SHORT_POINTER_SPACES else 64
         case _:
-            raise ValueError(f"unsupported type {t}")
+            raise UnsupportedTypeError(f"type {t} has no PTX lowering (supported: {SUPPORTED_TYPES})")
+
+
+def _float_type(t: Attribute) -> str:
+    """The PTX float type of `t`: `f16`, `bf16`, `f32` or `f64`."""
+    return "bf16" if isinstance(t, BFloat16Type) else f"f{_bits(t)}"
 
 
 def register_kind(t: Attribute) -> str:
@@ -363,7 +379,10 @@ class FunctionSelector:
             if op.dialect_name() == "tmem":
                 raise self.error(op, f"{op.name} must be lowered to nvvm first: add -p lower-tmem")
             raise self.error(op, f"{op.name} has no PTX lowering")
-        selector(self, op)
+        try:
+            selector(self, op)
+        except UnsupportedTypeError as e:
+            raise self.error(op, f"{op.name}: {e}") from None
 
 
 _MOV_TYPE = {"pred": "pred", "b16": "b16", "b32": "b32", "b64": "b64"}
@@ -374,18 +393,31 @@ _MOV_TYPE = {"pred": "pred", "b16": "b16", "b32": "b32", "b64": "b64"}
 # --------------------------------------------------------------------------------------
 
 
+def _half_bits(value: float, type: Attribute) -> int:
+    """The 16-bit pattern of an f16 or bf16 constant (round to nearest even)."""
+    if isinstance(type, Float16Type):
+        return struct.unpack(">H", struct.pack(">e", value))[0]
+    if math.isnan(value):
+        return 0x7FC0
+    word = struct.unpack(">I", struct.pack(">f", value))[0]
+    return (word + 0x7FFF + ((word >> 16) & 1)) >> 16
+
+
 def _constant_operands(fs: FunctionSelector, attr: Attribute, type: Attribute) -> list[Operand]:
-    if isinstance(attr, IntegerAttr):
-        return [fs.imm(attr.value.data, type)]
-    if isinstance(attr, FloatAttr):
-        return [fs.imm(attr.value.data, type)]
-    if isinstance(attr, DenseIntOrFPElementsAttr):
-        element, count = _elements(type)
-        values = attr.get_values()
+    element, count = _elements(type)
+    if isinstance(attr, IntegerAttr | FloatAttr):
+        values = [attr.value.data]
+    elif isinstance(attr, DenseIntOrFPElementsAttr):
+        values = list(attr.get_values())
         if len(values) == 1:
             values = values * count
-        return [fs.imm(v, element) for v in values]
-    raise ValueError(f"unsupported constant {attr}")
+    else:
+        raise UnsupportedTypeError(f"constant {attr} has no PTX lowering")
+    if isinstance(element, Float16Type | BFloat16Type):
+        # PTX has no f16/bf16 immediates: move the bit pattern into a register.
+        return [fs.reg(fs.imm(_half_bits(float(v), element), i16), "b16") for v in values]
+    _bits(element)  # refuses types without a register (i128, f8E4M3FN, ...)
+    return [fs.imm(v, element) for v in values]
 
 
 @rule(arith.ConstantOp)
@@ -420,100 +452,198 @@ def _elementwise(
     fs.define(result, out)
 
 
-_INT_BINARY: dict[type[Operation], tuple[type[ptx.Instruction], str]] = {
-    arith.AddiOp: (ptx.AddOp, "s"),
-    llvm.AddOp: (ptx.AddOp, "s"),
-    arith.SubiOp: (ptx.SubOp, "s"),
-    llvm.SubOp: (ptx.SubOp, "s"),
-    arith.MuliOp: (ptx.MulOp, "lo.s"),
-    llvm.MulOp: (ptx.MulOp, "lo.s"),
-    arith.DivSIOp: (ptx.DivOp, "s"),
-    llvm.SDivOp: (ptx.DivOp, "s"),
-    arith.DivUIOp: (ptx.DivOp, "u"),
-    llvm.UDivOp: (ptx.DivOp, "u"),
-    arith.RemSIOp: (ptx.RemOp, "s"),
-    llvm.SRemOp: (ptx.RemOp, "s"),
-    arith.RemUIOp: (ptx.RemOp, "u"),
-    llvm.URemOp: (ptx.RemOp, "u"),
-    arith.AndIOp: (ptx.AndOp, "b"),
-    llvm.AndOp: (ptx.AndOp, "b"),
-    arith.OrIOp: (ptx.OrOp, "b"),
-    llvm.OrOp: (ptx.OrOp, "b"),
-    arith.XOrIOp: (ptx.XorOp, "b"),
-    llvm.XOrOp: (ptx.XorOp, "b"),
-    arith.ShLIOp: (ptx.ShlOp, "b"),
-    llvm.ShlOp: (ptx.ShlOp, "b"),
-    arith.ShRUIOp: (ptx.ShrOp, "u"),
-    llvm.LShrOp: (ptx.ShrOp, "u"),
-    arith.ShRSIOp: (ptx.ShrOp, "s"),
-    llvm.AShrOp: (ptx.ShrOp, "s"),
-    arith.MaxSIOp: (ptx.MaxOp, "s"),
-    arith.MaxUIOp: (ptx.MaxOp, "u"),
-    arith.MinSIOp: (ptx.MinOp, "s"),
-    arith.MinUIOp: (ptx.MinOp, "u"),
+_INT_BINARY: dict[type[Operation], tuple[type[ptx.Instruction], str, str | None]] = {
+    # (instruction, type prefix, how operands narrower than their register are
+    # extended first: "s" by sign, "u" with zeros, None when the low bits suffice)
+    arith.AddiOp: (ptx.AddOp, "s", None),
+    llvm.AddOp: (ptx.AddOp, "s", None),
+    arith.SubiOp: (ptx.SubOp, "s", None),
+    llvm.SubOp: (ptx.SubOp, "s", None),
+    arith.MuliOp: (ptx.MulOp, "lo.s", None),
+    llvm.MulOp: (ptx.MulOp, "lo.s", None),
+    arith.DivSIOp: (ptx.DivOp, "s", "s"),
+    llvm.SDivOp: (ptx.DivOp, "s", "s"),
+    arith.DivUIOp: (ptx.DivOp, "u", "u"),
+    llvm.UDivOp: (ptx.DivOp, "u", "u"),
+    arith.RemSIOp: (ptx.RemOp, "s", "s"),
+    llvm.SRemOp: (ptx.RemOp, "s", "s"),
+    arith.RemUIOp: (ptx.RemOp, "u", "u"),
+    llvm.URemOp: (ptx.RemOp, "u", "u"),
+    arith.AndIOp: (ptx.AndOp, "b", None),
+    llvm.AndOp: (ptx.AndOp, "b", None),
+    arith.OrIOp: (ptx.OrOp, "b", None),
+    llvm.OrOp: (ptx.OrOp, "b", None),
+    arith.XOrIOp: (ptx.XorOp, "b", None),
+    llvm.XOrOp: (ptx.XorOp, "b", None),
+    arith.ShLIOp: (ptx.ShlOp, "b", None),
+    llvm.ShlOp: (ptx.ShlOp, "b", None),
+    arith.ShRUIOp: (ptx.ShrOp, "u", "u"),
+    llvm.LShrOp: (ptx.ShrOp, "u", "u"),
+    arith.ShRSIOp: (ptx.ShrOp, "s", "s"),
+    llvm.AShrOp: (ptx.ShrOp, "s", "s"),
+    arith.MaxSIOp: (ptx.MaxOp, "s", "s"),
+    arith.MaxUIOp: (ptx.MaxOp, "u", "u"),
+    arith.MinSIOp: (ptx.MinOp, "s", "s"),
+    arith.MinUIOp: (ptx.MinOp, "u", "u"),
 }
 
 _FLOAT_BINARY: dict[type[Operation], tuple[type[ptx.Instruction], str]] = {
-    arith.AddfOp: (ptx.AddOp, "rn.f"),
-    arith.SubfOp: (ptx.SubOp, "rn.f"),
-    arith.MulfOp: (ptx.MulOp, "rn.f"),
-    arith.DivfOp: (ptx.DivOp, "rn.f"),
-    arith.MaximumfOp: (ptx.MaxOp, "NaN.f"),
-    arith.MinimumfOp: (ptx.MinOp, "NaN.f"),
-    arith.MaxnumfOp: (ptx.MaxOp, "f"),
-    arith.MinnumfOp: (ptx.MinOp, "f"),
-    llvm.FAddOp: (ptx.AddOp, "rn.f"),
-    llvm.FSubOp: (ptx.SubOp, "rn.f"),
-    llvm.FMulOp: (ptx.MulOp, "rn.f"),
-    llvm.FDivOp: (ptx.DivOp, "rn.f"),
+    arith.AddfOp: (ptx.AddOp, "rn."),
+    arith.SubfOp: (ptx.SubOp, "rn."),
+    arith.MulfOp: (ptx.MulOp, "rn."),
+    arith.DivfOp: (ptx.DivOp, "rn."),
+    arith.MaximumfOp: (ptx.MaxOp, "NaN."),
+    arith.MinimumfOp: (ptx.MinOp, "NaN."),
+    arith.MaxnumfOp: (ptx.MaxOp, ""),
+    arith.MinnumfOp: (ptx.MinOp, ""),
+    llvm.FAddOp: (ptx.AddOp, "rn."),
+    llvm.FSubOp: (ptx.SubOp, "rn."),
+    llvm.FMulOp: (ptx.MulOp, "rn."),
+    llvm.FDivOp: (ptx.DivOp, "rn."),
 }
 
 _PRED_LOGIC = {ptx.AndOp, ptx.OrOp, ptx.XorOp}
 _COMMUTATIVE = {ptx.AddOp, ptx.MulOp, ptx.AndOp, ptx.OrOp, ptx.XorOp, ptx.MinOp, ptx.MaxOp}
 
 
-def _binary(fs: FunctionSelector, op: Operation) -> None:
-    (result,) = op.results
-    lhs, rhs = op.operands[0], op.operands[1]
-    element, _ = _elements(result.type)
-    if type(op) in _INT_BINARY:
-        cls, prefix = _INT_BINARY[type(op)]
-        if element == i1:
-            if cls not in _PRED_LOGIC:
-                raise fs.error(op, f"{op.name} on i1 has no PTX lowering")
-            type_suffix = "pred"
-        else:
-            bits = _bits(element)
-            type_suffix = f"{prefix}{bits}" if prefix != "b" else f"b{bits}"
-            if cls is ptx.MulOp and bits == 16:
-                type_suffix = "lo.s16"
-    else:
-        cls, prefix = _FLOAT_BINARY[type(op)]
-        type_suffix = f"{prefix}{_bits(element)}"
+def _immediate_int(value: SSAValue) -> int | None:
+    owner = value.owner
+    if isinstance(owner, ptx.ImmOp) and isinstance(owner.value, IntegerAttr):
+        return owner.value.value.data
+    return None
 
+
+def _widen(fs: FunctionSelector, value: SSAValue, element: Attribute, signed: bool) -> SSAValue:
+    """An i1 or i8 operand as a 16-bit value, extended by sign or with zeros. An i1 lives
+    in a predicate; an i8 in the low byte of a .b16 register whose high byte is
+    undefined (PTX has no 8-bit arithmetic; llc-22 does the same)."""
+    bits = _bits(element)
+    if (constant := _immediate_int(value)) is not None:
+        constant &= (1 << bits) - 1
+        if signed and constant >> (bits - 1):
+            constant -= 1 << bits
+        return fs.imm(constant, i16)
+    if bits == 1:
+        return fs.emit(
+            ptx.SelpOp("b16", fs.fresh("b16"), fs.imm(-1 if signed else 1, i16), fs.imm(0, i16), fs.reg(value, "pred"))
+        ).res
+    sign = "s" if signed else "u"
+    return fs.emit(ptx.CvtOp(f"{sign}16", f"{sign}8", fs.fresh("b16"), fs.reg(value, "b16"))).res
+
+
+def _to_predicate(fs: FunctionSelector, res: ptx.RegisterType, value: SSAValue) -> Operation:
+    """`res := (value & 1) != 0` for a 16-bit value (the i1 truncation)."""
+    low = fs.emit(ptx.AndOp("b16", fs.fresh("b16"), value, fs.imm(1, i16))).res
+    return ptx.SetpOp("ne", "b16", res, low, fs.imm(0, i16))
+
+
+def _shift_amount(fs: FunctionSelector, value: SSAValue, element: Attribute) -> SSAValue:
+    """A shift amount as PTX wants it: a .u32 register or immediate."""
+    bits = _bits(element)
+    if (constant := _immediate_int(value)) is not None:
+        return fs.imm(constant & ((1 << bits) - 1), i32)
+    if bits == 32:
+        return fs.reg(value, "b32")
+    return fs.emit(ptx.CvtOp("u32", f"u{bits}", fs.fresh("b32"), fs.reg(value))).res
+
+
+def _int_binary(fs: FunctionSelector, op: Operation) -> None:
+    (result,) = op.results
+    element, _ = _elements(result.type)
+    cls, prefix, extend = _INT_BINARY[type(op)]
+    bits = _bits(element)
+    if bits == 1 and cls in _PRED_LOGIC:
+        operands = list(op.operands[:2])
+        _elementwise(fs, result, operands, lambda res, a: cls("pred", res, fs.reg(a[0], "pred"), fs.reg(a[1], "pred")))
+        return
+    if bits == 1 and cls in (ptx.ShlOp, ptx.ShrOp):
+        # An i1 shift by 1 is poison; by 0 it is the identity.
+        _elementwise(fs, result, [op.operands[0]], lambda res, a: ptx.MovOp("pred", res, fs.reg(a[0], "pred")))
+        return
+    width = max(bits, 16)
+    type_suffix = f"{prefix}{width}"
     commutative = cls in _COMMUTATIVE
 
     def build(res: ptx.RegisterType, args: list[SSAValue]) -> Operation:
         a, b = args
+        if cls in (ptx.ShlOp, ptx.ShrOp):
+            b = _shift_amount(fs, b, element)
+            if bits < 16 and extend is not None:
+                a = _widen(fs, a, element, extend == "s")
+        elif bits < 16 and (extend is not None or bits == 1):
+            a, b = _widen(fs, a, element, extend == "s"), _widen(fs, b, element, extend == "s")
         if not isinstance(a.type, ptx.RegisterType):
             # PTX wants a register first: swap a commutative pair, else materialise.
             if commutative and isinstance(b.type, ptx.RegisterType):
                 a, b = b, a
             else:
-                a = fs.reg(a, res.kind.data)
+                a = fs.reg(a, register_kind(i16 if width == 16 else element))
+        if bits == 1:
+            wide = fs.emit(cast(Callable[..., ptx.Instruction], cls)(type_suffix, fs.fresh("b16"), a, b)).results[0]
+            return _to_predicate(fs, res, wide)
         return cast(Callable[..., Operation], cls)(type_suffix, res, a, b)
 
-    _elementwise(fs, result, [lhs, rhs], build)
+    _elementwise(fs, result, list(op.operands[:2]), build)
 
 
-for _op in (*_INT_BINARY, *_FLOAT_BINARY):
-    _RULES[_op] = cast(Rule, _binary)
+def _via_f32(fs: FunctionSelector, float_type: str, values: list[SSAValue]) -> list[SSAValue]:
+    """f16/bf16 operands converted to f32 (exactly), for what PTX lacks at 16 bits."""
+    return [fs.emit(ptx.CvtOp("f32", float_type, fs.fresh("b32"), fs.reg(v, "b16"))).res for v in values]
+
+
+def _ieee_min_max(fs: FunctionSelector, res: ptx.RegisterType, a: SSAValue, b: SSAValue, is_max: bool) -> Operation:
+    """f64 `maximumf`/`minimumf` (NaN-propagating, -0 < +0) without `.NaN`, which PTX
+    has only for f16/bf16/f32: the expansion llc-22 emits."""
+    a, b = fs.reg(a, "b64"), fs.reg(b, "b64")
+    nan = fs.emit(ptx.SetpOp("nan", "f64", fs.fresh("pred"), a, b)).res
+    cls = ptx.MaxOp if is_max else ptx.MinOp
+    plain = fs.emit(cls("f64", fs.fresh("b64"), a, b)).res
+    quiet = fs.emit(ptx.SelpOp("f64", fs.fresh("b64"), fs.imm(math.nan, f64), plain, nan)).res
+    preferred_zero = fs.imm(0 if is_max else -(1 << 63), i64)
+    a_zero = fs.emit(ptx.SetpOp("eq", "b64", fs.fresh("pred"), a, preferred_zero)).res
+    pick_a = fs.emit(ptx.SelpOp("f64", fs.fresh("b64"), a, quiet, a_zero)).res
+    b_zero = fs.emit(ptx.SetpOp("eq", "b64", fs.fresh("pred"), b, preferred_zero)).res
+    pick_b = fs.emit(ptx.SelpOp("f64", fs.fresh("b64"), b, pick_a, b_zero)).res
+    is_zero = fs.emit(ptx.SetpOp("eq", "f64", fs.fresh("pred"), quiet, fs.imm(0.0, f64))).res
+    return ptx.SelpOp("f64", res, pick_b, quiet, is_zero)
+
+
+def _float_binary(fs: FunctionSelector, op: Operation) -> None:
+    (result,) = op.results
+    element, _ = _elements(result.type)
+    cls, prefix = _FLOAT_BINARY[type(op)]
+    float_type = _float_type(element)
+    commutative = cls in _COMMUTATIVE
+
+    def build(res: ptx.RegisterType, args: list[SSAValue]) -> Operation:
+        a, b = args
+        if cls is ptx.DivOp and float_type in ("f16", "bf16"):
+            # PTX has no 16-bit float division: divide in f32 and round once.
+            x, y = _via_f32(fs, float_type, [a, b])
+            quotient = fs.emit(ptx.DivOp("rn.f32", fs.fresh("b32"), x, y)).res
+            return ptx.CvtOp(float_type, "f32", res, quotient, "rn")
+        if prefix == "NaN." and float_type == "f64":
+            return _ieee_min_max(fs, res, a, b, cls is ptx.MaxOp)
+        if not isinstance(a.type, ptx.RegisterType):
+            if commutative and isinstance(b.type, ptx.RegisterType):
+                a, b = b, a
+            else:
+                a = fs.reg(a, res.kind.data)
+        return cast(Callable[..., Operation], cls)(f"{prefix}{float_type}", res, a, b)
+
+    _elementwise(fs, result, list(op.operands[:2]), build)
+
+
+for _op in _INT_BINARY:
+    _RULES[_op] = cast(Rule, _int_binary)
+for _op in _FLOAT_BINARY:
+    _RULES[_op] = cast(Rule, _float_binary)
 
 
 @rule(arith.NegfOp)
 def _negf(fs: FunctionSelector, op: arith.NegfOp) -> None:
-    bits = _bits(_elements(op.result.type)[0])
-    _elementwise(fs, op.result, [op.operand], lambda res, a: ptx.NegOp(f"f{bits}", res, a[0]))
+    float_type = _float_type(_elements(op.result.type)[0])
+    _elementwise(fs, op.result, [op.operand], lambda res, a: ptx.NegOp(float_type, res, fs.reg(a[0], res.kind.data)))
 
 
 _CMPI = {
@@ -540,16 +670,21 @@ def _compare(
 ) -> None:
     element, _ = _elements(lhs.type)
     bits = _bits(element)
+    narrow = not float_type and bits < 16
+    sign = "b"
     if float_type:
-        cmp, type_suffix = predicate, f"f{bits}"
+        cmp, type_suffix = predicate, _float_type(element)
     else:
         cmp, sign = _CMPI[predicate]
-        type_suffix = f"{sign}{bits}"
+        type_suffix = f"{sign}{max(bits, 16)}"
 
     def build(res: ptx.RegisterType, args: list[SSAValue]) -> Operation:
         a, b = args
+        if narrow:
+            # setp has no 8-bit (nor predicate) types: compare the extended values.
+            a, b = _widen(fs, a, element, sign == "s"), _widen(fs, b, element, sign == "s")
         if not isinstance(a.type, ptx.RegisterType):
-            a = fs.reg(a, register_kind(element))
+            a = fs.reg(a, "b16" if narrow else register_kind(element))
         return ptx.SetpOp(cmp, type_suffix, res, a, b)
 
     _elementwise(fs, result, [lhs, rhs], build)
@@ -557,19 +692,16 @@ def _compare(
 
 @rule(arith.CmpiOp)
 def _cmpi(fs: FunctionSelector, op: arith.CmpiOp) -> None:
-    if _elements(op.lhs.type)[0] == i1:
+    predicate = _CMPI_NAMES[op.predicate.value.data]
+    if _elements(op.lhs.type)[0] == i1 and predicate in ("eq", "ne"):
         # i1 equality: xor / not.
-        kind = "pred"
-        a, b = fs.reg(op.lhs, kind), fs.reg(op.rhs, kind)
-        predicate = _CMPI_NAMES[op.predicate.value.data]
-        x = fs.emit(ptx.XorOp("pred", fs.fresh(kind), a, b)).res
-        if predicate == "eq":
-            x = fs.emit(ptx.NotOp("pred", fs.fresh(kind), x)).res
-        elif predicate != "ne":
-            raise fs.error(op, f"ordered comparison '{predicate}' of i1 values has no PTX lowering")
-        fs.define(op.result, [x])
+        def build(res: ptx.RegisterType, args: list[SSAValue]) -> Operation:
+            x = fs.emit(ptx.XorOp("pred", fs.fresh("pred"), fs.reg(args[0], "pred"), fs.reg(args[1], "pred"))).res
+            return ptx.NotOp("pred", res, x) if predicate == "eq" else ptx.MovOp("pred", res, x)
+
+        _elementwise(fs, op.result, [op.lhs, op.rhs], build)
         return
-    _compare(fs, op.result, op.lhs, op.rhs, _CMPI_NAMES[op.predicate.value.data], float_type=False)
+    _compare(fs, op.result, op.lhs, op.rhs, predicate, float_type=False)
 
 
 @rule(llvm.ICmpOp)
@@ -586,18 +718,27 @@ def _cmpf(fs: FunctionSelector, op: arith.CmpfOp) -> None:
 
 
 def _select(fs: FunctionSelector, op: Operation, cond: SSAValue, true: SSAValue, false: SSAValue) -> None:
+    """`selp`, elementwise; the condition is one predicate or one per element."""
     (result,) = op.results
     element, _ = _elements(result.type)
     if element == i1:
-        c, t, f = fs.reg(cond, "pred"), fs.reg(true, "pred"), fs.reg(false, "pred")
-        on = fs.emit(ptx.AndOp("pred", fs.fresh("pred"), c, t)).res
-        not_c = fs.emit(ptx.NotOp("pred", fs.fresh("pred"), c)).res
-        off = fs.emit(ptx.AndOp("pred", fs.fresh("pred"), not_c, f)).res
-        fs.define(result, [fs.emit(ptx.OrOp("pred", fs.fresh("pred"), on, off)).res])
+
+        def build_pred(res: ptx.RegisterType, args: list[SSAValue]) -> Operation:
+            c, t, f = (fs.reg(a, "pred") for a in args)
+            on = fs.emit(ptx.AndOp("pred", fs.fresh("pred"), c, t)).res
+            not_c = fs.emit(ptx.NotOp("pred", fs.fresh("pred"), c)).res
+            off = fs.emit(ptx.AndOp("pred", fs.fresh("pred"), not_c, f)).res
+            return ptx.OrOp("pred", res, on, off)
+
+        _elementwise(fs, result, [cond, true, false], build_pred)
         return
-    bits = _bits(element)
-    condition = fs.reg(cond, "pred")
-    _elementwise(fs, result, [true, false], lambda res, args: ptx.SelpOp(f"b{bits}", res, args[0], args[1], condition))
+    bits = max(_bits(element), 16)
+    _elementwise(
+        fs,
+        result,
+        [cond, true, false],
+        lambda res, args: ptx.SelpOp(f"b{bits}", res, args[1], args[2], fs.reg(args[0], "pred")),
+    )
 
 
 @rule(arith.SelectOp)
@@ -615,7 +756,7 @@ def _extend(fs: FunctionSelector, op: Operation, signed: bool) -> None:
     (result,) = op.results
     src_element, _ = _elements(source.type)
     dst_element, _ = _elements(result.type)
-    dst_bits = _bits(dst_element)
+    dst_bits = max(_bits(dst_element), 16)
     if src_element == i1:
         one = -1 if signed else 1
         _elementwise(
@@ -651,24 +792,25 @@ def _sext(fs: FunctionSelector, op: Operation) -> None:
 def _trunc(fs: FunctionSelector, op: Operation) -> None:
     (source,) = op.operands
     (result,) = op.results
+    src_element = _elements(source.type)[0]
     dst_element, _ = _elements(result.type)
-    src_bits = _bits(_elements(source.type)[0])
+    src_bits = _bits(src_element)
     if dst_element == i1:
 
         def to_pred(res: ptx.RegisterType, a: list[SSAValue]) -> Operation:
+            width = max(src_bits, 16)
             low = fs.emit(
-                ptx.AndOp(
-                    f"b{src_bits}",
-                    fs.fresh(register_kind(_elements(source.type)[0])),
-                    fs.reg(a[0]),
-                    fs.imm(1, _elements(source.type)[0]),
-                )
+                ptx.AndOp(f"b{width}", fs.fresh(register_kind(src_element)), fs.reg(a[0]), fs.imm(1, src_element))
             ).res
-            return ptx.SetpOp("ne", f"b{src_bits}", res, low, fs.imm(0, _elements(source.type)[0]))
+            return ptx.SetpOp("ne", f"b{width}", res, low, fs.imm(0, src_element))
 
         _elementwise(fs, result, [source], to_pred)
         return
-    dst_bits = _bits(dst_element)
+    dst_bits = max(_bits(dst_element), 16)
+    if dst_bits == src_bits:
+        # i16 -> i8: the low byte is the value (the high byte of an i8 is undefined).
+        fs.define(result, fs.get(source))
+        return
     _elementwise(fs, result, [source], lambda res, a: ptx.CvtOp(f"u{dst_bits}", f"u{src_bits}", res, fs.reg(a[0])))
 
 
@@ -677,14 +819,37 @@ def _index_cast(fs: FunctionSelector, op: Operation) -> None:
     raise fs.error(op, f"{op.name}: index values have no PTX lowering; use i32 or i64")
 
 
+def _int_operand_for_convert(fs: FunctionSelector, value: SSAValue, element: Attribute, signed: bool) -> SSAValue:
+    """An integer cvt source: i1/i8 widened to 16 bits first (cvt has no predicate
+    source, and an i8's high byte is undefined)."""
+    if _bits(element) < 16:
+        return fs.reg(_widen(fs, value, element, signed), "b16")
+    return fs.reg(value)
+
+
 def _convert(fs: FunctionSelector, op: Operation, dst: str, src: str, rounding: str | None) -> None:
-    """`cvt[.rounding].<dst><bits>.<src><bits>`, elementwise; `dst`/`src` are the PTX type
-    letters (`f`, `s`, `u`)."""
+    """`cvt[.rounding].<dst>.<src>`, elementwise; `dst`/`src` are the PTX type letters
+    (`f`, `s`, `u`)."""
     (source,) = op.operands
     (result,) = op.results
-    src_type = f"{src}{_bits(_elements(source.type)[0])}"
-    dst_type = f"{dst}{_bits(_elements(result.type)[0])}"
-    _elementwise(fs, result, [source], lambda res, a: ptx.CvtOp(dst_type, src_type, res, fs.reg(a[0]), rounding))
+    src_element, dst_element = _elements(source.type)[0], _elements(result.type)[0]
+    src_type = _float_type(src_element) if src == "f" else f"{src}{max(_bits(src_element), 16)}"
+    if dst != "f" and dst_element == i1:
+        # fptosi/fptoui to i1: convert to 16 bits, keep bit 0 (other values are poison).
+
+        def to_bit(res: ptx.RegisterType, a: list[SSAValue]) -> Operation:
+            wide = fs.emit(ptx.CvtOp(f"{dst}16", src_type, fs.fresh("b16"), fs.reg(a[0]), rounding)).res
+            return _to_predicate(fs, res, wide)
+
+        _elementwise(fs, result, [source], to_bit)
+        return
+    dst_type = _float_type(dst_element) if dst == "f" else f"{dst}{max(_bits(dst_element), 16)}"
+
+    def build(res: ptx.RegisterType, a: list[SSAValue]) -> Operation:
+        value = fs.reg(a[0]) if src == "f" else _int_operand_for_convert(fs, a[0], src_element, src == "s")
+        return ptx.CvtOp(dst_type, src_type, res, value, rounding)
+
+    _elementwise(fs, result, [source], build)
 
 
 @rule(arith.SIToFPOp, llvm.SIToFPOp)
@@ -719,8 +884,26 @@ def _bitcast(fs: FunctionSelector, op: Operation) -> None:
     (result,) = op.results
     if byte_size(source.type) != byte_size(result.type) or _elements(source.type)[1] != _elements(result.type)[1]:
         raise fs.error(op, f"{op.name} from {source.type} to {result.type} changes the element layout; not supported")
-    # Same registers: PTX registers are untyped bits.
-    fs.define(result, fs.get(source))
+    # Same registers: PTX registers are untyped bits. An immediate is typed, though
+    # (`add.f32 %r, %r, 1065353216` is an error): its bits are moved into a register.
+    src_element, dst_element = _elements(source.type)[0], _elements(result.type)[0]
+    operands = [_bitcast_immediate(fs, v, src_element, dst_element) for v in fs.get(source)]
+    fs.define(result, operands)
+
+
+def _bitcast_immediate(fs: FunctionSelector, value: Operand, src: Attribute, dst: Attribute) -> Operand:
+    if isinstance(value, Address) or not isinstance(owner := value.owner, ptx.ImmOp):
+        return value
+    bits = _bits(dst)
+    attr = owner.value
+    if isinstance(attr, IntegerAttr):
+        raw = attr.value.data & ((1 << bits) - 1)
+    else:
+        raw = int.from_bytes(struct.pack(">d" if bits == 64 else ">f", attr.value.data), "big")
+    int_type = IntegerType(bits)
+    if isinstance(dst, AnyFloat):
+        return fs.reg(fs.imm(raw, int_type), register_kind(int_type))
+    return fs.imm(raw, int_type)
 
 
 # --------------------------------------------------------------------------------------
@@ -843,6 +1026,39 @@ def _ptrtoint(fs: FunctionSelector, op: llvm.PtrToIntOp) -> None:
         )
 
 
+_CVTA_SPACE = {1: "global", 3: "shared", 4: "const", 5: "local", 7: "shared::cluster"}
+"""The address spaces `cvta` converts to and from generic addresses."""
+
+
+@rule(llvm_ext.AddrSpaceCastOp)
+def _addrspacecast(fs: FunctionSelector, op: llvm_ext.AddrSpaceCastOp) -> None:
+    """Through the generic space: `cvta.<space>.u64` into it, `cvta.to.<space>.u64` out
+    of it, with `cvt` between the 32-bit shared pointers and the 64-bit generic ones."""
+    source, target = _address_space(op.arg.type), _address_space(op.res.type)
+    if source is None or target is None:
+        raise fs.error(op, f"llvm.addrspacecast of {op.arg.type}: only scalar pointers are supported")
+    if source == target:
+        fs.define(op.res, fs.get(op.arg))
+        return
+    for space in (source, target):
+        if space != 0 and space not in _CVTA_SPACE:
+            raise fs.error(
+                op,
+                f"llvm.addrspacecast from address space {source} to {target}: address space {space} has no "
+                f"generic addresses (cvta supports 0, {', '.join(map(str, _CVTA_SPACE))})",
+            )
+    value = fs.reg(fs.address(op.arg))
+    if source != 0:
+        if source in SHORT_POINTER_SPACES:
+            value = fs.emit(ptx.CvtOp("u64", "u32", fs.fresh("b64"), value)).res
+        value = fs.emit(ptx.CvtaOp(_CVTA_SPACE[source], fs.fresh("b64"), value, to_generic=True)).res
+    if target != 0:
+        value = fs.emit(ptx.CvtaOp(_CVTA_SPACE[target], fs.fresh("b64"), value)).res
+        if target in SHORT_POINTER_SPACES:
+            value = fs.emit(ptx.CvtOp("u32", "u64", fs.fresh("b32"), value)).res
+    fs.define(op.res, [Address(value)])
+
+
 _STATE_SPACE = {0: "", 1: "global", 3: "shared", 4: "const", 5: "local", 7: "shared::cluster"}
 
 
@@ -877,6 +1093,13 @@ def _load(fs: FunctionSelector, op: llvm.LoadOp) -> None:
     element, count = _elements(result_type)
     alignment = op.alignment.value.data if op.alignment is not None else natural_alignment(element)
     kind = register_kind(element)
+    if element == i1:
+        # An i1 in memory is a byte holding 0 or 1 (LLVM's layout): load it, test bit 0.
+        if count != 1:
+            raise fs.error(op, f"llvm.load of {result_type}: vectors of i1 have no PTX lowering")
+        byte = fs.emit(ptx.LdOp(space, "u8", [fs.fresh("b16")], address.base, address.offset)).res[0]
+        fs.define(op.dereferenced_value, [fs.emit(_to_predicate(fs, fs.fresh("pred"), byte)).results[0]])
+        return
     registers: list[Operand] = []
     for first, width in _memory_chunks(element, count, alignment):
         results = [fs.fresh(kind) for _ in range(width)]
@@ -893,6 +1116,13 @@ def _store(fs: FunctionSelector, op: llvm.StoreOp) -> None:
     address = fs.address(op.ptr)
     element, count = _elements(op.value.type)
     alignment = op.alignment.value.data if op.alignment is not None else natural_alignment(element)
+    if element == i1:
+        # Stored as the byte 0 or 1.
+        if count != 1:
+            raise fs.error(op, f"llvm.store of {op.value.type}: vectors of i1 have no PTX lowering")
+        byte = fs.emit(ptx.SelpOp("b16", fs.fresh("b16"), fs.imm(1, i16), fs.imm(0, i16), fs.reg(op.value, "pred"))).res
+        fs.emit(ptx.StOp(space, "b8", address.base, [byte], address.offset))
+        return
     values = (
         [fs.scalar(op.value)]
         if count == 1
@@ -1189,8 +1419,8 @@ def _param_declaration(name: str, t: Attribute) -> str:
         where = {1: ".global", 3: ".shared"}.get(space or 0, "")
         width = "u32" if space in (6, 7) else "u64"
         return f".{width} .ptr{' ' + where if where else ''} .align 1 {name}"
-    if t == i1:
-        return f".u8 {name}"
+    if _bits(t) <= 8:
+        return f".u8 {name}"  # one byte, as llc-22 declares it (the kernel ABI)
     if isinstance(t, Float32Type):
         return f".f32 {name}"
     if isinstance(t, Float64Type):
@@ -1254,8 +1484,11 @@ def select_kernel(fn: Operation, arch: Arch) -> ptx.EntryOp:
     params: list[str] = []
     for i, arg in enumerate(region.blocks[0].args):
         param_name = f"{name}_param_{i}"
-        params.append(_param_declaration(param_name, arg.type))
-        _load_param(fs, arg, param_name)
+        try:
+            params.append(_param_declaration(param_name, arg.type))
+            _load_param(fs, arg, param_name)
+        except UnsupportedTypeError as e:
+            raise IselError(fn, f"ptx backend: kernel @{name} parameter {i}: {e}") from None
     parameters_end = fs.body.last_op
     if len(region.blocks) == 1:
         fs.select_block(region.blocks[0])

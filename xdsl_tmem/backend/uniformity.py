@@ -1,56 +1,94 @@
 """Which values are warp-uniform, so that branches on them can be `bra.uni`.
 
 A branch marked `.uni` must be taken the same way by every active thread of the
-warp; on a condition that differs between lanes it is undefined behaviour. So the
-analysis is conservative: a value is *divergent* if it may differ between the lanes
-of a warp, and everything not proven uniform is divergent.
+warp; on a condition that differs between lanes it is undefined behaviour (PTX ISA,
+"bra": "the .uni suffix indicates that the branch is guaranteed to be non-divergent")
+and ptxas accepts it silently. So the analysis is conservative by construction: a
+value is *uniform* only if a rule below proves it equal in every active lane of a
+warp; everything else is *divergent*.
 
-Divergence sources: the thread and lane identities (`%tid`, `%laneid`, lane masks),
-`elect.sync`, clock reads, mbarrier probes, TMEM loads, and loads through divergent
-addresses. A value computed from divergent operands is divergent; region results are
-divergent when their condition, bounds or yielded values are. One refinement makes
-the warp index uniform: `tid.x >> k` (or `tid.x / 2^k`) with k >= 5 when the block
-is one-dimensional or `blockDim.x` is a multiple of 32, because a warp is then 32
-consecutive `tid.x`.
+Rules (a fixpoint over values, block arguments included):
+
+* Ops in `UNIFORM_SOURCES` (constants, symbol addresses, the block/grid/cluster
+  identities and sizes) have uniform results.
+* Ops in `UNIFORM_PRESERVING` (arith, integer/float/pointer llvm ops, non-atomic
+  loads, `nvvm.mapa`, ...) are functions of their operands: uniform operands give
+  uniform results. A non-atomic load through a uniform address is taken as uniform,
+  as LLVM's uniformity analysis does (lanes that read one location in one instruction
+  see one value unless another thread races with the load).
+* Every other op -- unknown ones, the thread and lane identities, clocks, `elect.sync`,
+  mbarrier probes, TMEM loads -- has divergent results.
+* The warp index: `tid.x >> k` (or `tid.x / 2^k`) with k >= 5 is uniform when the
+  block is one-dimensional or `blockDim.x` is a multiple of 32 (a warp is then 32
+  consecutive `tid.x`).
+* `scf.for`/`scf.if`/`scf.while`: a region argument or result is divergent when a
+  value flowing into it is, or when the loop bounds / condition are (lanes leave the
+  loop, or take the branch, at different times).
+* Blocks of cf/llvm branches: a block argument is divergent when an incoming value
+  is (data dependence), when the block is a join of a divergent branch (sync
+  dependence: lanes that took different sides of the branch meet there with
+  different values, even if every incoming value is uniform), or when it receives a
+  value from a cycle that a divergent branch leaves (temporal divergence: lanes
+  leave at different iterations). For the same reason a value defined in such a
+  cycle and used outside it is divergent. Joins are found below the branch up to its
+  immediate post-dominator, where the two sides reconverge.
+* Kernel parameters are uniform; any other block argument is divergent unless a
+  rule above covers it.
 """
 
 from __future__ import annotations
 
-from xdsl.dialects import arith, func, llvm, scf
-from xdsl.ir import Operation, SSAValue
+from collections.abc import Callable, Iterable, Sequence
 
-from xdsl_tmem.dialects import nvvm
+from xdsl.dialects import arith, cf, llvm, scf, vector
+from xdsl.dialects.builtin import DenseArrayBase
+from xdsl.ir import Block, Operation, Region, SSAValue
+
+from xdsl_tmem.dialects import llvm_ext, nvvm
 from xdsl_tmem.dialects.utils import constant_int
 
-_DIVERGENT_SOURCES = (
-    nvvm.ThreadIdXOp,
-    nvvm.ThreadIdYOp,
-    nvvm.ThreadIdZOp,
-    nvvm.LaneIdOp,
-    nvvm.LaneMaskEqOp,
-    nvvm.LaneMaskLeOp,
-    nvvm.LaneMaskLtOp,
-    nvvm.LaneMaskGeOp,
-    nvvm.LaneMaskGtOp,
-    nvvm.ElectSyncOp,
-    nvvm.ClockOp,
-    nvvm.Clock64Op,
-    nvvm.GlobalTimerOp,
-    nvvm.WarpIdOp,
-    nvvm.SmIdOp,
-    nvvm.MBarrierTryWaitOp,
-    nvvm.MBarrierTestWaitOp,
-    nvvm.MBarrierArriveOp,
-    nvvm.MBarrierArriveExpectTxOp,
-    nvvm.Tcgen05LdOp,
-    nvvm.BarrierOp,
-)
+UNIFORM_SOURCES: tuple[type[Operation], ...] = (
+    arith.ConstantOp,
+    llvm.ConstantOp,
+    llvm.AddressOfOp,
+    llvm.ZeroOp,
+    nvvm.BlockDimXOp, nvvm.BlockDimYOp, nvvm.BlockDimZOp,
+    nvvm.BlockIdXOp, nvvm.BlockIdYOp, nvvm.BlockIdZOp,
+    nvvm.GridDimXOp, nvvm.GridDimYOp, nvvm.GridDimZOp,
+    nvvm.ClusterIdXOp, nvvm.ClusterIdYOp, nvvm.ClusterIdZOp,
+    nvvm.ClusterDimXOp, nvvm.ClusterDimYOp, nvvm.ClusterDimZOp,
+    nvvm.BlockInClusterIdXOp, nvvm.BlockInClusterIdYOp, nvvm.BlockInClusterIdZOp,
+    nvvm.ClusterDimBlocksXOp, nvvm.ClusterDimBlocksYOp, nvvm.ClusterDimBlocksZOp,
+    nvvm.ClusterCtaRankOp, nvvm.ClusterNctaRankOp,
+    nvvm.WarpSizeOp, nvvm.WarpDimOp, nvvm.SmDimOp, nvvm.GridIdOp,
+)  # fmt: skip
+"""Ops whose results are the same in every lane of a warp, whatever their operands."""
+
+UNIFORM_PRESERVING: tuple[type[Operation], ...] = (
+    llvm.AddOp, llvm.SubOp, llvm.MulOp, llvm.SDivOp, llvm.UDivOp, llvm.SRemOp, llvm.URemOp,
+    llvm.AndOp, llvm.OrOp, llvm.XOrOp, llvm.ShlOp, llvm.LShrOp, llvm.AShrOp,
+    llvm.ICmpOp, llvm.FCmpOp, llvm.SelectOp,
+    llvm.ZExtOp, llvm.SExtOp, llvm.TruncOp, llvm.BitcastOp, llvm.IntToPtrOp, llvm.PtrToIntOp, llvm.GEPOp,
+    llvm.FAddOp, llvm.FSubOp, llvm.FMulOp, llvm.FDivOp, llvm.FRemOp, llvm.FNegOp,
+    llvm.SIToFPOp, llvm.FPExtOp, llvm.FPTruncOp,
+    llvm.ExtractValueOp, llvm.InsertValueOp, llvm.LoadOp,
+    llvm_ext.ExtractElementOp, llvm_ext.AddrSpaceCastOp,
+    vector.ExtractOp,
+    nvvm.MapaOp, nvvm.Tcgen05MmaSmemDescOp,
+)  # fmt: skip
+"""Ops whose results are functions of their operands (arith ops are all such too)."""
+
+_BRANCHES = (cf.BranchOp, cf.ConditionalBranchOp, llvm.BrOp, llvm.CondBrOp)
+
+
+def _preserves_uniformity(op: Operation) -> bool:
+    if isinstance(op, llvm.LoadOp):
+        return op.ordering.value.data == 0  # non-atomic
+    return isinstance(op, UNIFORM_PRESERVING) or op.dialect_name() == "arith"
 
 
 def _warps_are_tid_x_slices(fn: Operation) -> bool:
     """True if each warp is 32 consecutive tid.x values (1-D block or x % 32 == 0)."""
-    from xdsl.dialects.builtin import DenseArrayBase
-
     for key in ("nvvm.reqntid", "nvvm.maxntid"):
         attr = fn.attributes.get(key)
         if isinstance(attr, DenseArrayBase):
@@ -59,10 +97,153 @@ def _warps_are_tid_x_slices(fn: Operation) -> bool:
     return False
 
 
+def _successor_arguments(op: Operation) -> list[tuple[Block, Sequence[SSAValue]]] | None:
+    """(successor, forwarded values) of a known branch; None for an unknown terminator."""
+    match op:
+        case cf.BranchOp() | llvm.BrOp():
+            return [(op.successor, op.arguments)]
+        case cf.ConditionalBranchOp() | llvm.CondBrOp():
+            return [(op.then_block, op.then_arguments), (op.else_block, op.else_arguments)]
+        case _:
+            return None
+
+
+def _branch_condition(op: Operation) -> SSAValue | None:
+    return op.cond if isinstance(op, cf.ConditionalBranchOp | llvm.CondBrOp) else None
+
+
+class _CFG:
+    """Successors, reachability and post-dominators of one multi-block region."""
+
+    def __init__(self, region: Region):
+        self.blocks = list(region.blocks)
+        self.succs: dict[Block, list[Block]] = {
+            b: list(b.last_op.successors) if b.last_op is not None else [] for b in self.blocks
+        }
+        self.preds: dict[Block, list[Block]] = {b: [] for b in self.blocks}
+        for b in self.blocks:
+            for s in self.succs[b]:
+                self.preds[s].append(b)
+        self.ipdom = self._immediate_post_dominators()
+        self._sync_cache: dict[Block, list[SSAValue]] = {}
+
+    def reachable(self, starts: Iterable[Block], stop: Block | None = None) -> set[Block]:
+        """Blocks reachable from `starts` (included), not walking past `stop`."""
+        seen: set[Block] = set()
+        work = list(starts)
+        while work:
+            b = work.pop()
+            if b in seen:
+                continue
+            seen.add(b)
+            if b is not stop:
+                work.extend(self.succs[b])
+        return seen
+
+    def _immediate_post_dominators(self) -> dict[Block, Block | None]:
+        exits = [b for b in self.blocks if not self.succs[b]]
+        # Blocks that cannot reach an exit (endless loops) have no post-dominator.
+        reaches_exit: set[Block] = set()
+        work = list(exits)
+        while work:
+            b = work.pop()
+            if b not in reaches_exit:
+                reaches_exit.add(b)
+                work.extend(self.preds[b])
+        everything = set(reaches_exit)
+        pdom: dict[Block, set[Block]] = {b: ({b} if b in exits else set(everything)) for b in reaches_exit}
+        changed = True
+        while changed:
+            changed = False
+            for b in self.blocks:
+                if b not in reaches_exit or b in exits:
+                    continue
+                new = set(everything)
+                for s in self.succs[b]:
+                    if s in pdom:
+                        new &= pdom[s]
+                new.add(b)
+                if new != pdom[b]:
+                    pdom[b] = new
+                    changed = True
+        ipdom: dict[Block, Block | None] = {}
+        for b in self.blocks:
+            strict = pdom.get(b, {b}) - {b}
+            # The closest strict post-dominator is the one all the others post-dominate.
+            ipdom[b] = next((p for p in strict if pdom[p] == strict), None)
+        return ipdom
+
+    def joins(self, branch_block: Block) -> set[Block]:
+        """Blocks where paths from different successors of `branch_block` meet before
+        (or at) its immediate post-dominator."""
+        stop = self.ipdom[branch_block]
+        successors = self.succs[branch_block]
+        joined = {s for s in successors if successors.count(s) > 1}
+        reach = [self.reachable([s], stop) for s in dict.fromkeys(successors)]
+        for i, a in enumerate(reach):
+            for b in reach[i + 1 :]:
+                joined |= a & b
+        return joined
+
+    def cycle_of(self, block: Block) -> set[Block]:
+        """The strongly connected blocks around `block` (empty if it is on no cycle)."""
+        forward = self.reachable(self.succs[block])
+        if block not in forward:
+            return set()
+        backward: set[Block] = set()
+        work = list(self.preds[block])
+        while work:
+            b = work.pop()
+            if b not in backward:
+                backward.add(b)
+                work.extend(self.preds[b])
+        return forward & backward
+
+    def sync_dependent(self, block: Block, region: Region) -> list[SSAValue]:
+        """The values that are divergent if `block`'s conditional branch is: the
+        arguments of its joins, and, when it lies on a cycle, the arguments of blocks
+        entered from the cycle and the values defined in the cycle and used outside it."""
+        if block in self._sync_cache:
+            return self._sync_cache[block]
+        values: list[SSAValue] = [a for join in self.joins(block) for a in join.args]
+        cycle: set[Block] = self.cycle_of(block)
+        stop = self.ipdom[block]
+        if stop is not None and stop in cycle:
+            # The branch reconverges inside the cycle: it makes lanes leave the cycle at
+            # different iterations only if a cycle exit lies between it and `stop`.
+            between = self.reachable(self.succs[block], stop) - {stop}
+            if all(s in cycle for b in between & cycle for s in self.succs[b]):
+                cycle = set[Block]()
+        for inside in cycle:
+            for succ in self.succs[inside]:
+                if succ not in cycle:
+                    values.extend(succ.args)
+            for value in [*inside.args, *(r for o in inside.walk() for r in o.results)]:
+                if any(_top_block(use.operation, region) not in cycle for use in value.uses):
+                    values.append(value)
+        self._sync_cache[block] = values
+        return values
+
+
+def _top_block(op: Operation, region: Region) -> Block | None:
+    """The block of `region` that (transitively) contains `op`."""
+    current: Operation | None = op
+    while current is not None:
+        block = current.parent_block()
+        if block is None:
+            return None
+        if block.parent is region:
+            return block
+        current = block.parent_op()
+    return None
+
+
 def divergent_values(fn: Operation) -> set[SSAValue]:
-    """The values of `fn` that may differ between lanes of a warp (fixpoint)."""
+    """The values of `fn` that may differ between lanes of a warp (see the module
+    docstring); a least fixpoint over rules that only add divergence."""
     warp_slices = _warps_are_tid_x_slices(fn)
     divergent: set[SSAValue] = set()
+    cfgs = [(region, _CFG(region)) for op in fn.walk() for region in op.regions if len(region.blocks) > 1]
 
     def is_warp_index(op: Operation) -> bool:
         if not warp_slices or not isinstance(op, arith.ShRUIOp | arith.DivUIOp | llvm.LShrOp | llvm.UDivOp):
@@ -72,7 +253,7 @@ def divergent_values(fn: Operation) -> set[SSAValue]:
             return False
         return k >= 5 if isinstance(op, arith.ShRUIOp | llvm.LShrOp) else k > 0 and k % 32 == 0
 
-    def mark(values: list[SSAValue] | tuple[SSAValue, ...]) -> bool:
+    def mark(values: Iterable[SSAValue]) -> bool:
         changed = False
         for v in values:
             if v not in divergent:
@@ -80,17 +261,36 @@ def divergent_values(fn: Operation) -> set[SSAValue]:
                 changed = True
         return changed
 
+    def any_divergent(values: Iterable[SSAValue]) -> bool:
+        return any(v in divergent for v in values)
+
+    # Block arguments no rule covers: divergent from the start.
+    covered: set[Block] = set()
+    if fn.regions and fn.regions[0].blocks:
+        covered.add(fn.regions[0].blocks[0])  # kernel parameters
+    for op in fn.walk():
+        if isinstance(op, scf.ForOp | scf.IfOp | scf.WhileOp):
+            covered.update(b for r in op.regions for b in r.blocks)
+    for _, cfg in cfgs:
+        for block in cfg.blocks[1:]:
+            if all(_successor_arguments(p.last_op) is not None for p in cfg.preds[block] if p.last_op is not None):
+                covered.add(block)
+    for op in fn.walk():
+        for region in op.regions:
+            for block in region.blocks:
+                if block not in covered:
+                    mark(block.args)
+
     changed = True
     while changed:
         changed = False
         for op in fn.walk():
-            if isinstance(op, _DIVERGENT_SOURCES):
-                changed |= mark(op.results)
+            if op is fn:
                 continue
-            if is_warp_index(op):
+            if isinstance(op, UNIFORM_SOURCES) or is_warp_index(op):
                 continue
             if isinstance(op, scf.ForOp):
-                control = any(v in divergent for v in (op.lb, op.ub, op.step))
+                control = any_divergent((op.lb, op.ub, op.step))
                 yielded = op.body.block.last_op
                 assert yielded is not None
                 carried = zip(op.iter_args, op.body.block.args[1:], op.results, strict=True)
@@ -107,14 +307,36 @@ def divergent_values(fn: Operation) -> set[SSAValue]:
                         changed |= mark([result])
                 continue
             if isinstance(op, scf.WhileOp):
-                # Loop-carried values: conservatively divergent if anything flowing
-                # into them is.
-                inner_results = [r for region in op.regions for inner in region.walk() for r in inner.results]
-                if any(v in divergent for v in (*op.operands, *inner_results)):
+                # Conservative: everything the loop carries is divergent if anything
+                # flowing into it, or its condition, is.
+                inner = [v for region in op.regions for o in region.walk() for v in o.operands]
+                if any_divergent((*op.operands, *inner)):
                     changed |= mark([*op.results, *op.before_region.block.args, *op.after_region.block.args])
                 continue
-            if isinstance(op, func.FuncOp | llvm.FuncOp):
+            if (forwarded := _successor_arguments(op)) is not None:
+                for block, values in forwarded:
+                    for arg, value in zip(block.args, values, strict=True):
+                        if value in divergent:
+                            changed |= mark([arg])
                 continue
-            if any(v in divergent for v in op.operands):
+            if op.results and (not _preserves_uniformity(op) or any_divergent(op.operands)):
                 changed |= mark(op.results)
+        changed |= _sync_dependence(cfgs, divergent, mark)
     return divergent
+
+
+def _sync_dependence(
+    cfgs: list[tuple[Region, _CFG]], divergent: set[SSAValue], mark: Callable[[Iterable[SSAValue]], bool]
+) -> bool:
+    """Joins and cycle exits of divergent branches (see the module docstring)."""
+    changed = False
+    for region, cfg in cfgs:
+        for block in cfg.blocks:
+            terminator = block.last_op
+            if terminator is None or len(terminator.successors) < 2:
+                continue
+            condition = _branch_condition(terminator)
+            # A multi-way terminator without a known condition counts as divergent.
+            if condition is None or condition in divergent:
+                changed |= mark(cfg.sync_dependent(block, region))
+    return changed

@@ -3,6 +3,9 @@
 * `#llvm.constant_range<iN, lower, upper>`: the `range` of `nvvm.read.ptx.sreg.*`
   (`ref_pipeline.mlir` writes `nvvm.read.ptx.sreg.tid.x range <i32, 0, 160>`).
 * `llvm.extractelement`: used by `nvvm_ops_examples.mlir`.
+* `llvm.addrspacecast`: a pointer (or vector of pointers) into another address space,
+  e.g. a generic pointer to shared memory (`LLVM_AddrSpaceCastOp` in upstream MLIR's
+  `mlir/include/mlir/Dialect/LLVMIR/LLVMOps.td`).
 
 xDSL registers the stock `llvm` dialect under that name and a context refuses a
 second dialect with the same name, so these are not a dialect of their own:
@@ -16,10 +19,12 @@ from collections.abc import Sequence
 from typing import Self, cast
 
 from xdsl.context import Context
+from xdsl.dialects import llvm
 from xdsl.dialects.builtin import IntAttr, IntegerType, VectorType
 from xdsl.ir import Attribute, Operation, ParametrizedAttribute, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
+    base,
     irdl_attr_definition,
     irdl_op_definition,
     operand_def,
@@ -149,7 +154,26 @@ class ExtractElementOp(IRDLOperation):
         printer.print_attribute(self.vector.type)
 
 
-LLVM_EXTENSION_OPS: tuple[type[Operation], ...] = (ExtractElementOp,)
+_POINTERS = base(llvm.LLVMPointerType) | VectorType.constr(base(llvm.LLVMPointerType))
+
+
+@irdl_op_definition
+class AddrSpaceCastOp(IRDLOperation):
+    """`%q = llvm.addrspacecast %p : !llvm.ptr<3> to !llvm.ptr` (upstream's syntax and
+    constraints: pointers or vectors of pointers, any two address spaces; like
+    mlir-opt-22 this does not check that the two shapes match)."""
+
+    name = "llvm.addrspacecast"
+    arg = operand_def(_POINTERS)
+    res = result_def(_POINTERS)
+    traits = traits_def(Pure())
+    assembly_format = "$arg attr-dict `:` type($arg) `to` type($res)"
+
+    def __init__(self, arg: SSAValue, result_type: Attribute):
+        super().__init__(operands=[arg], result_types=[result_type])
+
+
+LLVM_EXTENSION_OPS: tuple[type[Operation], ...] = (ExtractElementOp, AddrSpaceCastOp)
 LLVM_EXTENSION_ATTRS: tuple[type[Attribute], ...] = (ConstantRangeAttr,)
 
 

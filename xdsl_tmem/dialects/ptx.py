@@ -659,19 +659,24 @@ class BarRedOp(Instruction):
 
 @irdl_op_definition
 class CvtaOp(Instruction):
-    """`cvta.to.shared.u64 d, a` (a generic address into a shared-window one)."""
+    """`cvta.to.shared.u64 d, a` (a generic address into a shared-window one), or with
+    `to_generic` `cvta.shared.u64 d, a` (the other way)."""
 
     name = "ptx.cvta"
     space = prop_def(StringAttr)
+    to_generic = opt_prop_def(UnitAttr)
     res = result_def(Reg)
     src = operand_def(Reg)
     guard = opt_operand_def(Reg)
 
-    def __init__(self, space: str, res: RegisterType, src: SSAValue):
-        super().__init__(operands=[src, None], result_types=[res], properties={"space": StringAttr(space)})
+    def __init__(self, space: str, res: RegisterType, src: SSAValue, to_generic: bool = False):
+        props: dict[str, Attribute] = {"space": StringAttr(space)}
+        if to_generic:
+            props["to_generic"] = UnitAttr()
+        super().__init__(operands=[src, None], result_types=[res], properties=props)
 
     def mnemonic(self) -> str:
-        return f"cvta.to.{self.space.data}.u64"
+        return f"cvta.{self.space.data}.u64" if self.to_generic else f"cvta.to.{self.space.data}.u64"
 
     def ptx_operands(self, name: Namer) -> list[str]:
         return [name(self.res), name(self.src)]

@@ -78,8 +78,10 @@ def int_bitwise(name: str) -> Callable[[Value, Value, int], Value]:
     def run(a: Value, b: Value, w: int) -> Value:
         if _arrays(a, b):
             return canonical(ufunc(a, b, dtype=dtype_of_width(w)), w)
-        result = ufunc(a, b)
-        return bool(result) if w == 1 else int(result)
+        # Scalars are Python ints up to 2^64 - 1 (too large for the ufunc's C long).
+        x, y = int(a), int(b)
+        result = x & y if name == "and" else x | y if name == "or" else x ^ y
+        return bool(result) if w == 1 else result
 
     return run
 
@@ -196,11 +198,13 @@ def dtype_of_width(w: int) -> np.dtype[Any]:
 
 
 def float_result(value: Any, t: Attribute) -> Value:
-    """Round to the result type; scalars stay Python floats."""
+    """Round to the result type; scalars stay Python floats. A value beyond the type's
+    range rounds to infinity (IEEE 754 round to nearest), which numpy does but warns of."""
     dtype = dtype_of(t)
-    if isinstance(value, np.ndarray):
-        return cast(Lanes, value).astype(dtype, copy=False)
-    return float(dtype.type(value))
+    with np.errstate(over="ignore"):
+        if isinstance(value, np.ndarray):
+            return cast(Lanes, value).astype(dtype, copy=False)
+        return float(dtype.type(value))
 
 
 def attribute_value(attr: Attribute, t: Attribute) -> Value:

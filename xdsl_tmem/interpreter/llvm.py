@@ -12,7 +12,7 @@ from typing import Any, ClassVar, cast
 
 import numpy as np
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import VectorType
+from xdsl.dialects.builtin import IntAttr, VectorType
 from xdsl.interpreter import (
     Interpreter,
     PythonValues,
@@ -24,11 +24,11 @@ from xdsl.interpreter import (
 )
 from xdsl.ir import Attribute, Operation
 
-from xdsl_tmem.dialects.llvm_ext import ExtractElementOp
+from xdsl_tmem.dialects.llvm_ext import AddrSpaceCastOp, ExtractElementOp
 from xdsl_tmem.interpreter import arith as A
 from xdsl_tmem.interpreter.executor import StructuredGen, Warp, WarpFunctions, impl_structured
 from xdsl_tmem.interpreter.func import call
-from xdsl_tmem.interpreter.machine import RANK_SHIFT
+from xdsl_tmem.interpreter.machine import GLOBAL_BASE, RANK_SHIFT, SHARED_LIMIT, Hazard
 from xdsl_tmem.interpreter.memory import Access, load, size_of, store, struct_offset
 from xdsl_tmem.interpreter.values import WARP, Lanes, UnsupportedValue, Value, as_signed, dtype_of, width_of
 
@@ -175,6 +175,40 @@ class LlvmFunctions(WarpFunctions):
             out[:, int(position)] = value
         return (out,)
 
+    @impl(AddrSpaceCastOp)
+    def run_addrspacecast(self, interp: Interpreter, op: AddrSpaceCastOp, args: PythonValues) -> PythonValues:
+        """An address is the same number in every space of the model (machine.py), so
+        the cast keeps it and checks what `cvta.to` requires: that it lies in the
+        target space's window (shared::cta: this CTA's shared memory)."""
+        target = op.res.type
+        if not isinstance(target, llvm.LLVMPointerType):
+            raise UnsupportedValue("llvm.addrspacecast of vectors of pointers is not supported by the interpreter")
+        space = target.addr_space.data if isinstance(target.addr_space, IntAttr) else 0
+        if space not in (0, 1, 3, 7):
+            raise UnsupportedValue(f"llvm.addrspacecast to address space {space}: the machine model has no such memory")
+        warp = _warp(interp)
+        address: Value = args[0]
+        lanes = warp.lane_index()
+        if isinstance(address, np.ndarray):
+            selected = cast(np.ndarray[Any, Any], address if lanes is None else address[lanes])
+            addresses = {int(v) for v in selected.reshape(-1).tolist()}
+        else:
+            addresses = {int(address)}
+        ranks = {3: [warp.cta.rank], 7: list(range(len(warp.cluster.ctas)))}
+        for a in sorted(addresses):
+            if space == 1 and a < GLOBAL_BASE:
+                window = "global memory"
+            elif space in ranks and (a >= SHARED_LIMIT or a >> RANK_SHIFT not in ranks[space]):
+                window = "this CTA's shared memory" if space == 3 else "the cluster's shared memory"
+            else:
+                continue
+            raise Hazard(
+                "out-of-bounds",
+                f"llvm.addrspacecast to address space {space}: address 0x{a:x} is not in {window} "
+                "(cvta.to on such an address is undefined)",
+            )
+        return (args[0],)
+
     # -- integer and float arithmetic (the forms --convert-arith-to-llvm produces) -----
 
     run_add = impl(llvm.AddOp)(_binary(A.int_add))
@@ -218,6 +252,25 @@ class LlvmFunctions(WarpFunctions):
     @impl(llvm.FMulOp)
     def run_fmul(self, interp: Interpreter, op: llvm.FMulOp, args: PythonValues) -> PythonValues:
         return (A.float_result(np.multiply(args[0], args[1]), op.res.type),)
+
+    # The rest of the float ops the PTX backend selects (computed in float64, then
+    # rounded once: exact for f16/f32 add, sub, mul and div).
+    @impl(llvm.FSubOp)
+    def run_fsub(self, interp: Interpreter, op: llvm.FSubOp, args: PythonValues) -> PythonValues:
+        return (A.float_result(np.subtract(args[0], args[1]), op.res.type),)
+
+    @impl(llvm.FDivOp)
+    def run_fdiv(self, interp: Interpreter, op: llvm.FDivOp, args: PythonValues) -> PythonValues:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return (A.float_result(np.divide(args[0], args[1]), op.res.type),)
+
+    @impl(llvm.SIToFPOp)
+    def run_sitofp(self, interp: Interpreter, op: llvm.SIToFPOp, args: PythonValues) -> PythonValues:
+        return (A.float_result(as_signed(args[0], width_of(op.arg.type)), op.result.type),)
+
+    @impl(llvm.FPExtOp)
+    def run_fpext(self, interp: Interpreter, op: llvm.FPExtOp, args: PythonValues) -> PythonValues:
+        return (A.float_result(args[0], op.result.type),)
 
     # -- calls ------------------------------------------------------------------------
 
