@@ -414,10 +414,14 @@ class Cluster:
         self.version = 0
         """Bumped by every change another warp could be waiting for."""
         self.cluster_barrier = NamedBarrier(expected=total_threads)
+        self.keep_log = True
+        """Keep `async_log` and `tmem_events` (reports and timelines only; they grow with the run)."""
+        self.replayable = True
+        """Keep what a copy of the warps needs (`GenFrame.sent`, one entry per loop iteration)."""
         self.async_log: list[AsyncOp] = []
-        """Every asynchronous tcgen05 operation with its in-flight interval (steps)."""
+        """Every asynchronous tcgen05 operation with its in-flight interval (steps), if `keep_log`."""
         self.tmem_events: list[tuple[str, int, int, int, int]] = []
-        """(alloc | dealloc, CTA rank, first column, columns, cta_group) in order."""
+        """(alloc | dealloc, CTA rank, first column, columns, cta_group) in order, if `keep_log`."""
         self.mma_count = 0
         self.clock_size = 0
         self.tc_base = 0
