@@ -72,7 +72,7 @@ def test_deadlock_exit_code_and_report(xrun: Runner, tmp_path: Path) -> None:
     source = tmp_path / "stuck.mlir"
     source.write_text(
         """llvm.mlir.global internal @bar() {addr_space = 3 : i32, alignment = 8 : i64} : i64
-llvm.func @k() {
+llvm.func @k() attributes {nvvm.kernel} {
   %bar = llvm.mlir.addressof @bar : !llvm.ptr<3>
   %one = arith.constant 1 : i32
   %zero = arith.constant 0 : i32
@@ -96,7 +96,7 @@ def test_hazard_exit_code_is_located(xrun: Runner, tmp_path: Path) -> None:
     source = tmp_path / "divergent.mlir"
     source.write_text(
         """llvm.mlir.global internal @slot() {addr_space = 3 : i32, alignment = 4 : i64} : i32
-llvm.func @k() {
+llvm.func @k() attributes {nvvm.kernel} {
   %slot = llvm.mlir.addressof @slot : !llvm.ptr<3>
   %cols = arith.constant 32 : i32
   %tid = nvvm.read.ptx.sreg.tid.x : i32
@@ -186,7 +186,7 @@ def test_missing_file(xrun: Runner, tmp_path: Path) -> None:
 
 def test_unsupported_op_is_reported_before_running(xrun: Runner, tmp_path: Path) -> None:
     source = tmp_path / "unsupported.mlir"
-    source.write_text("llvm.func @k(%x: f32) {\n  %f = math.sqrt %x : f32\n  llvm.return\n}\n")
+    source.write_text("llvm.func @k(%x: f32) attributes {nvvm.kernel} {\n  %f = math.sqrt %x : f32\n  llvm.return\n}\n")
     result = xrun(source, "--kernel", "k", "--block", "32", "--arg", "x=2.0")
     assert result.code == run.EXIT_ERROR
     assert result.err.startswith(f"{source}:2:3: error: xdsl-tmem-run: no interpreter implementation for 'math.sqrt'")
