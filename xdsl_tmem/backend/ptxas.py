@@ -15,7 +15,6 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-
 INSTALL_HINT = "set $PTXAS to its path, put CUDA 13's bin directory on PATH, or pip install nvidia-cuda-nvcc"
 
 

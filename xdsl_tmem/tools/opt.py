@@ -13,21 +13,21 @@ import argparse
 import inspect
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import IO, ClassVar
+from typing import IO, ClassVar, cast
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
-from xdsl.utils.arg_spec import ArgSpec
 from xdsl.printer import Printer
+from xdsl.utils.arg_spec import ArgSpec
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
+from xdsl.utils.target import Target
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 import xdsl_tmem
 from xdsl_tmem.backend.ptxas import PtxasError, PtxasNotFound, assemble
 from xdsl_tmem.backend.target import PTXTarget
-from xdsl_tmem.tools import cli
 from xdsl_tmem.diagnostics import (
     LocatingParser,
     SourceMap,
@@ -35,6 +35,7 @@ from xdsl_tmem.diagnostics import (
     verify_located,
 )
 from xdsl_tmem.dialects.llvm_ext import load_llvm_extensions
+from xdsl_tmem.tools import cli
 from xdsl_tmem.universe import TMEM_UNIVERSE
 
 
@@ -65,10 +66,11 @@ class TmemOptMain(xDSLOptMain):
         (spec,) = specs
         factory = self.available_targets[spec.name]  # xDSLOptMain checked the name
         if inspect.signature(factory).parameters:  # an emitter function: no options
-            if spec.args:
+            if spec.parameters:
                 raise cli.CliError(f"target '{spec.name}' takes no options, got '{text}'")
         else:
-            cli.instantiate("target", spec, factory())  # pyright: ignore[reportCallIssue]
+            target_class = cast(Callable[[], type[Target]], factory)()
+            cli.instantiate("target", spec, target_class)
         return spec
 
     # Registration: everything xDSL knows (including entry-point plugins, which
