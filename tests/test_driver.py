@@ -93,6 +93,7 @@ MALFORMED = "lower-tmem{fence-policy=strict"
         (["-p", "lower-tmen"], "error: unknown pass 'lower-tmen'; did you mean 'lower-tmem'?"),
         (["-p", "canonicalize{bogus=1}"], "error: pass 'canonicalize' has no option 'bogus'; it takes no options"),
         (["-p", "lower-tmem{nosuch=1}"], "error: pass 'lower-tmem' has no option 'nosuch'; its options: fence-policy"),
+        (["-p", "lower-tmem{fence-policy=1}"], "error: pass 'lower-tmem': "),
         (["-t", "ptx{cpu=sm_100a}"], "error: target 'ptx' has no option 'cpu'; its options: arch"),
         (["-t", "ptx{arch=sm_100a"], "error: invalid target 'ptx{arch=sm_100a' at column 17: "),
         (["-t", "ptx,mlir"], "error: -t expects one target, got 'ptx,mlir'"),
@@ -104,6 +105,8 @@ def test_bad_pipeline_or_target_is_one_error_line(run_opt: RunOpt, args: list[st
     assert result.code == 1
     assert result.err.startswith(message)
     assert len(result.err.splitlines()) == 1, result.err
+    if message == "error: pass 'lower-tmem': ":
+        assert result.err.endswith("its options: fence-policy: 'str' = strict\n")  # what is allowed
 
 
 def test_unknown_target_exits_1_not_argparse_2(run_opt: RunOpt) -> None:

@@ -559,7 +559,7 @@ def _activity(warp: Warp) -> str:
     """What a live warp was doing when the run stopped."""
     if warp.status is Status.BLOCKED:
         return f"blocked: {warp.blocked_reason}"
-    if warp.poll_version >= 0 and warp.blocked_reason and warp.blocked_op is warp.next_op():
+    if warp.poll_version == warp.cluster.version and warp.blocked_reason:  # a failed test, nothing changed since
         return f"spinning: {warp.blocked_reason}"
     return "running"
 

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from xdsl.passes import ModulePass, PassPipeline, PassPipelineCallbackType
+from xdsl.passes import ModulePass, PassPipeline, PassPipelineCallbackType, get_pass_option_infos
 from xdsl.utils.arg_spec import ArgSpec, parse_pipeline
 from xdsl.utils.exceptions import ArgSpecParseError
 
@@ -48,6 +48,16 @@ def _options(cls: type[Any]) -> list[str]:
     return [f.name.replace("_", "-") for f in dataclasses.fields(cls) if f.init and f.name != "name"]
 
 
+def _typed_options(cls: type[Any]) -> str:
+    """`fence-policy: str = strict, ...` (xDSL's own description of each option)."""
+    return ", ".join(
+        f"{info.name.replace('_', '-')}: {info.expected_type}"
+        + (f" = {info.default_value}" if info.default_value is not None else "")
+        for info in get_pass_option_infos(cls)
+        if info.name != "name"
+    )
+
+
 def instantiate(what: str, spec: ArgSpec, cls: type[Any]) -> Any:
     """`cls.from_spec(spec)` for a pass or target class, with its option names checked."""
     options = _options(cls)
@@ -58,7 +68,7 @@ def instantiate(what: str, spec: ArgSpec, cls: type[Any]) -> Any:
     try:
         return cls.from_spec(spec)
     except (ValueError, TypeError) as e:
-        raise CliError(f"{what} '{spec.name}': {e}") from None
+        raise CliError(f"{what} '{spec.name}': {e}; its options: {_typed_options(cls)}") from None
 
 
 def _unknown(what: str, name: str, known: Iterable[str], ours: Iterable[str]) -> CliError:
