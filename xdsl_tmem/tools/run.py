@@ -311,7 +311,7 @@ def check_modes(args: argparse.Namespace) -> None:
         ("--max-states", args.max_states), ("--max-memory", args.max_memory), ("--max-steps", args.max_steps)
     ):  # fmt: skip
         if value < 1:
-            raise UsageError(f"{flag} must be a positive integer, got {value}")
+            raise UsageError(f"{flag} must be positive, got {value}")
     if args.seed < 0:
         raise UsageError(f"--seed must be a non-negative integer, got {args.seed}")
     try:
