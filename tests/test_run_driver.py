@@ -412,9 +412,9 @@ def test_a_runaway_loop_runs_in_bounded_memory(xrun: Runner, tmp_path: Path) -> 
     _peak_bytes(xrun, *launch, "10000")  # the first run also allocates what every later one reuses
     short, result = _peak_bytes(xrun, *launch, "10000")
     assert result.code == run.EXIT_LIMIT
-    long, result = _peak_bytes(xrun, *launch, "250000")
+    long, result = _peak_bytes(xrun, *launch, "150000")
     assert result.code == run.EXIT_LIMIT
-    # 240 000 more warp-instructions: kept per step, even 8 bytes each would be 1.9 MB.
+    # 140 000 more warp-instructions: kept per step, even 8 bytes each would be 1.1 MB.
     assert long - short < 256 << 10, (short, long)
 
 
