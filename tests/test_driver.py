@@ -80,18 +80,82 @@ def test_verify_diagnostics_prints_to_stdout_and_exits_zero(run_opt: RunOpt) -> 
     assert "error: !tmem.allocation: max_cols must be a power of two" in result.out
 
 
+MALFORMED = "lower-tmem{fence-policy=strict"
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["-p", "no-such-pass"], "error: invalid pass pipeline 'no-such-pass'"),
-        (["-p", "canonicalize{bogus=1}"], "error: invalid pass pipeline"),
+        # The column is where the closing brace is missing: one past the end of the spec.
+        (["-p", MALFORMED], f"error: invalid pass pipeline '{MALFORMED}' at column {len(MALFORMED) + 1}: "),
+        (["-p", "lower-tmem,,"], "error: invalid pass pipeline 'lower-tmem,,' at column 12: expected pass name"),
+        (["-p", "no-such-pass"], "error: unknown pass 'no-such-pass'"),
+        (["-p", "lower-tmen"], "error: unknown pass 'lower-tmen'; did you mean 'lower-tmem'?"),
+        (["-p", "canonicalize{bogus=1}"], "error: pass 'canonicalize' has no option 'bogus'; it takes no options"),
+        (["-p", "lower-tmem{nosuch=1}"], "error: pass 'lower-tmem' has no option 'nosuch'; its options: fence-policy"),
+        (["-p", "lower-tmem{fence-policy=1}"], "error: pass 'lower-tmem': "),
+        (["-t", "ptx{cpu=sm_100a}"], "error: target 'ptx' has no option 'cpu'; its options: arch"),
+        (["-t", "ptx{arch=sm_100a"], "error: invalid target 'ptx{arch=sm_100a' at column 17: "),
+        (["-t", "ptx,mlir"], "error: -t expects one target, got 'ptx,mlir'"),
+        (["-t", "mlir", "--ptxas"], "error: --ptxas needs the PTX target (-t ptx)"),
     ],
 )
-def test_bad_pipeline_is_an_error_not_a_traceback(run_opt: RunOpt, args: list[str], message: str) -> None:
+def test_bad_pipeline_or_target_is_one_error_line(run_opt: RunOpt, args: list[str], message: str) -> None:
     result = run_opt(GOOD, *args)
     assert result.code == 1
     assert result.err.startswith(message)
+    assert len(result.err.splitlines()) == 1, result.err
+    if message == "error: pass 'lower-tmem': ":
+        assert result.err.endswith("its options: fence-policy: 'str' = strict\n")  # what is allowed
+
+
+def test_unknown_target_exits_1_not_argparse_2(run_opt: RunOpt) -> None:
+    result = run_opt(GOOD, "-t", "nosuch")
+    assert result.code == 1
+    assert "invalid choice: 'nosuch'" in result.err
     assert "Traceback" not in result.err
+
+
+def test_output_file_in_a_missing_directory_or_onto_a_directory(run_opt: RunOpt, tmp_path: Path) -> None:
+    missing = tmp_path / "none" / "out.mlir"
+    result = run_opt(GOOD, "-o", str(missing))
+    assert (result.code, result.err) == (
+        1,
+        f"error: -o '{missing}': the directory '{missing.parent}' does not exist; create it first\n",
+    )
+    result = run_opt(GOOD, "-o", str(tmp_path))
+    assert (result.code, result.err) == (1, f"error: -o '{tmp_path}' is a directory; give a file name\n")
+
+
+def test_ptxas_variable_naming_no_file_is_an_error(
+    run_opt: RunOpt, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PTXAS", str(tmp_path / "nonexistent"))
+    result = run_opt(None, "-p", "lower-tmem", "-t", "ptx", "--ptxas", path=EXAMPLES / "matmul_cg1.mlir")
+    assert result.code == 1
+    assert f"$PTXAS is set to '{tmp_path / 'nonexistent'}', which does not exist" in result.err
+
+
+def test_missing_ptxas_is_not_reported_as_a_rejection(run_opt: RunOpt, monkeypatch: pytest.MonkeyPatch) -> None:
+    from xdsl_tmem.backend import ptxas
+
+    monkeypatch.setattr(ptxas, "find_ptxas", lambda: None)
+    result = run_opt(None, "-p", "lower-tmem", "-t", "ptx", "--ptxas", path=EXAMPLES / "matmul_cg1.mlir")
+    assert result.code == 1
+    assert "ptxas not found" in result.err
+    assert "pip install nvidia-cuda-nvcc" in result.err
+    assert "rejected" not in result.err
+
+
+def test_ctrl_c_exits_130_with_one_line(run_opt: RunOpt, monkeypatch: pytest.MonkeyPatch) -> None:
+    from xdsl_tmem.tools.opt import TmemOptMain
+
+    def interrupt(self: TmemOptMain, module: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(TmemOptMain, "apply_passes", interrupt)
+    result = run_opt(GOOD)
+    assert (result.code, result.err) == (130, "xdsl-tmem-opt: interrupted\n")
 
 
 def test_missing_input_file(run_opt: RunOpt, tmp_path: Path) -> None:

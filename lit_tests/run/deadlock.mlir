@@ -6,7 +6,7 @@
 
 llvm.mlir.global internal @bars() {addr_space = 3 : i32, alignment = 8 : i64} : !llvm.array<2 x i64>
 
-llvm.func @k(%out: !llvm.ptr<1>) {
+llvm.func @k(%out: !llvm.ptr<1>) attributes {nvvm.kernel} {
   %c0 = arith.constant 0 : i32
   %c1 = arith.constant 1 : i32
   %c32 = arith.constant 32 : i32

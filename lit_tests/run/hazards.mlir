@@ -7,7 +7,7 @@ llvm.mlir.global internal @slot() {addr_space = 3 : i32, alignment = 4 : i64} : 
 llvm.mlir.global internal @bar() {addr_space = 3 : i32, alignment = 8 : i64} : i64
 
 // A .sync.aligned op in a divergent warp.
-llvm.func @divergent() {
+llvm.func @divergent() attributes {nvvm.kernel} {
   %slot = llvm.mlir.addressof @slot : !llvm.ptr<3>
   %cols = arith.constant 32 : i32
   %tid = nvvm.read.ptx.sreg.tid.x : i32
@@ -23,7 +23,7 @@ llvm.func @divergent() {
 // DIVERGENT: note: in warp 0, after {{[0-9]+}} warp-instructions
 
 // A column count ptxas cannot check (it is in a register).
-llvm.func @ncols() {
+llvm.func @ncols() attributes {nvvm.kernel} {
   %slot = llvm.mlir.addressof @slot : !llvm.ptr<3>
   %c16 = arith.constant 16 : i32
   %c3 = arith.constant 3 : i32
@@ -34,7 +34,7 @@ llvm.func @ncols() {
 // NCOLS: hazards.mlir:[[# @LINE - 3]]:3: error: hazard ncols-invalid: tcgen05.alloc: ncols must be a power of two in [32, 512], got 48
 
 // Warp 1 may only reach TMEM lanes 32-63; lane 64 belongs to warp 2.
-llvm.func @quarter() {
+llvm.func @quarter() attributes {nvvm.kernel} {
   %slot = llvm.mlir.addressof @slot : !llvm.ptr<3>
   %cols = arith.constant 32 : i32
   %c0 = arith.constant 0 : i32
@@ -60,7 +60,7 @@ llvm.func @quarter() {
 // QUARTER: hazards.mlir:[[# @LINE - 4]]:5: error: hazard lane-quarter-violation: tcgen05.ld by warp 1 (lanes 32-63) addresses TMEM lane 64
 
 // An mbarrier used before mbarrier.init.
-llvm.func @uninit() {
+llvm.func @uninit() attributes {nvvm.kernel} {
   %bar = llvm.mlir.addressof @bar : !llvm.ptr<3>
   nvvm.mbarrier.arrive %bar : !llvm.ptr<3>
   llvm.return

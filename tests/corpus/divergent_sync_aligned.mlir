@@ -8,7 +8,7 @@
 module {
   llvm.mlir.global internal @slot() {addr_space = 3 : i32, alignment = 4 : i64} : i32
 
-  llvm.func @k() {
+  llvm.func @k() attributes {nvvm.kernel} {
     %slot = llvm.mlir.addressof @slot : !llvm.ptr<3>
     %c16 = arith.constant 16 : i32
     %tid = nvvm.read.ptx.sreg.tid.x : i32

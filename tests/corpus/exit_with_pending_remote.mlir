@@ -9,7 +9,7 @@
 module {
   llvm.mlir.global internal @bar() {addr_space = 3 : i32, alignment = 8 : i64} : i64
 
-  llvm.func @k() attributes {nvvm.cluster_dim = array<i32: 2, 1, 1>} {
+  llvm.func @k() attributes {nvvm.cluster_dim = array<i32: 2, 1, 1>, nvvm.kernel} {
     %c0 = arith.constant 0 : i32
     %c1 = arith.constant 1 : i32
     %bar = llvm.mlir.addressof @bar : !llvm.ptr<3>

@@ -8,7 +8,7 @@
 module {
   llvm.mlir.global internal @slot() {addr_space = 3 : i32, alignment = 4 : i64} : i32
 
-  llvm.func @k() {
+  llvm.func @k() attributes {nvvm.kernel} {
     %slot = llvm.mlir.addressof @slot : !llvm.ptr<3>
     %cols = arith.constant 32 : i32
     %c0 = arith.constant 0 : i32

@@ -8,7 +8,7 @@
 module {
   llvm.mlir.global internal @slot() {addr_space = 3 : i32, alignment = 4 : i64} : i32
 
-  llvm.func @k() {
+  llvm.func @k() attributes {nvvm.kernel} {
     %slot = llvm.mlir.addressof @slot : !llvm.ptr<3>
     %a = tmem.alloc %slot : !tmem.allocation<1, 256>
     tmem.relinquish %a : !tmem.allocation<1, 256>

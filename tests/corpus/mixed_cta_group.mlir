@@ -14,7 +14,7 @@ module {
     llvm.return
   }
 
-  llvm.func @k() {
+  llvm.func @k() attributes {nvvm.kernel} {
     %slot = llvm.mlir.addressof @slot : !llvm.ptr<3>
     %cols = arith.constant 32 : i32
     nvvm.tcgen05.alloc %slot, %cols : !llvm.ptr<3>, i32

@@ -8,7 +8,7 @@
 module {
   llvm.mlir.global internal @slot() {addr_space = 3 : i32, alignment = 4 : i64} : i32
 
-  llvm.func @k(%cols: i32) {
+  llvm.func @k(%cols: i32) attributes {nvvm.kernel} {
     %slot = llvm.mlir.addressof @slot : !llvm.ptr<3>
     nvvm.tcgen05.alloc %slot, %cols : !llvm.ptr<3>, i32
     %base = llvm.load %slot : !llvm.ptr<3> -> i32

@@ -9,7 +9,7 @@
 module {
   llvm.mlir.global internal @bar() {addr_space = 3 : i32, alignment = 8 : i64} : i64
 
-  llvm.func @k() {
+  llvm.func @k() attributes {nvvm.kernel} {
     %c0 = arith.constant 0 : i32
     %c1 = arith.constant 1 : i32
     %c32 = arith.constant 32 : i32

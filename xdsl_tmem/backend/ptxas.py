@@ -1,7 +1,8 @@
 """ptxas: find it, assemble PTX with it, and read its `-v` statistics.
 
 ptxas is looked up as `$PTXAS`, then on `PATH` (CUDA 13), then inside the pip package
-`nvidia-cuda-nvcc` (which ships ptxas 13.5 under `nvidia/cu13/bin`).
+`nvidia-cuda-nvcc` (which ships ptxas 13.5 under `nvidia/cu13/bin`). A `$PTXAS` that
+names no executable file is an error, not a reason to look elsewhere.
 """
 
 from __future__ import annotations
@@ -14,12 +15,23 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+INSTALL_HINT = "set $PTXAS to its path, put CUDA 13's bin directory on PATH, or pip install nvidia-cuda-nvcc"
+
+
+class PtxasNotFound(Exception):
+    """No usable ptxas: the message says where it was looked for and how to get one."""
+
 
 def find_cuda_tool(name: str) -> str | None:
     """A CUDA binary: `$<NAME>` (e.g. `$PTXAS`), then on `PATH`, then inside the pip
-    `nvidia-cuda-*` packages (`nvidia/cu13/bin/<name>`)."""
-    if (env := os.environ.get(name.upper())) and Path(env).is_file():
-        return env
+    `nvidia-cuda-*` packages (`nvidia/cu13/bin/<name>`). Raises `PtxasNotFound` if
+    `$<NAME>` is set but is not an executable file."""
+    variable = name.upper()
+    if env := os.environ.get(variable):
+        if Path(env).is_file() and os.access(env, os.X_OK):
+            return env
+        problem = "is not executable" if Path(env).is_file() else "does not exist"
+        raise PtxasNotFound(f"${variable} is set to '{env}', which {problem}; point it at {name} or unset it")
     if (path := shutil.which(name)) is not None:
         return path
     try:
@@ -98,17 +110,22 @@ def assemble(ptx: str, arch: str, ptxas: str | None = None, cubin: Path | None =
     """Assemble `ptx` for `arch` with `-v`; return its statistics or raise PtxasError."""
     tool = ptxas or find_ptxas()
     if tool is None:
-        raise PtxasError("ptxas not found: set $PTXAS, put CUDA 13 on PATH, or pip install nvidia-cuda-nvcc")
+        raise PtxasNotFound(f"ptxas not found: {INSTALL_HINT}")
     with tempfile.TemporaryDirectory() as tmp:
         source = Path(tmp) / "kernel.ptx"
         source.write_text(ptx)
         output = cubin or Path(tmp) / "kernel.cubin"
-        proc = subprocess.run(
-            [tool, f"-arch={arch}", "-v", str(source), "-o", str(output)],
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
+        try:
+            proc = subprocess.run(
+                [tool, f"-arch={arch}", "-v", str(source), "-o", str(output)],
+                capture_output=True,
+                text=True,
+                timeout=300,
+            )
+        except OSError as e:
+            raise PtxasNotFound(f"cannot run ptxas '{tool}': {e.strerror}; {INSTALL_HINT}") from None
+        except subprocess.TimeoutExpired:
+            raise PtxasError(f"ptxas '{tool}' did not finish within 300 s") from None
     if proc.returncode != 0:
         raise PtxasError(proc.stderr.strip() or proc.stdout.strip())
     return parse_verbose(proc.stdout + proc.stderr)

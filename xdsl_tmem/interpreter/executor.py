@@ -237,18 +237,23 @@ class BlockFrame:
 
 class GenFrame:
     """An op with regions in progress: its generator, and what it was created with and
-    sent so far (a copy of the warp re-creates the generator by replaying them)."""
+    sent so far (a copy of the warp re-creates the generator by replaying them). `sent`
+    grows by one entry per loop iteration, so it is kept only where the state may be
+    copied (`Cluster.replayable`); a plain run keeps just the count."""
 
-    __slots__ = ("args", "env", "gen", "mask", "pending", "planned", "sent")
+    __slots__ = ("args", "env", "gen", "mask", "pending", "planned", "sends", "sent")
 
-    def __init__(self, planned: Planned, gen: StructuredGen, env: Env, mask: Mask, args: PythonValues):
+    def __init__(
+        self, planned: Planned, gen: StructuredGen, env: Env, mask: Mask, args: PythonValues, replayable: bool = True
+    ):
         self.planned = planned
         self.gen = gen
         self.pending: Perform | None = None
         self.env = env
         self.mask = mask
         self.args = args
-        self.sent: list[Any] = []
+        self.sent: list[Any] | None = [] if replayable else None
+        self.sends = 0
 
 
 class Status(Enum):
@@ -373,11 +378,14 @@ class Warp(Interpreter):
             planned = frame.planned
             clone.mask = frame.mask
             gen = cast(StructuredGen, planned.fn(planned.ft, clone, planned.op, frame.args))
+            if frame.sent is None:
+                raise RuntimeError("Warp.copy: the run was started with Cluster.replayable off")
             gen_frame = GenFrame(planned, gen, env_of(frame.env), frame.mask, frame.args)
             request: Any = None
             for value in frame.sent:
                 request = gen.send(value)
-                gen_frame.sent.append(value)
+            gen_frame.sent = list(frame.sent)
+            gen_frame.sends = frame.sends
             gen_frame.pending = request if frame.pending is not None else None
             stack.append(gen_frame)
         clone.stack = stack
@@ -523,7 +531,7 @@ class Warp(Interpreter):
         stack = self.stack
         if planned.kind is Kind.STRUCTURED:
             gen = cast(StructuredGen, planned.fn(planned.ft, self, planned.op, args))
-            gen_frame = GenFrame(planned, gen, frame.env, self.mask, args)
+            gen_frame = GenFrame(planned, gen, frame.env, self.mask, args, self.cluster.replayable)
             stack.append(gen_frame)
             self._advance(gen_frame, None)
             return
@@ -550,7 +558,9 @@ class Warp(Interpreter):
         """Resume a structured op's generator with `value`. `finished` is the block frame
         that just returned it, reused when the generator runs the same block again (the
         next loop iteration)."""
-        frame.sent.append(value)
+        frame.sends += 1
+        if frame.sent is not None:
+            frame.sent.append(value)
         try:
             request = frame.gen.send(value)
         except StopIteration as stop:
@@ -660,8 +670,10 @@ class Scheduler:
     policy: str = "rr"
     seed: int = 0
     trace: list[int] = field(default_factory=list[int])
-    """Index of the agent chosen at each step (a replayable schedule)."""
+    """Index of the agent chosen at each step (a replayable schedule), if `keep_trace`."""
     observer: TurnObserver | None = None
+    keep_trace: bool = True
+    turns: int = 0
 
     def run(self, agents: Sequence[Agent], warps: Sequence[Warp], max_steps: int) -> None:
         count = len(agents)
@@ -686,7 +698,9 @@ class Scheduler:
                 if not live:
                     return
                 raise Deadlock(live)
-            trace.append(choice)
+            self.turns += 1
+            if self.keep_trace:
+                trace.append(choice)
             if self.observer is None:
                 agents[choice].run(max_steps)
             else:

@@ -459,7 +459,7 @@ def state_key(run: ClusterRun) -> int:
                 mask = None if frame.mask is warp.live else frame.mask.tobytes()
                 frames.append((id(frame.block), frame.pc, mask, envs[id(env)]))
             else:
-                frames.append((id(frame.planned.op), len(frame.sent), frame.pending is not None))
+                frames.append((id(frame.planned.op), frame.sends, frame.pending is not None))
         clock = warp.clock
         parts.append(
             (

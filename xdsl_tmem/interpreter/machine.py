@@ -107,8 +107,8 @@ class MBarrier:
     """The fence.mbarrier_init event that publishes the init to the cluster."""
     clock: Clock | None = None
     """Everything released into the current phase."""
-    history: list[Clock | None] = field(default_factory=list[Clock | None])
-    """The clock each completed phase released to its waiters."""
+    history: PhaseReleases = field(default_factory=lambda: PhaseReleases())
+    """The clock each completed phase released to its waiters (the latest only)."""
     commit_arrivals: int = 0
     thread_arrivals: int = 0
 
@@ -141,7 +141,7 @@ class MBarrier:
         self.clock = None
 
     def copy(self) -> MBarrier:
-        return replace(self, history=list(self.history))
+        return replace(self, history=self.history.copy())
 
     def parity_passes(self, parity: int) -> bool:
         return self.phase_bit != (parity & 1)
@@ -150,6 +150,36 @@ class MBarrier:
         return f"phase bit {self.phase_bit} ({self.completed} completed), pending {self.pending} of {self.expected}" + (
             f", tx {self.tx}" if self.tx else ""
         )
+
+
+class PhaseReleases:
+    """What each completed phase of an mbarrier released, indexed by phase. A wait passes
+    on the latest completed phase and acquires what it released, so only that one is
+    kept: a list of every phase would grow with the run. Asking for an older phase is an
+    error, not a silent answer."""
+
+    __slots__ = ("count", "last")
+
+    def __init__(self, count: int = 0, last: Clock | None = None):
+        self.count = count
+        self.last = last
+
+    def append(self, clock: Clock | None) -> None:
+        self.count += 1
+        self.last = clock
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __getitem__(self, phase: int) -> Clock | None:
+        if phase < 0:
+            phase += self.count
+        if phase != self.count - 1:
+            raise IndexError(f"phase {phase}: only the latest completed phase ({self.count - 1}) is kept")
+        return self.last
+
+    def copy(self) -> PhaseReleases:
+        return PhaseReleases(self.count, self.last)
 
 
 @dataclass
@@ -414,10 +444,14 @@ class Cluster:
         self.version = 0
         """Bumped by every change another warp could be waiting for."""
         self.cluster_barrier = NamedBarrier(expected=total_threads)
+        self.keep_log = True
+        """Keep `async_log` and `tmem_events` (reports and timelines only; they grow with the run)."""
+        self.replayable = True
+        """Keep what a copy of the warps needs (`GenFrame.sent`, one entry per loop iteration)."""
         self.async_log: list[AsyncOp] = []
-        """Every asynchronous tcgen05 operation with its in-flight interval (steps)."""
+        """Every asynchronous tcgen05 operation with its in-flight interval (steps), if `keep_log`."""
         self.tmem_events: list[tuple[str, int, int, int, int]] = []
-        """(alloc | dealloc, CTA rank, first column, columns, cta_group) in order."""
+        """(alloc | dealloc, CTA rank, first column, columns, cta_group) in order, if `keep_log`."""
         self.mma_count = 0
         self.clock_size = 0
         self.tc_base = 0

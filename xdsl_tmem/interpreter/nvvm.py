@@ -402,7 +402,8 @@ def _allocate(warp: Warp, op: Operation, targets: list[tuple[Cta, int]], n: int,
         cta.allocator.allocations[start] = n
         cta.alloc_sites[start] = op
         warp.cluster.read(slot, 4).view(np.uint32)[0] = start
-        warp.cluster.tmem_events.append(("alloc", cta.rank, start, n, cta_group))
+        if warp.cluster.keep_log:
+            warp.cluster.tmem_events.append(("alloc", cta.rank, start, n, cta_group))
 
 
 def tmem_dealloc(warp: Warp, taddr: Value, ncols: Value, cta_group: int) -> None:
@@ -421,7 +422,8 @@ def tmem_dealloc(warp: Warp, taddr: Value, ncols: Value, cta_group: int) -> None
         )
     check_dealloc(warp, warp.cta, (column, column + n))
     del allocator.allocations[column]
-    warp.cluster.tmem_events.append(("dealloc", warp.cta.rank, column, n, cta_group))
+    if warp.cluster.keep_log:
+        warp.cluster.tmem_events.append(("dealloc", warp.cta.rank, column, n, cta_group))
 
 
 def tmem_relinquish(warp: Warp, cta_group: int) -> None:
@@ -546,7 +548,8 @@ def _record(warp: Warp, kind: str, op: Operation, lane0: int, rows: int, col0: i
         comp=warp.clock.tc,
         observed=warp.last_sync,
     )
-    warp.cluster.async_log.append(record)
+    if warp.cluster.keep_log:
+        warp.cluster.async_log.append(record)
     return record
 
 
@@ -578,7 +581,8 @@ def issue_pipe(
         observed=warp.last_sync,
     )
     check_access(warp, cta, record, warp.clock.vc_tc)
-    warp.cluster.async_log.append(record)
+    if warp.cluster.keep_log:
+        warp.cluster.async_log.append(record)
     thread = thread_id(warp, lane)
     warp.cta.inflight.setdefault(thread, []).append(record)
     warp.cta.issued[thread] = warp.cta.issued.get(thread, 0) + 1

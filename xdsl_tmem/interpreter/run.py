@@ -98,12 +98,14 @@ class KernelDeadlock(Exception):
 
 
 class KernelStepLimit(Exception):
-    """More warp-instructions than `max_steps` (exit code 4)."""
+    """More warp-instructions than `max_steps` (exit code 4). `live` names every warp
+    still running and the op it stood at (`reason`: running, blocked or spinning)."""
 
-    def __init__(self, max_steps: int, report: RunReport):
+    def __init__(self, max_steps: int, report: RunReport, live: list[BlockedWarp] | None = None):
         super().__init__(f"step limit of {max_steps} warp-instructions reached")
         self.max_steps = max_steps
         self.report = report
+        self.live = live or []
 
 
 class KernelHazard(Exception):
@@ -477,6 +479,7 @@ def run_kernel(
     fence_policy: str = "strict",
     functions: Sequence[WarpFunctions] | None = None,
     tracer: Tracer | None = None,
+    keep_log: bool = True,
 ) -> RunResult:
     """Run `@kernel` of `module` on the machine model and return its buffers.
 
@@ -487,6 +490,8 @@ def run_kernel(
     under `schedule` ("rr" round-robin, or "random" with `seed`). `fence_policy` is the
     happens-before model of the hazard checks (hazards.py): "strict" (PTX) or "mojo".
     A `tracer` records the timeline of the run, also of a failing one (trace.py).
+    Without `keep_log` (and without a tracer), `report.async_ops`, `tmem_events` and
+    `schedule_trace` stay empty, so that a long run takes bounded memory.
     """
     if schedule not in ("rr", "random"):
         raise LaunchError(f"unknown schedule '{schedule}' (use rr or random)")
@@ -496,22 +501,30 @@ def run_kernel(
     )  # fmt: skip
     launch = prepared.launch
     report = RunReport(kernel, launch, schedule, seed)
-    scheduler = Scheduler(schedule, seed, observer=tracer)
+    keep_log = keep_log or tracer is not None
+    scheduler = Scheduler(schedule, seed, observer=tracer, keep_trace=keep_log)
     start = time.perf_counter()
     runs: list[ClusterRun] = []
+    steps = 0  # the limit is for the whole launch: clusters run one after another
     for ctaids in clusters_of(launch):
         run = ClusterRun(prepared, ctaids)
+        run.state.keep_log = keep_log
+        run.state.replayable = False  # never copied: keep no replay log
         runs.append(run)
         if tracer is not None:
             tracer.start_cluster(run.state, run.warps, run.cores)
         try:
-            scheduler.run(run.agents, run.warps, max_steps - report.instructions)
+            scheduler.run(run.agents, run.warps, max_steps - steps)
+            steps += run.state.step
             run.end_checks()
         except (Deadlock, StepLimit, OpError, Hazard) as e:
             if tracer is not None:
                 tracer.end_cluster(run.warps, failed=True)
             _finish(report, runs, scheduler, start)
-            raise failure_of(run, e, report, prepared) from None
+            failure = failure_of(run, e, report, prepared)
+            if isinstance(failure, KernelStepLimit):
+                failure.max_steps = max_steps  # the scheduler saw what earlier clusters left
+            raise failure from None
         if tracer is not None:
             tracer.end_cluster(run.warps, failed=False)
     _finish(report, runs, scheduler, start)
@@ -528,7 +541,8 @@ def failure_of(
             blocked = [BlockedWarp(w.name, w.blocked_op, w.blocked_reason) for w in error.warps]
             return KernelDeadlock(blocked, report, run.diagnose_deadlock(error.warps))
         case StepLimit():
-            return KernelStepLimit(error.limit, report)
+            live = [BlockedWarp(w.name, w.next_op(), _activity(w)) for w in run.live_warps()]
+            return KernelStepLimit(error.limit, report, live)
         case OpError() if isinstance(error.error, Hazard):
             hazard = error.error
             return KernelHazard(hazard.kind, hazard.message, error.op, error.where, report, hazard.related)
@@ -541,6 +555,15 @@ def failure_of(
             raise error
 
 
+def _activity(warp: Warp) -> str:
+    """What a live warp was doing when the run stopped."""
+    if warp.status is Status.BLOCKED:
+        return f"blocked: {warp.blocked_reason}"
+    if warp.poll_version == warp.cluster.version and warp.blocked_reason:  # a failed test, nothing changed since
+        return f"spinning: {warp.blocked_reason}"
+    return "running"
+
+
 def _finish(report: RunReport, runs: list[ClusterRun], scheduler: Scheduler, start: float) -> None:
     report.wall_seconds = time.perf_counter() - start
     for run in runs:
@@ -549,5 +572,5 @@ def _finish(report: RunReport, runs: list[ClusterRun], scheduler: Scheduler, sta
         report.async_ops += run.state.async_log
         report.tmem_events += run.state.tmem_events
         report.sync_points += sum(w.sync_points for w in run.warps)
-    report.scheduling_steps = len(scheduler.trace)
+    report.scheduling_steps = scheduler.turns
     report.schedule_trace = scheduler.trace

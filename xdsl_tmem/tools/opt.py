@@ -10,20 +10,23 @@ in xdsl-opt, so lit tests can FileCheck the message.
 from __future__ import annotations
 
 import argparse
+import inspect
 import os
 import sys
-from collections.abc import Sequence
-from typing import IO, ClassVar
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import IO, ClassVar, cast
 
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.passes import ModulePass, PassPipeline
+from xdsl.passes import ModulePass
 from xdsl.printer import Printer
-from xdsl.utils.arg_spec import parse_spec
-from xdsl.utils.exceptions import DiagnosticException, ParseError
+from xdsl.utils.arg_spec import ArgSpec
+from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
+from xdsl.utils.target import Target
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 import xdsl_tmem
-from xdsl_tmem.backend.ptxas import PtxasError, assemble
+from xdsl_tmem.backend.ptxas import PtxasError, PtxasNotFound, assemble
 from xdsl_tmem.backend.target import PTXTarget
 from xdsl_tmem.diagnostics import (
     LocatingParser,
@@ -32,6 +35,7 @@ from xdsl_tmem.diagnostics import (
     verify_located,
 )
 from xdsl_tmem.dialects.llvm_ext import load_llvm_extensions
+from xdsl_tmem.tools import cli
 from xdsl_tmem.universe import TMEM_UNIVERSE
 
 
@@ -44,9 +48,30 @@ class TmemOptMain(xDSLOptMain):
 
     def __init__(self, args: Sequence[str] | None = None):
         self.source_map = SourceMap()
-        super().__init__(description="xdsl-tmem optimizer driver", args=args)
-        if self.args.ptxas and parse_spec(self.args.target).name != "ptx":
+        try:
+            super().__init__(description="xdsl-tmem optimizer driver", args=args)
+        except ArgSpecParseError as e:  # the pipeline's are handled in setup_pipeline: this is -t's
+            raise cli.spec_syntax_error("target", self.args.target, e) from None
+        self.target_spec = self.check_target(self.args.target)
+        if self.args.ptxas and self.target_spec.name != "ptx":
             raise ToolError("--ptxas needs the PTX target (-t ptx)")
+        if self.args.output_file is not None:
+            cli.check_output_file("-o", Path(self.args.output_file))
+
+    def check_target(self, text: str) -> ArgSpec:
+        """`-t NAME{options}`: one known target with valid options, before any input is read."""
+        specs = cli.parse_specs("target", text)
+        if len(specs) != 1:
+            raise cli.CliError(f"-t expects one target, got '{text}'")
+        (spec,) = specs
+        factory = self.available_targets[spec.name]  # xDSLOptMain checked the name
+        if inspect.signature(factory).parameters:  # an emitter function: no options
+            if spec.parameters:
+                raise cli.CliError(f"target '{spec.name}' takes no options, got '{text}'")
+        else:
+            target_class = cast(Callable[[], type[Target]], factory)()
+            cli.instantiate("target", spec, target_class)
+        return spec
 
     # Registration: everything xDSL knows (including entry-point plugins, which
     # already contain ours when the package is installed), then our universe for
@@ -82,9 +107,11 @@ class TmemOptMain(xDSLOptMain):
     def output_resulting_program(self, prog: ModuleOp) -> str:
         text = super().output_resulting_program(prog)
         if self.args.ptxas:
-            arch = PTXTarget.from_spec(parse_spec(self.args.target)).arch
+            arch = PTXTarget.from_spec(self.target_spec).arch
             try:
                 stats = assemble(text, arch)
+            except PtxasNotFound as e:
+                raise ToolError(str(e)) from None
             except PtxasError as e:
                 raise ToolError(f"ptxas rejected the generated PTX for {arch}:\n{e}") from None
             for kernel in stats:
@@ -107,10 +134,7 @@ class TmemOptMain(xDSLOptMain):
                 Printer(stream=sys.stdout).print_op(module)
                 print("\n\n")
 
-        try:
-            self.pipeline = PassPipeline.parse_spec(self.available_passes, self.args.passes, callback)
-        except Exception as e:  # xDSL raises ValueError/BaseException subclasses here
-            raise ToolError(f"invalid pass pipeline '{self.args.passes}': {e}") from e
+        self.pipeline = cli.parse_pass_pipeline(self.available_passes, self.args.passes, callback)
 
     def run(self) -> int:  # pyright: ignore[reportIncompatibleMethodOverride]
         """Process every input chunk; return the exit code (0 ok, 1 errors)."""
@@ -154,10 +178,15 @@ def _internal_error(e: BaseException) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         return TmemOptMain(argv).run()
+    except KeyboardInterrupt:
+        sys.stderr.write("xdsl-tmem-opt: interrupted\n")
+        return cli.EXIT_INTERRUPTED
+    except SystemExit as e:  # argparse: usage errors (2) are ours to number; --help and --version are 0
+        return 1 if e.code == 2 else e.code if isinstance(e.code, int) else 1
     except (ParseError, DiagnosticException, ToolError, OSError) as e:
         sys.stderr.write(diagnose(e, SourceMap()).render())
         return 1
-    except argparse.ArgumentError as e:
+    except (argparse.ArgumentError, cli.CliError) as e:
         sys.stderr.write(f"error: {e}\n")
         return 1
     except Exception as e:

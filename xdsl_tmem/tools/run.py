@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 from xdsl.context import Context
+from xdsl.dialects import func, llvm
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import PassPipeline
 from xdsl.universe import Universe
@@ -46,6 +47,7 @@ from xdsl_tmem.interpreter import (
 from xdsl_tmem.interpreter.explore import Exploration, explore_exhaustive, explore_random
 from xdsl_tmem.interpreter.trace import Tracer
 from xdsl_tmem.interpreter.validate import validate_lowering
+from xdsl_tmem.tools import cli
 from xdsl_tmem.universe import TMEM_UNIVERSE
 
 EXIT_OK, EXIT_ERROR, EXIT_DEADLOCK, EXIT_HAZARD, EXIT_LIMIT, EXIT_VALIDATION = 0, 1, 2, 3, 4, 5
@@ -81,9 +83,9 @@ def parse_pipeline(spec: str, source_map: SourceMap) -> PassPipeline:
         verify_located(module, source_map)
 
     try:
-        return PassPipeline.parse_spec(passes, spec, verify)
-    except Exception as e:  # xDSL raises assorted exception types for bad specs
-        raise UsageError(f"invalid pass pipeline '{spec}': {e}") from None
+        return cli.parse_pass_pipeline(passes, spec, verify)
+    except cli.CliError as e:
+        raise UsageError(str(e)) from None
 
 
 # --------------------------------------------------------------------------------------
@@ -116,6 +118,24 @@ def parse_dims(text: str, what: str) -> tuple[int, ...]:
     return dims
 
 
+def _gib(nbytes: int) -> str:
+    return f"{nbytes / (1 << 30):,.1f} GiB"
+
+
+def check_fits(name: str, shape: tuple[int, ...], dtype: np.dtype[Any]) -> None:
+    """A buffer must fit in this machine's memory twice (the run works on a copy)."""
+    nbytes = dtype.itemsize * int(np.prod(shape, dtype=object))
+    try:
+        memory = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError):  # not every platform tells
+        return
+    if 2 * nbytes > memory:
+        raise UsageError(
+            f"--arg {name}: a {dtype} buffer of shape {'x'.join(map(str, shape))} takes {_gib(nbytes)}; the run "
+            f"needs it twice (the kernel works on a copy) and this machine has {_gib(memory)} of memory"
+        )
+
+
 def parse_arg(spec: str) -> tuple[str, Any]:
     """`name=FILE.npy`, `name=zeros:f32:128x256`, `name=rand:f16:128x32:SEED` or `name=<number>`."""
     name, sep, value = spec.partition("=")
@@ -124,8 +144,12 @@ def parse_arg(spec: str) -> tuple[str, Any]:
     if value.endswith(".npy"):
         try:
             return name, np.load(value, allow_pickle=False)
-        except (OSError, ValueError) as e:
-            raise UsageError(f"--arg {name}: cannot read '{value}': {e}") from None
+        except OSError as e:
+            raise UsageError(f"--arg {name}: cannot read '{value}': {e.strerror or e}") from None
+        except ValueError as e:
+            raise UsageError(f"--arg {name}: '{value}' is not a .npy array file: {e}") from None
+        except MemoryError:
+            raise UsageError(f"--arg {name}: '{value}' does not fit in memory") from None
     kind, _, rest = value.partition(":")
     if kind in ("zeros", "rand"):
         fields = rest.split(":")
@@ -135,22 +159,36 @@ def parse_arg(spec: str) -> tuple[str, Any]:
             raise UsageError(f"--arg {name}: expected {form} with DTYPE one of {', '.join(DTYPES)}; got '{value}'")
         dtype = np.dtype(DTYPES[fields[0]])
         shape = parse_dims(fields[1], f"--arg {name} shape") if fields[1] else ()
-        if kind == "zeros":
-            return name, np.zeros(shape, dtype)
+        check_fits(name, shape, dtype)
         try:
+            if kind == "zeros":
+                return name, np.zeros(shape, dtype)
+            if not fields[2].isdigit():
+                raise UsageError(f"--arg {name}: the seed must be a non-negative integer, got '{fields[2]}'")
             rng = np.random.default_rng(int(fields[2]))
-        except ValueError:
-            raise UsageError(f"--arg {name}: the seed must be an integer, got '{fields[2]}'") from None
-        if dtype.kind == "f":
-            return name, rng.standard_normal(shape).astype(dtype)
-        info = np.iinfo(dtype)
-        return name, rng.integers(info.min, info.max, size=shape, dtype=dtype, endpoint=True)
+            if dtype.kind == "f":
+                return name, rng.standard_normal(shape).astype(dtype)
+            info = np.iinfo(dtype)
+            return name, rng.integers(info.min, info.max, size=shape, dtype=dtype, endpoint=True)
+        except MemoryError:
+            raise UsageError(f"--arg {name}: out of memory creating a {dtype} buffer of shape {shape}") from None
     for convert in (int, float):
         try:
             return name, convert(value, 0) if convert is int else convert(value)  # pyright: ignore[reportCallIssue]
         except ValueError:
             continue
     raise UsageError(f"--arg {name}: '{value}' is not a .npy file, zeros:..., rand:... or a number")
+
+
+def parse_args(specs: list[str]) -> dict[str, Any]:
+    """Every `--arg`; a name given twice is a mistake, not an override."""
+    values: dict[str, Any] = {}
+    for spec in specs:
+        name = spec.partition("=")[0]
+        if name in values:
+            raise UsageError(f"--arg {name} is given twice; give each parameter once")
+        values[name] = parse_arg(spec)[1]
+    return values
 
 
 # --------------------------------------------------------------------------------------
@@ -174,11 +212,15 @@ def report_deadlock(e: KernelDeadlock, source_map: SourceMap) -> str:
     return "\n".join(lines) + "\n"
 
 
-def report_step_limit(e: KernelStepLimit) -> str:
-    return (
+def report_step_limit(e: KernelStepLimit, source_map: SourceMap) -> str:
+    lines = [
         f"error: step limit: stopped after {e.report.instructions} warp-instructions (--max-steps {e.max_steps}); "
-        "the kernel may loop forever, or needs a larger limit\n"
-    )
+        "the kernel may loop forever, or needs a larger limit"
+    ]
+    for warp in e.live:
+        name = f"'{warp.op.name}'" if warp.op is not None else "its exit"
+        lines.append(f"{_where(source_map, warp.op)}note: {warp.name} was at {name} ({warp.reason})")
+    return "\n".join(lines) + "\n"
 
 
 def report_hazard(e: KernelHazard, source_map: SourceMap) -> str:
@@ -265,9 +307,36 @@ def check_modes(args: argparse.Namespace) -> None:
         for flag, given in (("--explore", args.explore), ("--trace", args.trace), ("--out", args.out)):
             if given is not None:
                 raise UsageError(f"{flag} cannot be combined with --validate-lowering")
-    for flag, value in (("--max-states", args.max_states), ("--max-memory", args.max_memory)):
+    for flag, value in (
+        ("--max-states", args.max_states), ("--max-memory", args.max_memory), ("--max-steps", args.max_steps)
+    ):  # fmt: skip
         if value < 1:
             raise UsageError(f"{flag} must be positive, got {value}")
+    if args.seed < 0:
+        raise UsageError(f"--seed must be a non-negative integer, got {args.seed}")
+    try:
+        if args.trace is not None:
+            cli.check_output_file("--trace", Path(args.trace))
+        if args.out is not None:
+            cli.check_output_dir("--out", Path(args.out))
+    except cli.CliError as e:
+        raise UsageError(str(e)) from None
+
+
+def check_kernel(module: ModuleOp, name: str) -> None:
+    """`--kernel` must name a function marked `nvvm.kernel` (an entry point, as for a GPU launch)."""
+    functions = {op.sym_name.data: op for op in module.walk() if isinstance(op, llvm.FuncOp | func.FuncOp)}
+    kernels = [symbol for symbol, op in functions.items() if "nvvm.kernel" in op.attributes]
+    listed = f"its kernels: {', '.join(kernels)}" if kernels else "it has no function marked nvvm.kernel"
+    function = functions.get(name)
+    if function is None:
+        raise UsageError(f"no function @{name} in the module; {listed}")
+    if name not in kernels:
+        raise LaunchError(
+            f"@{name} is not a kernel: it has no nvvm.kernel attribute (mark it `attributes {{nvvm.kernel}}`); "
+            f"{listed}",
+            function,
+        )
 
 
 class Failed(Exception):
@@ -286,7 +355,7 @@ def report_failure(e: Exception, source_map: SourceMap) -> Failed:
         case KernelHazard():
             return Failed(report_hazard(e, source_map), EXIT_HAZARD)
         case KernelStepLimit():
-            return Failed(report_step_limit(e), EXIT_LIMIT)
+            return Failed(report_step_limit(e, source_map), EXIT_LIMIT)
         case _:
             raise e
 
@@ -332,7 +401,7 @@ def explore(module: ModuleOp, args: argparse.Namespace, launch: dict[str, Any], 
     summary = f"explore {result.mode}: {result.verdict}: {details}\n"
     if tracer is not None:
         if result.failure is not None:
-            tracer.write(Path(args.trace))
+            write_trace(tracer, args.trace)
             summary += f"timeline of the failing schedule written to {args.trace}\n"
         else:
             summary += f"no failing schedule: no timeline written to {args.trace}\n"
@@ -384,6 +453,22 @@ def validate(
     raise Failed(text, EXIT_VALIDATION)
 
 
+def write_trace(tracer: Tracer, path: str) -> None:
+    try:
+        tracer.write(Path(path))
+    except OSError as e:
+        raise UsageError(f"--trace: cannot write '{path}': {e.strerror or e}") from None
+
+
+def write_outputs(out: Path, outputs: dict[str, NDArray[Any]]) -> None:
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        for name, array in outputs.items():
+            np.save(out / f"{name}.npy", array)
+    except OSError as e:
+        raise UsageError(f"--out: cannot write into '{out}': {e.strerror or e}") from None
+
+
 def _report(text: str) -> None:
     """Write a diagnostic after what stdout already holds (a pipe would reorder them)."""
     sys.stdout.flush()
@@ -403,12 +488,13 @@ def run(argv: Sequence[str] | None = None) -> int:
         ctx = make_context()
         module = LocatingParser(ctx, text, str(path), source_map).parse_module()
         verify_located(module, source_map)
+        check_kernel(module, args.kernel)
         pipeline = parse_pipeline(args.passes, source_map) if args.passes else None
         launch: dict[str, Any] = {
             "block": parse_dims(args.block, "--block"),
             "grid": parse_dims(args.grid, "--grid") if args.grid else None,
             "cluster": parse_dims(args.cluster, "--cluster") if args.cluster else 1,
-            "args": dict(parse_arg(spec) for spec in args.arg),
+            "args": parse_args(args.arg),
             "max_steps": args.max_steps,
             "fence_policy": args.fence_policy,
         }
@@ -424,10 +510,12 @@ def run(argv: Sequence[str] | None = None) -> int:
             return EXIT_OK
         tracer = Tracer() if args.trace else None
         try:
-            result = run_kernel(module, args.kernel, tracer=tracer, **launch)
+            result = run_kernel(module, args.kernel, tracer=tracer, keep_log=False, **launch)
         finally:
             if tracer is not None:
-                tracer.write(Path(args.trace))
+                write_trace(tracer, args.trace)
+        if args.out:
+            write_outputs(Path(args.out), result.outputs)
     except UsageError as e:
         _report(f"error: {e}\n")
         return EXIT_ERROR
@@ -444,11 +532,9 @@ def run(argv: Sequence[str] | None = None) -> int:
     except Failed as e:
         _report(e.text)
         return e.code
-    if args.out:
-        out = Path(args.out)
-        out.mkdir(parents=True, exist_ok=True)
-        for name, array in result.outputs.items():
-            np.save(out / f"{name}.npy", array)
+    except MemoryError:
+        _report("error: out of memory: the launch's buffers and state do not fit in this machine's memory\n")
+        return EXIT_ERROR
     sys.stdout.write(summarize(result.report, result.outputs))
     return EXIT_OK
 
@@ -456,6 +542,10 @@ def run(argv: Sequence[str] | None = None) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         return run(argv)
+    except KeyboardInterrupt:
+        sys.stdout.flush()
+        sys.stderr.write("xdsl-tmem-run: interrupted\n")
+        return cli.EXIT_INTERRUPTED
     except Exception as e:
         if os.environ.get("XDSL_TMEM_TRACEBACK"):
             raise
