@@ -1,10 +1,12 @@
 // Hazard class: tmem-read-before-commit
 // Level: nvvm
-// Run: --kernel ref_pipeline --block 160 --arg out=zeros:f32:4x128x256 --arg a=rand:f16:4096:1 --arg b=rand:f16:8192:2 --arg ntiles=4
+// Run: --kernel ref_pipeline --block 160 --arg out=zeros:f32:4x128x256 --arg a=rand:f16:4096:1 --arg b=rand:f16:8192:2 --arg ntiles=4 --schedule random --seed 1
 // Exit: 3
 //
-// The reference pipeline (../shared/ref/ref_pipeline.mlir) whose epilogue does not wait on
-// full[s]: its tcgen05.ld reads a stage the MMAs are still writing.
+// The reference pipeline (lit_tests/nvvm/ref_pipeline.mlir) whose epilogue does not wait on
+// full[s]: its tcgen05.ld reads a stage the MMAs are still writing. Under this schedule the
+// MMA warp issues before the epilogue loads; under round-robin the epilogue runs first and
+// reads cells no MMA has written yet (tmem-read-uninitialized).
 module {
   llvm.mlir.global internal @smem_a() {addr_space = 3 : i32, alignment = 1024 : i64} : !llvm.array<8192 x i8>
   llvm.mlir.global internal @smem_b() {addr_space = 3 : i32, alignment = 1024 : i64} : !llvm.array<16384 x i8>
