@@ -363,7 +363,7 @@ def next_step(run: ClusterRun, agent: Warp | TensorCore) -> Step:
         if request is None:
             return OTHER
         if request.fn is acquire:
-            _, ring, producer = request.args
+            _, ring, producer, *_ = request.args
             return _ring_wait(ring, producer)
         if request.fn is arrive_empty:
             _, ring, stage = request.args

@@ -663,8 +663,8 @@ def tcgen05_mma(
     if cta_group == 2 and warp.cta.rank % 2:
         raise Hazard(
             "mma-from-non-leader-cta",
-            f"tcgen05.mma.cta_group::2 by {warp.name} in CTA {warp.cta.rank}, the odd CTA of the pair "
-            f"({warp.cta.rank - 1}, {warp.cta.rank}): pair MMAs are issued from the leader, the even-rank CTA, "
+            f"tcgen05.mma.cta_group::2 by {warp.name}, in the odd CTA of the pair ({warp.cta.rank - 1}, "
+            f"{warp.cta.rank}): pair MMAs are issued from the leader, the even-rank CTA, "
             "whose barriers the epilogues of both CTAs arrive on (Mojo's elect_one_cta, CUTLASS's MMA leader CTA); "
             "PTX only says a single thread of the pair issues it",
         )
