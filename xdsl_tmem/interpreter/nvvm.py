@@ -605,7 +605,7 @@ def issue_pipe(
 # --------------------------------------------------------------------------------------
 
 
-def check_stage_accumulate(warp: Warp, d_col: int, columns: int, accumulate: bool) -> None:
+def check_stage_accumulate(warp: Warp, op: Operation, d_col: int, columns: int, accumulate: bool) -> None:
     """semantics.md §9.12 per stage instance (tmem level: the warp holds the stage it
     acquired for MMA): the first MMA into the stage after its acquisition must overwrite
     D (enable_input_d = 0); an accumulating one adds to the previous tile's result."""
@@ -616,7 +616,7 @@ def check_stage_accumulate(warp: Warp, d_col: int, columns: int, accumulate: boo
             elif not hold.initialised:
                 raise Hazard(
                     "tmem-stale-accumulator",
-                    f"tcgen05.mma by {warp.name} accumulates (enable_input_d = 1) into stage {hold.index} (columns "
+                    f"{op.name} by {warp.name} accumulates (enable_input_d = 1) into stage {hold.index} (columns "
                     f"{hold.first}-{hold.first + hold.columns - 1}) before any MMA overwrote it since the stage was "
                     "acquired: the tile is added to the previous tile's accumulator (the first MMA of a tile needs "
                     "enable_input_d = 0)",
@@ -663,7 +663,7 @@ def tcgen05_mma(
     if cta_group == 2 and warp.cta.rank % 2:
         raise Hazard(
             "mma-from-non-leader-cta",
-            f"tcgen05.mma.cta_group::2 by {warp.name}, in the odd CTA of the pair ({warp.cta.rank - 1}, "
+            f"{op.name} (cta_group::2) by {warp.name}, in the odd CTA of the pair ({warp.cta.rank - 1}, "
             f"{warp.cta.rank}): pair MMAs are issued from the leader, the even-rank CTA, "
             "whose barriers the epilogues of both CTAs arrive on (Mojo's elect_one_cta, CUTLASS's MMA leader CTA); "
             "PTX only says a single thread of the pair issues it",
@@ -703,7 +703,7 @@ def tcgen05_mma(
         layout = accumulator_layout(idesc.m, idesc.n, cta_group)
         accumulate = bool(at(enable_input_d, lane))
         scale = at(scale_input_d, lane) if scale_input_d is not None else 0
-        check_stage_accumulate(warp, d_col, layout.column_span, accumulate)
+        check_stage_accumulate(warp, op, d_col, layout.column_span, accumulate)
         cells = (layout.lane_set << d_lane, layout.column_set << d_col)
         for v, cta in enumerate(ctas):
             use_cta_group(warp, cta, cta_group, "tcgen05.mma")
