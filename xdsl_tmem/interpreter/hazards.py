@@ -140,7 +140,7 @@ def _covers(a: AsyncOp, b: AsyncOp) -> bool:
 
 def cells_of(record: AsyncOp) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
     """Index arrays (np.ix_) of the exact cells of a record."""
-    return np.ix_(members(record.lane_set), members(record.column_set))
+    return members(record.lane_set)[:, None], members(record.column_set)[None, :]
 
 
 def describe_cells(lane_set: int, column_set: int) -> str:
