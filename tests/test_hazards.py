@@ -222,3 +222,26 @@ def test_tmem_starts_poisoned() -> None:
     assert (cta.tmem == TMEM_POISON).all()
     assert np.isnan(cta.tmem.view(np.float32)).all()
     assert not cta.tmem_written.any()
+
+
+@pytest.mark.parametrize("lowered", [False, True], ids=["as-written", "lowered"])
+def test_accumulating_onto_never_written_tmem(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, lowered: bool
+) -> None:
+    """tmem_stale_accumulator_first_mma.mlir with the accumulating first MMA on tile 0: the
+    cells were never written since the allocation. At the tmem level the stage rule names
+    it first (no overwriting MMA since the acquisition); lowered, the MMA reads
+    uninitialised cells."""
+    program = CORPUS / "tmem_stale_accumulator_first_mma.mlir"
+    text = program.read_text()
+    marker = "%c2 = arith.constant 2 : i32\n            %accumulate_first"
+    assert marker in text
+    variant = tmp_path / "first_tile_accumulates.mlir"
+    variant.write_text(text.replace(marker, "%c2 = arith.constant 0 : i32\n            %accumulate_first"))
+    passes = ["-p", "lower-tmem"] if lowered else []
+    result = run_cli(capsys, str(variant), *passes, *shlex.split(header(program, "Run")))
+    assert result.code == run.EXIT_HAZARD, result.err
+    klass = "tmem-read-uninitialized" if lowered else "tmem-stale-accumulator"
+    assert re.search(rf"error: hazard {klass}: nvvm\.tcgen05\.mma by warp 4 ", result.err), result.err
+    if lowered:
+        assert "accumulates onto (enable_input_d = 1) TMEM cells that no write has produced" in result.err
