@@ -6,10 +6,17 @@ from __future__ import annotations
 import re
 import shlex
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pytest
-from support import CLEAN, CORPUS, header, run_cli
+from gemm_reference import fragment_16x256b, kmajor_matrix, parse
+from numpy.typing import NDArray
+from support import CLEAN, CORPUS, ROOT, header, run_cli
 
+from xdsl_tmem.interpreter import run_kernel
+from xdsl_tmem.interpreter.machine import TMEM_POISON, Cta, SharedLayout
+from xdsl_tmem.interpreter.tcgen05 import accumulator_layout, ldst_plan
 from xdsl_tmem.tools import run
 
 CLASSES = {
@@ -30,8 +37,17 @@ CLASSES = {
     "mixed-cta-group",
     "ncols-invalid",
     "exit-with-pending-remote",
+    "tmem-read-uninitialized",
+    "tmem-stale-accumulator",
+    "tmem-access-out-of-stage",
+    "mma-from-non-leader-cta",
 }
 PROGRAMS = sorted(CORPUS.glob("*.mlir"))
+LOWERED = [p for p in PROGRAMS if re.search(r"^// Lowered: ", p.read_text(), re.M)]
+"""Seeded bugs at the tmem level that must also be caught, with the class of their
+`Lowered:` header, after lower-tmem (where stages no longer exist)."""
+SAFE = ROOT / "tests" / "safe"
+"""Correct programs that tripped a false alarm (`// Run:` header, outputs checked below)."""
 
 
 def test_the_corpus_covers_every_class() -> None:
@@ -86,3 +102,146 @@ def test_no_false_alarms(
     result = run_cli(capsys, str(program), *passes, *shlex.split(args), "--fence-policy", policy)
     code, err = result.code, result.err
     assert code == run.EXIT_OK, err
+
+
+@pytest.mark.parametrize("policy", ["strict", "mojo"])
+@pytest.mark.parametrize("program", LOWERED, ids=[p.stem for p in LOWERED])
+def test_seeded_bug_is_caught_after_lowering(capsys: pytest.CaptureFixture[str], program: Path, policy: str) -> None:
+    """The stale-accumulator, uninitialised-TMEM and non-leader checks hold at the NVVM
+    level too: lowered with either fence policy, checked under it."""
+    klass = header(program, "Lowered")
+    passes = ["-p", f"lower-tmem{{fence-policy={policy}}}", "--fence-policy", policy]
+    result = run_cli(capsys, str(program), *passes, *shlex.split(header(program, "Run")))
+    assert result.code == run.EXIT_HAZARD, result.err
+    assert re.search(rf"^\S+:\d+:\d+: error: hazard {klass}: nvvm\.tcgen05\.(ld|mma)", result.err, re.M), result.err
+
+
+STALE_FREE = [p for p in PROGRAMS if header(p, "Hazard class") != "tmem-stale-accumulator"]
+
+
+@pytest.mark.parametrize("schedule", [[], ["--schedule", "random", "--seed", "5"]], ids=["rr", "random"])
+@pytest.mark.parametrize("policy", ["strict", "mojo"])
+@pytest.mark.parametrize("lowered", [False, True], ids=["as-written", "lowered"])
+@pytest.mark.parametrize(
+    ("program", "args"),
+    [*CLEAN, *((p, header(p, "Run")) for p in STALE_FREE)],
+    ids=[*(p.stem for p, _ in CLEAN), *(p.stem for p in STALE_FREE)],
+)
+def test_no_stale_accumulator_false_alarm(
+    capsys: pytest.CaptureFixture[str], program: Path, args: str, lowered: bool, policy: str, schedule: list[str]
+) -> None:
+    """The per-cell stale-accumulator rule (a load of values the warp read before its last
+    mbarrier wait; an MMA accumulating onto values a load read) and the per-stage rule
+    never fire on the examples, the reference pipeline or any other seeded bug, at either
+    level, under either fence policy and scheduler."""
+    if lowered and program.parent == CORPUS and header(program, "Level").startswith("nvvm"):
+        pytest.skip("already at the NVVM level")
+    passes = ["-p", f"lower-tmem{{fence-policy={policy}}}"] if lowered else []
+    result = run_cli(capsys, str(program), *passes, *shlex.split(args), "--fence-policy", policy, *schedule)
+    assert "tmem-stale-accumulator" not in result.err, result.err
+    if program.parent != CORPUS:
+        assert result.code == run.EXIT_OK, result.err
+
+
+def _safe_run(program: Path, policy: str, schedule: str, seed: int) -> dict[str, NDArray[Any]]:
+    """Run a tests/safe program with the buffers of its `Run:` header."""
+    words = shlex.split(header(program, "Run"))
+    kernel = words[words.index("--kernel") + 1]
+    block = int(words[words.index("--block") + 1])
+    args: dict[str, Any] = {}
+    for spec in (words[i + 1] for i, w in enumerate(words) if w == "--arg"):
+        name, value = spec.split("=", 1)
+        kind, *rest = value.split(":")
+        if kind in ("zeros", "rand"):
+            dtype = {"f16": np.float16, "f32": np.float32, "u32": np.uint32}[rest[0]]
+            shape = tuple(int(n) for n in rest[1].split("x"))
+            if kind == "zeros":
+                args[name] = np.zeros(shape, dtype)
+            elif dtype == np.uint32:
+                args[name] = np.random.default_rng(int(rest[2])).integers(0, 1 << 32, shape, dtype=np.uint32)
+            else:
+                args[name] = np.random.default_rng(int(rest[2])).standard_normal(shape).astype(dtype)
+        else:
+            args[name] = int(value)
+    module = parse(program.read_text())
+    result = run_kernel(module, kernel, block=block, args=args, schedule=schedule, seed=seed, fence_policy=policy)
+    return {**args, **result.outputs}
+
+
+SCHEDULES = [("rr", 0), ("random", 1), ("random", 2)]
+
+
+@pytest.mark.parametrize(("schedule", "seed"), SCHEDULES)
+@pytest.mark.parametrize("policy", ["strict", "mojo"])
+def test_m64_stages_interleaved_by_lane_are_safe(policy: str, schedule: str, seed: int) -> None:
+    """Two M = 64 accumulator stages at TMEM lane 0 and lane 16 of the same columns share
+    no cell (layout F, PTX ISA tcgen05 data-path layouts): no race between the MMA into
+    one and the loads of the other, and the numbers are numpy's."""
+    out = _safe_run(SAFE / "m64_interleaved_stages.mlir", policy, schedule, seed)
+    a, b = np.asarray(out["a"]), np.asarray(out["b"])
+    d = kmajor_matrix(a, 64, 32, 128, 512).astype(np.float32) @ kmajor_matrix(b, 256, 32, 128, 512).astype(np.float32).T
+    expected = np.zeros((128, 256), dtype=np.float32)
+    for tid in range(128):
+        warp, lane = divmod(tid, 32)
+        for tile in range(8):
+            for register in range(16):
+                row, col = fragment_16x256b(lane, register)
+                expected[tid, tile * 32 + register] = d[16 * warp + row, tile * 32 + col]
+    got = np.asarray(out["out"]).view(np.float32)
+    for t in range(4):
+        np.testing.assert_allclose(got[t], expected, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("policy", ["strict", "mojo"])
+def test_16x32bx2_load_reads_two_pieces(policy: str) -> None:
+    """A 16x32bx2 load with immHalfSplitoff 64 > its 4 columns reads columns 0-3 and
+    64-67 only (never-written columns 4-63 are not read): SAFE, and lanes 16-31 get the
+    cells 64 columns further (PTX ISA .16x32bx2)."""
+    out = _safe_run(SAFE / "split_16x32bx2.mlir", policy, "rr", 0)
+    inp0, inp1 = np.asarray(out["inp0"]), np.asarray(out["inp1"])
+    expected = np.concatenate([inp0[:16], inp1[:16]])
+    np.testing.assert_array_equal(np.asarray(out["out"]), expected)
+
+
+def test_access_records_hold_exact_cell_sets() -> None:
+    """Layout F (M = 64): rows m at lanes m % 16 + 32 (m // 16), so a lane-0 accumulator
+    leaves lanes 16-31 of each quarter untouched; 16x32bx2 with split 64 touches two
+    column pieces (PTX ISA)."""
+    layout = accumulator_layout(64, 256, 1)
+    lanes = {m % 16 + 32 * (m // 16) for m in range(64)}
+    assert layout.lane_set == sum(1 << lane for lane in lanes)
+    assert layout.column_set == (1 << 256) - 1
+    plan = ldst_plan("shape_16x32bx2", 4, 64)
+    assert plan.lane_set == (1 << 16) - 1
+    assert plan.column_set == 0b1111 | 0b1111 << 64
+
+
+def test_tmem_starts_poisoned() -> None:
+    """TMEM is uninitialised, not zero: the model fills it with a NaN (all ones)."""
+    cta = Cta(0, (0, 0, 0), SharedLayout())
+    assert (cta.tmem == TMEM_POISON).all()
+    assert np.isnan(cta.tmem.view(np.float32)).all()
+    assert not cta.tmem_written.any()
+
+
+@pytest.mark.parametrize("lowered", [False, True], ids=["as-written", "lowered"])
+def test_accumulating_onto_never_written_tmem(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, lowered: bool
+) -> None:
+    """tmem_stale_accumulator_first_mma.mlir with the accumulating first MMA on tile 0: the
+    cells were never written since the allocation. At the tmem level the stage rule names
+    it first (no overwriting MMA since the acquisition); lowered, the MMA reads
+    uninitialised cells."""
+    program = CORPUS / "tmem_stale_accumulator_first_mma.mlir"
+    text = program.read_text()
+    marker = "%c2 = arith.constant 2 : i32\n            %accumulate_first"
+    assert marker in text
+    variant = tmp_path / "first_tile_accumulates.mlir"
+    variant.write_text(text.replace(marker, "%c2 = arith.constant 0 : i32\n            %accumulate_first"))
+    passes = ["-p", "lower-tmem"] if lowered else []
+    result = run_cli(capsys, str(variant), *passes, *shlex.split(header(program, "Run")))
+    assert result.code == run.EXIT_HAZARD, result.err
+    klass = "tmem-read-uninitialized" if lowered else "tmem-stale-accumulator"
+    assert re.search(rf"error: hazard {klass}: nvvm\.tcgen05\.mma by warp 4 ", result.err), result.err
+    if lowered:
+        assert "accumulates onto (enable_input_d = 1) TMEM cells that no write has produced" in result.err

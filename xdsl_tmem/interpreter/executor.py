@@ -46,7 +46,7 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.traits import IsTerminator
 
 from xdsl_tmem.interpreter.hazards import WarpClock
-from xdsl_tmem.interpreter.machine import AsyncOp, Blocked, Cluster, Cta, Hazard, MBarrier, Memo, Wake
+from xdsl_tmem.interpreter.machine import AsyncOp, Blocked, Cluster, Cta, Hazard, MBarrier, Memo, StageHold, Wake
 from xdsl_tmem.interpreter.values import WARP, Mask, Value, format_lanes
 
 # --------------------------------------------------------------------------------------
@@ -340,6 +340,10 @@ class Warp(Interpreter):
         """(CTA, barrier offset) → phases this warp's waits on it have consumed."""
         self.last_sync = ""
         """This warp's last successful synchronisation, for hazard reports."""
+        self.acquires = 0
+        """Successful mbarrier waits so far (the stale-accumulator check, hazards.py)."""
+        self.mma_stages: dict[tuple[int, int], StageHold] = {}
+        """(ring barriers, stage index) → the accumulator stage this warp holds for MMA (tmem level)."""
         self.unpublished_inits: list[MBarrier] = []
         """mbarriers this warp initialised since its last fence.mbarrier_init."""
         self.poll_failed: str | None = None
@@ -356,6 +360,7 @@ class Warp(Interpreter):
         clone.cta = cluster.ctas[self.cta.rank]
         clone.clock = self.clock.copy()
         clone.seen_phases = dict(self.seen_phases)
+        clone.mma_stages = dict(self.mma_stages)
         clone.unpublished_inits = [memo.copy(b, MBarrier.copy) for b in self.unpublished_inits]
         clone.pending_tmem = [memo.copy(r) for r in self.pending_tmem]
         if self.op_state is not None and not isinstance(self.op_state, int):

@@ -363,7 +363,7 @@ def next_step(run: ClusterRun, agent: Warp | TensorCore) -> Step:
         if request is None:
             return OTHER
         if request.fn is acquire:
-            _, ring, producer = request.args
+            _, ring, producer, *_ = request.args
             return _ring_wait(ring, producer)
         if request.fn is arrive_empty:
             _, ring, stage = request.args
@@ -471,7 +471,8 @@ def state_key(run: ClusterRun) -> int:
                 clock.vc_tc.tobytes(),
                 clock.fenced,
                 tuple(sorted(warp.seen_phases.items())),
-                tuple((r.columns, r.lanes, r.writes, r.epoch) for r in warp.pending_tmem),
+                tuple((r.column_set, r.lane_set, r.writes, r.epoch) for r in warp.pending_tmem),
+                tuple((key, hold.initialised) for key, hold in sorted(warp.mma_stages.items())),
             )
         )
     state = run.state
@@ -496,7 +497,7 @@ def state_key(run: ClusterRun) -> int:
                 tuple((len(c.ops), tuple(c.barriers), _clock(c.clock)) for c in cta.commits),
                 tuple((t, len(r)) for t, r in sorted(cta.inflight.items())),
                 tuple(
-                    (r.lanes, r.columns, r.writes, r.comp, r.epoch, r.pipe, r.issuer)
+                    (r.lane_set, r.column_set, r.writes, r.comp, r.epoch, r.pipe, r.issuer)
                     for bucket in cta.tmem_live
                     for r in bucket
                 ),

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import NDArray
 
-from xdsl_tmem.interpreter.machine import INF, AsyncOp, Cta, Hazard
+from xdsl_tmem.interpreter.machine import INF, TMEM_POISON, AsyncOp, Cta, Hazard
 
 if TYPE_CHECKING:
     from xdsl_tmem.interpreter.executor import Warp
@@ -105,50 +105,91 @@ def join(clock: Clock | None, other: Clock | None) -> Clock | None:
 # --------------------------------------------------------------------------------------
 
 
+def span(start: int, count: int) -> int:
+    """The bit set of [start, start + count)."""
+    return ((1 << count) - 1) << start
+
+
+def members(bits: int) -> NDArray[np.int64]:
+    """The elements of a bit set, ascending."""
+    raw = np.frombuffer(bits.to_bytes((bits.bit_length() + 7) // 8 or 1, "little"), dtype=np.uint8)
+    return np.flatnonzero(np.unpackbits(raw, bitorder="little")).astype(np.int64)
+
+
+def runs(bits: int) -> str:
+    """`0-15, 32-47` for a bit set."""
+    parts: list[str] = []
+    index = members(bits)
+    if index.size == 0:
+        return "none"
+    breaks = np.flatnonzero(np.diff(index) != 1)
+    starts = [int(index[0]), *(int(index[b + 1]) for b in breaks)]
+    ends = [*(int(index[b]) for b in breaks), int(index[-1])]
+    for first, last in zip(starts, ends, strict=True):
+        parts.append(str(first) if first == last else f"{first}-{last}")
+    return ", ".join(parts)
+
+
 def _overlaps(a: AsyncOp, b: AsyncOp) -> bool:
-    return (
-        a.lanes[0] < b.lanes[1]
-        and b.lanes[0] < a.lanes[1]
-        and a.columns[0] < b.columns[1]
-        and b.columns[0] < a.columns[1]
-    )
+    return bool(a.lane_set & b.lane_set) and bool(a.column_set & b.column_set)
 
 
 def _covers(a: AsyncOp, b: AsyncOp) -> bool:
-    return (
-        a.lanes[0] <= b.lanes[0]
-        and b.lanes[1] <= a.lanes[1]
-        and a.columns[0] <= b.columns[0]
-        and b.columns[1] <= a.columns[1]
-    )
+    return not (b.lane_set & ~a.lane_set) and not (b.column_set & ~a.column_set)
+
+
+def cells_of(record: AsyncOp) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """Index arrays (np.ix_) of the exact cells of a record."""
+    return members(record.lane_set)[:, None], members(record.column_set)[None, :]
+
+
+def describe_cells(lane_set: int, column_set: int) -> str:
+    return f"TMEM lanes {runs(lane_set)}, columns {runs(column_set)}"
 
 
 def describe(record: AsyncOp, cluster_size: int) -> str:
     who = f"warp {record.warp}" + (f" lane {record.lane}" if record.lane >= 0 else "")
     if cluster_size > 1:
         who = f"CTA {record.issuer_cta} {who}"
-    cells = (
-        f"TMEM lanes {record.lanes[0]}-{record.lanes[1] - 1}, columns {record.columns[0]}-{record.columns[1] - 1}"
-        + (f" of CTA {record.cta}" if cluster_size > 1 else "")
-    )
+    cells = describe_cells(record.lane_set, record.column_set) + (f" of CTA {record.cta}" if cluster_size > 1 else "")
     name = record.op.name if record.op is not None else record.kind
     return f"{name} by {who} ({cells})"
 
 
+def _uninitialised(cta: Cta, cells: tuple[NDArray[np.int64], NDArray[np.int64]]) -> str | None:
+    """The never-written cells among `cells`, described, or None."""
+    missing = ~cta.tmem_written[cells]
+    if not missing.any():
+        return None
+    lanes, columns = cells[0][:, 0], cells[1][0, :]
+    lane_bits = sum(1 << int(lane) for lane in lanes[missing.any(axis=1)])
+    column_bits = sum(1 << int(column) for column in columns[missing.any(axis=0)])
+    return describe_cells(lane_bits, column_bits)
+
+
 def check_access(warp: Warp, cta: Cta, record: AsyncOp, knowledge: Clock) -> None:
     """Check `record` (just issued) against every live access it overlaps, then index it.
-    `knowledge` is what the issuer knows (its tcgen05 clock)."""
+    `knowledge` is what the issuer knows (its tcgen05 clock).
+
+    Besides the races: a read (a load, an accumulating MMA) of cells no write produced
+    since their allocation is `tmem-read-uninitialized`, and a read of an accumulator an
+    epilogue already consumed is `tmem-stale-accumulator` (see `_check_stale`)."""
     size = len(warp.cluster.ctas)
-    cells = (slice(*record.lanes), slice(*record.columns))
-    if record.writes:
-        cta.tmem_written[cells] = True
-    elif not cta.tmem_written[cells].all():
-        raise Hazard(
-            "tmem-read-before-commit",
-            f"{describe(record, size)} reads TMEM cells that no write has produced since they were allocated "
-            "(the MMA that should produce them has not been issued, let alone committed)"
-            + (f"; the warp last synchronised on {record.observed}" if record.observed else ""),
-        )
+    cells = cells_of(record)
+    if not record.writes or record.accumulates:
+        if (missing := _uninitialised(cta, cells)) is not None:
+            action = "accumulates onto (enable_input_d = 1)" if record.writes else "reads"
+            raise Hazard(
+                "tmem-read-uninitialized",
+                f"{describe(record, size)} {action} TMEM cells that no write has produced since they were "
+                f"allocated ({missing}): their content is undefined"
+                + (
+                    "; if an MMA is meant to produce them, this load is not ordered after it"
+                    if not record.writes
+                    else "; the first MMA into an accumulator must have enable_input_d = 0"
+                )
+                + (f"; the warp last synchronised on {record.observed}" if record.observed else ""),
+            )
     superseded: list[AsyncOp] = []
     first, last = record.columns[0] // BUCKET, (record.columns[1] - 1) // BUCKET
     for bucket in range(first, last + 1):
@@ -168,11 +209,57 @@ def check_access(warp: Warp, cta: Cta, record: AsyncOp, knowledge: Clock) -> Non
                 raise Hazard(_conflict_kind(other, record), _conflict_message(other, record, size), related)
             if record.writes and _covers(record, other):
                 superseded.append(other)
+    _check_stale(warp, cta, record, cells)
+    if record.writes:
+        cta.tmem_written[cells] = True
+        cta.tmem_reader[cells] = -1
+    else:
+        cta.tmem_reader[cells] = warp.index
+        cta.tmem_read_sync[cells] = warp.acquires
     for bucket in range(first, last + 1):
         live = cta.tmem_live[bucket]
         if superseded:
             live[:] = [r for r in live if not any(r is s for s in superseded)]
         live.append(record)
+
+
+def _check_stale(warp: Warp, cta: Cta, record: AsyncOp, cells: tuple[NDArray[np.int64], NDArray[np.int64]]) -> None:
+    """semantics.md §9.12 at the level of cells (no stages needed, so it holds after lowering).
+
+    A value a tcgen05.ld has read was handed to the epilogue. Two reads are stale:
+
+    * a tcgen05.ld by warp W of a cell whose value W itself already read, when W completed
+      an mbarrier wait since that read: W acquired a new hand-over (a `full` phase), yet
+      nothing wrote the cell since (a tile committed without an MMA, K = 0). Re-reading
+      a value within one hand-over (no wait in between) is fine;
+    * an MMA accumulating (enable_input_d = 1) onto a cell whose value a load already
+      read: the tile's first MMA adds to the previous tile's accumulator.
+
+    What is not caught: a stale value read by a different warp than the one that read it
+    before (warps w and w + 4 share a lane quarter), and a kernel that deliberately reads a
+    partial accumulator and then keeps accumulating onto it is reported (no example does)."""
+    if record.writes and not record.accumulates:
+        return
+    reader = cta.tmem_reader[cells]
+    if record.writes:
+        stale = reader >= 0
+        if stale.any():
+            raise Hazard(
+                "tmem-stale-accumulator",
+                f"{describe(record, len(warp.cluster.ctas))} accumulates (enable_input_d = 1) onto an accumulator "
+                f"a tcgen05.ld of warp {int(reader[stale][0])} already read, and nothing has written those cells "
+                "since: the tile adds to the previous tile's result (its first MMA must have enable_input_d = 0)",
+            )
+        return
+    stale = (reader == warp.index) & (cta.tmem_read_sync[cells] < warp.acquires)
+    if stale.any():
+        raise Hazard(
+            "tmem-stale-accumulator",
+            f"{describe(record, len(warp.cluster.ctas))} reads values this warp already read before its last "
+            "mbarrier wait, and no MMA, tcgen05.st or tcgen05.cp has written those cells since: the hand-over "
+            "it waited for carries no new accumulator (a tile committed without an MMA with enable_input_d = 0, "
+            "K = 0)" + (f"; the warp last synchronised on {record.observed}" if record.observed else ""),
+        )
 
 
 def _conflict_kind(earlier: AsyncOp, later: AsyncOp) -> str:
@@ -206,7 +293,7 @@ def check_dealloc(warp: Warp, cta: Cta, columns: tuple[int, int]) -> None:
     size = len(warp.cluster.ctas)
     for bucket in range(columns[0] // BUCKET, (columns[1] - 1) // BUCKET + 1):
         for other in cta.tmem_live[bucket]:
-            if other.columns[0] >= columns[1] or columns[0] >= other.columns[1]:
+            if not other.column_set & span(columns[0], columns[1] - columns[0]):
                 continue
             if other.epoch == INF or other.epoch > int(knowledge[other.comp]):
                 raise Hazard(
@@ -218,9 +305,12 @@ def check_dealloc(warp: Warp, cta: Cta, columns: tuple[int, int]) -> None:
                     [(other.op, f"the access: {describe(other, size)}")],
                 )
         cta.tmem_live[bucket] = [
-            r for r in cta.tmem_live[bucket] if r.columns[0] >= columns[1] or columns[0] >= r.columns[1]
+            r for r in cta.tmem_live[bucket] if not r.column_set & span(columns[0], columns[1] - columns[0])
         ]
+    # Freed columns are uninitialised again (a later allocation must not see this kernel's values).
     cta.tmem_written[:, columns[0] : columns[1]] = False
+    cta.tmem_reader[:, columns[0] : columns[1]] = -1
+    cta.tmem[:, columns[0] : columns[1]] = TMEM_POISON
 
 
 def complete(record: AsyncOp, comp: int, epoch: int, by: str, step: int) -> None:

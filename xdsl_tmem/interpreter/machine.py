@@ -38,6 +38,10 @@ SHARED_LIMIT = 1 << 32
 MAX_SHARED_BYTES = 232448  # 227 KiB per CTA on sm_100
 INF = 1 << 62
 """The completion epoch of an access still in flight."""
+TMEM_POISON = 0xFFFFFFFF
+"""What an unwritten TMEM cell holds in the model: a NaN as f32, -1 as s32, so that a
+result computed from uninitialised TMEM is visibly wrong (the hardware's content is
+undefined: PTX's tcgen05.alloc says nothing of the content of the columns it allocates)."""
 Clock: TypeAlias = NDArray[np.int64]
 _T = TypeVar("_T")
 
@@ -244,10 +248,16 @@ class AsyncOp:
     lane: int
     issue_step: int
     lanes: tuple[int, int]
-    """TMEM lanes [start, end) touched."""
+    """Bounding range [start, end) of the TMEM lanes touched (reports, timelines)."""
     columns: tuple[int, int]
-    """TMEM columns [start, end) touched."""
+    """Bounding range [start, end) of the TMEM columns touched."""
     writes: bool
+    lane_set: int = 0
+    """The exact lanes touched, as a bit set (bit i: lane i); the cells are lane_set x column_set."""
+    column_set: int = 0
+    """The exact columns touched, as a bit set."""
+    accumulates: bool = False
+    """An MMA with enable_input_d: it also reads its D cells."""
     issuer_cta: int = 0
     issuer: int = -1
     """Issuing thread (CTA-relative) of a tensor-pipe op (mma, cp); -1 for ld / st."""
@@ -263,6 +273,20 @@ class AsyncOp:
     """A load whose warp released (arrived, synced) before its wait::ld."""
     observed: str = ""
     """The issuing warp's last synchronisation, for reports."""
+
+
+@dataclass(frozen=True)
+class StageHold:
+    """An accumulator stage an MMA warp acquired (tmem level): until it commits the stage,
+    whether an MMA (or tcgen05.st / cp) has overwritten it since (semantics.md §9.12)."""
+
+    index: int
+    first: int
+    """First TMEM column of the stage."""
+    columns: int
+    acquired_at: Any
+    """The op that acquired it (for reports)."""
+    initialised: bool = False
 
 
 @dataclass
@@ -376,7 +400,7 @@ class Cta:
         self.layout = layout
         self.smem = np.zeros(max(layout.size, 1), dtype=np.uint8)
         self.smem_views: dict[np.dtype[Any], NDArray[Any]] = {}
-        self.tmem = np.zeros((TMEM_LANES, TMEM_COLUMNS), dtype=np.uint32)
+        self.tmem = np.full((TMEM_LANES, TMEM_COLUMNS), TMEM_POISON, dtype=np.uint32)
         self.allocator = TmemAllocator()
         self.mbarriers: dict[int, MBarrier] = {}
         self.named: dict[int, NamedBarrier] = {}
@@ -389,6 +413,11 @@ class Cta:
         self.commits: list[PendingCommit] = []
         self.tmem_written = np.zeros((TMEM_LANES, TMEM_COLUMNS), dtype=np.bool_)
         """Cells some write produced since they were allocated (reading others is a hazard)."""
+        self.tmem_reader = np.full((TMEM_LANES, TMEM_COLUMNS), -1, dtype=np.int8)
+        """Per cell: the warp whose tcgen05.ld last read the value the cell holds, or -1 if no
+        load read it since it was written (the stale-accumulator check, hazards.py)."""
+        self.tmem_read_sync = np.zeros((TMEM_LANES, TMEM_COLUMNS), dtype=np.int32)
+        """Per cell: that reader's `Warp.acquires` at the read."""
         self.tmem_live: list[list[AsyncOp]] = [[] for _ in range(TMEM_COLUMNS // 32)]
         """Live TMEM accesses by 32-column bucket (hazards.py)."""
         self.cta_group: int | None = None
@@ -403,6 +432,7 @@ class Cta:
         clone.smem, clone.smem_views = self.smem.copy(), {}
         clone.tmem = self.tmem.copy()
         clone.tmem_written = self.tmem_written.copy()
+        clone.tmem_reader, clone.tmem_read_sync = self.tmem_reader.copy(), self.tmem_read_sync.copy()
         clone.allocator = self.allocator.copy()
         clone.mbarriers = {offset: memo.copy(bar, MBarrier.copy) for offset, bar in self.mbarriers.items()}
         clone.named = {i: bar.copy() for i, bar in self.named.items()}

@@ -10,7 +10,7 @@ require every live lane to be active.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar, cast
 
 import numpy as np
@@ -23,7 +23,7 @@ from xdsl_tmem.dialects import nvvm
 from xdsl_tmem.dialects.llvm_ext import ConstantRangeAttr
 from xdsl_tmem.dialects.utils import check_alloc_columns
 from xdsl_tmem.interpreter.executor import Warp, WarpFunctions
-from xdsl_tmem.interpreter.hazards import check_access, check_dealloc, complete
+from xdsl_tmem.interpreter.hazards import check_access, check_dealloc, complete, span
 from xdsl_tmem.interpreter.machine import (
     OFFSET_MASK,
     RANK_SHIFT,
@@ -219,6 +219,7 @@ def observe(warp: Warp, address: int, parity: int) -> None:
             "later lap",
         )
     warp.seen_phases[key] = target
+    warp.acquires += 1
     if bar.completed:
         warp.clock.acquire(bar.history[bar.completed - 1])
         warp.last_sync = f"mbarrier {cluster.describe_barrier(address)} phase {bar.completed - 1}"
@@ -238,6 +239,7 @@ def mbarrier_probe(warp: Warp, address: Value, state_or_phase: Value, is_state: 
                 f"polls mbarrier {warp.cluster.describe_barrier(addr)} for {what} (test failed); barrier {bar.state()}"
             )
         elif bar.completed:
+            warp.acquires += 1
             warp.clock.acquire(bar.history[bar.completed - 1])
     return out
 
@@ -492,7 +494,7 @@ def tmem_ld(warp: Warp, op: Operation, taddr: Value, plan: LdStPlan) -> NDArray[
     check_columns(warp.cta, col0, plan.columns, "tcgen05.ld")
     cells = warp.cta.tmem.reshape(-1)
     index = plan.flat + (lane0 * TMEM_COLUMNS + col0)
-    record = _record(warp, "ld", op, lane0, plan.rows, col0, plan.columns, writes=False)
+    record = _record(warp, "ld", op, lane0, plan, col0, writes=False)
     check_access(warp, warp.cta, record, warp.clock.vc_tc)
     warp.pending_tmem.append(record)
     value = cells[index]
@@ -506,7 +508,8 @@ def tmem_st(warp: Warp, op: Operation, taddr: Value, values: NDArray[Any], plan:
     warp.require_converged("tcgen05.st")
     lane0, col0 = tmem_rows(warp, warp_uniform(warp, taddr, "tcgen05.st address"), plan.rows, "tcgen05.st")
     check_columns(warp.cta, col0, plan.columns, "tcgen05.st")
-    record = _record(warp, "st", op, lane0, plan.rows, col0, plan.columns, writes=True)
+    record = _record(warp, "st", op, lane0, plan, col0, writes=True)
+    initialise_stages(warp, col0, plan.columns)
     check_access(warp, warp.cta, record, warp.clock.vc_tc)
     warp.pending_tmem.append(record)
     cells = warp.cta.tmem.reshape(-1)
@@ -533,7 +536,7 @@ def tmem_wait(warp: Warp, kind: str) -> None:
     warp.pending_tmem = still
 
 
-def _record(warp: Warp, kind: str, op: Operation, lane0: int, rows: int, col0: int, cols: int, writes: bool) -> AsyncOp:
+def _record(warp: Warp, kind: str, op: Operation, lane0: int, plan: LdStPlan, col0: int, writes: bool) -> AsyncOp:
     record = AsyncOp(
         kind=kind,
         op=op,
@@ -541,9 +544,11 @@ def _record(warp: Warp, kind: str, op: Operation, lane0: int, rows: int, col0: i
         warp=warp.index,
         lane=-1,
         issue_step=warp.cluster.step,
-        lanes=(lane0, lane0 + rows),
-        columns=(col0, col0 + cols),
+        lanes=(lane0, lane0 + plan.rows),
+        columns=(col0, col0 + plan.columns),
         writes=writes,
+        lane_set=plan.lane_set << lane0,
+        column_set=plan.column_set << col0,
         issuer_cta=warp.cta.rank,
         comp=warp.clock.tc,
         observed=warp.last_sync,
@@ -554,10 +559,18 @@ def _record(warp: Warp, kind: str, op: Operation, lane0: int, rows: int, col0: i
 
 
 def issue_pipe(
-    warp: Warp, op: Operation, cta: Cta, lane: int, lanes: tuple[int, int], columns: tuple[int, int]
+    warp: Warp,
+    op: Operation,
+    cta: Cta,
+    lane: int,
+    lanes: tuple[int, int],
+    columns: tuple[int, int],
+    cells: tuple[int, int],
+    accumulates: bool = False,
 ) -> None:
     """A tensor-pipe write (mma, cp) by `lane` into `cta`'s TMEM: checked against the live
-    accesses it overlaps, then in flight until a commit of the issuing thread completes."""
+    accesses it overlaps, then in flight until a commit of the issuing thread completes.
+    `lanes` / `columns` bound the cells; `cells` is the exact (lane, column) bit sets."""
     if cta.exited_at is not None:
         raise Hazard(
             "exit-with-pending-remote",
@@ -574,6 +587,9 @@ def issue_pipe(
         lanes=lanes,
         columns=columns,
         writes=True,
+        lane_set=cells[0],
+        column_set=cells[1],
+        accumulates=accumulates,
         issuer_cta=warp.cta.rank,
         issuer=thread_id(warp, lane),
         pipe=True,
@@ -591,6 +607,32 @@ def issue_pipe(
 # --------------------------------------------------------------------------------------
 # tcgen05.mma, cp, commit
 # --------------------------------------------------------------------------------------
+
+
+def check_stage_accumulate(warp: Warp, op: Operation, d_col: int, columns: int, accumulate: bool) -> None:
+    """semantics.md §9.12 per stage instance (tmem level: the warp holds the stage it
+    acquired for MMA): the first MMA into the stage after its acquisition must overwrite
+    D (enable_input_d = 0); an accumulating one adds to the previous tile's result."""
+    for key, hold in warp.mma_stages.items():
+        if hold.first <= d_col and d_col + columns <= hold.first + hold.columns:
+            if not accumulate:
+                warp.mma_stages[key] = replace(hold, initialised=True)
+            elif not hold.initialised:
+                raise Hazard(
+                    "tmem-stale-accumulator",
+                    f"{op.name} by {warp.name} accumulates (enable_input_d = 1) into stage {hold.index} (columns "
+                    f"{hold.first}-{hold.first + hold.columns - 1}) before any MMA overwrote it since the stage was "
+                    "acquired: the tile is added to the previous tile's accumulator (the first MMA of a tile needs "
+                    "enable_input_d = 0)",
+                    [(hold.acquired_at, "the stage was acquired here")],
+                )
+
+
+def initialise_stages(warp: Warp, first: int, columns: int) -> None:
+    """A tcgen05.st / cp by the warp holding a stage writes it as an initialising MMA does."""
+    for key, hold in warp.mma_stages.items():
+        if hold.first <= first and first + columns <= hold.first + hold.columns:
+            warp.mma_stages[key] = replace(hold, initialised=True)
 
 
 def cta_pair(warp: Warp, cta_group: int) -> list[Cta]:
@@ -622,6 +664,14 @@ def tcgen05_mma(
 ) -> None:
     """One MMA per active lane (normally one elected lane): compute at issue, write D,
     and leave it in flight until the issuing thread's next commit completes."""
+    if cta_group == 2 and warp.cta.rank % 2:
+        raise Hazard(
+            "mma-from-non-leader-cta",
+            f"{op.name} (cta_group::2) by {warp.name}, in the odd CTA of the pair ({warp.cta.rank - 1}, "
+            f"{warp.cta.rank}): pair MMAs are issued from the leader, the even-rank CTA, "
+            "whose barriers the epilogues of both CTAs arrive on (Mojo's elect_one_cta, CUTLASS's MMA leader CTA); "
+            "PTX only says a single thread of the pair issues it",
+        )
     for lane in warp.active_lanes():
         if disable_output_lane is not None and np.asarray(disable_output_lane)[lane].any():
             raise UnsupportedValue(
@@ -657,9 +707,20 @@ def tcgen05_mma(
         layout = accumulator_layout(idesc.m, idesc.n, cta_group)
         accumulate = bool(at(enable_input_d, lane))
         scale = at(scale_input_d, lane) if scale_input_d is not None else 0
+        check_stage_accumulate(warp, op, d_col, layout.column_span, accumulate)
+        cells = (layout.lane_set << d_lane, layout.column_set << d_col)
         for v, cta in enumerate(ctas):
             use_cta_group(warp, cta, cta_group, "tcgen05.mma")
-            issue_pipe(warp, op, cta, lane, (d_lane, d_lane + layout.lane_span), (d_col, d_col + layout.column_span))
+            issue_pipe(
+                warp,
+                op,
+                cta,
+                lane,
+                (d_lane, d_lane + layout.lane_span),
+                (d_col, d_col + layout.column_span),
+                cells,
+                accumulate,
+            )
             old = layout.read(cta.tmem, d_lane, d_col) if accumulate else None
             product = mma_product(a_full[v * rows_a : (v + 1) * rows_a], b_full, old, idesc, scale)
             layout.write(cta.tmem, d_lane, d_col, product)
@@ -703,7 +764,10 @@ def tcgen05_cp(
             except DescriptorError as e:
                 raise Hazard("out-of-bounds", f"tcgen05.cp: {e}") from None
             use_cta_group(warp, cta, cta_group, "tcgen05.cp")
-            issue_pipe(warp, op, cta, lane, (lane0, lane0 + 128), (col0, col0 + words))
+            issue_pipe(
+                warp, op, cta, lane, (lane0, lane0 + 128), (col0, col0 + words), (span(lane0, 128), span(col0, words))
+            )
+            initialise_stages(warp, col0, words)
             if rows == 32:
                 tile = np.tile(tile, (4, 1))  # warpx4: the 32 rows go to every lane quarter
             cta.tmem[lane0 : lane0 + 128, col0 : col0 + words] = tile

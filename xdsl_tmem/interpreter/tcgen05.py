@@ -74,12 +74,34 @@ class LdStPlan:
     flat: NDArray[np.int64]
     """(32, registers) offsets of each register's (low) cell in the flattened
     (lanes x 512 columns) TMEM, from the address."""
+    lane_set: int
+    """The exact TMEM lanes touched, relative to the address's lane, as a bit set."""
+    column_set: int
+    """The exact TMEM columns touched, relative to the address's column, as a bit set
+    (16x32bx2 touches two pieces `split` columns apart, not the columns between them)."""
+
+
+def bit_set(values: NDArray[np.int64]) -> int:
+    bits = 0
+    for value in np.unique(values):
+        bits |= 1 << int(value)
+    return bits
 
 
 @cache
 def ldst_plan(shape: str, registers: int, split: int = 0, pack: bool = False) -> LdStPlan:
     rows, cols = ldst_map(shape, registers, split, pack)
-    return LdStPlan(shape, registers, pack, ROWS[shape], int(cols.max()) + (2 if pack else 1), rows * 512 + cols)
+    touched = np.concatenate([cols.reshape(-1), (cols + 1).reshape(-1)]) if pack else cols
+    return LdStPlan(
+        shape,
+        registers,
+        pack,
+        ROWS[shape],
+        int(cols.max()) + (2 if pack else 1),
+        rows * 512 + cols,
+        bit_set(rows),
+        bit_set(touched),
+    )
 
 
 # --------------------------------------------------------------------------------------
@@ -327,6 +349,10 @@ class AccumulatorLayout:
     columns: NDArray[np.int64] | None
     lane_span: int
     column_span: int
+    lane_set: int
+    """The exact lanes written, relative to the D address, as a bit set (layout F leaves
+    lanes 16-31 of each quarter to a second M=64 accumulator at lane 16)."""
+    column_set: int
 
     def read(self, tmem: NDArray[np.uint32], lane0: int, col0: int) -> NDArray[np.uint32]:
         if self.lanes is None or self.columns is None:
@@ -352,8 +378,10 @@ def accumulator_layout(m: int, n: int, cta_group: int) -> AccumulatorLayout:
         half = n // 2
         lanes, cols = i + 64 * (j // half), j % half + 0 * i
     else:  # layouts D (cg1 M=128) and A (cg2 M=256): lane i, column j
-        return AccumulatorLayout(rows, n, None, None, rows, n)
-    return AccumulatorLayout(rows, n, lanes, cols, int(lanes.max()) + 1, int(cols.max()) + 1)
+        return AccumulatorLayout(rows, n, None, None, rows, n, (1 << rows) - 1, (1 << n) - 1)
+    return AccumulatorLayout(
+        rows, n, lanes, cols, int(lanes.max()) + 1, int(cols.max()) + 1, bit_set(lanes), bit_set(cols)
+    )
 
 
 def mma_product(

@@ -27,7 +27,7 @@ from xdsl.ir import Attribute, Operation
 from xdsl_tmem.dialects import tmem
 from xdsl_tmem.interpreter import nvvm as N
 from xdsl_tmem.interpreter.executor import Perform, RunBlock, StructuredGen, Warp, WarpFunctions, impl_structured
-from xdsl_tmem.interpreter.machine import OFFSET_MASK, RANK_SHIFT
+from xdsl_tmem.interpreter.machine import OFFSET_MASK, RANK_SHIFT, Hazard, StageHold
 from xdsl_tmem.interpreter.tcgen05 import ldst_plan
 from xdsl_tmem.interpreter.values import WARP, Value
 
@@ -189,13 +189,17 @@ def enter_mma(warp: Warp, sync_threads: int) -> None:
     N.bar_sync(warp, 1, sync_threads, arrive_only=True)
 
 
-def acquire(warp: Warp, ring: Ring, producer: bool) -> Stage:
-    """The producer waits empty[stage] with its phase, the consumer full[stage]."""
+def acquire(warp: Warp, ring: Ring, producer: bool, op: Operation | None = None) -> Stage:
+    """The producer waits empty[stage] with its phase, the consumer full[stage]. The
+    producer then holds the stage instance until it commits it (`release_from_mma`)."""
     p = ring.pipeline
     side = p.producer if producer else p.consumer
     wait(warp, p.empty(side.stage) if producer else p.full(side.stage), side.phase)
     _stage_event(warp, ring, side.stage, "producer" if producer else "consumer")
-    return Stage(ring.base, side.stage, ring.stride)
+    stage = Stage(ring.base, side.stage, ring.stride)
+    if producer:
+        warp.mma_stages[(p.barriers, side.stage)] = StageHold(side.stage, stage.offset & 0xFFFF, ring.stride, op)
+    return stage
 
 
 def _stage_event(warp: Warp, ring: Ring, index: int, event: str) -> None:
@@ -212,6 +216,15 @@ def release_from_mma(warp: Warp, op: Operation, ring: Ring, stage: Stage, leader
         committing = warp.mask & leader
     else:
         committing = warp.mask if leader else np.zeros(WARP, dtype=np.bool_)
+    hold = warp.mma_stages.pop((ring.pipeline.barriers, stage.index), None)
+    if committing.any() and hold is not None and not hold.initialised:
+        raise Hazard(
+            "tmem-stale-accumulator",
+            f"{op.name} commits stage {stage.index} (columns {hold.first}-{hold.first + hold.columns - 1}) to its "
+            "full barrier, but no MMA with enable_input_d = 0 (nor a tcgen05.st / cp) wrote the stage since it "
+            "was acquired: the epilogue would read the previous tile's accumulator (a tile with K = 0)",
+            [(hold.acquired_at, "the stage was acquired here")] if hold.acquired_at is not None else [],
+        )
     if committing.any():
         outer = warp.mask
         warp.mask = committing
@@ -241,10 +254,24 @@ def arrive_empty(warp: Warp, ring: Ring, stage: Stage) -> None:
     _stage_event(warp, ring, stage.index, "release")
 
 
+def check_in_stage(op: Operation, stage: Stage, column: int, width: int) -> None:
+    """An epilogue access must stay inside the stage it holds: columns [column, column +
+    width) of a stage of `stride` columns (semantics.md §9.3)."""
+    if column + width > stage.stride:
+        raise Hazard(
+            "tmem-access-out-of-stage",
+            f"{op.name} of columns [{column}, {column + width}) of stage {stage.index} reaches past the end of the "
+            f"stage: a stage has {stage.stride} columns (the stride), so the access must satisfy column + "
+            f"{width} <= {stage.stride}",
+        )
+
+
 def _load(warp: Warp, op: tmem.LoadUpperOp | tmem.LoadLowerOp, stage: Stage, column: int) -> Value:
     address = stage.offset + column + (tmem.LOWER_HALF_LANE_OFFSET if isinstance(op, tmem.LoadLowerOp) else 0)
     result_type = op.result.type
-    values = N.tmem_ld(warp, op, address, ldst_plan("shape_16x256b", result_type.get_shape()[0]))
+    plan = ldst_plan("shape_16x256b", result_type.get_shape()[0])
+    check_in_stage(op, stage, column, plan.columns)
+    values = N.tmem_ld(warp, op, address, plan)
     return values.view(np.float32) if result_type.element_type != tmem.i32 else values
 
 
@@ -383,7 +410,9 @@ class TmemFunctions(WarpFunctions):
         column = _uniform(warp, rest.pop(0), f"{op.name} column") if op.column is not None else 0
         values = np.asarray(rest[0])
         address = cast(Stage, stage).offset + column + (tmem.LOWER_HALF_LANE_OFFSET if lower else 0)
-        N.tmem_st(warp, op, address, values.view(np.uint32), ldst_plan("shape_16x256b", values.shape[1]))
+        plan = ldst_plan("shape_16x256b", values.shape[1])
+        check_in_stage(op, cast(Stage, stage), column, plan.columns)
+        N.tmem_st(warp, op, address, values.view(np.uint32), plan)
 
     @impl(tmem.StoreUpperOp)
     def run_store_upper(self, interp: Interpreter, op: tmem.StoreUpperOp, args: PythonValues) -> PythonValues:
@@ -483,7 +512,7 @@ class TmemFunctions(WarpFunctions):
 
     @impl(tmem.AcquireForMmaOp)
     def run_acquire_for_mma(self, interp: Interpreter, op: tmem.AcquireForMmaOp, args: PythonValues) -> PythonValues:
-        return (acquire(_warp(interp), args[0], producer=True),)
+        return (acquire(_warp(interp), args[0], producer=True, op=op),)
 
     @impl(tmem.AcquireForEpilogueOp)
     def run_acquire_for_epilogue(
@@ -678,7 +707,7 @@ def _producer_region(
 ) -> StructuredGen:
     """acquire_for_mma; body; release_from_mma (with the op's `leader`)."""
     ring, *leader = args
-    stage = yield Perform(acquire, (warp, ring, True))
+    stage = yield Perform(acquire, (warp, ring, True, op))
     outs = yield RunBlock(op.body.block, (stage,))
     new_ring = yield Perform(release_from_mma, (warp, op, ring, stage, leader[0] if leader else None))
     return (new_ring, *outs)
