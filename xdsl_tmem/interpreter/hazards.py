@@ -67,10 +67,12 @@ class WarpClock:
         return value
 
     def release(self) -> Clock:
-        """The clock a thread synchronisation publishes."""
+        """The clock a thread synchronisation publishes. The warp's later accesses get a new
+        epoch, which the published clock does not cover (races.py)."""
         clock = self.vc.copy()
         if self.strict:
             clock[self.tc] = min(int(clock[self.tc]), self.fenced)
+        self.vc[self.generic] += 1
         return clock
 
     def acquire(self, clock: Clock | None) -> None:
