@@ -133,7 +133,7 @@ class MBarrier:
         if its arrivals (several lanes, or a count) are unordered with each other."""
         while count > 0:
             if self.completed:
-                self._check_order(clock, who, op, since)
+                self._check_order(clock, who, op, since, count)
             self.clock = _join(self.clock, clock)
             take = min(count, self.pending)
             self.pending -= take
@@ -145,26 +145,34 @@ class MBarrier:
             elif take == 0:
                 break
 
-    def _check_order(self, clock: Clock | None, who: str, op: Any, since: int | None) -> None:
-        """An arrival counted into phase p + 1 must happen after phase p completed (it
-        waited for that phase, directly or through others). One that is concurrent with
-        the completion was meant for phase p: the barrier's count does not match the
-        arrivals its protocol makes (too low: the phase completed early), and waiters
-        on phase p + 1 will pass early, some laps later."""
+    def _check_order(self, clock: Clock | None, who: str, op: Any, since: int | None, count: int) -> None:
+        """An arrival counted into phase p + 1 must happen after phase p completed (its
+        thread observed that phase, directly or through others). One concurrent with the
+        completion was meant for phase p: the expected count is lower than the arrivals a
+        phase gets, and waiters on phase p + 1 pass early some laps later."""
         previous = self.history[self.completed - 1]
         if since is not None and since < self.completed:
-            why = "the same instruction's earlier arrivals completed that phase"
+            why = (
+                f"{count} of them land{'s' if count == 1 else ''} in phase {self.completed}, after the same "
+                f"instruction's other arrivals completed phase {self.completed - 1}"
+            )
         elif clock is not None and previous is not None and bool((clock < previous).any()):
-            why = "the arriving thread is not ordered after that phase's completion (it did not observe it)"
+            why = (
+                f"they land in phase {self.completed}, but the thread is not ordered after the completion of phase "
+                f"{self.completed - 1} (it did not observe it)"
+            )
         else:
             return
-        done = self.last_arrivals if since is not None and since < self.completed else self.last_arrivals[-4:]
         raise Hazard(
             "mbarrier-phase-overrun",
-            f"{who or 'an arrival'} arrives on mbarrier {self.name} in phase {self.completed}, but {why}: phase "
-            f"{self.completed - 1} completed after {self.expected} arrivals while this one was still due to it, "
-            "so the barrier's arrival count is lower than the number of arrivals each phase gets",
-            [(o, f"an arrival that completed phase {self.completed - 1}: {w}") for w, o in done[-4:] if o is not None],
+            f"{who or 'an arrival'} arrives on mbarrier {self.name} (expected count {self.expected}): {why}; "
+            "an arrival concurrent with a phase's completion was meant for that phase, so the barrier's count is "
+            "lower than the arrivals each phase gets (or the thread arrives without waiting for the phase before)",
+            [
+                (o, f"an arrival counted into phase {self.completed - 1}: {w}")
+                for w, o in self.last_arrivals[-4:]
+                if o is not None
+            ],
         )
 
     def add_tx(self, delta: int, clock: Clock | None = None) -> None:

@@ -373,7 +373,7 @@ def tmem_alloc(warp: Warp, op: Operation, slot: Value, ncols: Value, cta_group: 
             )
         me = warp.op_state = pending[warp.cta.rank] = PairAlloc(warp.cta.rank, address, n)
     if me.done:
-        races.access(warp, op, me.slot, 4, write=True)  # this CTA's slot, written for this warp
+        races.record_write(warp, op, me.slot, 4)  # the peer wrote this CTA's slot for this warp
         return
     peer = pending.get(warp.cta.rank ^ 1)
     if peer is None:
@@ -414,7 +414,10 @@ def _allocate(warp: Warp, op: Operation, targets: list[tuple[Cta, int]], n: int,
         cta.allocator.allocations[start] = n
         cta.alloc_sites[start] = op
         warp.cluster.read(slot, 4).view(np.uint32)[0] = start
-        races.access(warp, op, slot, 4, write=True)
+        if cta is warp.cta:
+            races.access(warp, op, slot, 4, write=True)
+        else:  # recorded as the peer warp's when it resumes
+            races.record_write(warp, op, slot, 4)
         warp.cluster.tmem_events.append(("alloc", cta.rank, start, n, cta_group))
 
 

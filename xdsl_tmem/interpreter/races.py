@@ -131,6 +131,18 @@ def access(warp: Warp, op: Any, address: int, size: int, write: bool) -> None:
     check(warp, op, shadow, np.arange(start, start + size, dtype=np.int64), write)
 
 
+def record_write(warp: Warp, op: Any, address: int, size: int) -> None:
+    """A write made on `warp`'s behalf by the collective it takes part in (the peer's half
+    of a `tcgen05.alloc.cta_group::2`): recorded as `warp`'s, not checked."""
+    shadow, _ = locate(warp.cluster, address)
+    start = address - shadow.base
+    shadow.write[start : start + size] = (warp.clock.generic << 32) | int(warp.clock.vc[warp.clock.generic])
+    shadow.wsite[start : start + size] = warp.cluster.memory.sites.of(op, warp.name)
+    shadow.read[start : start + size] = NONE
+    for byte in range(start, start + size):
+        shadow.readers.pop(byte, None)
+
+
 def check(warp: Warp, op: Any, shadow: Shadow, index: NDArray[np.int64], write: bool) -> None:
     """Check an access by `warp` of the bytes `index` of `shadow`, then record it."""
     index = index.reshape(-1)
