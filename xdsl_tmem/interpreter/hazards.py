@@ -47,6 +47,8 @@ class WarpClock:
 
     def __init__(self, size: int, generic: int, tc: int, strict: bool):
         self.vc: Clock = np.zeros(size, dtype=np.int64)
+        if size:
+            self.vc[generic] = 1  # the warp's first epoch: 0 is known to every clock (races.py)
         self.vc_tc: Clock = np.zeros(size, dtype=np.int64) if strict else self.vc
         self.generic = generic
         self.tc = tc
