@@ -2,13 +2,14 @@
 
 Every byte of shared memory and of each kernel buffer has a shadow (FastTrack style,
 Flanagan & Freund, PLDI 2009): the epoch of its last write and of its last read, an
-epoch being (clock component, value) packed into one int64 — the accessing warp's
-ordinary-instruction component (`WarpClock.generic`) and its value at the access. A warp
-knows an epoch when its vector clock has reached it (`hazards.py`: mbarrier phases, named
-and cluster barriers, commits carry clocks). A write and another access of the same byte,
-by different warps, where the later one does not know the earlier one, is a data race
-(PTX ISA 9.0 §8.7, "Data races": conflicting accesses not ordered by causality order);
-the byte's value then depends on the schedule. Reads by several warps that do not know
+epoch being the accessing warp's ordinary-instruction clock component
+(`WarpClock.generic`) and its value at the access, packed into one int64 with the access
+site. A warp knows an epoch when its vector clock has reached it (`hazards.py`: mbarrier
+phases, named and cluster barriers, commits carry clocks; a release starts a new epoch).
+A write and another access of the same byte, by different warps, where the later one
+does not know the earlier one, is a data race (PTX ISA, "Memory Consistency Model":
+conflicting accesses not ordered by causality order); the byte's value then depends on
+the schedule. Reads by several warps that do not know
 each other are all kept (`Shadow.readers`) until the next write.
 
 Lanes of one warp act together in one instruction (one epoch), and a warp's program
@@ -20,7 +21,7 @@ buffers are written by the host before the launch.
 
 The clusters of a grid run one after another here, but concurrently on the hardware
 with nothing ordering them: when a new cluster starts, the earlier clusters' accesses to
-global memory become `FOREIGN`, known to no warp.
+global memory become foreign (epoch `FOREIGN_EPOCH`), known to no warp.
 """
 
 from __future__ import annotations
@@ -30,18 +31,22 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 from numpy.typing import NDArray
 
-from xdsl_tmem.interpreter.machine import GLOBAL_BASE, SHARED_LIMIT, Buffer, Cluster, GlobalMemory, Hazard
+from xdsl_tmem.interpreter.machine import GLOBAL_BASE, SHARED_LIMIT, Cluster, GlobalMemory, Hazard
+from xdsl_tmem.interpreter.values import UnsupportedValue
 
 if TYPE_CHECKING:
     from xdsl_tmem.interpreter.executor import Warp
 
-NONE = -1
+NONE = 0
 """No access recorded (for a write: never written since the launch)."""
-SHARED = -2
+SHARED = 1
 """Reads by several warps that do not know each other: `Shadow.readers` has them."""
-FOREIGN = -3
-"""An access by a cluster that ran before this one: no warp here knows it."""
-_LOW = (1 << 32) - 1
+# An access is one int64: site << 40 | component << 28 | epoch, site >= 1 (so > SHARED).
+_SITE_SHIFT, _COMP_SHIFT = 40, 28
+_COMP_MASK = (1 << 12) - 1
+_EPOCH_MASK = FOREIGN_EPOCH = (1 << _COMP_SHIFT) - 1
+"""The epoch of an access by a cluster that ran before this one: no warp here knows it."""
+MAX_SITES = 1 << 23
 
 
 class Site(NamedTuple):
@@ -52,61 +57,87 @@ class Site(NamedTuple):
 
 
 class Sites:
-    """The access sites of a launch, numbered (shadows store the numbers)."""
+    """The access sites of a launch, numbered from 1 (shadows store the numbers)."""
 
     def __init__(self) -> None:
-        self.sites: list[Site] = [Site(None, "the host")]
+        self.sites: list[Site] = [Site(None, "nobody")]
         self._index: dict[tuple[int, str], int] = {}
 
     def of(self, op: Any, who: str) -> int:
         key = (id(op), who)
         index = self._index.get(key)
         if index is None:
-            index = self._index[key] = len(self.sites)
+            index = len(self.sites)
+            if index >= MAX_SITES:
+                raise UnsupportedValue(f"more than {MAX_SITES} memory access sites (op and warp pairs)")
+            self._index[key] = index
             self.sites.append(Site(op, who))
         return index
 
 
-class Shadow:
-    """The access history of one memory (a CTA's shared memory or one kernel buffer)."""
+def _stamp(warp: Warp, op: Any) -> int:
+    """The int64 recording an access by `warp` now."""
+    clock = warp.clock
+    me, value = clock.generic, int(clock.vc[clock.generic])
+    if me > _COMP_MASK or value >= FOREIGN_EPOCH:
+        raise UnsupportedValue("the race checks support 4096 clock components and 2^28 synchronisations per warp")
+    return (warp.cluster.memory.sites.of(op, warp.name) << _SITE_SHIFT) | (me << _COMP_SHIFT) | value
 
-    __slots__ = ("base", "host", "read", "readers", "rsite", "write", "wsite")
+
+def _unordered(vc: NDArray[np.int64], packed: NDArray[np.int64]) -> NDArray[np.bool_]:
+    """Which recorded accesses `vc` does not know. A warp knows its own (its component
+    only grows), never a foreign one."""
+    return (packed > SHARED) & (vc[(packed >> _COMP_SHIFT) & _COMP_MASK] < (packed & _EPOCH_MASK))
+
+
+class Shadow:
+    """The access history of one memory (a CTA's shared memory or one kernel buffer):
+    per byte, the last write and the last read (or SHARED). Copies share the arrays
+    until one of them changes (exploration copies whole machine states)."""
+
+    __slots__ = ("base", "host", "read", "readers", "shared", "write")
 
     def __init__(self, size: int, base: int, host: bool):
-        self.write: NDArray[np.int64] = np.full(size, NONE, dtype=np.int64)
-        self.read: NDArray[np.int64] = np.full(size, NONE, dtype=np.int64)
-        self.wsite: NDArray[np.int32] = np.zeros(size, dtype=np.int32)
-        self.rsite: NDArray[np.int32] = np.zeros(size, dtype=np.int32)
-        self.readers: dict[int, dict[int, tuple[int, int]]] = {}
-        """byte → component → (value, site) of concurrent reads (where `read` is SHARED)."""
+        self.write: NDArray[np.int64] = np.zeros(size, dtype=np.int64)
+        self.read: NDArray[np.int64] = np.zeros(size, dtype=np.int64)
+        self.readers: dict[int, list[int]] = {}
+        """byte → the concurrent reads of it (where `read` is SHARED)."""
         self.base = base
         """The address of byte 0."""
         self.host = host
         """Written by the host before the launch (kernel buffers)."""
+        self.shared = False
+        """The arrays are shared with a copy: copy them before changing them."""
 
     def copy(self) -> Shadow:
         clone = Shadow.__new__(Shadow)
-        clone.write, clone.read = self.write.copy(), self.read.copy()
-        clone.wsite, clone.rsite = self.wsite.copy(), self.rsite.copy()
-        clone.readers = {byte: dict(r) for byte, r in self.readers.items()}
+        clone.write, clone.read, clone.readers = self.write, self.read, self.readers
         clone.base, clone.host = self.base, self.host
+        self.shared = clone.shared = True
         return clone
+
+    def own(self) -> None:
+        if self.shared:
+            self.write, self.read = self.write.copy(), self.read.copy()
+            self.readers = {byte: list(r) for byte, r in self.readers.items()}
+            self.shared = False
 
     @property
     def nbytes(self) -> int:
-        return self.write.nbytes + self.read.nbytes + self.wsite.nbytes + self.rsite.nbytes
-
-    def written(self, offset: int, size: int) -> bool:
-        return self.host or bool((self.write[offset : offset + size] != NONE).all())
+        return self.write.nbytes + self.read.nbytes
 
 
 def new_cluster(memory: GlobalMemory) -> None:
     """Another cluster of the grid starts: what earlier ones did to global memory is
-    unordered with everything it does."""
+    unordered with everything it does (their accesses become foreign)."""
     for buffer in memory.buffers:
         shadow = buffer.shadow
-        shadow.write[shadow.write >= 0] = FOREIGN
-        shadow.read[(shadow.read >= 0) | (shadow.read == SHARED)] = FOREIGN
+        shadow.own()
+        for packed in (shadow.write, shadow.read):
+            seen = packed > SHARED
+            packed[seen] = (packed[seen] >> _SITE_SHIFT << _SITE_SHIFT) | FOREIGN_EPOCH
+        for byte, reads in shadow.readers.items():
+            shadow.read[byte] = (reads[0] >> _SITE_SHIFT << _SITE_SHIFT) | FOREIGN_EPOCH
         shadow.readers.clear()
 
 
@@ -115,18 +146,18 @@ def new_cluster(memory: GlobalMemory) -> None:
 # --------------------------------------------------------------------------------------
 
 
-def locate(cluster: Cluster, address: int) -> tuple[Shadow, Buffer | None]:
+def locate(cluster: Cluster, address: int) -> Shadow:
     """The shadow of the memory `address` is in (already bounds-checked by the access)."""
     if address < SHARED_LIMIT:
         cta, _ = cluster.cta_of(address)
-        return cta.shadow, None
+        return cta.shadow
     buffer, _ = cluster.memory.locate(address, 1)
-    return buffer.shadow, buffer
+    return buffer.shadow
 
 
 def access(warp: Warp, op: Any, address: int, size: int, write: bool) -> None:
     """A warp-uniform access of `size` bytes at `address`."""
-    shadow, _ = locate(warp.cluster, address)
+    shadow = locate(warp.cluster, address)
     start = address - shadow.base
     check(warp, op, shadow, np.arange(start, start + size, dtype=np.int64), write)
 
@@ -134,10 +165,10 @@ def access(warp: Warp, op: Any, address: int, size: int, write: bool) -> None:
 def record_write(warp: Warp, op: Any, address: int, size: int) -> None:
     """A write made on `warp`'s behalf by the collective it takes part in (the peer's half
     of a `tcgen05.alloc.cta_group::2`): recorded as `warp`'s, not checked."""
-    shadow, _ = locate(warp.cluster, address)
+    shadow = locate(warp.cluster, address)
+    shadow.own()
     start = address - shadow.base
-    shadow.write[start : start + size] = (warp.clock.generic << 32) | int(warp.clock.vc[warp.clock.generic])
-    shadow.wsite[start : start + size] = warp.cluster.memory.sites.of(op, warp.name)
+    shadow.write[start : start + size] = _stamp(warp, op)
     shadow.read[start : start + size] = NONE
     for byte in range(start, start + size):
         shadow.readers.pop(byte, None)
@@ -146,58 +177,44 @@ def record_write(warp: Warp, op: Any, address: int, size: int) -> None:
 def check(warp: Warp, op: Any, shadow: Shadow, index: NDArray[np.int64], write: bool) -> None:
     """Check an access by `warp` of the bytes `index` of `shadow`, then record it."""
     index = index.reshape(-1)
-    clock = warp.clock
-    vc = clock.vc
-    me = clock.generic
-    stamp = (me << 32) | int(vc[me])
+    vc = warp.clock.vc
     last = shadow.write[index]
-    if not shadow.host and (last == NONE).any():
-        _uninitialised(warp, op, shadow, index, int(np.argmax(last == NONE)), write)
-    unordered = (last == FOREIGN) | ((last >= 0) & (vc[last >> 32] < (last & _LOW)))
+    if not write and not shadow.host and (last == NONE).any():
+        _uninitialised(warp, op, shadow, int(index[int(np.argmax(last == NONE))]))
+    unordered = _unordered(vc, last)
     if unordered.any():
         k = int(np.argmax(unordered))
-        _race(warp, op, shadow, int(index[k]), write, int(last[k]), int(shadow.wsite[index[k]]), True)
-    site = warp.cluster.memory.sites.of(op, warp.name)
+        _race(warp, op, shadow, int(index[k]), write, int(last[k]), True)
     reads = shadow.read[index]
+    stamp = _stamp(warp, op)
+    shadow.own()
     if write:
-        unordered = (reads == FOREIGN) | ((reads >= 0) & (vc[reads >> 32] < (reads & _LOW)))
+        unordered = _unordered(vc, reads)
         if unordered.any():
             k = int(np.argmax(unordered))
-            _race(warp, op, shadow, int(index[k]), write, int(reads[k]), int(shadow.rsite[index[k]]), False)
-        shared = reads == SHARED
-        if shared.any():
-            for byte in np.unique(index[shared]).tolist():
-                for comp, (value, other) in shadow.readers.pop(byte).items():
-                    if comp != me and (comp < 0 or int(vc[comp]) < value):
-                        _race(
-                            warp, op, shadow, byte, write, (comp << 32) | value if comp >= 0 else FOREIGN, other, False
-                        )
+            _race(warp, op, shadow, int(index[k]), write, int(reads[k]), False)
+        several = reads == SHARED
+        if several.any():
+            for byte in np.unique(index[several]).tolist():
+                recorded = np.array(shadow.readers[byte], dtype=np.int64)
+                unordered = _unordered(vc, recorded)
+                if unordered.any():
+                    _race(warp, op, shadow, byte, write, int(recorded[int(np.argmax(unordered))]), False)
+                del shadow.readers[byte]
         shadow.write[index] = stamp
-        shadow.wsite[index] = site
         shadow.read[index] = NONE
         return
     # A read replaces the recorded read it knows; reads it does not know are kept.
-    replace = (reads == NONE) | ((reads >= 0) & (vc[reads >> 32] >= (reads & _LOW)))
-    if not replace.all():
-        for byte in np.unique(index[~replace]).tolist():
-            _add_reader(shadow, byte, me, int(vc[me]), site)
-        index = index[replace]
+    keep = _unordered(vc, reads) | (reads == SHARED)
+    if keep.any():
+        for byte in np.unique(index[keep]).tolist():
+            readers = shadow.readers.get(byte)
+            if readers is None:
+                readers = shadow.readers[byte] = [int(shadow.read[byte])]
+                shadow.read[byte] = SHARED
+            readers.append(stamp)
+        index = index[~keep]
     shadow.read[index] = stamp
-    shadow.rsite[index] = site
-
-
-def _add_reader(shadow: Shadow, byte: int, comp: int, value: int, site: int) -> None:
-    readers = shadow.readers.get(byte)
-    if readers is None:
-        previous = int(shadow.read[byte])
-        before = int(shadow.rsite[byte])
-        readers = shadow.readers[byte] = {}
-        if previous == FOREIGN:
-            readers[-1] = (0, before)
-        else:
-            readers[previous >> 32] = (previous & _LOW, before)
-        shadow.read[byte] = SHARED
-    readers[comp] = (value, site)
 
 
 # --------------------------------------------------------------------------------------
@@ -220,13 +237,11 @@ def _where(warp: Warp, shadow: Shadow, byte: int) -> str:
     return f"shared address 0x{address:x} ({symbol}" + (f" of CTA {cta.rank})" if len(warp.cluster.ctas) > 1 else ")")
 
 
-def _uninitialised(warp: Warp, op: Any, shadow: Shadow, index: NDArray[np.int64], k: int, write: bool) -> None:
-    if write:
-        return
+def _uninitialised(warp: Warp, op: Any, shadow: Shadow, byte: int) -> None:
     raise Hazard(
         "smem-read-uninitialized",
-        f"{_name(op)} by {warp.name} reads {_where(warp, shadow, int(index[k]))}, which nothing has written since "
-        "the launch (shared memory starts with undefined contents)",
+        f"{_name(op)} by {warp.name} reads {_where(warp, shadow, byte)}, which nothing has written since the "
+        "launch (shared memory starts with undefined contents)",
     )
 
 
@@ -234,21 +249,20 @@ def _name(op: Any) -> str:
     return op.name if op is not None and hasattr(op, "name") else "an access"
 
 
-def _race(
-    warp: Warp, op: Any, shadow: Shadow, byte: int, write: bool, epoch: int, site: int, earlier_writes: bool
-) -> None:
-    other = warp.cluster.memory.sites.sites[site]
+def _race(warp: Warp, op: Any, shadow: Shadow, byte: int, write: bool, packed: int, earlier_writes: bool) -> None:
+    other = warp.cluster.memory.sites.sites[packed >> _SITE_SHIFT]
     where = _where(warp, shadow, byte)
     kind = "global-data-race" if shadow.base >= GLOBAL_BASE else "smem-data-race"
-    if epoch == FOREIGN:
+    if packed & _EPOCH_MASK == FOREIGN_EPOCH:
         order = " in a cluster that ran earlier (the clusters of a grid run concurrently and nothing orders them)"
     else:
         order = ": no barrier, mbarrier phase or cluster barrier orders the two accesses" + (
             f" ({warp.name} last synchronised on {warp.last_sync})" if warp.last_sync else ""
         )
+    what = "write" if earlier_writes else "read"
     raise Hazard(
         kind,
         f"{_name(op)} by {warp.name} {'writes' if write else 'reads'} {where}, which {_name(other.op)} by "
         f"{other.who} {'wrote' if earlier_writes else 'read'}{order}",
-        [(other.op, f"the earlier access: {_name(other.op)} by {other.who} ({'write' if earlier_writes else 'read'})")],
+        [(other.op, f"the earlier access: {_name(other.op)} by {other.who} ({what})")],
     )
