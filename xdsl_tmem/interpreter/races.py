@@ -95,7 +95,7 @@ class Shadow:
     per byte, the last write and the last read (or SHARED). Copies share the arrays
     until one of them changes (exploration copies whole machine states)."""
 
-    __slots__ = ("base", "host", "read", "readers", "shared", "write")
+    __slots__ = ("base", "host", "read", "readers", "shared_read", "shared_write", "write")
 
     def __init__(self, size: int, base: int, host: bool):
         self.write: NDArray[np.int64] = np.zeros(size, dtype=np.int64)
@@ -106,25 +106,31 @@ class Shadow:
         """The address of byte 0."""
         self.host = host
         """Written by the host before the launch (kernel buffers)."""
-        self.shared = False
-        """The arrays are shared with a copy: copy them before changing them."""
+        self.shared_write = self.shared_read = False
+        """`write` (`read` and `readers`) is shared with a copy: copy it before changing it."""
 
     def copy(self) -> Shadow:
         clone = Shadow.__new__(Shadow)
         clone.write, clone.read, clone.readers = self.write, self.read, self.readers
         clone.base, clone.host = self.base, self.host
-        self.shared = clone.shared = True
+        self.shared_write = self.shared_read = clone.shared_write = clone.shared_read = True
         return clone
 
-    def own(self) -> None:
-        if self.shared:
-            self.write, self.read = self.write.copy(), self.read.copy()
+    def own_write(self) -> NDArray[np.int64]:
+        if self.shared_write:
+            self.write, self.shared_write = self.write.copy(), False
+        return self.write
+
+    def own_read(self) -> NDArray[np.int64]:
+        if self.shared_read:
+            self.read, self.shared_read = self.read.copy(), False
             self.readers = {byte: list(r) for byte, r in self.readers.items()}
-            self.shared = False
+        return self.read
 
     @property
     def nbytes(self) -> int:
-        return self.write.nbytes + self.read.nbytes
+        """The memory this copy holds alone (shared arrays are counted by no copy)."""
+        return (0 if self.shared_write else self.write.nbytes) + (0 if self.shared_read else self.read.nbytes)
 
 
 def new_cluster(memory: GlobalMemory) -> None:
@@ -132,8 +138,7 @@ def new_cluster(memory: GlobalMemory) -> None:
     unordered with everything it does (their accesses become foreign)."""
     for buffer in memory.buffers:
         shadow = buffer.shadow
-        shadow.own()
-        for packed in (shadow.write, shadow.read):
+        for packed in (shadow.own_write(), shadow.own_read()):
             seen = packed > SHARED
             packed[seen] = (packed[seen] >> _SITE_SHIFT << _SITE_SHIFT) | FOREIGN_EPOCH
         for byte, reads in shadow.readers.items():
@@ -166,10 +171,9 @@ def record_write(warp: Warp, op: Any, address: int, size: int) -> None:
     """A write made on `warp`'s behalf by the collective it takes part in (the peer's half
     of a `tcgen05.alloc.cta_group::2`): recorded as `warp`'s, not checked."""
     shadow = locate(warp.cluster, address)
-    shadow.own()
     start = address - shadow.base
-    shadow.write[start : start + size] = _stamp(warp, op)
-    shadow.read[start : start + size] = NONE
+    shadow.own_write()[start : start + size] = _stamp(warp, op)
+    shadow.own_read()[start : start + size] = NONE
     for byte in range(start, start + size):
         shadow.readers.pop(byte, None)
 
@@ -187,7 +191,6 @@ def check(warp: Warp, op: Any, shadow: Shadow, index: NDArray[np.int64], write: 
         _race(warp, op, shadow, int(index[k]), write, int(last[k]), True)
     reads = shadow.read[index]
     stamp = _stamp(warp, op)
-    shadow.own()
     if write:
         unordered = _unordered(vc, reads)
         if unordered.any():
@@ -195,17 +198,20 @@ def check(warp: Warp, op: Any, shadow: Shadow, index: NDArray[np.int64], write: 
             _race(warp, op, shadow, int(index[k]), write, int(reads[k]), False)
         several = reads == SHARED
         if several.any():
+            shadow.own_read()
             for byte in np.unique(index[several]).tolist():
                 recorded = np.array(shadow.readers[byte], dtype=np.int64)
                 unordered = _unordered(vc, recorded)
                 if unordered.any():
                     _race(warp, op, shadow, byte, write, int(recorded[int(np.argmax(unordered))]), False)
                 del shadow.readers[byte]
-        shadow.write[index] = stamp
-        shadow.read[index] = NONE
+        shadow.own_write()[index] = stamp
+        if (reads != NONE).any():
+            shadow.own_read()[index] = NONE
         return
     # A read replaces the recorded read it knows; reads it does not know are kept.
     keep = _unordered(vc, reads) | (reads == SHARED)
+    shadow.own_read()
     if keep.any():
         for byte in np.unique(index[keep]).tolist():
             readers = shadow.readers.get(byte)
