@@ -138,9 +138,15 @@ def new_cluster(memory: GlobalMemory) -> None:
     unordered with everything it does (their accesses become foreign)."""
     for buffer in memory.buffers:
         shadow = buffer.shadow
-        for packed in (shadow.own_write(), shadow.own_read()):
-            seen = packed > SHARED
-            packed[seen] = (packed[seen] >> _SITE_SHIFT << _SITE_SHIFT) | FOREIGN_EPOCH
+        if shadow.write.any():
+            write = shadow.own_write()
+            seen = write > SHARED
+            write[seen] = (write[seen] >> _SITE_SHIFT << _SITE_SHIFT) | FOREIGN_EPOCH
+        if not shadow.read.any():
+            continue
+        read = shadow.own_read()
+        seen = read > SHARED
+        read[seen] = (read[seen] >> _SITE_SHIFT << _SITE_SHIFT) | FOREIGN_EPOCH
         for byte, reads in shadow.readers.items():
             shadow.read[byte] = (reads[0] >> _SITE_SHIFT << _SITE_SHIFT) | FOREIGN_EPOCH
         shadow.readers.clear()
@@ -179,48 +185,54 @@ def record_write(warp: Warp, op: Any, address: int, size: int) -> None:
 
 
 def check(warp: Warp, op: Any, shadow: Shadow, index: NDArray[np.int64], write: bool) -> None:
-    """Check an access by `warp` of the bytes `index` of `shadow`, then record it."""
+    """Check an access by `warp` of the bytes `index` of `shadow`, then record it. (The
+    `.any()` tests skip the work for bytes nothing has accessed yet: the common case.)"""
     index = index.reshape(-1)
     vc = warp.clock.vc
     last = shadow.write[index]
-    if not write and not shadow.host and (last == NONE).any():
-        _uninitialised(warp, op, shadow, int(index[int(np.argmax(last == NONE))]))
-    unordered = _unordered(vc, last)
-    if unordered.any():
-        k = int(np.argmax(unordered))
-        _race(warp, op, shadow, int(index[k]), write, int(last[k]), True)
+    if last.any():
+        if not write and not shadow.host and not last.all():
+            _uninitialised(warp, op, shadow, int(index[int(np.argmax(last == NONE))]))
+        unordered = _unordered(vc, last)
+        if unordered.any():
+            k = int(np.argmax(unordered))
+            _race(warp, op, shadow, int(index[k]), write, int(last[k]), True)
+    elif not write and not shadow.host:
+        _uninitialised(warp, op, shadow, int(index[0]))
     reads = shadow.read[index]
     stamp = _stamp(warp, op)
     if write:
-        unordered = _unordered(vc, reads)
-        if unordered.any():
-            k = int(np.argmax(unordered))
-            _race(warp, op, shadow, int(index[k]), write, int(reads[k]), False)
-        several = reads == SHARED
-        if several.any():
-            shadow.own_read()
-            for byte in np.unique(index[several]).tolist():
-                recorded = np.array(shadow.readers[byte], dtype=np.int64)
-                unordered = _unordered(vc, recorded)
-                if unordered.any():
-                    _race(warp, op, shadow, byte, write, int(recorded[int(np.argmax(unordered))]), False)
-                del shadow.readers[byte]
-        shadow.own_write()[index] = stamp
-        if (reads != NONE).any():
+        if reads.any():
+            unordered = _unordered(vc, reads)
+            if unordered.any():
+                k = int(np.argmax(unordered))
+                _race(warp, op, shadow, int(index[k]), write, int(reads[k]), False)
+            several = reads == SHARED
+            if several.any():
+                for byte in np.unique(index[several]).tolist():
+                    recorded = np.array(shadow.readers[byte], dtype=np.int64)
+                    unordered = _unordered(vc, recorded)
+                    if unordered.any():
+                        _race(warp, op, shadow, byte, write, int(recorded[int(np.argmax(unordered))]), False)
+                shadow.own_read()
+                for byte in np.unique(index[several]).tolist():
+                    del shadow.readers[byte]
             shadow.own_read()[index] = NONE
+        shadow.own_write()[index] = stamp
         return
     # A read replaces the recorded read it knows; reads it does not know are kept.
-    keep = _unordered(vc, reads) | (reads == SHARED)
-    shadow.own_read()
-    if keep.any():
-        for byte in np.unique(index[keep]).tolist():
-            readers = shadow.readers.get(byte)
-            if readers is None:
-                readers = shadow.readers[byte] = [int(shadow.read[byte])]
-                shadow.read[byte] = SHARED
-            readers.append(stamp)
-        index = index[~keep]
-    shadow.read[index] = stamp
+    read = shadow.own_read()
+    if reads.any():
+        keep = _unordered(vc, reads) | (reads == SHARED)
+        if keep.any():
+            for byte in np.unique(index[keep]).tolist():
+                readers = shadow.readers.get(byte)
+                if readers is None:
+                    readers = shadow.readers[byte] = [int(read[byte])]
+                    read[byte] = SHARED
+                readers.append(stamp)
+            index = index[~keep]
+    read[index] = stamp
 
 
 # --------------------------------------------------------------------------------------
