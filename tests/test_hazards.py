@@ -172,3 +172,21 @@ def test_a_consumer_count_below_the_epilogue_threads_overruns_a_phase(
         rf"\(expected count {count}\): ",
         result.err,
     ), result.err
+
+
+def test_an_mma_operand_never_written_is_uninitialised(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """examples/matmul_cg1.mlir without the loop that copies A into shared memory: the
+    MMAs read an operand tile no store wrote (shared memory starts undefined)."""
+    program, args = CG1
+    text = program.read_text()
+    start = text.index("    scf.for %i = %tid to %c512 step %c160 : i32 {")
+    end = text.index("    }\n", start) + len("    }\n")
+    source = tmp_path / "no_a.mlir"
+    source.write_text(text[:start] + text[end:])
+    result = run_cli(capsys, str(source), *shlex.split(args))
+    assert result.code == run.EXIT_HAZARD, result.err
+    assert re.match(
+        r"\S+: error: hazard smem-read-uninitialized: nvvm.tcgen05.mma by warp 4 reads its 128x16 operand tile "
+        r"from shared memory, but shared address 0x[0-9a-f]+ \(@smem_a\+\d+\) in it was never written",
+        result.err,
+    ), result.err

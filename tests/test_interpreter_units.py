@@ -171,8 +171,9 @@ def make_machine(warps: int = 8, columns: int | None = 512) -> Machine:
     program = Program(ModuleOp([]), [])
     all_warps = [Warp(program, cluster, cta, index, launch) for index in range(warps)]
     connect(cluster, all_warps, strict=False)
-    # The tests preload TMEM directly: count every cell as produced by a write.
+    # The tests preload TMEM and shared memory directly: count every cell and byte as written.
     cta.tmem_written[:] = True
+    cta.shadow.host = True
     return Machine(cluster, cta, all_warps)
 
 

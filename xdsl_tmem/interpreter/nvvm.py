@@ -665,6 +665,10 @@ def tcgen05_mma(
             b_parts = [gather_operand(c.smem, b_desc, rows_b, k, idesc.b_format, idesc.b_mn_major) for c in ctas]
         except DescriptorError as e:
             raise Hazard("out-of-bounds", f"tcgen05.mma: {e}") from None
+        for c in ctas:
+            if a_desc is not None:
+                races.check_operand(warp, op, c, a_desc, rows_a, k, idesc.a_format, idesc.a_mn_major)
+            races.check_operand(warp, op, c, b_desc, rows_b, k, idesc.b_format, idesc.b_mn_major)
         a_full, b_full = np.concatenate(a_parts), np.concatenate(b_parts)
         layout = accumulator_layout(idesc.m, idesc.n, cta_group)
         accumulate = bool(at(enable_input_d, lane))
@@ -714,6 +718,7 @@ def tcgen05_cp(
                 tile = gather_operand(cta.smem, desc, rows, words, "tf32_raw", mn_major=False)
             except DescriptorError as e:
                 raise Hazard("out-of-bounds", f"tcgen05.cp: {e}") from None
+            races.check_operand(warp, op, cta, desc, rows, words, "tf32_raw", False)
             use_cta_group(warp, cta, cta_group, "tcgen05.cp")
             issue_pipe(warp, op, cta, lane, (lane0, lane0 + 128), (col0, col0 + words))
             if rows == 32:

@@ -31,7 +31,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 from numpy.typing import NDArray
 
-from xdsl_tmem.interpreter.machine import GLOBAL_BASE, SHARED_LIMIT, Cluster, GlobalMemory, Hazard
+from xdsl_tmem.interpreter.machine import GLOBAL_BASE, SHARED_LIMIT, Cluster, Cta, GlobalMemory, Hazard
+from xdsl_tmem.interpreter.tcgen05 import ELEMENT_BYTES, SmemDescriptor, operand_addresses
 from xdsl_tmem.interpreter.values import UnsupportedValue
 
 if TYPE_CHECKING:
@@ -233,6 +234,26 @@ def check(warp: Warp, op: Any, shadow: Shadow, index: NDArray[np.int64], write: 
                 readers.append(stamp)
             index = index[~keep]
     read[index] = stamp
+
+
+def check_operand(
+    warp: Warp, op: Any, cta: Cta, desc: SmemDescriptor, rows: int, k: int, fmt: str, mn_major: bool
+) -> None:
+    """The tensor core reads a rows x k operand tile (an MMA's A or B, a tcgen05.cp
+    source) from `cta`'s shared memory: every byte must have been written. (Its reads go
+    through the async proxy and are not checked for races with generic-proxy writes.)"""
+    element = ELEMENT_BYTES[fmt]
+    index = (operand_addresses(desc, rows, k, element, mn_major)[..., None] + np.arange(element)).reshape(-1)
+    written = cta.shadow.write[index]
+    if cta.shadow.host or written.all():
+        return
+    byte = int(index[int(np.argmax(written == NONE))])
+    raise Hazard(
+        "smem-read-uninitialized",
+        f"{_name(op)} by {warp.name} reads its {rows}x{k} operand tile from shared memory, but "
+        f"{_where(warp, cta.shadow, byte)} in it was never written since the launch (shared memory starts with "
+        "undefined contents)",
+    )
 
 
 # --------------------------------------------------------------------------------------
