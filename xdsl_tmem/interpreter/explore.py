@@ -318,7 +318,7 @@ def _same_outputs(first: GlobalMemory, other: GlobalMemory, prepared: Prepared) 
             raise Hazard(
                 "schedule-dependent-result",
                 f"two complete schedules leave different contents in '{a.name}' ({difference}): a race the "
-                "happens-before checks do not see (e.g. on shared memory the tensor core reads)",
+                "happens-before checks do not see",
             )
 
 
