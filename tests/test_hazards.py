@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -13,11 +14,14 @@ import pytest
 from gemm_reference import fragment_16x256b, kmajor_matrix, parse
 from numpy.typing import NDArray
 from support import CLEAN, CORPUS, ROOT, header, run_cli
+from xdsl.parser import Parser
 
 from xdsl_tmem.interpreter import run_kernel
 from xdsl_tmem.interpreter.machine import TMEM_POISON, Cta, SharedLayout
 from xdsl_tmem.interpreter.tcgen05 import accumulator_layout, ldst_plan
+from xdsl_tmem.passes.lower_tmem import LowerTmemPass
 from xdsl_tmem.tools import run
+from xdsl_tmem.tools.run import make_context
 
 CLASSES = {
     "tmem-read-before-commit",
@@ -41,6 +45,10 @@ CLASSES = {
     "tmem-stale-accumulator",
     "tmem-access-out-of-stage",
     "mma-from-non-leader-cta",
+    "smem-read-uninitialized",
+    "smem-data-race",
+    "global-data-race",
+    "mbarrier-phase-overrun",
 }
 PROGRAMS = sorted(CORPUS.glob("*.mlir"))
 LOWERED = [p for p in PROGRAMS if re.search(r"^// Lowered: ", p.read_text(), re.M)]
@@ -245,3 +253,113 @@ def test_accumulating_onto_never_written_tmem(
     assert re.search(rf"error: hazard {klass}: nvvm\.tcgen05\.mma by warp 4 ", result.err), result.err
     if lowered:
         assert "accumulates onto (enable_input_d = 1) TMEM cells that no write has produced" in result.err
+
+
+# --------------------------------------------------------------------------------------
+# Ordinary memory and mbarrier phases (races.py, MBarrier)
+# --------------------------------------------------------------------------------------
+
+CG1 = CLEAN[0]
+NAMED_BARRIER_1 = re.compile(r"^\s*nvvm\.barrier(\.arrive)? id = %c1 number_of_threads = %c160\n", re.M)
+
+
+def _lowered_cg1(tmp_path: Path, edit: Callable[[str], str]) -> Path:
+    program, _ = CG1
+    module = Parser(make_context(), program.read_text(), str(program)).parse_module()
+    LowerTmemPass().apply(make_context(), module)
+    lowered = tmp_path / "lowered.mlir"
+    lowered.write_text(edit(str(module)))
+    return lowered
+
+
+@pytest.mark.parametrize(("schedule", "seed"), [("rr", 0), ("random", 1), ("random", 2)])
+def test_the_tmem_address_published_without_the_named_barrier_is_a_race(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, schedule: str, seed: int
+) -> None:
+    """semantics.md §9.13: without `barrier.arrive 1` (MMA warp) and `barrier.sync 1`
+    (epilogue) nothing orders the epilogue's load of the TMEM address after the
+    tcgen05.alloc that writes it. Depending on the schedule the load comes before the
+    write (an uninitialised read) or after it (a data race); never SAFE."""
+
+    def drop(text: str) -> str:
+        dropped, count = NAMED_BARRIER_1.subn("", text)
+        assert count == 2, text
+        return dropped
+
+    lowered = _lowered_cg1(tmp_path, drop)
+    args = [*shlex.split(CG1[1]), "--schedule", schedule, "--seed", str(seed)]
+    result = run_cli(capsys, str(lowered), *args)
+    assert result.code == run.EXIT_HAZARD, result.err
+    match = re.match(
+        r"\S+: error: hazard (smem-read-uninitialized|smem-data-race): llvm.load by warp [0-3] ", result.err
+    )
+    assert match is not None, result.err
+    assert "@tmem_slot+0" in result.err.splitlines()[0]
+    if match.group(1) == "smem-data-race":
+        assert re.search(r"note: the earlier access: nvvm.tcgen05.alloc by warp 4 \(write\)", result.err)
+
+
+def test_a_data_race_report_names_both_accesses(capsys: pytest.CaptureFixture[str]) -> None:
+    program = CORPUS / "smem_data_race.mlir"
+    result = run_cli(capsys, str(program), *shlex.split(header(program, "Run")))
+    assert result.code == run.EXIT_HAZARD
+    lines = result.err.splitlines()
+    assert re.match(
+        r"\S+:\d+:\d+: error: hazard smem-data-race: llvm.load by warp [0-3] reads shared address 0x[0-9a-f]+ "
+        r"\(@tmem_slot\+0\), which nvvm.tcgen05.alloc by warp 4 wrote: no barrier",
+        lines[0],
+    ), result.err
+    assert any(re.match(r"\S+:\d+:\d+: note: the earlier access: nvvm.tcgen05.alloc by warp 4", ln) for ln in lines)
+
+
+@pytest.mark.parametrize("count", [96, 127])
+def test_a_consumer_count_below_the_epilogue_threads_overruns_a_phase(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, count: int
+) -> None:
+    """The 128 epilogue threads arrive on empty[s] once per tile; with a smaller count
+    a phase completes before all of them arrived and the rest land in the next phase,
+    unordered with the completion (caught on the first lap, not after 32). At the tmem
+    level the verifier rejects the count (the warp contexts fix it); lowered, the count is
+    an mbarrier.init operand and the interpreter catches it."""
+    program, args = CG1
+    source = tmp_path / "count.mlir"
+    source.write_text(program.read_text().replace("consumer_arv_count 128", f"consumer_arv_count {count}"))
+    rejected = run_cli(capsys, str(source), *shlex.split(args))
+    assert rejected.code == run.EXIT_ERROR, rejected.err
+    assert f"consumer_arv_count {count}" in rejected.err, rejected.err
+
+    def recount(text: str) -> str:
+        inits = re.compile(r"(nvvm\.mbarrier\.init %[12]), %c128 ")
+        text, n = inits.subn(rf"\1, %c{count} ", text)
+        assert n == 2, text
+        return text.replace(
+            "%c128 = arith.constant 128 : i32",
+            f"%c128 = arith.constant 128 : i32\n    %c{count} = arith.constant {count} : i32",
+            1,
+        )
+
+    result = run_cli(capsys, str(_lowered_cg1(tmp_path, recount)), *shlex.split(args))
+    assert result.code == run.EXIT_HAZARD, result.err
+    assert re.match(
+        rf"\S+: error: hazard mbarrier-phase-overrun: warp [0-3] lanes 0-31 arrives on mbarrier @accum_bars\[[23]\] "
+        rf"\(expected count {count}\): ",
+        result.err,
+    ), result.err
+
+
+def test_an_mma_operand_never_written_is_uninitialised(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """examples/matmul_cg1.mlir without the loop that copies A into shared memory: the
+    MMAs read an operand tile no store wrote (shared memory starts undefined)."""
+    program, args = CG1
+    text = program.read_text()
+    start = text.index("    scf.for %i = %tid to %c512 step %c160 : i32 {")
+    end = text.index("    }\n", start) + len("    }\n")
+    source = tmp_path / "no_a.mlir"
+    source.write_text(text[:start] + text[end:])
+    result = run_cli(capsys, str(source), *shlex.split(args))
+    assert result.code == run.EXIT_HAZARD, result.err
+    assert re.match(
+        r"\S+: error: hazard smem-read-uninitialized: nvvm.tcgen05.mma by warp 4 reads its 128x16 operand tile "
+        r"from shared memory, but shared address 0x[0-9a-f]+ \(@smem_a\+\d+\) in it was never written",
+        result.err,
+    ), result.err

@@ -19,6 +19,7 @@ descriptors, 5 tcgen05.mma numerics, 6 divergence, 7 integer arithmetic, 8 named
 
 from __future__ import annotations
 
+import re
 from collections.abc import Generator, Iterable
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -170,8 +171,9 @@ def make_machine(warps: int = 8, columns: int | None = 512) -> Machine:
     program = Program(ModuleOp([]), [])
     all_warps = [Warp(program, cluster, cta, index, launch) for index in range(warps)]
     connect(cluster, all_warps, strict=False)
-    # The tests preload TMEM directly: count every cell as produced by a write.
+    # The tests preload TMEM and shared memory directly: count every cell and byte as written.
     cta.tmem_written[:] = True
+    cta.shadow.host = True
     return Machine(cluster, cta, all_warps)
 
 
@@ -439,6 +441,8 @@ def test_alloc_blocks_until_a_dealloc_frees_columns(empty: Machine) -> None:
     assert not empty.cluster.ready(wake)
     tmem_dealloc(empty.warps[0], first, 512, 1)
     assert empty.cluster.ready(wake)
+    # Both allocs write the slot: order warp 1 after warp 0, as a barrier would (races.py).
+    empty.warps[1].clock.acquire(empty.warps[0].clock.release())
     second = alloc(empty, 32, warp=1)
     assert empty.cta.allocator.allocations == {second & 0xFFFF: 32}
 
@@ -1572,7 +1576,7 @@ def test_named_barrier_releases_after_its_thread_count(first: str, schedule: str
 
 def test_named_barrier_short_of_threads_deadlocks() -> None:
     """With only one warp (32 threads) at `bar.sync 1, 64`, it never releases."""
-    (blocked,) = run_deadlock(named_barrier_kernel(SYNC_64, ""), block=64, out=np.zeros(64, np.int32), n=0).blocked
+    (blocked,) = run_deadlock(named_barrier_kernel(SYNC_64, ""), block=32, out=np.zeros(64, np.int32), n=0).blocked
     assert blocked.name == "warp 0"
     assert "named barrier 1" in blocked.reason
     assert "32 of 64 threads" in blocked.reason
@@ -1589,4 +1593,253 @@ def test_named_barrier_count_must_be_whole_warps() -> None:
     """PTX bar.sync: the thread count must be a multiple of the warp size. A constant 48 is
     rejected by the verifier; one only known at run time (a kernel argument) is a hazard."""
     module = named_barrier_kernel("nvvm.barrier id = %c1 number_of_threads = %n", "")
-    assert run_hazard(module, block=64, out=np.zeros(64, np.int32), n=48).kind == "barrier-count-invalid"
+    assert run_hazard(module, block=32, out=np.zeros(64, np.int32), n=48).kind == "barrier-count-invalid"
+
+
+# ======================================================================================
+# Ordinary memory: initialisation and data races (races.py); mbarrier phase overrun
+# ======================================================================================
+
+VAL = shared("val", "i32", 4)
+WARP_IS = """
+    %c2 = arith.constant 2 : i32
+    %c64 = arith.constant 64 : i32
+    %w = arith.divui %tid, %c32 : i32
+    %w0 = arith.cmpi eq, %w, %c0 : i32
+    %w1 = arith.cmpi eq, %w, %c1 : i32
+    %w2 = arith.cmpi eq, %w, %c2 : i32
+    %val = llvm.mlir.addressof @val : !llvm.ptr<3>
+"""
+
+
+def test_shared_memory_is_uninitialised_until_written() -> None:
+    """PTX: `.shared` variables cannot be initialised and start undefined; a load of a
+    byte no store wrote is reported, naming the variable."""
+    module = kernel(WARP_IS + "    %x = llvm.load %val : !llvm.ptr<3> -> i32\n" + store_lane("%x"), globals_=[VAL])
+    hazard = run_hazard(module, out=np.zeros(WARP, np.int32))
+    assert hazard.kind == "smem-read-uninitialized"
+    assert "@val+0" in hazard.message
+    assert "warp 0" in hazard.message
+
+
+def test_a_partly_written_word_is_uninitialised() -> None:
+    """Bytes 2-3 of @val were never written: the 4-byte load reads undefined bytes."""
+    body = (
+        WARP_IS
+        + """
+    %c7 = arith.constant 7 : i16
+    llvm.store %c7, %val : i16, !llvm.ptr<3>
+    %x = llvm.load %val : !llvm.ptr<3> -> i32
+"""
+        + store_lane("%x")
+    )
+    assert run_hazard(kernel(body, globals_=[VAL]), out=np.zeros(WARP, np.int32)).kind == "smem-read-uninitialized"
+
+
+def test_kernel_buffers_are_initialised_by_the_host() -> None:
+    """`--arg` buffers hold the host's data: reading them before any store is fine."""
+    body = """
+    %p = llvm.getelementptr %out[%tid] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, i32
+    %x = llvm.load %p : !llvm.ptr<1> -> i32
+    %y = arith.addi %x, %c1 : i32
+    llvm.store %y, %p : i32, !llvm.ptr<1>
+"""
+    np.testing.assert_array_equal(run(kernel(body), out=np.arange(WARP, dtype=np.int32))["out"], np.arange(1, 33))
+
+
+@pytest.mark.parametrize(("schedule", "seed"), SCHEDULES)
+def test_unordered_writes_of_two_warps_are_a_race(schedule: str, seed: int) -> None:
+    """PTX memory model (ISA §8.7): two writes of one location by different threads,
+    unordered by any synchronisation, are a data race, whichever runs first."""
+    body = WARP_IS + "    llvm.store %w, %val : i32, !llvm.ptr<3>\n"
+    hazard = run_hazard_schedule(kernel(body, globals_=[VAL]), 64, schedule, seed)
+    assert hazard.kind == "smem-data-race"
+    assert re.search(
+        r"llvm.store by warp [01] writes shared address 0x[0-9a-f]+ \(@val\+0\), which llvm.store", hazard.message
+    )
+    assert [text for _, text in hazard.related] in (
+        ["the earlier access: llvm.store by warp 0 (write)"],
+        ["the earlier access: llvm.store by warp 1 (write)"],
+    )
+
+
+def test_lanes_of_one_warp_do_not_race_with_each_other() -> None:
+    """All 32 lanes store to the same word in one instruction, then load it: one warp,
+    one instruction, no race (the value is some lane's)."""
+    body = WARP_IS + "    llvm.store %tid, %val : i32, !llvm.ptr<3>\n    %x = llvm.load %val : !llvm.ptr<3> -> i32\n"
+    body += store_lane("%x")
+    out = run(kernel(body, globals_=[VAL]), out=np.zeros(WARP, np.int32))["out"]
+    assert len(set(out.tolist())) == 1
+    assert 0 <= out[0] < WARP
+
+
+@pytest.mark.parametrize(("schedule", "seed"), SCHEDULES)
+@pytest.mark.parametrize(
+    "sync",
+    [
+        "nvvm.barrier0",
+        "nvvm.barrier id = %c1 number_of_threads = %c64",
+    ],
+    ids=["bar.sync 0", "bar.sync 1, 64"],
+)
+def test_a_barrier_orders_a_store_before_another_warps_load(sync: str, schedule: str, seed: int) -> None:
+    """bar.sync has release/acquire semantics among its participants (PTX ISA, barrier):
+    warp 0's store is visible to, and ordered before, warp 1's load."""
+    body = (
+        WARP_IS
+        + f"""
+    scf.if %w0 {{
+      %c42 = arith.constant 42 : i32
+      llvm.store %c42, %val : i32, !llvm.ptr<3>
+    }}
+    {sync}
+    %x = llvm.load %val : !llvm.ptr<3> -> i32
+"""
+        + store_lane("%x")
+    )
+    out = run(kernel(body, globals_=[VAL]), block=64, schedule=schedule, seed=seed, out=np.zeros(64, np.int32))
+    np.testing.assert_array_equal(out["out"], 42)
+
+
+@pytest.mark.parametrize(("schedule", "seed"), SCHEDULES)
+def test_a_store_after_the_release_is_not_published_by_it(schedule: str, seed: int) -> None:
+    """Warp 0 stores, arrives on named barrier 1 (bar.arrive: release), and stores again;
+    warp 1 syncs and loads. The second store is not ordered before the load: a race
+    (the release publishes only what preceded it)."""
+    body = (
+        WARP_IS
+        + """
+    scf.if %w0 {
+      llvm.store %c1, %val : i32, !llvm.ptr<3>
+      nvvm.barrier.arrive id = %c1 number_of_threads = %c64
+      llvm.store %c32, %val : i32, !llvm.ptr<3>
+    }
+    scf.if %w1 {
+      nvvm.barrier id = %c1 number_of_threads = %c64
+      %x = llvm.load %val : !llvm.ptr<3> -> i32
+    }
+"""
+    )
+    hazard = run_hazard_schedule(kernel(body, globals_=[VAL]), 64, schedule, seed)
+    assert hazard.kind == "smem-data-race"
+
+
+@pytest.mark.parametrize(("schedule", "seed"), SCHEDULES)
+def test_a_write_races_with_a_read_it_is_not_ordered_after(schedule: str, seed: int) -> None:
+    """Warps 0 and 1 read out[0] (the host's value); warp 2 waits on an mbarrier only warp
+    0 arrives on, then writes out[0]: ordered after warp 0's read, not warp 1's."""
+    body = (
+        WARP_IS
+        + """
+    %bar = llvm.mlir.addressof @bar : !llvm.ptr<3>
+    %t0 = arith.cmpi eq, %tid, %c0 : i32
+    scf.if %t0 {
+      nvvm.mbarrier.init %bar, %c32 : !llvm.ptr<3>, i32
+    }
+    nvvm.barrier0
+    %lt2 = arith.cmpi ult, %w, %c2 : i32
+    scf.if %lt2 {
+      %x = llvm.load %out : !llvm.ptr<1> -> i32
+    }
+    scf.if %w0 {
+      nvvm.mbarrier.arrive %bar : !llvm.ptr<3>
+    }
+    scf.if %w2 {
+      nvvm.mbarrier.try_wait.parity %bar, %c0, %c0 : !llvm.ptr<3>, i32, i32
+      llvm.store %c1, %out : i32, !llvm.ptr<1>
+    }
+"""
+    )
+    hazard = run_hazard_schedule(kernel(body, globals_=[BAR, VAL]), 96, schedule, seed)
+    assert hazard.kind == "global-data-race"
+    assert "warp 1" in hazard.message
+    assert "warp 2" in hazard.message
+    assert "buffer 'out' + 0" in hazard.message
+
+
+def test_clusters_of_a_grid_are_unordered() -> None:
+    """The clusters of a grid run concurrently on the hardware: two CTAs (clusters of 1)
+    writing the same word race; writing their own words does not."""
+    same = kernel("    llvm.store %tid, %out : i32, !llvm.ptr<1>\n")
+    with pytest.raises(KernelHazard) as caught:
+        run_kernel(same, "k", block=32, grid=2, args={"out": np.zeros(1, np.int32)})
+    assert caught.value.kind == "global-data-race"
+    assert "cluster that ran earlier" in caught.value.message
+    own = kernel("""
+    %cta = nvvm.read.ptx.sreg.ctaid.x : i32
+    %p = llvm.getelementptr %out[%cta] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, i32
+    llvm.store %tid, %p : i32, !llvm.ptr<1>
+""")
+    run_kernel(own, "k", block=32, grid=2, args={"out": np.zeros(2, np.int32)})
+
+
+def run_hazard_schedule(module: ModuleOp, block: int, schedule: str, seed: int) -> KernelHazard:
+    with pytest.raises(KernelHazard) as caught:
+        run(module, block, schedule=schedule, seed=seed, out=np.zeros(WARP, np.int32))
+    return caught.value
+
+
+def _clock(*values: int) -> NDArray[np.int64]:
+    return np.array(values, dtype=np.int64)
+
+
+def test_arrivals_ordered_after_the_previous_phase_are_fine() -> None:
+    """A ring protocol: each arrival of phase p + 1 comes from a thread that observed the
+    completion of phase p, so its clock covers the clocks phase p released."""
+    bar = MBarrier(0, 0, expected=2, pending=2, name="@b")
+    bar.arrive(1, _clock(1, 0), "A")
+    bar.arrive(1, _clock(0, 1), "B")  # completes phase 0, releasing (1, 1)
+    bar.arrive(1, _clock(2, 1), "A")  # A waited on phase 0: it knows (1, 1)
+    bar.arrive(1, _clock(1, 2), "B")
+    assert bar.completed == 2
+
+
+def test_phase_0_arrivals_are_exempt() -> None:
+    """The first phase has no phase before it: its arrivals are not checked."""
+    bar = MBarrier(0, 0, expected=2, pending=2, name="@b")
+    bar.arrive(1, _clock(5, 0), "A")
+    bar.arrive(1, _clock(0, 5), "B")
+    assert bar.completed == 1
+
+
+def test_an_arrival_concurrent_with_the_completion_overruns_the_phase() -> None:
+    """Count 2 for three arriving threads: A and B complete phase 0; C, which did not
+    observe that completion (its clock does not cover B's), lands in phase 1."""
+    bar = MBarrier(0, 0, expected=2, pending=2, name="@b")
+    first, second = ModuleOp([]), ModuleOp([])
+    bar.arrive(1, _clock(1, 0, 0), "A", first)
+    bar.arrive(1, _clock(0, 1, 0), "B", second)
+    with pytest.raises(Hazard) as caught:
+        bar.arrive(1, _clock(1, 0, 1), "C")
+    assert caught.value.kind == "mbarrier-phase-overrun"
+    assert "C arrives on mbarrier @b (expected count 2)" in caught.value.message
+    assert "not ordered after the completion of phase 0" in caught.value.message
+    assert [op for op, _ in caught.value.related] == [first, second]
+
+
+def test_one_instruction_arriving_past_the_pending_count_overruns_the_phase() -> None:
+    """The lanes of one instruction are unordered with each other: 32 arrivals on a
+    barrier with 31 pending complete the phase with 31 and put the 32nd in the next."""
+    bar = MBarrier(0, 0, expected=31, pending=31, name="@b")
+    with pytest.raises(Hazard) as caught:
+        bar.arrive(32, _clock(1), "warp 3 lanes 0-31", None, since=0)
+    assert caught.value.kind == "mbarrier-phase-overrun"
+    assert "1 of them lands in phase 1" in caught.value.message
+
+
+def test_a_warp_arriving_on_a_wrong_count_in_a_kernel() -> None:
+    """mbarrier.init with count 16 and a whole warp (32 threads) arriving: the phase
+    completes after 16 lanes and the other 16 overrun it."""
+    body = """
+    %bar = llvm.mlir.addressof @bar : !llvm.ptr<3>
+    %c16 = arith.constant 16 : i32
+    %t0 = arith.cmpi eq, %tid, %c0 : i32
+    scf.if %t0 {
+      nvvm.mbarrier.init %bar, %c16 : !llvm.ptr<3>, i32
+    }
+    nvvm.barrier0
+    nvvm.mbarrier.arrive %bar : !llvm.ptr<3>
+"""
+    hazard = run_hazard(kernel(body, globals_=[BAR]), out=np.zeros(WARP, np.int32))
+    assert hazard.kind == "mbarrier-phase-overrun"
+    assert "16 of them land in phase 1" in hazard.message

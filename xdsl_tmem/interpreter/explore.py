@@ -11,9 +11,9 @@ schedule. Between two such points a warp's memory and TMEM accesses run without
 interleaving: the happens-before checks report any TMEM access that two schedules could
 order differently (a race), so for a program they find race-free the order of
 unsynchronised accesses cannot change the outcome, and branching at synchronisation
-points reaches every outcome. Every complete schedule must also leave the same global
-memory (`schedule-dependent-result` otherwise): the check for races on shared and global
-memory, which happens-before does not track.
+points reaches every outcome. Races on shared and global memory are found the same way
+(races.py); every complete schedule must also leave the same global memory
+(`schedule-dependent-result` otherwise), a backstop for what those checks do not shadow.
 
 Two reductions keep the search small:
 
@@ -317,8 +317,8 @@ def _same_outputs(first: GlobalMemory, other: GlobalMemory, prepared: Prepared) 
         if difference is not None:
             raise Hazard(
                 "schedule-dependent-result",
-                f"two complete schedules leave different contents in '{a.name}' ({difference}): a race on shared "
-                "or global memory, which the happens-before checks do not track",
+                f"two complete schedules leave different contents in '{a.name}' ({difference}): a race the "
+                "happens-before checks do not see",
             )
 
 

@@ -47,6 +47,8 @@ class WarpClock:
 
     def __init__(self, size: int, generic: int, tc: int, strict: bool):
         self.vc: Clock = np.zeros(size, dtype=np.int64)
+        if size:
+            self.vc[generic] = 1  # the warp's first epoch: 0 is known to every clock (races.py)
         self.vc_tc: Clock = np.zeros(size, dtype=np.int64) if strict else self.vc
         self.generic = generic
         self.tc = tc
@@ -67,10 +69,12 @@ class WarpClock:
         return value
 
     def release(self) -> Clock:
-        """The clock a thread synchronisation publishes."""
+        """The clock a thread synchronisation publishes. The warp's later accesses get a new
+        epoch, which the published clock does not cover (races.py)."""
         clock = self.vc.copy()
         if self.strict:
             clock[self.tc] = min(int(clock[self.tc]), self.fenced)
+        self.vc[self.generic] += 1
         return clock
 
     def acquire(self, clock: Clock | None) -> None:

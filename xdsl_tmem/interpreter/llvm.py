@@ -134,14 +134,14 @@ class LlvmFunctions(WarpFunctions):
     def run_load(self, interp: Interpreter, op: llvm.LoadOp, args: PythonValues) -> PythonValues:
         warp = _warp(interp)
         access = self.static(op, lambda o: Access.of(o.dereferenced_value.type))
-        return (load(warp.cluster, args[0], access, warp.lane_index()),)
+        return (load(warp, op, args[0], access),)
 
     @impl(llvm.StoreOp)
     def run_store(self, interp: Interpreter, op: llvm.StoreOp, args: PythonValues) -> PythonValues:
         warp = _warp(interp)
         value, address = args
         access = self.static(op, lambda o: Access.of(o.value.type))
-        store(warp.cluster, address, value, access, warp.lane_index())
+        store(warp, op, address, value, access)
         return ()
 
     @impl(llvm.PtrToIntOp)

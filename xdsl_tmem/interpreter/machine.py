@@ -24,10 +24,13 @@ from __future__ import annotations
 import copy as _copy
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
+
+if TYPE_CHECKING:
+    from xdsl_tmem.interpreter.races import Shadow
 
 TMEM_LANES = 128
 TMEM_COLUMNS = 512
@@ -115,22 +118,66 @@ class MBarrier:
     """The clock each completed phase released to its waiters (the latest only)."""
     commit_arrivals: int = 0
     thread_arrivals: int = 0
+    name: str = ""
+    """How reports name it (`@full_bar[1]`)."""
+    arrivals: list[tuple[str, Any]] = field(default_factory=list[tuple[str, Any]])
+    """(who, op) of each arrival counted into the current phase."""
+    last_arrivals: list[tuple[str, Any]] = field(default_factory=list[tuple[str, Any]])
+    """Those of the last completed phase (for reports)."""
 
     @property
     def phase_bit(self) -> int:
         return self.completed & 1
 
-    def arrive(self, count: int, clock: Clock | None = None) -> None:
-        # One arrival at a time: arrivals beyond the pending count go to the next phase.
+    def arrive(
+        self, count: int, clock: Clock | None = None, who: str = "", op: Any = None, since: int | None = None
+    ) -> None:
+        """`count` arrivals releasing `clock`. Arrivals beyond the pending count go to the
+        next phase. `since`: the completed phases when the arriving instruction started,
+        if its arrivals (several lanes, or a count) are unordered with each other."""
         while count > 0:
+            if self.completed:
+                self._check_order(clock, who, op, since, count)
             self.clock = _join(self.clock, clock)
             take = min(count, self.pending)
             self.pending -= take
             count -= take
+            if take:
+                self.arrivals.append((who, op))
             if self.pending == 0 and self.tx == 0:
                 self.complete_phase()
             elif take == 0:
                 break
+
+    def _check_order(self, clock: Clock | None, who: str, op: Any, since: int | None, count: int) -> None:
+        """An arrival counted into phase p + 1 must happen after phase p completed (its
+        thread observed that phase, directly or through others). One concurrent with the
+        completion was meant for phase p: the expected count is lower than the arrivals a
+        phase gets, and waiters on phase p + 1 pass early some laps later."""
+        previous = self.history[self.completed - 1]
+        if since is not None and since < self.completed:
+            why = (
+                f"{count} of them land{'s' if count == 1 else ''} in phase {self.completed}, after the same "
+                f"instruction's other arrivals completed phase {self.completed - 1}"
+            )
+        elif clock is not None and previous is not None and bool((clock < previous).any()):
+            why = (
+                f"they land in phase {self.completed}, but the thread is not ordered after the completion of phase "
+                f"{self.completed - 1} (it did not observe it)"
+            )
+        else:
+            return
+        raise Hazard(
+            "mbarrier-phase-overrun",
+            f"{who or 'an arrival'} arrives on mbarrier {self.name} (expected count {self.expected}): {why}; "
+            "an arrival concurrent with a phase's completion was meant for that phase, so the barrier's count is "
+            "lower than the arrivals each phase gets (or the thread arrives without waiting for the phase before)",
+            [
+                (o, f"an arrival counted into phase {self.completed - 1}: {w}")
+                for w, o in self.last_arrivals[-4:]
+                if o is not None
+            ],
+        )
 
     def add_tx(self, delta: int, clock: Clock | None = None) -> None:
         self.clock = _join(self.clock, clock)
@@ -143,9 +190,10 @@ class MBarrier:
         self.pending = self.expected
         self.history.append(self.clock)
         self.clock = None
+        self.last_arrivals, self.arrivals = self.arrivals, []
 
     def copy(self) -> MBarrier:
-        return replace(self, history=self.history.copy())
+        return replace(self, history=self.history.copy(), arrivals=list(self.arrivals))
 
     def parity_passes(self, parity: int) -> bool:
         return self.phase_bit != (parity & 1)
@@ -313,6 +361,8 @@ class Buffer:
     name: str
     base: int
     data: NDArray[np.uint8]
+    shadow: Shadow
+    """Its access history (races.py)."""
     views: dict[np.dtype[Any], NDArray[Any]] = field(default_factory=dict[np.dtype[Any], NDArray[Any]])
     """`data` viewed as whole elements of a dtype (for aligned accesses)."""
 
@@ -321,19 +371,26 @@ class GlobalMemory:
     """Kernel buffers at distinct, 256-byte-aligned addresses from `GLOBAL_BASE`."""
 
     def __init__(self) -> None:
+        from xdsl_tmem.interpreter.races import Sites  # races.py builds on this module
+
         self.buffers: list[Buffer] = []
         self._next = GLOBAL_BASE
+        self.sites = Sites()
+        """Every memory access site of the launch (shared by copies: it only grows)."""
 
     def copy(self) -> GlobalMemory:
         clone = GlobalMemory()
-        clone.buffers = [Buffer(b.name, b.base, b.data.copy()) for b in self.buffers]
+        clone.buffers = [Buffer(b.name, b.base, b.data.copy(), b.shadow.copy()) for b in self.buffers]
         clone._next = self._next
+        clone.sites = self.sites
         return clone
 
     def add(self, name: str, array: NDArray[Any]) -> int:
+        from xdsl_tmem.interpreter.races import Shadow  # races.py builds on this module
+
         data = np.ascontiguousarray(array).view(np.uint8).reshape(-1)
         base = self._next
-        self.buffers.append(Buffer(name, base, data))
+        self.buffers.append(Buffer(name, base, data, Shadow(data.size, base, host=True)))
         self._next = (base + max(data.size, 1) + 255) // 256 * 256 + 256
         return base
 
@@ -395,10 +452,16 @@ class Cta:
     """One CTA's on-chip state."""
 
     def __init__(self, rank: int, ctaid: tuple[int, int, int], layout: SharedLayout):
+        from xdsl_tmem.interpreter.races import Shadow  # races.py builds on this module
+
         self.rank = rank
         self.ctaid = ctaid
         self.layout = layout
+        # Contents are undefined until written: the shadow reports such reads; the zeros
+        # only make runs reproducible.
         self.smem = np.zeros(max(layout.size, 1), dtype=np.uint8)
+        self.shadow = Shadow(self.smem.size, rank << RANK_SHIFT, host=False)
+        """Who accessed each byte of shared memory (races.py)."""
         self.smem_views: dict[np.dtype[Any], NDArray[Any]] = {}
         self.tmem = np.full((TMEM_LANES, TMEM_COLUMNS), TMEM_POISON, dtype=np.uint32)
         self.allocator = TmemAllocator()
@@ -430,6 +493,7 @@ class Cta:
     def copy(self, memo: Memo) -> Cta:
         clone = _copy.copy(self)
         clone.smem, clone.smem_views = self.smem.copy(), {}
+        clone.shadow = self.shadow.copy()
         clone.tmem = self.tmem.copy()
         clone.tmem_written = self.tmem_written.copy()
         clone.tmem_reader, clone.tmem_read_sync = self.tmem_reader.copy(), self.tmem_read_sync.copy()
@@ -580,5 +644,5 @@ class Cluster:
                 )
             bar = target.barrier(offset)
             bar.commit_arrivals += 1
-            bar.arrive(1, clock)
+            bar.arrive(1, clock, f"{name} of warp {commit.warp} lane {commit.lane}", commit.op)
         self.changed()

@@ -1,9 +1,10 @@
-"""Typed loads and stores of lane values at per-lane addresses, and LLVM type sizes."""
+"""Typed loads and stores of lane values at per-lane addresses (checked for data races:
+races.py), and LLVM type sizes."""
 
 from __future__ import annotations
 
 from functools import cache
-from typing import Any, NamedTuple, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -17,10 +18,15 @@ from xdsl.dialects.builtin import (
     VectorType,
 )
 from xdsl.dialects.llvm import LLVMArrayType, LLVMPointerType, LLVMStructType
-from xdsl.ir import Attribute
+from xdsl.ir import Attribute, Operation
 
+from xdsl_tmem.interpreter import races
 from xdsl_tmem.interpreter.machine import GLOBAL_BASE, RANK_SHIFT, SHARED_LIMIT, Cluster, Hazard
+from xdsl_tmem.interpreter.races import Shadow
 from xdsl_tmem.interpreter.values import WARP, Lanes, UnsupportedValue, Value, dtype_of
+
+if TYPE_CHECKING:
+    from xdsl_tmem.interpreter.executor import Warp
 
 
 def alignment_of(t: Attribute) -> int:
@@ -102,22 +108,22 @@ def _spans(lo: int, hi: int) -> Hazard:
 
 def _access(
     cluster: Cluster, addresses: NDArray[Any], dtype: np.dtype[Any], size: int
-) -> tuple[NDArray[Any], NDArray[np.int64], bool]:
-    """(memory view, per-lane index of shape (lanes, count), indexes whole elements?)
-    for a warp access at per-lane `addresses`, all inside one shared memory or one
-    kernel buffer. Aligned accesses index the memory viewed as `dtype` elements
-    (fewer, cheaper indices); misaligned ones fall back to bytes."""
+) -> tuple[NDArray[Any], NDArray[np.int64], bool, Shadow, NDArray[np.int64]]:
+    """(memory view, per-lane index of shape (lanes, count), indexes whole elements?,
+    shadow, per-lane byte offsets) for a warp access at per-lane `addresses`, all inside
+    one shared memory or one kernel buffer. Aligned accesses index the memory viewed as
+    `dtype` elements (fewer, cheaper indices); misaligned ones fall back to bytes."""
     lo, hi = int(addresses.min()), int(addresses.max())
     if hi < SHARED_LIMIT and lo >> RANK_SHIFT == hi >> RANK_SHIFT:
         cta, first = cluster.cta_of(lo)
         cta.shared_slice(first, hi - lo + size)
-        data, views, base = cta.smem, cta.smem_views, lo - first
+        data, views, base, shadow = cta.smem, cta.smem_views, lo - first, cta.shadow
     elif lo >= GLOBAL_BASE:
         buffer, _ = cluster.memory.locate(lo, size)
         if hi + size > buffer.base + buffer.data.size:
             cluster.memory.locate(hi, size)  # raises if out of bounds
             raise _spans(lo, hi)
-        data, views, base = buffer.data, buffer.views, buffer.base
+        data, views, base, shadow = buffer.data, buffer.views, buffer.base, buffer.shadow
     else:
         raise _spans(lo, hi)
     offsets = addresses.astype(np.int64) - base
@@ -126,20 +132,28 @@ def _access(
         view = views.get(dtype)
         if view is None:
             view = views[dtype] = data[: data.size - data.size % item].view(dtype)
-        return view, (offsets >> _SHIFT[item])[:, None] + _columns(size // item), True
-    return data, offsets[:, None] + _columns(size), False
+        return view, (offsets >> _SHIFT[item])[:, None] + _columns(size // item), True, shadow, offsets
+    return data, offsets[:, None] + _columns(size), False, shadow, offsets
 
 
-def load(cluster: Cluster, address: Value, access: Access, lanes: Lanes | None) -> Value:
-    """Load a value in the `lanes` given (None: all 32; others read 0)."""
+def _check(warp: Warp, op: Operation, shadow: Shadow, offsets: NDArray[np.int64], size: int, write: bool) -> None:
+    races.check(warp, op, shadow, (offsets[:, None] + _columns(size)).reshape(-1), write)
+
+
+def load(warp: Warp, op: Operation, address: Value, access: Access) -> Value:
+    """`warp` loads a value in its active lanes (others read 0)."""
     size, dtype, count, vector = access
+    cluster = warp.cluster
+    lanes = warp.lane_index()
     if not isinstance(address, np.ndarray):
         raw = cluster.read(int(address), size).view(dtype)
+        races.access(warp, op, int(address), size, write=False)
         if vector:
             return np.tile(raw, (WARP, 1))
         return raw[0].item()
     addresses = cast(Lanes, address if lanes is None else address[lanes])
-    view, index, whole = _access(cluster, addresses, dtype, size)
+    view, index, whole, shadow, offsets = _access(cluster, addresses, dtype, size)
+    _check(warp, op, shadow, offsets, size, write=False)
     got = view[index]
     values = got if whole else np.ascontiguousarray(got).view(dtype)
     if lanes is None:
@@ -150,9 +164,11 @@ def load(cluster: Cluster, address: Value, access: Access, lanes: Lanes | None) 
     return out if vector else out[:, 0]
 
 
-def store(cluster: Cluster, address: Value, value: Value, access: Access, lanes: Lanes | None) -> None:
-    """Store `value` from the `lanes` given (None: all 32); later lanes win on overlap."""
+def store(warp: Warp, op: Operation, address: Value, value: Value, access: Access) -> None:
+    """`warp` stores `value` from its active lanes; later lanes win on overlap."""
     size, dtype, count, _ = access
+    cluster = warp.cluster
+    lanes = warp.lane_index()
     if isinstance(value, np.ndarray):
         per_lane = value.astype(dtype, copy=False).reshape(WARP, count)
         if lanes is not None:
@@ -160,8 +176,11 @@ def store(cluster: Cluster, address: Value, value: Value, access: Access, lanes:
     else:
         per_lane = np.full((WARP if lanes is None else len(lanes), count), value, dtype=dtype)
     if not isinstance(address, np.ndarray):
-        cluster.read(int(address), size)[:] = np.ascontiguousarray(per_lane[-1]).view(np.uint8)
+        target = cluster.read(int(address), size)
+        races.access(warp, op, int(address), size, write=True)
+        target[:] = np.ascontiguousarray(per_lane[-1]).view(np.uint8)
         return
     addresses = cast(Lanes, address if lanes is None else address[lanes])
-    view, index, whole = _access(cluster, addresses, dtype, size)
+    view, index, whole, shadow, offsets = _access(cluster, addresses, dtype, size)
+    _check(warp, op, shadow, offsets, size, write=True)
     view[index] = per_lane if whole else np.ascontiguousarray(per_lane).view(np.uint8)

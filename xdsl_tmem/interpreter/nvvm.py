@@ -22,6 +22,7 @@ from xdsl.ir import Operation
 from xdsl_tmem.dialects import nvvm
 from xdsl_tmem.dialects.llvm_ext import ConstantRangeAttr
 from xdsl_tmem.dialects.utils import check_alloc_columns
+from xdsl_tmem.interpreter import races
 from xdsl_tmem.interpreter.executor import Warp, WarpFunctions
 from xdsl_tmem.interpreter.hazards import check_access, check_dealloc, complete, span
 from xdsl_tmem.interpreter.machine import (
@@ -93,7 +94,9 @@ def thread_id(warp: Warp, lane: int) -> int:
 # --------------------------------------------------------------------------------------
 
 
-def mbarrier_init(warp: Warp, address: Value, count: Value, predicate: Value = True) -> None:
+def mbarrier_init(
+    warp: Warp, address: Value, count: Value, predicate: Value = True, op: Operation | None = None
+) -> None:
     for lane in warp.active_lanes():
         if not at(predicate, lane):
             continue
@@ -104,7 +107,9 @@ def mbarrier_init(warp: Warp, address: Value, count: Value, predicate: Value = T
         if not 1 <= n < (1 << 20):
             raise Hazard("mbarrier-count-invalid", f"mbarrier.init count must be in [1, 2^20 - 1], got {n}")
         bar = MBarrier(cta.rank, offset, expected=n, pending=n, init=(warp.clock.generic, warp.clock.tick()))
+        bar.name = warp.cluster.describe_barrier(at(address, lane))
         cta.mbarriers[offset] = bar
+        races.access(warp, op, at(address, lane), 8, write=True)
         warp.unpublished_inits.append(bar)
 
 
@@ -156,7 +161,7 @@ def release_reads(warp: Warp) -> None:
             record.released_in_flight = True
 
 
-def mbarrier_arrive(warp: Warp, address: Value, count: Value = 1) -> Value:
+def mbarrier_arrive(warp: Warp, address: Value, count: Value = 1, op: Operation | None = None) -> Value:
     """Arrive from every active lane; returns the state token (the phase arrived in)."""
     lanes = warp.active_lanes()
     release_reads(warp)
@@ -165,15 +170,21 @@ def mbarrier_arrive(warp: Warp, address: Value, count: Value = 1) -> Value:
         bar = use_barrier(warp, int(address), "mbarrier.arrive")
         token = bar.completed
         bar.thread_arrivals += len(lanes)
-        bar.arrive(int(count) * len(lanes), clock)
+        bar.arrive(int(count) * len(lanes), clock, _arrivers(warp, lanes), op, token)
         return token
     tokens = np.zeros(WARP, dtype=np.uint64)
+    since: dict[int, int] = {}
     for lane in lanes:
         bar = use_barrier(warp, at(address, lane), "mbarrier.arrive")
         tokens[lane] = bar.completed
         bar.thread_arrivals += 1
-        bar.arrive(at(count, lane), clock)
+        start = since.setdefault(id(bar), bar.completed)
+        bar.arrive(at(count, lane), clock, f"{warp.name} lane {lane}", op, start)
     return tokens
+
+
+def _arrivers(warp: Warp, lanes: list[int]) -> str:
+    return f"{warp.name} lane {lanes[0]}" if len(lanes) == 1 else f"{warp.name} lanes {format_lanes(warp.mask)}"
 
 
 def mbarrier_add_tx(warp: Warp, address: Value, delta: Value, sign: int) -> None:
@@ -364,6 +375,7 @@ def tmem_alloc(warp: Warp, op: Operation, slot: Value, ncols: Value, cta_group: 
             )
         me = warp.op_state = pending[warp.cta.rank] = PairAlloc(warp.cta.rank, address, n)
     if me.done:
+        races.record_write(warp, op, me.slot, 4)  # the peer wrote this CTA's slot for this warp
         return
     peer = pending.get(warp.cta.rank ^ 1)
     if peer is None:
@@ -404,6 +416,10 @@ def _allocate(warp: Warp, op: Operation, targets: list[tuple[Cta, int]], n: int,
         cta.allocator.allocations[start] = n
         cta.alloc_sites[start] = op
         warp.cluster.read(slot, 4).view(np.uint32)[0] = start
+        if cta is warp.cta:
+            races.access(warp, op, slot, 4, write=True)
+        else:  # recorded as the peer warp's when it resumes
+            races.record_write(warp, op, slot, 4)
         if warp.cluster.keep_log:
             warp.cluster.tmem_events.append(("alloc", cta.rank, start, n, cta_group))
 
@@ -703,6 +719,10 @@ def tcgen05_mma(
             b_parts = [gather_operand(c.smem, b_desc, rows_b, k, idesc.b_format, idesc.b_mn_major) for c in ctas]
         except DescriptorError as e:
             raise Hazard("out-of-bounds", f"tcgen05.mma: {e}") from None
+        for c in ctas:
+            if a_desc is not None:
+                races.check_operand(warp, op, c, a_desc, rows_a, k, idesc.a_format, idesc.a_mn_major)
+            races.check_operand(warp, op, c, b_desc, rows_b, k, idesc.b_format, idesc.b_mn_major)
         a_full, b_full = np.concatenate(a_parts), np.concatenate(b_parts)
         layout = accumulator_layout(idesc.m, idesc.n, cta_group)
         accumulate = bool(at(enable_input_d, lane))
@@ -763,6 +783,7 @@ def tcgen05_cp(
                 tile = gather_operand(cta.smem, desc, rows, words, "tf32_raw", mn_major=False)
             except DescriptorError as e:
                 raise Hazard("out-of-bounds", f"tcgen05.cp: {e}") from None
+            races.check_operand(warp, op, cta, desc, rows, words, "tf32_raw", False)
             use_cta_group(warp, cta, cta_group, "tcgen05.cp")
             issue_pipe(
                 warp, op, cta, lane, (lane0, lane0 + 128), (col0, col0 + words), (span(lane0, 128), span(col0, words))
@@ -929,7 +950,7 @@ class NvvmFunctions(WarpFunctions):
 
     @impl(nvvm.MBarrierInitOp)
     def run_mbarrier_init(self, interp: Interpreter, op: nvvm.MBarrierInitOp, args: PythonValues) -> PythonValues:
-        mbarrier_init(_warp(interp), args[0], args[1], args[2] if op.predicate is not None else True)
+        mbarrier_init(_warp(interp), args[0], args[1], args[2] if op.predicate is not None else True, op)
         return ()
 
     @impl(nvvm.MBarrierInvalOp)
@@ -942,7 +963,7 @@ class NvvmFunctions(WarpFunctions):
 
     @impl(nvvm.MBarrierArriveOp)
     def run_mbarrier_arrive(self, interp: Interpreter, op: nvvm.MBarrierArriveOp, args: PythonValues) -> PythonValues:
-        token = mbarrier_arrive(_warp(interp), args[0], args[1] if op.count is not None else 1)
+        token = mbarrier_arrive(_warp(interp), args[0], args[1] if op.count is not None else 1, op)
         return (token,) if op.res is not None else ()
 
     @impl(nvvm.MBarrierArriveExpectTxOp)
@@ -953,7 +974,7 @@ class NvvmFunctions(WarpFunctions):
         if op.predicate is not None and not np.asarray(args[2]).any():
             return (0,) if op.res is not None else ()
         mbarrier_add_tx(warp, args[0], args[1], +1)
-        token = mbarrier_arrive(warp, args[0])
+        token = mbarrier_arrive(warp, args[0], op=op)
         return (token,) if op.res is not None else ()
 
     @impl(nvvm.MBarrierExpectTxOp)

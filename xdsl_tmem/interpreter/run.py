@@ -14,6 +14,7 @@ from xdsl.dialects import func, llvm
 from xdsl.dialects.builtin import AnyFloat, ArrayAttr, DenseArrayBase, IndexType, IntegerAttr, IntegerType, ModuleOp
 from xdsl.ir import Attribute, Block, Operation
 
+from xdsl_tmem.interpreter import races
 from xdsl_tmem.interpreter.arith import ArithFunctions
 from xdsl_tmem.interpreter.executor import (
     Deadlock,
@@ -370,6 +371,7 @@ class ClusterRun:
 
     def __init__(self, prepared: Prepared, ctaids: Sequence[tuple[int, int, int]]):
         launch = prepared.launch
+        races.new_cluster(prepared.memory)
         ctas = [Cta(rank, ctaid, prepared.layout) for rank, ctaid in enumerate(ctaids)]
         self.state = state = Cluster(ctas, prepared.memory, total_threads=launch.threads * len(ctas))
         self.warps = [Warp(prepared.program, state, cta, w, launch) for cta in ctas for w in range(launch.warps)]
@@ -398,8 +400,10 @@ class ClusterRun:
     def data_bytes(self) -> int:
         """The memory a copy takes, about: TMEM, shared and global memory."""
         state = self.state
-        ctas = sum(cta.tmem.nbytes + cta.tmem_written.nbytes + cta.smem.nbytes for cta in state.ctas)
-        return ctas + sum(buffer.data.nbytes for buffer in state.memory.buffers)
+        ctas = sum(
+            cta.tmem.nbytes + cta.tmem_written.nbytes + cta.smem.nbytes + cta.shadow.nbytes for cta in state.ctas
+        )
+        return ctas + sum(buffer.data.nbytes + buffer.shadow.nbytes for buffer in state.memory.buffers)
 
     def live_warps(self) -> list[Warp]:
         return [w for w in self.warps if w.status is not Status.DONE]

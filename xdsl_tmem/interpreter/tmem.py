@@ -26,6 +26,7 @@ from xdsl.ir import Attribute, Operation
 
 from xdsl_tmem.dialects import tmem
 from xdsl_tmem.interpreter import nvvm as N
+from xdsl_tmem.interpreter import races
 from xdsl_tmem.interpreter.executor import Perform, RunBlock, StructuredGen, Warp, WarpFunctions, impl_structured
 from xdsl_tmem.interpreter.machine import OFFSET_MASK, RANK_SHIFT, Hazard, StageHold
 from xdsl_tmem.interpreter.tcgen05 import ldst_plan
@@ -119,11 +120,13 @@ def allocate(warp: Warp, op: Operation, slot: int, allocation: tmem.AllocationTy
     N.tmem_alloc(warp, op, slot, allocation.max_cols.data, allocation.cta_group.data)
     warp.clock.fence_before()
     warp.clock.fence_after()
-    return int(warp.cluster.read(slot, 4).view(np.uint32)[0])
+    return read_slot(warp, slot, op)
 
 
-def read_slot(warp: Warp, slot: int) -> int:
-    return int(warp.cluster.read(slot, 4).view(np.uint32)[0])
+def read_slot(warp: Warp, slot: int, op: Operation | None = None) -> int:
+    value = int(warp.cluster.read(slot, 4).view(np.uint32)[0])
+    races.access(warp, op, slot, 4, write=False)
+    return value
 
 
 def wait(warp: Warp, barrier: int, parity: int, fence: bool = True) -> None:
@@ -176,7 +179,7 @@ def epilogue_create(warp: Warp, op: tmem.EpilogueCreateOp | tmem.EpilogueContext
     )
     N.bar_sync(warp, 1, context_type.sync_threads)
     warp.clock.fence_after()
-    address = read_slot(warp, _uniform(warp, slot, f"{op.name} slot"))
+    address = read_slot(warp, _uniform(warp, slot, f"{op.name} slot"), op)
     ring = _new_ring(
         context_type.ring_type(), _uniform(warp, barriers, f"{op.name} barriers"), address, _mask(warp, mask)
     )
@@ -327,7 +330,7 @@ class TmemFunctions(WarpFunctions):
     @impl(tmem.FromSharedOp)
     def run_from_shared(self, interp: Interpreter, op: tmem.FromSharedOp, args: PythonValues) -> PythonValues:
         warp = _warp(interp)
-        return (read_slot(warp, _uniform(warp, args[0], "tmem.from_shared slot")),)
+        return (read_slot(warp, _uniform(warp, args[0], "tmem.from_shared slot"), op),)
 
     @impl(tmem.RelinquishOp)
     def run_relinquish(self, interp: Interpreter, op: tmem.RelinquishOp, args: PythonValues) -> PythonValues:
@@ -441,9 +444,9 @@ class TmemFunctions(WarpFunctions):
     ) -> None:
         n = op.ring_type.num_stages.data
         for i in range(n):
-            N.mbarrier_init(warp, storage + MBAR_BYTES * i, op.producer_arv_count.value.data)
+            N.mbarrier_init(warp, storage + MBAR_BYTES * i, op.producer_arv_count.value.data, op=op)
         for i in range(n):
-            N.mbarrier_init(warp, storage + MBAR_BYTES * (n + i), op.consumer_arv_count.value.data)
+            N.mbarrier_init(warp, storage + MBAR_BYTES * (n + i), op.consumer_arv_count.value.data, op=op)
 
     @impl(tmem.PipelineInitBarriersOp)
     def run_pipeline_init(
@@ -542,7 +545,7 @@ class TmemFunctions(WarpFunctions):
     def run_dealloc_barrier_init(
         self, interp: Interpreter, op: tmem.DeallocBarrierInitOp, args: PythonValues
     ) -> PythonValues:
-        N.mbarrier_init(_warp(interp), args[0], op.arrival_count.value.data)
+        N.mbarrier_init(_warp(interp), args[0], op.arrival_count.value.data, op=op)
         return ()
 
     @impl(tmem.DeallocBarrierCreateOp)

@@ -1,0 +1,307 @@
+"""Happens-before race detection for ordinary shared and global memory.
+
+Every byte of shared memory and of each kernel buffer has a shadow (FastTrack style,
+Flanagan & Freund, PLDI 2009): the epoch of its last write and of its last read, an
+epoch being the accessing warp's ordinary-instruction clock component
+(`WarpClock.generic`) and its value at the access, packed into one int64 with the access
+site. A warp knows an epoch when its vector clock has reached it (`hazards.py`: mbarrier
+phases, named and cluster barriers, commits carry clocks; a release starts a new epoch).
+A write and another access of the same byte, by different warps, where the later one
+does not know the earlier one, is a data race (PTX ISA, "Memory Consistency Model":
+conflicting accesses not ordered by causality order); the byte's value then depends on
+the schedule. Reads by several warps that do not know
+each other are all kept (`Shadow.readers`) until the next write.
+
+Lanes of one warp act together in one instruction (one epoch), and a warp's program
+order orders its own accesses, so accesses of one warp never race with each other.
+
+Shared memory starts uninitialised: reading a byte no write (`st`, `mbarrier.init`, the
+address `tcgen05.alloc` writes) produced is reported as `smem-read-uninitialized`. Kernel
+buffers are written by the host before the launch.
+
+The clusters of a grid run one after another here, but concurrently on the hardware
+with nothing ordering them: when a new cluster starts, the earlier clusters' accesses to
+global memory become foreign (epoch `FOREIGN_EPOCH`), known to no warp.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+import numpy as np
+from numpy.typing import NDArray
+
+from xdsl_tmem.interpreter.machine import GLOBAL_BASE, SHARED_LIMIT, Cluster, Cta, GlobalMemory, Hazard
+from xdsl_tmem.interpreter.tcgen05 import ELEMENT_BYTES, SmemDescriptor, operand_addresses
+from xdsl_tmem.interpreter.values import UnsupportedValue
+
+if TYPE_CHECKING:
+    from xdsl_tmem.interpreter.executor import Warp
+
+NONE = 0
+"""No access recorded (for a write: never written since the launch)."""
+SHARED = 1
+"""Reads by several warps that do not know each other: `Shadow.readers` has them."""
+# An access is one int64: site << 40 | component << 28 | epoch, site >= 1 (so > SHARED).
+_SITE_SHIFT, _COMP_SHIFT = 40, 28
+_COMP_MASK = (1 << 12) - 1
+_EPOCH_MASK = FOREIGN_EPOCH = (1 << _COMP_SHIFT) - 1
+"""The epoch of an access by a cluster that ran before this one: no warp here knows it."""
+MAX_SITES = 1 << 23
+
+
+class Site(NamedTuple):
+    """Who made an access, for reports."""
+
+    op: Any
+    who: str
+
+
+class Sites:
+    """The access sites of a launch, numbered from 1 (shadows store the numbers)."""
+
+    def __init__(self) -> None:
+        self.sites: list[Site] = [Site(None, "nobody")]
+        self._index: dict[tuple[int, str], int] = {}
+
+    def of(self, op: Any, who: str) -> int:
+        key = (id(op), who)
+        index = self._index.get(key)
+        if index is None:
+            index = len(self.sites)
+            if index >= MAX_SITES:
+                raise UnsupportedValue(f"more than {MAX_SITES} memory access sites (op and warp pairs)")
+            self._index[key] = index
+            self.sites.append(Site(op, who))
+        return index
+
+
+def _stamp(warp: Warp, op: Any) -> int:
+    """The int64 recording an access by `warp` now."""
+    clock = warp.clock
+    me, value = clock.generic, int(clock.vc[clock.generic])
+    if me > _COMP_MASK or value >= FOREIGN_EPOCH:
+        raise UnsupportedValue("the race checks support 4096 clock components and 2^28 synchronisations per warp")
+    return (warp.cluster.memory.sites.of(op, warp.name) << _SITE_SHIFT) | (me << _COMP_SHIFT) | value
+
+
+def _unordered(vc: NDArray[np.int64], packed: NDArray[np.int64]) -> NDArray[np.bool_]:
+    """Which recorded accesses `vc` does not know. A warp knows its own (its component
+    only grows), never a foreign one."""
+    return (packed > SHARED) & (vc[(packed >> _COMP_SHIFT) & _COMP_MASK] < (packed & _EPOCH_MASK))
+
+
+class Shadow:
+    """The access history of one memory (a CTA's shared memory or one kernel buffer):
+    per byte, the last write and the last read (or SHARED). Copies share the arrays
+    until one of them changes (exploration copies whole machine states)."""
+
+    __slots__ = ("base", "host", "read", "readers", "shared_read", "shared_write", "write")
+
+    def __init__(self, size: int, base: int, host: bool):
+        self.write: NDArray[np.int64] = np.zeros(size, dtype=np.int64)
+        self.read: NDArray[np.int64] = np.zeros(size, dtype=np.int64)
+        self.readers: dict[int, list[int]] = {}
+        """byte → the concurrent reads of it (where `read` is SHARED)."""
+        self.base = base
+        """The address of byte 0."""
+        self.host = host
+        """Written by the host before the launch (kernel buffers)."""
+        self.shared_write = self.shared_read = False
+        """`write` (`read` and `readers`) is shared with a copy: copy it before changing it."""
+
+    def copy(self) -> Shadow:
+        clone = Shadow.__new__(Shadow)
+        clone.write, clone.read, clone.readers = self.write, self.read, self.readers
+        clone.base, clone.host = self.base, self.host
+        self.shared_write = self.shared_read = clone.shared_write = clone.shared_read = True
+        return clone
+
+    def own_write(self) -> NDArray[np.int64]:
+        if self.shared_write:
+            self.write, self.shared_write = self.write.copy(), False
+        return self.write
+
+    def own_read(self) -> NDArray[np.int64]:
+        if self.shared_read:
+            self.read, self.shared_read = self.read.copy(), False
+            self.readers = {byte: list(r) for byte, r in self.readers.items()}
+        return self.read
+
+    @property
+    def nbytes(self) -> int:
+        """The memory this copy holds alone (shared arrays are counted by no copy)."""
+        return (0 if self.shared_write else self.write.nbytes) + (0 if self.shared_read else self.read.nbytes)
+
+
+def new_cluster(memory: GlobalMemory) -> None:
+    """Another cluster of the grid starts: what earlier ones did to global memory is
+    unordered with everything it does (their accesses become foreign)."""
+    for buffer in memory.buffers:
+        shadow = buffer.shadow
+        if shadow.write.any():
+            write = shadow.own_write()
+            seen = write > SHARED
+            write[seen] = (write[seen] >> _SITE_SHIFT << _SITE_SHIFT) | FOREIGN_EPOCH
+        if not shadow.read.any():
+            continue
+        read = shadow.own_read()
+        seen = read > SHARED
+        read[seen] = (read[seen] >> _SITE_SHIFT << _SITE_SHIFT) | FOREIGN_EPOCH
+        for byte, reads in shadow.readers.items():
+            shadow.read[byte] = (reads[0] >> _SITE_SHIFT << _SITE_SHIFT) | FOREIGN_EPOCH
+        shadow.readers.clear()
+
+
+# --------------------------------------------------------------------------------------
+# The checks
+# --------------------------------------------------------------------------------------
+
+
+def locate(cluster: Cluster, address: int) -> Shadow:
+    """The shadow of the memory `address` is in (already bounds-checked by the access)."""
+    if address < SHARED_LIMIT:
+        cta, _ = cluster.cta_of(address)
+        return cta.shadow
+    buffer, _ = cluster.memory.locate(address, 1)
+    return buffer.shadow
+
+
+def access(warp: Warp, op: Any, address: int, size: int, write: bool) -> None:
+    """A warp-uniform access of `size` bytes at `address`."""
+    shadow = locate(warp.cluster, address)
+    start = address - shadow.base
+    check(warp, op, shadow, np.arange(start, start + size, dtype=np.int64), write)
+
+
+def record_write(warp: Warp, op: Any, address: int, size: int) -> None:
+    """A write made on `warp`'s behalf by the collective it takes part in (the peer's half
+    of a `tcgen05.alloc.cta_group::2`): recorded as `warp`'s, not checked."""
+    shadow = locate(warp.cluster, address)
+    start = address - shadow.base
+    shadow.own_write()[start : start + size] = _stamp(warp, op)
+    shadow.own_read()[start : start + size] = NONE
+    for byte in range(start, start + size):
+        shadow.readers.pop(byte, None)
+
+
+def check(warp: Warp, op: Any, shadow: Shadow, index: NDArray[np.int64], write: bool) -> None:
+    """Check an access by `warp` of the bytes `index` of `shadow`, then record it. (The
+    `.any()` tests skip the work for bytes nothing has accessed yet: the common case.)"""
+    index = index.reshape(-1)
+    vc = warp.clock.vc
+    last = shadow.write[index]
+    if last.any():
+        if not write and not shadow.host and not last.all():
+            _uninitialised(warp, op, shadow, int(index[int(np.argmax(last == NONE))]))
+        unordered = _unordered(vc, last)
+        if unordered.any():
+            k = int(np.argmax(unordered))
+            _race(warp, op, shadow, int(index[k]), write, int(last[k]), True)
+    elif not write and not shadow.host:
+        _uninitialised(warp, op, shadow, int(index[0]))
+    reads = shadow.read[index]
+    stamp = _stamp(warp, op)
+    if write:
+        if reads.any():
+            unordered = _unordered(vc, reads)
+            if unordered.any():
+                k = int(np.argmax(unordered))
+                _race(warp, op, shadow, int(index[k]), write, int(reads[k]), False)
+            several = reads == SHARED
+            if several.any():
+                for byte in np.unique(index[several]).tolist():
+                    recorded = np.array(shadow.readers[byte], dtype=np.int64)
+                    unordered = _unordered(vc, recorded)
+                    if unordered.any():
+                        _race(warp, op, shadow, byte, write, int(recorded[int(np.argmax(unordered))]), False)
+                shadow.own_read()
+                for byte in np.unique(index[several]).tolist():
+                    del shadow.readers[byte]
+            shadow.own_read()[index] = NONE
+        shadow.own_write()[index] = stamp
+        return
+    # A read replaces the recorded read it knows; reads it does not know are kept.
+    read = shadow.own_read()
+    if reads.any():
+        keep = _unordered(vc, reads) | (reads == SHARED)
+        if keep.any():
+            for byte in np.unique(index[keep]).tolist():
+                readers = shadow.readers.get(byte)
+                if readers is None:
+                    readers = shadow.readers[byte] = [int(read[byte])]
+                    read[byte] = SHARED
+                readers.append(stamp)
+            index = index[~keep]
+    read[index] = stamp
+
+
+def check_operand(
+    warp: Warp, op: Any, cta: Cta, desc: SmemDescriptor, rows: int, k: int, fmt: str, mn_major: bool
+) -> None:
+    """The tensor core reads a rows x k operand tile (an MMA's A or B, a tcgen05.cp
+    source) from `cta`'s shared memory: every byte must have been written. (Its reads go
+    through the async proxy and are not checked for races with generic-proxy writes.)"""
+    element = ELEMENT_BYTES[fmt]
+    index = (operand_addresses(desc, rows, k, element, mn_major)[..., None] + np.arange(element)).reshape(-1)
+    written = cta.shadow.write[index]
+    if cta.shadow.host or written.all():
+        return
+    byte = int(index[int(np.argmax(written == NONE))])
+    raise Hazard(
+        "smem-read-uninitialized",
+        f"{_name(op)} by {warp.name} reads its {rows}x{k} operand tile from shared memory, but "
+        f"{_where(warp, cta.shadow, byte)} in it was never written since the launch (shared memory starts with "
+        "undefined contents)",
+    )
+
+
+# --------------------------------------------------------------------------------------
+# Reports
+# --------------------------------------------------------------------------------------
+
+
+def _where(warp: Warp, shadow: Shadow, byte: int) -> str:
+    address = shadow.base + byte
+    if address >= GLOBAL_BASE:
+        buffer, offset = warp.cluster.memory.locate(address, 1)
+        return f"address 0x{address:x} (buffer '{buffer.name}' + {offset})"
+    cta, offset = warp.cluster.cta_of(address)
+    for name, (start, size) in cta.layout.symbols.items():
+        if start <= offset < start + size:
+            symbol = f"@{name}+{offset - start}"
+            break
+    else:
+        symbol = f"shared offset 0x{offset:x}"
+    return f"shared address 0x{address:x} ({symbol}" + (f" of CTA {cta.rank})" if len(warp.cluster.ctas) > 1 else ")")
+
+
+def _uninitialised(warp: Warp, op: Any, shadow: Shadow, byte: int) -> None:
+    raise Hazard(
+        "smem-read-uninitialized",
+        f"{_name(op)} by {warp.name} reads {_where(warp, shadow, byte)}, which nothing has written since the "
+        "launch (shared memory starts with undefined contents)",
+    )
+
+
+def _name(op: Any) -> str:
+    return op.name if op is not None and hasattr(op, "name") else "an access"
+
+
+def _race(warp: Warp, op: Any, shadow: Shadow, byte: int, write: bool, packed: int, earlier_writes: bool) -> None:
+    other = warp.cluster.memory.sites.sites[packed >> _SITE_SHIFT]
+    where = _where(warp, shadow, byte)
+    kind = "global-data-race" if shadow.base >= GLOBAL_BASE else "smem-data-race"
+    if packed & _EPOCH_MASK == FOREIGN_EPOCH:
+        order = " in a cluster that ran earlier (the clusters of a grid run concurrently and nothing orders them)"
+    else:
+        order = ": no barrier, mbarrier phase or cluster barrier orders the two accesses" + (
+            f" ({warp.name} last synchronised on {warp.last_sync})" if warp.last_sync else ""
+        )
+    what = "write" if earlier_writes else "read"
+    raise Hazard(
+        kind,
+        f"{_name(op)} by {warp.name} {'writes' if write else 'reads'} {where}, which {_name(other.op)} by "
+        f"{other.who} {'wrote' if earlier_writes else 'read'}{order}",
+        [(other.op, f"the earlier access: {_name(other.op)} by {other.who} ({what})")],
+    )
