@@ -305,14 +305,34 @@ def test_step_limit_names_where_each_warp_stood(xrun: Runner, tmp_path: Path) ->
     ]
 
 
-def test_step_limit_is_for_the_whole_launch(xrun: Runner) -> None:
+COUNT = """llvm.func @count() attributes {nvvm.kernel} {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %n = arith.constant 50 : i32
+  cf.br ^bb1(%c0 : i32)
+^bb1(%i: i32):
+  %more = arith.cmpi slt, %i, %n : i32
+  cf.cond_br %more, ^bb2, ^bb3
+^bb2:
+  %next = arith.addi %i, %c1 : i32
+  cf.br ^bb1(%next : i32)
+^bb3:
+  llvm.return
+}
+"""
+
+
+def test_step_limit_is_for_the_whole_launch(xrun: Runner, tmp_path: Path) -> None:
     # Three clusters run one after another; the limit counts all of them.
-    full = xrun(REF, *LAUNCH, "--grid", "3")
+    source = tmp_path / "count.mlir"
+    source.write_text(COUNT)
+    launch = [source, "--kernel", "count", "--block", "64", "--grid", "3"]
+    full = xrun(*launch)
     assert full.code == run.EXIT_OK, full.err
     total = int(full.out.split("; ")[1].split()[0])
-    assert xrun(REF, *LAUNCH, "--grid", "3", "--max-steps", str(total)).code == run.EXIT_OK
+    assert xrun(*launch, "--max-steps", str(total)).code == run.EXIT_OK
     limit = total - 1  # more than any one cluster takes
-    result = xrun(REF, *LAUNCH, "--grid", "3", "--max-steps", str(limit))
+    result = xrun(*launch, "--max-steps", str(limit))
     assert result.code == run.EXIT_LIMIT
     assert result.err.startswith(f"error: step limit: stopped after {limit} warp-instructions (--max-steps {limit})")
 
