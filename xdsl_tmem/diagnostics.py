@@ -296,6 +296,8 @@ def find_failing_op(root: Operation) -> tuple[Operation, VerifyException] | None
 
 def verify_located(root: Operation, source_map: SourceMap) -> None:
     """Verify `root`; on failure raise `DiagnosticError` naming the failing op."""
+    from xdsl_tmem.verifier import module_violations  # the dialects import this module
+
     try:
         root.verify()
     except VerifyException as e:
@@ -304,6 +306,8 @@ def verify_located(root: Operation, source_map: SourceMap) -> None:
             raise DiagnosticError(Diagnostic(_message(e))) from e
         op, err = found
         raise DiagnosticError(source_map.diagnostic(op, _message(err))) from e
+    for op, message in module_violations(root):
+        raise DiagnosticError(source_map.diagnostic(op, message))
 
 
 class DiagnosticError(DiagnosticException):
