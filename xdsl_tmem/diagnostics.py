@@ -217,7 +217,25 @@ class LocatingParser(Parser):
     def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
         if allow_implicit_module and self._current_token.kind == MLIRTokenKind.EOF:
             return ModuleOp([])
-        return super().parse_module(allow_implicit_module)
+        try:
+            return super().parse_module(allow_implicit_module)
+        except ParseError as e:
+            if e.msg.startswith("values used but not defined") and (located := self._first_undefined_use()):
+                raise located from None
+            raise
+
+    def _first_undefined_use(self) -> ParseError | None:
+        """xDSL reports undefined values at the end of the input; point at the first use instead."""
+        uses: list[tuple[int, str, Span]] = []
+        for name, values in self.forward_ssa_references.items():
+            for value in values.values():
+                for use in value.uses:
+                    if (span := self.source_map.spans.get(use.operation)) is not None:
+                        uses.append((span.start, name, span))
+        if not uses:
+            return None
+        _, name, span = min(uses, key=lambda use: use[0])
+        return ParseError(span, f"use of undefined value %{name}: no operation or block argument in scope defines it")
 
     def _parse_op_result_list(self) -> list[tuple[Span, int]]:
         results = super()._parse_op_result_list()

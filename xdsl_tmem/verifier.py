@@ -20,7 +20,7 @@ from collections.abc import Iterator
 
 from xdsl.dialects import llvm, scf
 from xdsl.dialects.builtin import ModuleOp, UnregisteredOp
-from xdsl.ir import Block, BlockArgument, Operation, OpResult, Region, SSAValue
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, Region, SSAValue
 from xdsl.traits import SymbolTable
 
 from xdsl_tmem.dialects.nvvm import nvvm_attribute_error
@@ -107,6 +107,9 @@ class _Dominance:
             return None
         use_block = anchor.parent_block()
         assert use_block is not None
+        dom = self.dominators(region)
+        if use_block not in dom:
+            return None  # upstream does not check uses in blocks unreachable from the entry
         if use_block is def_block:
             if def_op is None:
                 return None
@@ -115,10 +118,13 @@ class _Dominance:
             if self.index(def_op) > self.index(anchor):
                 return "it is defined later in the block"
             return None
-        dom = self.dominators(region)
-        if use_block not in dom or def_block in dom[use_block]:
-            return None  # upstream treats uses in unreachable blocks as dominated
+        if def_block in dom[use_block]:
+            return None
         return "its block does not dominate the block of this use"
+
+
+def _types(types: list[Attribute]) -> str:
+    return ", ".join(map(str, types))
 
 
 def _value_name(value: SSAValue) -> str:
@@ -135,16 +141,20 @@ def module_violations(root: Operation) -> Iterator[tuple[Operation, str]]:
         for name, value in op.attributes.items():
             if name.startswith("nvvm.") and (message := nvvm_attribute_error(op, name, value)) is not None:
                 yield op, message
-        parent = op.parent_op()
-        if isinstance(op, scf.YieldOp) and isinstance(parent, scf.IfOp | scf.ExecuteRegionOp | scf.IndexSwitchOp):
-            yielded = [v.type for v in op.arguments]
-            expected = [r.type for r in parent.results]
-            if yielded != expected:
-                yield op, (
-                    f"scf.yield: yields {len(yielded)} value(s) of type(s) ({', '.join(map(str, yielded))}) but the "
-                    f"enclosing {parent.name} has {len(expected)} result(s) of type(s) "
-                    f"({', '.join(map(str, expected))}); every region must yield the op's result types"
-                )
+        if isinstance(op, scf.IfOp | scf.ExecuteRegionOp | scf.IndexSwitchOp):
+            # Reported at the op, as upstream's RegionBranchOpInterface verifier does.
+            expected = [r.type for r in op.results]
+            for i, region in enumerate(op.regions):
+                yield_op = region.block.last_op if region.blocks else None
+                if not isinstance(yield_op, scf.YieldOp):
+                    continue
+                yielded = [v.type for v in yield_op.arguments]
+                if yielded != expected:
+                    yield op, (
+                        f"{op.name}: region #{i} yields {len(yielded)} value(s) ({_types(yielded)}) but the op has "
+                        f"{len(expected)} result(s) ({_types(expected)}); each region's scf.yield must yield the "
+                        "op's result types"
+                    )
         if isinstance(op, llvm.AddressOfOp):
             target = SymbolTable.lookup_symbol(op, op.global_name)
             if not isinstance(target, llvm.GlobalOp | llvm.FuncOp):
