@@ -100,7 +100,16 @@ def _byte_of(char: str) -> int:
 
 
 class TmemLexer(MLIRLexer):
-    """xDSL's MLIR lexer with messages that say what is wrong and what is allowed."""
+    """xDSL's MLIR lexer with messages that say what is wrong and what is allowed.
+
+    Whitespace and comments as upstream's lexer (mlir/lib/AsmParser/Lexer.cpp)
+    has them: a `//` comment also ends at `\r`, a NUL byte is whitespace, and
+    `\v`/`\f` are not whitespace."""
+
+    _whitespace_regex = re.compile(r"(//[^\n\r]*|[ \t\n\r\x00]+)*")
+    # xDSL's `"(?:[^"\\...]+|...)*"` backtracks exponentially on an unterminated
+    # string literal (a 40-character one takes minutes); one character per step is linear.
+    _unescaped_characters_regex = re.compile(r'"(?:[^"\\\n\v\f]|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*"')
 
     def lex(self) -> MLIRToken:
         try:
