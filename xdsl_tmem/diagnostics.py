@@ -45,12 +45,8 @@ cannot overflow the C stack (a 10,000-level parse needed ~100,000 frames
 without a crash; measured in tests/test_malformed.py)."""
 
 _SURROGATE = re.compile("[\udc80-\udcff]")
-_OPENING = frozenset(
-    (MLIRTokenKind.L_PAREN, MLIRTokenKind.L_SQUARE, MLIRTokenKind.L_BRACE, MLIRTokenKind.LESS)
-)
-_CLOSING = frozenset(
-    (MLIRTokenKind.R_PAREN, MLIRTokenKind.R_SQUARE, MLIRTokenKind.R_BRACE, MLIRTokenKind.GREATER)
-)
+_OPENING = frozenset((MLIRTokenKind.L_PAREN, MLIRTokenKind.L_SQUARE, MLIRTokenKind.L_BRACE, MLIRTokenKind.LESS))
+_CLOSING = frozenset((MLIRTokenKind.R_PAREN, MLIRTokenKind.R_SQUARE, MLIRTokenKind.R_BRACE, MLIRTokenKind.GREATER))
 _SIGILS = {"%": "SSA value", "^": "block", "#": "attribute alias", "!": "type alias"}
 
 

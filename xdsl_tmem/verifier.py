@@ -150,16 +150,22 @@ def module_violations(root: Operation) -> Iterator[tuple[Operation, str]]:
                     continue
                 yielded = [v.type for v in yield_op.arguments]
                 if yielded != expected:
-                    yield op, (
-                        f"{op.name}: region #{i} yields {len(yielded)} value(s) ({_types(yielded)}) but the op has "
-                        f"{len(expected)} result(s) ({_types(expected)}); each region's scf.yield must yield the "
-                        "op's result types"
+                    yield (
+                        op,
+                        (
+                            f"{op.name}: region #{i} yields {len(yielded)} value(s) ({_types(yielded)}) but the op has "
+                            f"{len(expected)} result(s) ({_types(expected)}); each region's scf.yield must yield the "
+                            "op's result types"
+                        ),
                     )
         if isinstance(op, llvm.AddressOfOp):
             target = SymbolTable.lookup_symbol(op, op.global_name)
             if not isinstance(target, llvm.GlobalOp | llvm.FuncOp):
                 found = "is not defined" if target is None else f"names a '{target.name}'"
-                yield op, (
-                    f"llvm.mlir.addressof: @{op.global_name.string_value()} {found}; it must name an "
-                    "llvm.mlir.global or llvm.func of the enclosing symbol table"
+                yield (
+                    op,
+                    (
+                        f"llvm.mlir.addressof: @{op.global_name.string_value()} {found}; it must name an "
+                        "llvm.mlir.global or llvm.func of the enclosing symbol table"
+                    ),
                 )
