@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Generator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from io import StringIO
@@ -173,7 +173,7 @@ def check_source(text: str, name: str) -> None:
 
 
 @contextmanager
-def recursion_headroom() -> Iterator[None]:
+def recursion_headroom() -> Generator[None]:
     """Allow `RECURSION_LIMIT` Python frames while a driver runs."""
     previous = sys.getrecursionlimit()
     sys.setrecursionlimit(max(previous, RECURSION_LIMIT))

@@ -76,7 +76,7 @@ class _Dominance:
             changed = False
             for block in reachable[1:]:
                 preds = [dom[p] for p in predecessors[block]]
-                new = set.intersection(*preds) if preds else set[Block]()
+                new = set[Block].intersection(*preds) if preds else set[Block]()
                 new.add(block)
                 if new != dom[block]:
                     dom[block] = new
