@@ -1810,7 +1810,8 @@ def nvvm_attribute_error(op: Operation, name: str, value: Attribute) -> str | No
     integers, and `nvvm.blocksareclusters` needs `nvvm.reqntid` and `nvvm.cluster_dim`.
     Each case is re-checked against mlir-opt-22 in tests/test_malformed.py."""
     if name in _DIM_ATTRIBUTES:
-        if not (isinstance(value, DenseArrayBase) and value.get_element_type() == i32 and 1 <= len(value.get_values()) <= 3):
+        dims = value.get_values() if isinstance(value, DenseArrayBase) and value.get_element_type() == i32 else ()
+        if not 1 <= len(dims) <= 3:
             return f"{op.name}: '{name}' must be an array<i32: ...> of 1 to 3 dimensions, got {value}"
     elif name in _INT_ATTRIBUTES:
         if not isinstance(value, IntegerAttr):
