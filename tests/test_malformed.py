@@ -359,6 +359,27 @@ def test_empty_input_prints_an_empty_module(tmp_path: Path, capsys: pytest.Captu
     assert result.out.split() == ["builtin.module", "{", "}"]
 
 
+def test_empty_chunks_of_split_input(tmp_path: Path, capsys: pytest.CaptureFixture[str], upstream: Upstream) -> None:
+    """`--split-input-file` prints one module per chunk, empty ones included, as mlir-opt-22 does."""
+    path = tmp_path / "split.mlir"
+    path.write_text("func.func @f() {\n  return\n}\n// -----\n// only a comment\n// -----\n")
+    expected = upstream.parse(path.read_text(), "--split-input-file")
+    capsys.readouterr()
+    assert opt.main([str(path), "--split-input-file"]) == 0
+    ours = capsys.readouterr().out
+    assert ours.count("builtin.module {") == expected.count("module {") == 3
+    assert ours.count("// -----") == expected.count("// -----") == 2
+
+
+def test_no_implicit_module_needs_an_operation(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """mlir-opt-22 --no-implicit-module refuses an empty file (it needs one top-level op)."""
+    path = tmp_path / "empty.mlir"
+    path.write_text("// nothing\n")
+    capsys.readouterr()
+    assert opt.main([str(path), "--no-implicit-module"]) == 1
+    assert f"{path}:2:1: error: expected a builtin.module operation" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [

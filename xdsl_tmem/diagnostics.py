@@ -220,7 +220,9 @@ class LocatingParser(Parser):
         self._op_name_span: Span | None = None
 
     def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
-        if allow_implicit_module and self._current_token.kind == MLIRTokenKind.EOF:
+        if self._current_token.kind == MLIRTokenKind.EOF:
+            if not allow_implicit_module:
+                self.raise_error("expected a builtin.module operation (--no-implicit-module), found no operation")
             return ModuleOp([])
         try:
             return super().parse_module(allow_implicit_module)
