@@ -7,6 +7,10 @@ MLIR prints. `LocatingParser` records the source span of every op it parses in a
 `SourceMap`; `verify_located` finds the innermost op that fails verification; and
 `Diagnostic` renders the result. Ops created later by passes have no span; they
 are reported by their printed form and the nearest located ancestor.
+
+Both drivers read their input through `parse_source`: malformed input (bytes that
+are not UTF-8, nesting deeper than `MAX_NESTING`, unregistered ops, undefined
+values) is a located parse error, never a traceback; see docs/development.md.
 """
 
 from __future__ import annotations
