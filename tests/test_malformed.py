@@ -97,6 +97,8 @@ CASES: list[Case] = [
     Case("whitespace_only", b"  \n\t\n\n"),
     Case("comment_only", b"// nothing here\n// nor here\n"),
     Case("comment_without_newline", b"// no newline at the end"),
+    Case("aliases_only", b"#a = 1 : i32\n!t = i32\n"),
+    Case("alias_without_value", b"#a = \n", same_line=False),  # upstream: at the end of the line above
     Case("comment_ended_by_carriage_return", b"// a comment\r foo.bar\n"),
     Case("nul_bytes_are_whitespace", KERNEL.replace(b"llvm.return", b"\x00llvm.return\x00")),
     Case("vertical_tab_is_not_whitespace", KERNEL.replace(b"llvm.return", b"\vllvm.return")),
