@@ -225,7 +225,7 @@ class LocatingParser(Parser):
         self._op_name_span: Span | None = None
 
     def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
-        if self._current_token.kind == MLIRTokenKind.EOF:
+        if self._at_eof():
             if not allow_implicit_module:
                 self.raise_error("expected a builtin.module operation (--no-implicit-module), found no operation")
             return ModuleOp([])
@@ -234,9 +234,12 @@ class LocatingParser(Parser):
         except ParseError as e:
             if e.msg.startswith("values used but not defined") and (located := self._first_undefined_use()):
                 raise located from None
-            if allow_implicit_module and self._current_token.kind == MLIRTokenKind.EOF and e.msg.startswith("Could"):
+            if allow_implicit_module and self._at_eof() and e.msg.startswith("Could"):
                 return ModuleOp([])  # only alias definitions: an empty module, as in mlir-opt-22
             raise
+
+    def _at_eof(self) -> bool:
+        return self._current_token.kind == MLIRTokenKind.EOF
 
     def _first_undefined_use(self) -> ParseError | None:
         """xDSL reports undefined values at the end of the input; point at the first use instead."""
