@@ -29,9 +29,10 @@ import xdsl_tmem
 from xdsl_tmem.backend.ptxas import PtxasError, PtxasNotFound, assemble
 from xdsl_tmem.backend.target import PTXTarget
 from xdsl_tmem.diagnostics import (
-    LocatingParser,
     SourceMap,
     diagnose,
+    parse_source,
+    recursion_headroom,
     verify_located,
 )
 from xdsl_tmem.dialects.llvm_ext import load_llvm_extensions
@@ -120,8 +121,10 @@ class TmemOptMain(xDSLOptMain):
 
     def register_all_frontends(self) -> None:
         def parse_mlir(io: IO[bytes]) -> ModuleOp:
-            parser = LocatingParser(self.ctx, io.read(), self.get_input_name(), self.source_map)
-            return parser.parse_module(not self.args.no_implicit_module)
+            return parse_source(
+                self.ctx, io.read(), self.get_input_name(), self.source_map,
+                implicit_module=not self.args.no_implicit_module,
+            )  # fmt: skip
 
         self.available_frontends["mlir"] = parse_mlir
 
@@ -177,7 +180,8 @@ def _internal_error(e: BaseException) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     try:
-        return TmemOptMain(argv).run()
+        with recursion_headroom():
+            return TmemOptMain(argv).run()
     except KeyboardInterrupt:
         sys.stderr.write("xdsl-tmem-opt: interrupted\n")
         return cli.EXIT_INTERRUPTED

@@ -34,7 +34,7 @@ from xdsl.universe import Universe
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 
 import xdsl_tmem
-from xdsl_tmem.diagnostics import Diagnostic, LocatingParser, SourceMap, diagnose, verify_located
+from xdsl_tmem.diagnostics import Diagnostic, SourceMap, diagnose, load_source, recursion_headroom, verify_located
 from xdsl_tmem.dialects.llvm_ext import load_llvm_extensions
 from xdsl_tmem.interpreter import (
     KernelDeadlock,
@@ -482,12 +482,11 @@ def run(argv: Sequence[str] | None = None) -> int:
         check_modes(args)
         path = Path(args.file)
         try:
-            text = path.read_text()
+            data = path.read_bytes()
         except OSError as e:
             raise UsageError(f"cannot read '{path}': {e.strerror}") from None
         ctx = make_context()
-        module = LocatingParser(ctx, text, str(path), source_map).parse_module()
-        verify_located(module, source_map)
+        module = load_source(ctx, data, str(path), source_map)
         check_kernel(module, args.kernel)
         pipeline = parse_pipeline(args.passes, source_map) if args.passes else None
         launch: dict[str, Any] = {
@@ -541,7 +540,8 @@ def run(argv: Sequence[str] | None = None) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     try:
-        return run(argv)
+        with recursion_headroom():
+            return run(argv)
     except KeyboardInterrupt:
         sys.stdout.flush()
         sys.stderr.write("xdsl-tmem-run: interrupted\n")
