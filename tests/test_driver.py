@@ -65,6 +65,29 @@ llvm.func @k(%slot: !llvm.ptr<3>) {
     assert ":4:3: error: tmem.tmem_stage.create: stage index 7 out of range [0, 4)" in result.err
 
 
+@pytest.mark.parametrize(
+    "source",
+    [
+        "module {" * 400 + "}" * 400,  # the nesting limit, hit deep in one long line
+        "\x01\x02 garbage",  # control characters
+        "func.func @f() {\n  " + "%x = arith.constant 1 : i32  " * 50 + "%y = arith.bogus\n}",
+    ],
+    ids=["long-line", "control-chars", "error-far-right"],
+)
+def test_source_excerpt_is_bounded_and_the_caret_points_at_the_column(run_opt: RunOpt, source: str) -> None:
+    """However long or binary the line, the excerpt stays short and the caret stands under
+    the character at the reported line:col of the source."""
+    result = run_opt(source)
+    assert result.code == 1
+    location, excerpt, caret = result.err.splitlines()[:3]
+    line, column = (int(n) for n in location.split(": error:")[0].split(":")[-2:])
+    assert len(excerpt) <= 162
+    assert caret.strip() == "^"
+    shown = excerpt[len(caret) - 1]
+    expected = source.splitlines()[line - 1][column - 1]
+    assert shown == (expected if expected.isprintable() else "\ufffd")
+
+
 def test_split_input_file_reports_original_lines(run_opt: RunOpt) -> None:
     text = GOOD + "// -----\n" + GOOD + "%b = tmem.alloc %slot : !tmem.allocation<3, 512>\n"
     result = run_opt(text, "--split-input-file")

@@ -305,11 +305,28 @@ class Diagnostic:
             text = _SURROGATE.sub("\ufffd", text)
             start = text.rfind("\n", 0, self.span.start) + 1
             end = text.find("\n", self.span.start)
-            line = text[start : end if end >= 0 else len(text)]
-            out.write(f"{line}\n{' ' * (self.span.start - start)}^\n")
+            line, column = _excerpt(text[start : end if end >= 0 else len(text)], self.span.start - start)
+            out.write(f"{line}\n{' ' * column}^\n")
         if self.note is not None:
             out.write(f"note: {self.note}\n")
         return out.getvalue()
+
+
+EXCERPT = 160
+"""The most characters of a source line a diagnostic shows."""
+
+
+def _excerpt(line: str, column: int) -> tuple[str, int]:
+    """The part of a source line a diagnostic shows, and the caret's column in it: control
+    characters (binary input) become U+FFFD one for one, so the caret stays aligned, and a
+    line longer than `EXCERPT` is cut to a window around the column, marked with `…`."""
+    line = "".join(c if c.isprintable() or c == "\t" else "\ufffd" for c in line)
+    if len(line) <= EXCERPT:
+        return line, column
+    first = max(0, min(column - EXCERPT // 2, len(line) - EXCERPT))
+    head = "…" if first > 0 else ""
+    tail = "…" if first + EXCERPT < len(line) else ""
+    return head + line[first : first + EXCERPT] + tail, column - first + len(head)
 
 
 def _op_summary(op: Operation) -> str:

@@ -1148,6 +1148,14 @@ def _reject_tmem_values(op: Operation, values: Sequence[SSAValue]) -> None:
             )
 
 
+def fence_policy(value: str) -> FencePolicy:
+    """The `fence-policy` pass option; a bad value is refused when the pipeline is built."""
+    try:
+        return FencePolicy(value)
+    except ValueError:
+        raise ValueError(f"fence-policy must be strict or mojo, got '{value}'") from None
+
+
 @dataclass(frozen=True)
 class ConvertTmemToNvvmPass(ModulePass):
     """Lower explicit tmem ops to nvvm + llvm + arith + scf (see the module docstring)."""
@@ -1157,13 +1165,11 @@ class ConvertTmemToNvvmPass(ModulePass):
     fence_policy: str = FencePolicy.STRICT.value
     """`strict` (tcgen05 fences around thread syncs, as PTX asks) or `mojo` (none)."""
 
+    def __post_init__(self) -> None:
+        fence_policy(self.fence_policy)
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        try:
-            policy = FencePolicy(self.fence_policy)
-        except ValueError:
-            raise LocatedError(
-                op, f"convert-tmem-to-nvvm: fence-policy must be strict or mojo, got '{self.fence_policy}'"
-            ) from None
+        policy = fence_policy(self.fence_policy)
         for region_op in op.walk():
             if isinstance(region_op, tmem.TmemRegionOp):
                 raise LocatedError(

@@ -9,7 +9,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.transforms.common_subexpression_elimination import CommonSubexpressionElimination
 
-from xdsl_tmem.passes.convert_tmem_to_nvvm import ConvertTmemToNvvmPass, FencePolicy
+from xdsl_tmem.passes.convert_tmem_to_nvvm import ConvertTmemToNvvmPass, FencePolicy, fence_policy
 from xdsl_tmem.passes.expand_tmem_regions import ExpandTmemRegionsPass
 
 
@@ -22,6 +22,9 @@ class LowerTmemPass(ModulePass):
 
     fence_policy: str = FencePolicy.STRICT.value
     """`strict` (default) or `mojo`; see `convert-tmem-to-nvvm`."""
+
+    def __post_init__(self) -> None:
+        fence_policy(self.fence_policy)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         ExpandTmemRegionsPass().apply(ctx, op)
