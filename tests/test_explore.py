@@ -139,6 +139,19 @@ def test_a_result_that_depends_on_the_schedule(capsys: pytest.CaptureFixture[str
     assert "error: hazard global-data-race: " in result.err
 
 
+def test_a_race_free_result_that_depends_on_the_schedule(capsys: pytest.CaptureFixture[str]) -> None:
+    """tests/schedules/schedule_dependent_probe.mlir: a warp stores what a non-blocking
+    mbarrier probe saw. No byte is touched by two warps, so a single run is clean; only
+    comparing complete schedules finds that out[0] is 1 or 0 depending on whether the
+    arrival came before the probe (PTX: test_wait tests the phase's state at that time)."""
+    program = str(SCHEDULES / "schedule_dependent_probe.mlir")
+    assert run_cli(capsys, program, *STORE_ARGS).code == run.EXIT_OK
+    result = run_cli(capsys, program, *STORE_ARGS, "--explore", "exhaustive")
+    assert result.code == run.EXIT_HAZARD
+    assert result.out.startswith("explore exhaustive: UNSAFE: ")
+    assert re.search(r"error: hazard schedule-dependent-result: .*'out'.*index 0", result.err), result.err
+
+
 def _explore(path: Path, partial_order: bool) -> Exploration:
     text = path.read_text()
     module = Parser(run.make_context(), text).parse_module()
