@@ -46,11 +46,10 @@ arrivals and after the dealloc wait. `mojo` reproduces Mojo's emission, which ha
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
-from enum import StrEnum
-from typing import ClassVar, TypeVar, cast
+from typing import Any, Generic, TypeVar
 
 from xdsl.context import Context
 from xdsl.dialects import arith, llvm, scf
@@ -79,13 +78,10 @@ from xdsl.utils.hints import isa
 from xdsl_tmem.diagnostics import LocatedError
 from xdsl_tmem.dialects import nvvm, tmem
 from xdsl_tmem.dialects.utils import SHARED_PTR, TMEM_PTR
+from xdsl_tmem.fence_policy import FencePolicy, fence_policy
+from xdsl_tmem.passes.op_pattern import OpRewritePattern, OpT
 
 _T = TypeVar("_T", bound=Attribute)
-
-
-class FencePolicy(StrEnum):
-    STRICT = "strict"
-    MOJO = "mojo"
 
 
 # --------------------------------------------------------------------------------------
@@ -279,7 +275,8 @@ class Emitter:
 
 
 def _typed(value: SSAValue, cls: type[_T]) -> _T:
-    """`value.type` as the tmem type the verifier guarantees."""
+    """`value.type` as the tmem type the verifier guarantees (xDSL 0.74 types operands
+    only as `SSAValue[Attribute]`; checked, not cast)."""
     assert isinstance(value.type, cls)
     return value.type
 
@@ -298,18 +295,16 @@ def _pack(values: Sequence[SSAValue], type: Attribute) -> UnrealizedConversionCa
 Lowered = SSAValue | Sequence[SSAValue]
 
 
-class TmemLowering(RewritePattern, ABC):
-    """Lowers one kind of tmem op. `lower` returns, per result of the op, its value or
-    (for a tmem-typed result) its lowered values."""
-
-    OP: ClassVar[type[Operation]]
+class TmemLowering(OpRewritePattern[OpT], Generic[OpT]):
+    """Lowers one tmem op class, its type argument: `AllocLowering(TmemLowering[tmem.AllocOp])`.
+    `lower` returns, per result of the op, its value or (for a tmem-typed result) its
+    lowered values."""
 
     def __init__(self, policy: FencePolicy = FencePolicy.STRICT):
+        super().__init__()
         self.policy = policy
 
-    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
-        if not isinstance(op, self.OP):
-            return
+    def rewrite(self, op: OpT, rewriter: PatternRewriter, /) -> None:
         emitter = Emitter(rewriter, op, self.policy)
         results = self.lower(op, emitter)
         new_results: list[SSAValue] = []
@@ -321,7 +316,7 @@ class TmemLowering(RewritePattern, ABC):
         rewriter.replace(op, [], new_results)
 
     @abstractmethod
-    def lower(self, op: Operation, b: Emitter) -> Sequence[Lowered]: ...
+    def lower(self, op: OpT, b: Emitter) -> Sequence[Lowered]: ...
 
 
 # --------------------------------------------------------------------------------------
@@ -338,27 +333,18 @@ def _allocate(b: Emitter, slot: SSAValue, allocation: tmem.AllocationType) -> SS
     return b.value(llvm.LoadOp(slot, i32))
 
 
-class AllocLowering(TmemLowering):
-    OP = tmem.AllocOp
-
-    def lower(self, op: Operation, b: Emitter) -> Sequence[Lowered]:
-        op = cast(tmem.AllocOp, op)
+class AllocLowering(TmemLowering[tmem.AllocOp]):
+    def lower(self, op: tmem.AllocOp, b: Emitter) -> Sequence[Lowered]:
         return [[_allocate(b, op.slot, op.allocation.type)]]
 
 
-class FromSharedLowering(TmemLowering):
-    OP = tmem.FromSharedOp
-
-    def lower(self, op: Operation, b: Emitter) -> Sequence[Lowered]:
-        op = cast(tmem.FromSharedOp, op)
+class FromSharedLowering(TmemLowering[tmem.FromSharedOp]):
+    def lower(self, op: tmem.FromSharedOp, b: Emitter) -> Sequence[Lowered]:
         return [[b.value(llvm.LoadOp(op.slot, i32))]]
 
 
-class RelinquishLowering(TmemLowering):
-    OP = tmem.RelinquishOp
-
-    def lower(self, op: Operation, b: Emitter) -> Sequence[Lowered]:
-        op = cast(tmem.RelinquishOp, op)
+class RelinquishLowering(TmemLowering[tmem.RelinquishOp]):
+    def lower(self, op: tmem.RelinquishOp, b: Emitter) -> Sequence[Lowered]:
         b.emit(nvvm.Tcgen05RelinquishAllocPermitOp(_typed(op.allocation, tmem.AllocationType).cta_group.data))
         return []
 
@@ -368,20 +354,14 @@ def _deallocate(b: Emitter, address: SSAValue, allocation: tmem.AllocationType) 
     b.emit(nvvm.Tcgen05DeallocOp(b.tmem_pointer(address), columns, allocation.cta_group.data))
 
 
-class DeallocLowering(TmemLowering):
-    OP = tmem.DeallocOp
-
-    def lower(self, op: Operation, b: Emitter) -> Sequence[Lowered]:
-        op = cast(tmem.DeallocOp, op)
+class DeallocLowering(TmemLowering[tmem.DeallocOp]):
+    def lower(self, op: tmem.DeallocOp, b: Emitter) -> Sequence[Lowered]:
         _deallocate(b, b.one(op.allocation), _typed(op.allocation, tmem.AllocationType))
         return []
 
 
-class BaseAddressLowering(TmemLowering):
-    OP = tmem.BaseAddressOp
-
-    def lower(self, op: Operation, b: Emitter) -> Sequence[Lowered]:
-        op = cast(tmem.BaseAddressOp, op)
+class BaseAddressLowering(TmemLowering[tmem.BaseAddressOp]):
+    def lower(self, op: tmem.BaseAddressOp, b: Emitter) -> Sequence[Lowered]:
         return [b.one(op.allocation)]
 
 
@@ -393,82 +373,55 @@ class BaseAddressLowering(TmemLowering):
 def _stage_offset(b: Emitter, stage: SSAValue) -> SSAValue:
     """`base + index * stride`."""
     base, index = b.unpack(stage)
-    stride = cast(tmem.TmemStageType, stage.type).stride.data
+    stride = _typed(stage, tmem.TmemStageType).stride.data
     if (value := _constant(index)) is not None:
         return b.add_const(base, value * stride)
     return b.add(base, b.mul_const(index, stride))
 
 
-class StageCreateLowering(TmemLowering):
-    OP = tmem.StageCreateOp
-
-    def lower(self, op: Operation, b: Emitter) -> Sequence[Lowered]:
-        op = cast(tmem.StageCreateOp, op)
+class StageCreateLowering(TmemLowering[tmem.StageCreateOp]):
+    def lower(self, op: tmem.StageCreateOp, b: Emitter) -> Sequence[Lowered]:
         return [[op.base, op.index]]
 
 
-class StageFromAllocLowering(TmemLowering):
-    OP = tmem.StageFromAllocOp
-
-    def lower(self, op: Operation, b: Emitter) -> Sequence[Lowered]:
-        op = cast(tmem.StageFromAllocOp, op)
+class StageFromAllocLowering(TmemLowering[tmem.StageFromAllocOp]):
+    def lower(self, op: tmem.StageFromAllocOp, b: Emitter) -> Sequence[Lowered]:
         return [[b.one(op.allocation), op.index]]
 
 
-class StageFromOffsetLowering(TmemLowering):
-    OP = tmem.StageFromOffsetOp
-
-    def lower(self, op: Operation, b: Emitter) -> Sequence[Lowered]:
-        op = cast(tmem.StageFromOffsetOp, op)
+class StageFromOffsetLowering(TmemLowering[tmem.StageFromOffsetOp]):
+    def lower(self, op: tmem.StageFromOffsetOp, b: Emitter) -> Sequence[Lowered]:
         scaled = b.mul_const(op.index, op.stage.type.stride.data)
         return [[b.value(arith.SubiOp(op.offset, scaled)), op.index]]
 
 
-class StageOffsetLowering(TmemLowering):
-    OP = tmem.StageOffsetOp
-
-    def lower(self, op: Operation, b: Emitter) -> Sequence[Lowered]:
-        op = cast(tmem.StageOffsetOp, op)
+class StageOffsetLowering(TmemLowering[tmem.StageOffsetOp]):
+    def lower(self, op: tmem.StageOffsetOp, b: Emitter) -> Sequence[Lowered]:
         return [_stage_offset(b, op.stage)]
 
 
-class StageIndexLowering(TmemLowering):
-    OP = tmem.StageIndexOp
-
-    def lower(self, op: Operation, b: Emitter) -> Sequence[Lowered]:
-        op = cast(tmem.StageIndexOp, op)
+class StageIndexLowering(TmemLowering[tmem.StageIndexOp]):
+    def lower(self, op: tmem.StageIndexOp, b: Emitter) -> Sequence[Lowered]:
         return [b.unpack(op.stage)[1]]
 
 
-class StageAddressLowering(TmemLowering):
-    OP = tmem.StageAddressOp
-
-    def lower(self, op: Operation, b: Emitter) -> Sequence[Lowered]:
-        op = cast(tmem.StageAddressOp, op)
+class StageAddressLowering(TmemLowering[tmem.StageAddressOp]):
+    def lower(self, op: tmem.StageAddressOp, b: Emitter) -> Sequence[Lowered]:
         return [b.tmem_pointer(_stage_offset(b, op.stage))]
 
 
-class StageTensorLowering(TmemLowering):
-    OP = tmem.StageTensorOp
-
-    def lower(self, op: Operation, b: Emitter) -> Sequence[Lowered]:
-        op = cast(tmem.StageTensorOp, op)
+class StageTensorLowering(TmemLowering[tmem.StageTensorOp]):
+    def lower(self, op: tmem.StageTensorOp, b: Emitter) -> Sequence[Lowered]:
         return [[_stage_offset(b, op.stage)]]
 
 
-class TensorOffsetLowering(TmemLowering):
-    OP = tmem.TensorOffsetOp
-
-    def lower(self, op: Operation, b: Emitter) -> Sequence[Lowered]:
-        op = cast(tmem.TensorOffsetOp, op)
+class TensorOffsetLowering(TmemLowering[tmem.TensorOffsetOp]):
+    def lower(self, op: tmem.TensorOffsetOp, b: Emitter) -> Sequence[Lowered]:
         return [b.one(op.tensor)]
 
 
-class TensorAddressLowering(TmemLowering):
-    OP = tmem.TensorAddressOp
-
-    def lower(self, op: Operation, b: Emitter) -> Sequence[Lowered]:
-        op = cast(tmem.TensorAddressOp, op)
+class TensorAddressLowering(TmemLowering[tmem.TensorAddressOp]):
+    def lower(self, op: tmem.TensorAddressOp, b: Emitter) -> Sequence[Lowered]:
         return [b.tmem_pointer(b.one(op.tensor))]
 
 
@@ -489,14 +442,15 @@ def _i32_vector(t: Attribute) -> VectorType:
     return VectorType(i32, t.get_shape())
 
 
-class StageLoadLowering(TmemLowering):
+_LoadT = TypeVar("_LoadT", bound=tmem.LoadUpperOp | tmem.LoadLowerOp)
+_StoreT = TypeVar("_StoreT", bound=tmem.StoreUpperOp | tmem.StoreLowerOp)
+
+
+class _LoadLowering(TmemLowering[_LoadT], Generic[_LoadT]):
     """`tcgen05.ld.sync.aligned.16x256b.x{repeat}.b32` (upstream returns i32 registers;
     an f32 view is a bitcast)."""
 
-    OP = tmem.LoadUpperOp
-
-    def lower(self, op: Operation, b: Emitter) -> Sequence[Lowered]:
-        op = cast(tmem.LoadUpperOp | tmem.LoadLowerOp, op)
+    def lower(self, op: _LoadT, b: Emitter) -> Sequence[Lowered]:
         registers = _i32_vector(op.result.type)
         loaded = b.value(nvvm.Tcgen05LdOp(_access_address(b, op), nvvm.Tcgen05LdStShape.SHAPE_16X256B, registers))
         if op.result.type != registers:
@@ -504,17 +458,18 @@ class StageLoadLowering(TmemLowering):
         return [loaded]
 
 
-class StageLoadLowerLowering(StageLoadLowering):
-    OP = tmem.LoadLowerOp
+class LoadUpperLowering(_LoadLowering[tmem.LoadUpperOp]):
+    pass
 
 
-class StageStoreLowering(TmemLowering):
+class LoadLowerLowering(_LoadLowering[tmem.LoadLowerOp]):
+    pass
+
+
+class _StoreLowering(TmemLowering[_StoreT], Generic[_StoreT]):
     """`tcgen05.st.sync.aligned.16x256b.x{repeat}.b32`."""
 
-    OP = tmem.StoreUpperOp
-
-    def lower(self, op: Operation, b: Emitter) -> Sequence[Lowered]:
-        op = cast(tmem.StoreUpperOp | tmem.StoreLowerOp, op)
+    def lower(self, op: _StoreT, b: Emitter) -> Sequence[Lowered]:
         registers = _i32_vector(op.values.type)
         values = op.values
         if values.type != registers:
@@ -523,22 +478,22 @@ class StageStoreLowering(TmemLowering):
         return []
 
 
-class StageStoreLowerLowering(StageStoreLowering):
-    OP = tmem.StoreLowerOp
+class StoreUpperLowering(_StoreLowering[tmem.StoreUpperOp]):
+    pass
 
 
-class WaitLoadLowering(TmemLowering):
-    OP = tmem.WaitLoadOp
+class StoreLowerLowering(_StoreLowering[tmem.StoreLowerOp]):
+    pass
 
-    def lower(self, op: Operation, b: Emitter) -> Sequence[Lowered]:
+
+class WaitLoadLowering(TmemLowering[tmem.WaitLoadOp]):
+    def lower(self, op: tmem.WaitLoadOp, b: Emitter) -> Sequence[Lowered]:
         b.emit(nvvm.Tcgen05WaitOp(nvvm.Tcgen05WaitKind.LOAD))
         return []
 
 
-class WaitStoreLowering(TmemLowering):
-    OP = tmem.WaitStoreOp
-
-    def lower(self, op: Operation, b: Emitter) -> Sequence[Lowered]:
+class WaitStoreLowering(TmemLowering[tmem.WaitStoreOp]):
+    def lower(self, op: tmem.WaitStoreOp, b: Emitter) -> Sequence[Lowered]:
         b.emit(nvvm.Tcgen05WaitOp(nvvm.Tcgen05WaitKind.STORE))
         return []
 
@@ -554,14 +509,14 @@ def _initial_state(b: Emitter) -> list[SSAValue]:
     return [zero, b.const(1), zero, zero]
 
 
-class InitBarriersLowering(TmemLowering):
+_InitBarriersT = TypeVar("_InitBarriersT", bound=tmem.PipelineInitBarriersOp | tmem.RingInitBarriersOp)
+
+
+class _InitBarriersLowering(TmemLowering[_InitBarriersT], Generic[_InitBarriersT]):
     """`init_mbars`: `mbarrier.init` full[i] with the producer count, empty[i] with the
     consumer count (unrolled over the n stages)."""
 
-    OP = tmem.PipelineInitBarriersOp
-
-    def lower(self, op: Operation, b: Emitter) -> Sequence[Lowered]:
-        op = cast(tmem.PipelineInitBarriersOp | tmem.RingInitBarriersOp, op)
+    def lower(self, op: _InitBarriersT, b: Emitter) -> Sequence[Lowered]:
         num_stages = op.ring_type.num_stages.data
         producer = b.const(op.producer_arv_count.value.data)
         consumer = b.const(op.consumer_arv_count.value.data)
@@ -572,90 +527,69 @@ class InitBarriersLowering(TmemLowering):
         return []
 
 
-class RingInitBarriersLowering(InitBarriersLowering):
-    OP = tmem.RingInitBarriersOp
+class PipelineInitBarriersLowering(_InitBarriersLowering[tmem.PipelineInitBarriersOp]):
+    pass
 
 
-class PipelineCreateLowering(TmemLowering):
-    OP = tmem.PipelineCreateOp
+class RingInitBarriersLowering(_InitBarriersLowering[tmem.RingInitBarriersOp]):
+    pass
 
-    def lower(self, op: Operation, b: Emitter) -> Sequence[Lowered]:
-        op = cast(tmem.PipelineCreateOp, op)
+
+class PipelineCreateLowering(TmemLowering[tmem.PipelineCreateOp]):
+    def lower(self, op: tmem.PipelineCreateOp, b: Emitter) -> Sequence[Lowered]:
         return [[op.storage, *_initial_state(b)]]
 
 
-class WaitProducerLowering(TmemLowering):
+class WaitProducerLowering(TmemLowering[tmem.WaitProducerOp]):
     """Consumer side: wait full[consumer stage] with the consumer phase."""
 
-    OP = tmem.WaitProducerOp
-
-    def lower(self, op: Operation, b: Emitter) -> Sequence[Lowered]:
-        op = cast(tmem.WaitProducerOp, op)
+    def lower(self, op: tmem.WaitProducerOp, b: Emitter) -> Sequence[Lowered]:
         p = b.pipeline(op.pipeline)
         b.emit(nvvm.MBarrierTryWaitParityOp(b.barrier(p.barriers, p.consumer.stage), p.consumer.phase, b.const(0)))
         return []
 
 
-class WaitConsumerLowering(TmemLowering):
+class WaitConsumerLowering(TmemLowering[tmem.WaitConsumerOp]):
     """Producer side: wait empty[producer stage] with the producer phase."""
 
-    OP = tmem.WaitConsumerOp
-
-    def lower(self, op: Operation, b: Emitter) -> Sequence[Lowered]:
-        op = cast(tmem.WaitConsumerOp, op)
+    def lower(self, op: tmem.WaitConsumerOp, b: Emitter) -> Sequence[Lowered]:
         p = b.pipeline(op.pipeline)
         n = _typed(op.pipeline, tmem.PipelineType).num_stages.data
         b.emit(nvvm.MBarrierTryWaitParityOp(b.barrier(p.barriers, p.producer.stage, n), p.producer.phase, b.const(0)))
         return []
 
 
-class ProducerStageLowering(TmemLowering):
-    OP = tmem.ProducerStageOp
-
-    def lower(self, op: Operation, b: Emitter) -> Sequence[Lowered]:
-        return [b.pipeline(cast(tmem.ProducerStageOp, op).pipeline).producer.stage]
+class ProducerStageLowering(TmemLowering[tmem.ProducerStageOp]):
+    def lower(self, op: tmem.ProducerStageOp, b: Emitter) -> Sequence[Lowered]:
+        return [b.pipeline(op.pipeline).producer.stage]
 
 
-class ConsumerStageLowering(TmemLowering):
-    OP = tmem.ConsumerStageOp
-
-    def lower(self, op: Operation, b: Emitter) -> Sequence[Lowered]:
-        return [b.pipeline(cast(tmem.ConsumerStageOp, op).pipeline).consumer.stage]
+class ConsumerStageLowering(TmemLowering[tmem.ConsumerStageOp]):
+    def lower(self, op: tmem.ConsumerStageOp, b: Emitter) -> Sequence[Lowered]:
+        return [b.pipeline(op.pipeline).consumer.stage]
 
 
-class ProducerStepLowering(TmemLowering):
-    OP = tmem.ProducerStepOp
-
-    def lower(self, op: Operation, b: Emitter) -> Sequence[Lowered]:
-        op = cast(tmem.ProducerStepOp, op)
+class ProducerStepLowering(TmemLowering[tmem.ProducerStepOp]):
+    def lower(self, op: tmem.ProducerStepOp, b: Emitter) -> Sequence[Lowered]:
         p = b.pipeline(op.pipeline)
         p.producer = b.step(p.producer, _typed(op.pipeline, tmem.PipelineType).num_stages.data)
         return [[p.barriers, *p.state()]]
 
 
-class ConsumerStepLowering(TmemLowering):
-    OP = tmem.ConsumerStepOp
-
-    def lower(self, op: Operation, b: Emitter) -> Sequence[Lowered]:
-        op = cast(tmem.ConsumerStepOp, op)
+class ConsumerStepLowering(TmemLowering[tmem.ConsumerStepOp]):
+    def lower(self, op: tmem.ConsumerStepOp, b: Emitter) -> Sequence[Lowered]:
         p = b.pipeline(op.pipeline)
         p.consumer = b.step(p.consumer, _typed(op.pipeline, tmem.PipelineType).num_stages.data)
         return [[p.barriers, *p.state()]]
 
 
-class ProducerMbarLowering(TmemLowering):
-    OP = tmem.ProducerMbarOp
-
-    def lower(self, op: Operation, b: Emitter) -> Sequence[Lowered]:
-        op = cast(tmem.ProducerMbarOp, op)
+class ProducerMbarLowering(TmemLowering[tmem.ProducerMbarOp]):
+    def lower(self, op: tmem.ProducerMbarOp, b: Emitter) -> Sequence[Lowered]:
         return [b.barrier(b.pipeline(op.pipeline).barriers, op.index)]
 
 
-class ConsumerMbarLowering(TmemLowering):
-    OP = tmem.ConsumerMbarOp
-
-    def lower(self, op: Operation, b: Emitter) -> Sequence[Lowered]:
-        op = cast(tmem.ConsumerMbarOp, op)
+class ConsumerMbarLowering(TmemLowering[tmem.ConsumerMbarOp]):
+    def lower(self, op: tmem.ConsumerMbarOp, b: Emitter) -> Sequence[Lowered]:
         n = _typed(op.pipeline, tmem.PipelineType).num_stages.data
         return [b.barrier(b.pipeline(op.pipeline).barriers, op.index, n)]
 
@@ -664,45 +598,35 @@ def _create_ring(b: Emitter, barriers: SSAValue, base: SSAValue, mask: SSAValue 
     return Ring(Pipeline.from_values(barriers, _initial_state(b)), base, mask)
 
 
-class RingCreateLowering(TmemLowering):
-    OP = tmem.RingCreateOp
-
-    def lower(self, op: Operation, b: Emitter) -> Sequence[Lowered]:
-        op = cast(tmem.RingCreateOp, op)
+class RingCreateLowering(TmemLowering[tmem.RingCreateOp]):
+    def lower(self, op: tmem.RingCreateOp, b: Emitter) -> Sequence[Lowered]:
         return [_create_ring(b, op.storage, b.one(op.allocation), op.mask).values()]
 
 
 def _acquire(b: Emitter, ring_value: SSAValue, producer: bool) -> list[SSAValue]:
     ring = b.ring(ring_value)
-    n = cast(tmem.OutputRingType, ring_value.type).num_stages.data
+    n = _typed(ring_value, tmem.OutputRingType).num_stages.data
     side = ring.pipeline.producer if producer else ring.pipeline.consumer
     # The producer waits on empty[stage] (index n + stage), the consumer on full[stage].
     b.wait(b.barrier(ring.pipeline.barriers, side.stage, n if producer else 0), side.phase)
     return [ring.base, side.stage]
 
 
-class AcquireForMmaLowering(TmemLowering):
-    OP = tmem.AcquireForMmaOp
-
-    def lower(self, op: Operation, b: Emitter) -> Sequence[Lowered]:
-        return [_acquire(b, cast(tmem.AcquireForMmaOp, op).ring, producer=True)]
+class AcquireForMmaLowering(TmemLowering[tmem.AcquireForMmaOp]):
+    def lower(self, op: tmem.AcquireForMmaOp, b: Emitter) -> Sequence[Lowered]:
+        return [_acquire(b, op.ring, producer=True)]
 
 
-class AcquireForEpilogueLowering(TmemLowering):
-    OP = tmem.AcquireForEpilogueOp
-
-    def lower(self, op: Operation, b: Emitter) -> Sequence[Lowered]:
-        return [_acquire(b, cast(tmem.AcquireForEpilogueOp, op).ring, producer=False)]
+class AcquireForEpilogueLowering(TmemLowering[tmem.AcquireForEpilogueOp]):
+    def lower(self, op: tmem.AcquireForEpilogueOp, b: Emitter) -> Sequence[Lowered]:
+        return [_acquire(b, op.ring, producer=False)]
 
 
-class ReleaseFromMmaLowering(TmemLowering):
+class ReleaseFromMmaLowering(TmemLowering[tmem.ReleaseFromMmaOp]):
     """One lane commits on full[stage.index] (multicast for cta_group 2); every lane
     steps the producer state."""
 
-    OP = tmem.ReleaseFromMmaOp
-
-    def lower(self, op: Operation, b: Emitter) -> Sequence[Lowered]:
-        op = cast(tmem.ReleaseFromMmaOp, op)
+    def lower(self, op: tmem.ReleaseFromMmaOp, b: Emitter) -> Sequence[Lowered]:
         ring = b.ring(op.ring)
         ring_type = _typed(op.ring, tmem.OutputRingType)
         _, index = b.unpack(op.stage)
@@ -714,13 +638,10 @@ class ReleaseFromMmaLowering(TmemLowering):
         return [ring.values()]
 
 
-class ReleaseFromEpilogueLowering(TmemLowering):
+class ReleaseFromEpilogueLowering(TmemLowering[tmem.ReleaseFromEpilogueOp]):
     """`consumer_step` only."""
 
-    OP = tmem.ReleaseFromEpilogueOp
-
-    def lower(self, op: Operation, b: Emitter) -> Sequence[Lowered]:
-        op = cast(tmem.ReleaseFromEpilogueOp, op)
+    def lower(self, op: tmem.ReleaseFromEpilogueOp, b: Emitter) -> Sequence[Lowered]:
         ring = b.ring(op.ring)
         ring.pipeline.consumer = b.step(ring.pipeline.consumer, _typed(op.ring, tmem.OutputRingType).num_stages.data)
         return [ring.values()]
@@ -732,14 +653,11 @@ def _leader_rank(b: Emitter) -> SSAValue:
     return b.value(arith.AndIOp(rank, b.const(-2)))
 
 
-class ArriveEmptyLowering(TmemLowering):
+class ArriveEmptyLowering(TmemLowering[tmem.ArriveEmptyOp]):
     """`AccumBarrier.arrive`: every epilogue thread arrives on empty[index] — local for
     cta_group 1, on the leader CTA's barrier for cta_group 2."""
 
-    OP = tmem.ArriveEmptyOp
-
-    def lower(self, op: Operation, b: Emitter) -> Sequence[Lowered]:
-        op = cast(tmem.ArriveEmptyOp, op)
+    def lower(self, op: tmem.ArriveEmptyOp, b: Emitter) -> Sequence[Lowered]:
         ring = b.ring(op.ring)
         ring_type = _typed(op.ring, tmem.OutputRingType)
         _, index = b.unpack(op.stage)
@@ -757,20 +675,15 @@ class ArriveEmptyLowering(TmemLowering):
 # --------------------------------------------------------------------------------------
 
 
-class DeallocBarrierInitLowering(TmemLowering):
-    OP = tmem.DeallocBarrierInitOp
-
-    def lower(self, op: Operation, b: Emitter) -> Sequence[Lowered]:
-        op = cast(tmem.DeallocBarrierInitOp, op)
+class DeallocBarrierInitLowering(TmemLowering[tmem.DeallocBarrierInitOp]):
+    def lower(self, op: tmem.DeallocBarrierInitOp, b: Emitter) -> Sequence[Lowered]:
         b.emit(nvvm.MBarrierInitOp(op.barrier, b.const(op.arrival_count.value.data)))
         return []
 
 
-class DeallocBarrierCreateLowering(TmemLowering):
-    OP = tmem.DeallocBarrierCreateOp
-
-    def lower(self, op: Operation, b: Emitter) -> Sequence[Lowered]:
-        return [[cast(tmem.DeallocBarrierCreateOp, op).barrier]]
+class DeallocBarrierCreateLowering(TmemLowering[tmem.DeallocBarrierCreateOp]):
+    def lower(self, op: tmem.DeallocBarrierCreateOp, b: Emitter) -> Sequence[Lowered]:
+        return [[op.barrier]]
 
 
 def _signal(b: Emitter, barrier: SSAValue, cta_group: int, peer: bool, self_: bool) -> None:
@@ -783,30 +696,21 @@ def _signal(b: Emitter, barrier: SSAValue, cta_group: int, peer: bool, self_: bo
         b.emit(nvvm.MBarrierArriveOp(barrier))
 
 
-class SignalPeerLowering(TmemLowering):
-    OP = tmem.SignalPeerOp
-
-    def lower(self, op: Operation, b: Emitter) -> Sequence[Lowered]:
-        op = cast(tmem.SignalPeerOp, op)
+class SignalPeerLowering(TmemLowering[tmem.SignalPeerOp]):
+    def lower(self, op: tmem.SignalPeerOp, b: Emitter) -> Sequence[Lowered]:
         if _typed(op.dealloc_barrier, tmem.DeallocBarrierType).cta_group.data == 2:
             _signal(b, b.one(op.dealloc_barrier), 2, peer=True, self_=False)
         return []
 
 
-class SignalSelfLowering(TmemLowering):
-    OP = tmem.SignalSelfOp
-
-    def lower(self, op: Operation, b: Emitter) -> Sequence[Lowered]:
-        op = cast(tmem.SignalSelfOp, op)
+class SignalSelfLowering(TmemLowering[tmem.SignalSelfOp]):
+    def lower(self, op: tmem.SignalSelfOp, b: Emitter) -> Sequence[Lowered]:
         _signal(b, b.one(op.dealloc_barrier), 1, peer=False, self_=True)
         return []
 
 
-class SignalCompleteLowering(TmemLowering):
-    OP = tmem.SignalCompleteOp
-
-    def lower(self, op: Operation, b: Emitter) -> Sequence[Lowered]:
-        op = cast(tmem.SignalCompleteOp, op)
+class SignalCompleteLowering(TmemLowering[tmem.SignalCompleteOp]):
+    def lower(self, op: tmem.SignalCompleteOp, b: Emitter) -> Sequence[Lowered]:
         _signal(
             b,
             b.one(op.dealloc_barrier),
@@ -817,13 +721,11 @@ class SignalCompleteLowering(TmemLowering):
         return []
 
 
-class DeallocBarrierWaitLowering(TmemLowering):
+class DeallocBarrierWaitLowering(TmemLowering[tmem.DeallocBarrierWaitOp]):
     """Single-use barrier: parity 0."""
 
-    OP = tmem.DeallocBarrierWaitOp
-
-    def lower(self, op: Operation, b: Emitter) -> Sequence[Lowered]:
-        b.wait(b.one(cast(tmem.DeallocBarrierWaitOp, op).dealloc_barrier), b.const(0))
+    def lower(self, op: tmem.DeallocBarrierWaitOp, b: Emitter) -> Sequence[Lowered]:
+        b.wait(b.one(op.dealloc_barrier), b.const(0))
         return []
 
 
@@ -834,36 +736,27 @@ def _complete_dealloc(b: Emitter, barrier: SSAValue, address: SSAValue, allocati
     _deallocate(b, address, allocation)
 
 
-class CompleteDeallocLowering(TmemLowering):
-    OP = tmem.CompleteDeallocOp
-
-    def lower(self, op: Operation, b: Emitter) -> Sequence[Lowered]:
-        op = cast(tmem.CompleteDeallocOp, op)
+class CompleteDeallocLowering(TmemLowering[tmem.CompleteDeallocOp]):
+    def lower(self, op: tmem.CompleteDeallocOp, b: Emitter) -> Sequence[Lowered]:
         _complete_dealloc(
             b, b.one(op.dealloc_barrier), b.one(op.allocation), _typed(op.allocation, tmem.AllocationType)
         )
         return []
 
 
-class MmaCreateLowering(TmemLowering):
+class MmaCreateLowering(TmemLowering[tmem.MmaCreateOp]):
     """Allocate max_cols columns (whole warp); build the ring and dealloc barrier."""
 
-    OP = tmem.MmaCreateOp
-
-    def lower(self, op: Operation, b: Emitter) -> Sequence[Lowered]:
-        op = cast(tmem.MmaCreateOp, op)
+    def lower(self, op: tmem.MmaCreateOp, b: Emitter) -> Sequence[Lowered]:
         address = _allocate(b, op.slot, _typed(op.context, tmem.WarpContextType).allocation_type())
         ring = _create_ring(b, op.accum_barriers, address, op.mask)
         return [WarpContext(address, ring, op.dealloc_barrier).values()]
 
 
-class EpilogueCreateLowering(TmemLowering):
+class EpilogueCreateLowering(TmemLowering[tmem.EpilogueCreateOp]):
     """`barrier.sync 1, mma + epilogue threads`, then read the address from the slot."""
 
-    OP = tmem.EpilogueCreateOp
-
-    def lower(self, op: Operation, b: Emitter) -> Sequence[Lowered]:
-        op = cast(tmem.EpilogueCreateOp, op)
+    def lower(self, op: tmem.EpilogueCreateOp, b: Emitter) -> Sequence[Lowered]:
         threads = b.const(_typed(op.context, tmem.WarpContextType).sync_threads)
         b.emit(nvvm.BarrierOp(b.const(1), threads))
         b.fence(nvvm.Tcgen05FenceKind.AFTER)
@@ -872,23 +765,17 @@ class EpilogueCreateLowering(TmemLowering):
         return [WarpContext(address, ring, op.dealloc_barrier).values()]
 
 
-class MmaEnterLowering(TmemLowering):
+class MmaEnterLowering(TmemLowering[tmem.MmaEnterOp]):
     """`barrier.arrive 1, mma + epilogue threads`: the address is in shared memory."""
 
-    OP = tmem.MmaEnterOp
-
-    def lower(self, op: Operation, b: Emitter) -> Sequence[Lowered]:
-        op = cast(tmem.MmaEnterOp, op)
+    def lower(self, op: tmem.MmaEnterOp, b: Emitter) -> Sequence[Lowered]:
         b.fence(nvvm.Tcgen05FenceKind.BEFORE)
         b.emit(nvvm.BarrierArriveOp(b.const(_typed(op.context, tmem.WarpContextType).sync_threads), b.const(1)))
         return []
 
 
-class MmaExitLowering(TmemLowering):
-    OP = tmem.MmaExitOp
-
-    def lower(self, op: Operation, b: Emitter) -> Sequence[Lowered]:
-        op = cast(tmem.MmaExitOp, op)
+class MmaExitLowering(TmemLowering[tmem.MmaExitOp]):
+    def lower(self, op: tmem.MmaExitOp, b: Emitter) -> Sequence[Lowered]:
         ctx = b.context(op.context)
         _complete_dealloc(
             b, ctx.dealloc_barrier, ctx.allocation, _typed(op.context, tmem.WarpContextType).allocation_type()
@@ -896,35 +783,26 @@ class MmaExitLowering(TmemLowering):
         return []
 
 
-class EpilogueExitLowering(TmemLowering):
-    OP = tmem.EpilogueExitOp
-
-    def lower(self, op: Operation, b: Emitter) -> Sequence[Lowered]:
-        op = cast(tmem.EpilogueExitOp, op)
+class EpilogueExitLowering(TmemLowering[tmem.EpilogueExitOp]):
+    def lower(self, op: tmem.EpilogueExitOp, b: Emitter) -> Sequence[Lowered]:
         ctx = b.context(op.context)
         _signal(b, ctx.dealloc_barrier, _typed(op.context, tmem.WarpContextType).config()[2], peer=True, self_=True)
         return []
 
 
-class ContextOutputRingLowering(TmemLowering):
-    OP = tmem.ContextOutputRingOp
-
-    def lower(self, op: Operation, b: Emitter) -> Sequence[Lowered]:
-        return [b.context(cast(tmem.ContextOutputRingOp, op).context).ring.values()]
+class ContextOutputRingLowering(TmemLowering[tmem.ContextOutputRingOp]):
+    def lower(self, op: tmem.ContextOutputRingOp, b: Emitter) -> Sequence[Lowered]:
+        return [b.context(op.context).ring.values()]
 
 
-class ContextTmemLowering(TmemLowering):
-    OP = tmem.ContextTmemOp
-
-    def lower(self, op: Operation, b: Emitter) -> Sequence[Lowered]:
-        return [[b.context(cast(tmem.ContextTmemOp, op).context).allocation]]
+class ContextTmemLowering(TmemLowering[tmem.ContextTmemOp]):
+    def lower(self, op: tmem.ContextTmemOp, b: Emitter) -> Sequence[Lowered]:
+        return [[b.context(op.context).allocation]]
 
 
-class ContextDeallocBarrierLowering(TmemLowering):
-    OP = tmem.ContextDeallocBarrierOp
-
-    def lower(self, op: Operation, b: Emitter) -> Sequence[Lowered]:
-        return [[b.context(cast(tmem.ContextDeallocBarrierOp, op).context).dealloc_barrier]]
+class ContextDeallocBarrierLowering(TmemLowering[tmem.ContextDeallocBarrierOp]):
+    def lower(self, op: tmem.ContextDeallocBarrierOp, b: Emitter) -> Sequence[Lowered]:
+        return [[b.context(op.context).dealloc_barrier]]
 
 
 # --------------------------------------------------------------------------------------
@@ -1070,7 +948,7 @@ class ForDropRedundantIterArgs(RewritePattern):
 # The pass
 # --------------------------------------------------------------------------------------
 
-OP_LOWERINGS: tuple[type[TmemLowering], ...] = (
+OP_LOWERINGS: tuple[type[TmemLowering[Any]], ...] = (
     AllocLowering,
     FromSharedLowering,
     RelinquishLowering,
@@ -1085,13 +963,13 @@ OP_LOWERINGS: tuple[type[TmemLowering], ...] = (
     StageTensorLowering,
     TensorOffsetLowering,
     TensorAddressLowering,
-    StageLoadLowering,
-    StageLoadLowerLowering,
-    StageStoreLowering,
-    StageStoreLowerLowering,
+    LoadUpperLowering,
+    LoadLowerLowering,
+    StoreUpperLowering,
+    StoreLowerLowering,
     WaitLoadLowering,
     WaitStoreLowering,
-    InitBarriersLowering,
+    PipelineInitBarriersLowering,
     RingInitBarriersLowering,
     PipelineCreateLowering,
     WaitProducerLowering,
@@ -1127,11 +1005,17 @@ OP_LOWERINGS: tuple[type[TmemLowering], ...] = (
 
 
 def _check_fully_lowered(module: ModuleOp) -> None:
-    """Every tmem value must have been rewritten; casts between the two sides are the
-    only ops still allowed to mention tmem types (they are folded next). Operands and
-    results are checked first, so a value passed to a successor block is reported at
-    the branch rather than at the function owning the block."""
+    """Fail closed: a tmem op left over has no pattern in `OP_LOWERINGS` (reported as
+    such, even when it carries no tmem value). Then every tmem value must have been
+    rewritten; casts between the two sides are the only ops still allowed to mention
+    tmem types (they are folded next). Operands and results are checked first, so a
+    value passed to a successor block is reported at the branch rather than at the
+    function owning the block."""
     ops = [op for op in module.walk() if not isinstance(op, UnrealizedConversionCastOp)]
+    tmem_ops = set(tmem.Tmem.operations)
+    for op in ops:
+        if type(op) in tmem_ops:
+            raise LocatedError(op, f"convert-tmem-to-nvvm: {op.name} has no lowering pattern (none in OP_LOWERINGS)")
     for op in ops:
         _reject_tmem_values(op, (*op.operands, *op.results))
     for op in ops:
@@ -1146,14 +1030,6 @@ def _reject_tmem_values(op: Operation, values: Sequence[SSAValue]) -> None:
                 f"convert-tmem-to-nvvm: a {value.type} value flows through {op.name}, which cannot carry it "
                 "(only tmem ops and scf.for, scf.if, scf.while with their scf.yield / scf.condition can)",
             )
-
-
-def fence_policy(value: str) -> FencePolicy:
-    """The `fence-policy` pass option; a bad value is refused when the pipeline is built."""
-    try:
-        return FencePolicy(value)
-    except ValueError:
-        raise ValueError(f"fence-policy must be strict or mojo, got '{value}'") from None
 
 
 @dataclass(frozen=True)

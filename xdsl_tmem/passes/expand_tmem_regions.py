@@ -18,21 +18,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import (
-    GreedyRewritePatternApplier,
-    PatternRewriter,
-    PatternRewriteWalker,
-    RewritePattern,
-    op_type_rewrite_pattern,
-)
+from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriter, PatternRewriteWalker
 from xdsl.rewriter import InsertPoint
 
 from xdsl_tmem.dialects import tmem
+from xdsl_tmem.passes.op_pattern import OpRewritePattern
 
 
 def _inline_body(rewriter: PatternRewriter, op: tmem.TmemRegionOp, args: Sequence[SSAValue]) -> list[SSAValue]:
@@ -52,12 +48,14 @@ def _insert(rewriter: PatternRewriter, op: Operation, new: Operation) -> Operati
     return new
 
 
-class ExpandProducerPattern(RewritePattern):
+_ProducerRegionOp = tmem.ProducerOp | tmem.PerKProducerOp | tmem.MmaPerKStageOp
+_ConsumerRegionOp = tmem.ConsumerOp | tmem.PerKConsumerOp
+
+
+class ExpandProducerPattern(OpRewritePattern[_ProducerRegionOp]):
     """`producer`, `per_k_producer` and `mma_per_k_stage`: acquire, body, release_from_mma."""
 
-    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
-        if not isinstance(op, tmem.ProducerOp | tmem.PerKProducerOp | tmem.MmaPerKStageOp):
-            return
+    def rewrite(self, op: _ProducerRegionOp, rewriter: PatternRewriter, /) -> None:
         acquire = _insert(rewriter, op, tmem.AcquireForMmaOp(op.ring))
         stage = acquire.results[0]
         yielded = _inline_body(rewriter, op, [stage])
@@ -65,13 +63,11 @@ class ExpandProducerPattern(RewritePattern):
         rewriter.replace(op, [release], [release.new_ring, *yielded])
 
 
-class ExpandConsumerPattern(RewritePattern):
+class ExpandConsumerPattern(OpRewritePattern[_ConsumerRegionOp]):
     """`consumer` (no arrive, as Mojo's `OutputConsumer`) and `per_k_consumer`
     (`PerKConsumerStage`: arrive_empty before release_from_epilogue)."""
 
-    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
-        if not isinstance(op, tmem.ConsumerOp | tmem.PerKConsumerOp):
-            return
+    def rewrite(self, op: _ConsumerRegionOp, rewriter: PatternRewriter, /) -> None:
         acquire = _insert(rewriter, op, tmem.AcquireForEpilogueOp(op.ring))
         stage = acquire.results[0]
         yielded = _inline_body(rewriter, op, [stage])
@@ -82,12 +78,11 @@ class ExpandConsumerPattern(RewritePattern):
         rewriter.replace(op, [*exit_ops, release], [release.new_ring, *yielded])
 
 
-class ExpandEpiloguePerKStagePattern(RewritePattern):
+class ExpandEpiloguePerKStagePattern(OpRewritePattern[tmem.EpiloguePerKStageOp]):
     """`EpilogueKContext`: acquire_for_epilogue and record the input stage; on exit the
     input consumer_step, the arrive on the output empty[index], release_from_epilogue."""
 
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: tmem.EpiloguePerKStageOp, rewriter: PatternRewriter, /) -> None:
+    def rewrite(self, op: tmem.EpiloguePerKStageOp, rewriter: PatternRewriter, /) -> None:
         acquire = _insert(rewriter, op, tmem.AcquireForEpilogueOp(op.ring))
         input_stage = _insert(rewriter, op, tmem.ConsumerStageOp(op.input))
         stage = acquire.results[0]
@@ -98,11 +93,10 @@ class ExpandEpiloguePerKStagePattern(RewritePattern):
         rewriter.replace(op, [step, arrive, release], [release.new_ring, step.new_pipeline, *yielded])
 
 
-class ExpandMmaContextPattern(RewritePattern):
+class ExpandMmaContextPattern(OpRewritePattern[tmem.MmaContextOp]):
     """`with MmaWarpContext.create(...) as ctx`: create, enter, body, exit."""
 
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: tmem.MmaContextOp, rewriter: PatternRewriter, /) -> None:
+    def rewrite(self, op: tmem.MmaContextOp, rewriter: PatternRewriter, /) -> None:
         create = _insert(
             rewriter,
             op,
@@ -114,11 +108,10 @@ class ExpandMmaContextPattern(RewritePattern):
         rewriter.replace(op, [tmem.MmaExitOp(context)], yielded)
 
 
-class ExpandEpilogueContextPattern(RewritePattern):
+class ExpandEpilogueContextPattern(OpRewritePattern[tmem.EpilogueContextOp]):
     """`Sync.wait(); with EpilogueWarpContext.create(...) as ctx`: create, body, exit."""
 
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: tmem.EpilogueContextOp, rewriter: PatternRewriter, /) -> None:
+    def rewrite(self, op: tmem.EpilogueContextOp, rewriter: PatternRewriter, /) -> None:
         create = _insert(
             rewriter,
             op,
@@ -129,7 +122,7 @@ class ExpandEpilogueContextPattern(RewritePattern):
         rewriter.replace(op, [tmem.EpilogueExitOp(context)], yielded)
 
 
-EXPAND_PATTERNS: tuple[RewritePattern, ...] = (
+EXPAND_PATTERNS: tuple[OpRewritePattern[Any], ...] = (
     ExpandProducerPattern(),
     ExpandConsumerPattern(),
     ExpandEpiloguePerKStagePattern(),

@@ -9,7 +9,8 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.transforms.common_subexpression_elimination import CommonSubexpressionElimination
 
-from xdsl_tmem.passes.convert_tmem_to_nvvm import ConvertTmemToNvvmPass, FencePolicy, fence_policy
+from xdsl_tmem.fence_policy import FencePolicy, fence_policy
+from xdsl_tmem.passes.convert_tmem_to_nvvm import ConvertTmemToNvvmPass
 from xdsl_tmem.passes.expand_tmem_regions import ExpandTmemRegionsPass
 
 
