@@ -12,9 +12,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 import pytest
@@ -26,10 +28,23 @@ from xdsl.interpreter import Interpreter, InterpreterFunctions, PythonValues, im
 from xdsl.interpreters.arith import ArithFunctions
 from xdsl.interpreters.func import FuncFunctions
 from xdsl.interpreters.scf import ScfFunctions
+from xdsl.ir import Operation
 from xdsl.parser import Parser
+from xdsl.traits import HasParent
 
-from xdsl_tmem.dialects import nvvm
+from xdsl_tmem.dialects import nvvm, tmem
+from xdsl_tmem.dialects.tmem import Tmem, TmemRegionOp
 from xdsl_tmem.interpreter import run_kernel
+from xdsl_tmem.passes import convert_tmem_to_nvvm
+from xdsl_tmem.passes.convert_tmem_to_nvvm import (
+    OP_LOWERINGS,
+    AllocLowering,
+    Emitter,
+    Lowered,
+    TmemLowering,
+    WaitLoadLowering,
+)
+from xdsl_tmem.passes.expand_tmem_regions import EXPAND_PATTERNS
 from xdsl_tmem.passes.lower_tmem import LowerTmemPass
 from xdsl_tmem.tools.external import Upstream
 from xdsl_tmem.tools.opt import TmemOptMain
@@ -399,3 +414,91 @@ def test_control_flow_kernel_compiles_upstream_and_assembles(
     ours = run_opt(None, "-p", f"lower-tmem{{fence-policy={policy}}}", "-t", "ptx", path=CONTROL_FLOW)
     assert ours.code == 0, ours.err
     ptxas_assemble(ptxas, ours.out, tmp_path)
+
+
+# --------------------------------------------------------------------------------------
+# The pattern registry against the dialect
+# --------------------------------------------------------------------------------------
+
+
+def _in_expanded_parent(op: type[Operation], expanded: set[type[Operation]]) -> bool:
+    """An op whose `HasParent` trait allows only expanded ops (`tmem.yield`) is removed
+    with its parent."""
+    parents = op.get_traits_of_type(HasParent)
+    return bool(parents) and all(set(t.op_types) <= expanded for t in parents)
+
+
+def test_every_tmem_op_is_lowered_or_expanded_by_exactly_one_pattern() -> None:
+    """Derived from the dialect's op list: each op of `tmem.Tmem` is rewritten by one
+    pattern of `OP_LOWERINGS` or of `EXPAND_PATTERNS` (or goes with its expanded parent),
+    never by two; the expanded ops are exactly the region ops that convert-tmem-to-nvvm
+    refuses; each lowering is named after its op."""
+    dialect_ops = set(Tmem.operations)
+    lowered = Counter(t for pattern in OP_LOWERINGS for t in pattern.op_types)
+    expanded = Counter(t for pattern in EXPAND_PATTERNS for t in pattern.op_types)
+    assert set(lowered) | set(expanded) <= dialect_ops
+    handled = {op for op in dialect_ops if lowered[op] + expanded[op] > 0}
+    unhandled = [op.name for op in dialect_ops - handled if not _in_expanded_parent(op, set(expanded))]
+    assert unhandled == []
+    twice = [op.name for op in dialect_ops if lowered[op] + expanded[op] > 1]
+    assert twice == []
+    assert set(expanded) == {op for op in dialect_ops if issubclass(op, TmemRegionOp)}
+    for pattern in OP_LOWERINGS:
+        (op,) = pattern.op_types
+        assert pattern.__name__ == op.__name__.removesuffix("Op") + "Lowering"
+
+
+WAIT_LOAD = """func.func @f() {
+  tmem.wait_load
+  func.return
+}
+"""
+
+ALLOC = """func.func @f(%slot: !llvm.ptr<3>) {
+  %a = tmem.alloc %slot : !tmem.allocation<1, 512>
+  tmem.relinquish %a : !tmem.allocation<1, 512>
+  func.return
+}
+"""
+
+
+@pytest.mark.parametrize(
+    ("missing", "program", "line"),
+    [(WaitLoadLowering, WAIT_LOAD, 2), (AllocLowering, ALLOC, 2)],
+    ids=["no-tmem-value", "tmem-result"],
+)
+def test_an_op_without_a_lowering_is_a_located_error(
+    run_opt: RunOpt, monkeypatch: pytest.MonkeyPatch, missing: type[TmemLowering[Any]], program: str, line: int
+) -> None:
+    """Fail closed: with its pattern removed, the op is reported at its own line, also
+    when it carries no tmem value (which the value check alone would let through)."""
+    remaining = tuple(p for p in OP_LOWERINGS if p is not missing)
+    monkeypatch.setattr(convert_tmem_to_nvvm, "OP_LOWERINGS", remaining)
+    result = run_opt(program, "-p", "lower-tmem")
+    assert result.code == 1
+    (op,) = missing.op_types
+    assert f"input.mlir:{line}:3: error: convert-tmem-to-nvvm: {op.name} has no lowering pattern" in result.err
+    assert "Traceback" not in result.err
+
+
+_SomeOp = TypeVar("_SomeOp", bound=tmem.WaitLoadOp | tmem.WaitStoreOp)
+
+
+class _SharedLowering(TmemLowering[_SomeOp], Generic[_SomeOp]):
+    def lower(self, op: _SomeOp, b: Emitter) -> Sequence[Lowered]:
+        return []
+
+
+class _WaitStoreLowering(_SharedLowering[tmem.WaitStoreOp]):
+    pass
+
+
+def test_a_lowering_names_its_op_class_through_generic_bases() -> None:
+    """A base shared by several ops (as the load, store and init_barriers lowerings are)
+    binds no op and cannot be instantiated; its subclass binds the one it names."""
+    assert _SharedLowering.op_types == ()
+    with pytest.raises(TypeError, match="_SharedLowering names no op class"):
+        _SharedLowering[tmem.WaitStoreOp]()
+    assert _WaitStoreLowering.op_types == (tmem.WaitStoreOp,)
+    assert _WaitStoreLowering().matches(tmem.WaitStoreOp())
+    assert not _WaitStoreLowering().matches(tmem.WaitLoadOp())
