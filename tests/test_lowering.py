@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from external import Upstream
 from gemm_reference import epilogue_rows, kmajor_matrix, parse
 from support import EXAMPLES, LIT_TESTS, OptResult, ptxas_assemble
 from xdsl.dialects import arith, llvm
@@ -31,7 +32,6 @@ from xdsl.parser import Parser
 from xdsl_tmem.dialects import nvvm
 from xdsl_tmem.interpreter import run_kernel
 from xdsl_tmem.passes.lower_tmem import LowerTmemPass
-from xdsl_tmem.tools.external import Upstream
 from xdsl_tmem.tools.opt import TmemOptMain
 from xdsl_tmem.tools.run import make_context
 
