@@ -12,7 +12,16 @@ from support import ROOT
 from test_interpreter import REF_PIPELINE, expected_cg1, f16_operands, load
 
 from xdsl_tmem.fence_policy import FencePolicy, fence_policy
-from xdsl_tmem.interpreter import Buffer, Launch, LaunchError, Limits, Scalar, Schedule, run_kernel, run_launch
+from xdsl_tmem.interpreter import (
+    BufferArgument,
+    Launch,
+    LaunchError,
+    Limits,
+    ScalarArgument,
+    Schedule,
+    run_kernel,
+    run_launch,
+)
 from xdsl_tmem.interpreter.explore import explore_random
 from xdsl_tmem.interpreter.hazards import WarpClock
 from xdsl_tmem.tools import run
@@ -31,7 +40,12 @@ def test_a_launch_computes_the_reference_gemm() -> None:
     """`run_launch` on a `Launch` built field by field gives numpy's product."""
     a, b = f16_operands(3, 128, 256)
     out = np.zeros(2 * 128 * 256, np.float32)
-    arguments = {"out": Buffer(out), "a": Buffer(a), "b": Buffer(b), "ntiles": Scalar(2)}
+    arguments = {
+        "out": BufferArgument(out),
+        "a": BufferArgument(a),
+        "b": BufferArgument(b),
+        "ntiles": ScalarArgument(2),
+    }
     launch = Launch("ref_pipeline", (160, 1, 1), arguments=arguments, schedule=Schedule.RANDOM, seed=3)
     result = run_launch(load(REF_PIPELINE), launch)
     expected = expected_cg1(a, b, 2)
@@ -49,7 +63,7 @@ def test_run_kernel_keywords_describe_a_launch() -> None:
         (160, 1, 1),
         None,
         (2, 1, 1),
-        {"a": Buffer(a), "n": Scalar(3)},
+        {"a": BufferArgument(a), "n": ScalarArgument(3)},
         Schedule.RR,
         4,
         Limits(max_steps=10_000_000),
@@ -90,7 +104,7 @@ def test_the_driver_flags_describe_a_launch() -> None:
          "--seed", "9", "--max-steps", "50", "--max-states", "60", "--max-memory", "2", "--fence-policy", "mojo"]
     )  # fmt: skip
     assert run.parse_launch(args) == Launch(
-        "k", (128, 2, 1), (4, 1, 1), (1, 1, 1), {"n": Scalar(7)}, Schedule.RANDOM, 9, Limits(50, 60, 2 << 20),
+        "k", (128, 2, 1), (4, 1, 1), (1, 1, 1), {"n": ScalarArgument(7)}, Schedule.RANDOM, 9, Limits(50, 60, 2 << 20),
         FencePolicy.MOJO,
     )  # fmt: skip
 
@@ -128,4 +142,3 @@ def test_the_package_ships_no_test_helpers() -> None:
     """The external-tool runner is for tests and benchmarks only (tests/external.py)."""
     assert importlib.util.find_spec("xdsl_tmem.tools.external") is None
     assert (ROOT / "tests" / "external.py").is_file()
-

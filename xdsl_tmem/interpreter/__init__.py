@@ -1,7 +1,7 @@
 """A Blackwell machine model that executes tmem-level and NVVM-level IR (docs/interpreter.md)."""
 
 from xdsl_tmem.fence_policy import FencePolicy
-from xdsl_tmem.interpreter.launch import Argument, Buffer, Launch, LaunchError, Limits, Scalar, Schedule
+from xdsl_tmem.interpreter.launch import Argument, BufferArgument, Launch, LaunchError, Limits, ScalarArgument, Schedule
 from xdsl_tmem.interpreter.run import (
     KernelDeadlock,
     KernelHazard,
@@ -15,7 +15,7 @@ from xdsl_tmem.interpreter.run import (
 
 __all__ = [
     "Argument",
-    "Buffer",
+    "BufferArgument",
     "FencePolicy",
     "KernelDeadlock",
     "KernelHazard",
@@ -25,7 +25,7 @@ __all__ = [
     "Limits",
     "RunReport",
     "RunResult",
-    "Scalar",
+    "ScalarArgument",
     "Schedule",
     "default_functions",
     "run_kernel",

@@ -36,20 +36,20 @@ class Schedule(StrEnum):
 
 
 @dataclass(frozen=True)
-class Buffer:
+class BufferArgument:
     """The array a pointer parameter points to (the run works on a copy of it)."""
 
     value: NDArray[Any]
 
 
 @dataclass(frozen=True)
-class Scalar:
+class ScalarArgument:
     """The value of an integer or float parameter."""
 
     value: int | float | np.integer[Any] | np.floating[Any]
 
 
-Argument = Buffer | Scalar
+Argument = BufferArgument | ScalarArgument
 """A kernel argument; byval structs and tensor maps are further kinds of it."""
 
 
@@ -156,9 +156,9 @@ def dim3(value: Dim, what: str) -> Dim3:
 def argument(name: str, value: object) -> Argument:
     """A numpy array (for a pointer parameter) or a number."""
     if isinstance(value, np.ndarray):
-        return Buffer(cast(NDArray[Any], value))
+        return BufferArgument(cast(NDArray[Any], value))
     if isinstance(value, int | float | np.integer | np.floating):
-        return Scalar(cast(int | float | np.integer[Any] | np.floating[Any], value))
+        return ScalarArgument(cast(int | float | np.integer[Any] | np.floating[Any], value))
     raise LaunchError(f"argument '{name}' must be a numpy array (for a pointer) or a number, got {value!r}")
 
 

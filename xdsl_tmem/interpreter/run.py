@@ -31,7 +31,7 @@ from xdsl_tmem.interpreter.executor import (
 )
 from xdsl_tmem.interpreter.func import CfFunctions, FuncFunctions
 from xdsl_tmem.interpreter.hazards import WarpClock
-from xdsl_tmem.interpreter.launch import Argument, Buffer, Geometry, Launch, LaunchError, LaunchOptions
+from xdsl_tmem.interpreter.launch import Argument, BufferArgument, Geometry, Launch, LaunchError, LaunchOptions
 from xdsl_tmem.interpreter.llvm import LlvmFunctions
 from xdsl_tmem.interpreter.machine import (
     MAX_SHARED_BYTES,
@@ -266,7 +266,7 @@ def bind_arguments(
             raise LaunchError(f"missing argument '{name}' of type {t}", kernel)
         given = argument.value
         if isinstance(t, llvm.LLVMPointerType):
-            if not isinstance(argument, Buffer):
+            if not isinstance(argument, BufferArgument):
                 raise LaunchError(f"argument '{name}' is a pointer ({t}); pass a numpy array", kernel)
             buffer: NDArray[Any] = np.array(argument.value, copy=True, order="C")
             outputs[name] = buffer
