@@ -309,16 +309,20 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _check_explore(args: argparse.Namespace) -> None:
+    if args.explore != "exhaustive" and not re.fullmatch(r"random:[1-9][0-9]*", args.explore):
+        raise UsageError(f"--explore expects random:N (N > 0) or exhaustive, got '{args.explore}'")
+    for flag, given in (("--schedule", args.schedule), ("--out", args.out)):
+        if given is not None:
+            raise UsageError(f"{flag} cannot be combined with --explore (it runs many schedules)")
+    if args.explore == "exhaustive" and args.seed:
+        raise UsageError("--seed has no effect on --explore exhaustive (it runs every schedule)")
+
+
 def check_modes(args: argparse.Namespace) -> None:
     """Reject flag combinations that would silently ignore one of them."""
     if args.explore is not None:
-        if args.explore != "exhaustive" and not re.fullmatch(r"random:[1-9][0-9]*", args.explore):
-            raise UsageError(f"--explore expects random:N (N > 0) or exhaustive, got '{args.explore}'")
-        for flag, given in (("--schedule", args.schedule), ("--out", args.out)):
-            if given is not None:
-                raise UsageError(f"{flag} cannot be combined with --explore (it runs many schedules)")
-        if args.explore == "exhaustive" and args.seed:
-            raise UsageError("--seed has no effect on --explore exhaustive (it runs every schedule)")
+        _check_explore(args)
     if args.validate_lowering:
         if not args.passes:
             raise UsageError("--validate-lowering needs the passes to check: -p PIPELINE")
