@@ -25,6 +25,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 
 from xdsl_tmem.diagnostics import SourceMap
+from xdsl_tmem.interpreter import Launch
 from xdsl_tmem.interpreter.explore import Exploration, explore_exhaustive, explore_random
 from xdsl_tmem.tools.run import make_context, parse_pipeline
 
@@ -61,24 +62,26 @@ def line(label: str, result: Exploration) -> str:
 
 def main() -> None:
     print("exhaustive exploration (breadth-first, state hashing, partial-order reduction):")
-    goal = explore_exhaustive(load("matmul_cg1.mlir"), "matmul_cg1", block=160, args=matmul_args(4))
+    goal = explore_exhaustive(load("matmul_cg1.mlir"), Launch.create("matmul_cg1", block=160, args=matmul_args(4)))
     print(line("cg1 matmul, 2 stages x 4 tiles, tmem level", goal))
-    lowered = explore_exhaustive(load("matmul_cg1.mlir", "lower-tmem"), "matmul_cg1", block=160, args=matmul_args(4))
+    lowered = explore_exhaustive(
+        load("matmul_cg1.mlir", "lower-tmem"), Launch.create("matmul_cg1", block=160, args=matmul_args(4))
+    )
     print(line("cg1 matmul, 2 stages x 4 tiles, after lower-tmem", lowered))
     cg2 = explore_exhaustive(
-        load("matmul_cg2.mlir"), "matmul_cg2", block=160, cluster=2, args=matmul_args(2, 256, 8192, 8192)
+        load("matmul_cg2.mlir"), Launch.create("matmul_cg2", block=160, cluster=2, args=matmul_args(2, 256, 8192, 8192))
     )
     print(line("cg2 matmul (2-CTA cluster), 2 stages x 2 tiles", cg2))
     met = goal.complete and goal.seconds <= TIME_GOAL
     print(f"  goal: 2 stages x 4 tiles in <= {TIME_GOAL:.0f} s: {'met' if met else 'MISSED'} ({goal.seconds:.2f} s)")
     full = explore_exhaustive(
-        load("matmul_cg1.mlir"), "matmul_cg1", block=160, args=matmul_args(1), partial_order=False
+        load("matmul_cg1.mlir"), Launch.create("matmul_cg1", block=160, args=matmul_args(1)), partial_order=False
     )
     print(line("without the reduction: cg1 matmul, 1 tile", full) + f" (stopped: {full.limit} limit)")
 
     print(f"random exploration ({RANDOM_SCHEDULES} seeded schedules):")
     module = load("matmul_cg1.mlir")
-    result = explore_random(module, "matmul_cg1", RANDOM_SCHEDULES, block=160, args=matmul_args(4))
+    result = explore_random(module, Launch.create("matmul_cg1", block=160, args=matmul_args(4)), RANDOM_SCHEDULES)
     per_minute = result.explored / result.seconds * 60
     print(f"  cg1 matmul, 2 stages x 4 tiles: {result.explored} schedules in {result.seconds:.2f} s = "
           f"{per_minute:,.0f} schedules/min")  # fmt: skip

@@ -10,11 +10,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from external import Upstream
 from support import OptResult, missing
 
 from xdsl_tmem.backend.ptxas import find_ptxas
 from xdsl_tmem.tools import opt
-from xdsl_tmem.tools.external import Upstream
 
 
 @pytest.fixture(scope="session")

@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from external import run_tool
 
 from xdsl_tmem.tools import run
-from xdsl_tmem.tools.external import run_tool
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"

@@ -10,9 +10,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from external import ToolFailed, Upstream
 from support import OptResult, ptxas_assemble, run_cli
-
-from xdsl_tmem.tools.external import ToolFailed, Upstream
 
 RunOpt = Callable[..., OptResult]
 

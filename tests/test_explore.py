@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ import pytest
 from support import CLEAN, CORPUS, EXAMPLES, SCHEDULES, header, run_cli
 from xdsl.parser import Parser
 
+from xdsl_tmem.interpreter import Launch, Limits
 from xdsl_tmem.interpreter.explore import Exploration, explore_exhaustive
 from xdsl_tmem.tools import run
 
@@ -156,20 +158,22 @@ def _explore(path: Path, partial_order: bool) -> Exploration:
     text = path.read_text()
     module = Parser(run.make_context(), text).parse_module()
     words = iter(shlex.split(header(path, "Run")))
-    launch: dict[str, Any] = {"args": {}}
+    dims: dict[str, tuple[int, ...]] = {}
+    args: dict[str, Any] = {}
     kernel = ""
     for word in words:
         match word:
             case "--kernel":
                 kernel = next(words)
             case "--block" | "--cluster":
-                launch[word[2:]] = run.parse_dims(next(words), word)
+                dims[word[2:]] = run.parse_dims(next(words), word)
             case "--arg":
                 name, value = run.parse_arg(next(words))
-                launch["args"][name] = value
+                args[name] = value
             case _:
                 raise AssertionError(f"unexpected {word} in {path.name}")
-    return explore_exhaustive(module, kernel, partial_order=partial_order, max_states=20_000, **launch)
+    launch = Launch.create(kernel, block=dims["block"], cluster=dims.get("cluster", 1), args=args)
+    return explore_exhaustive(module, replace(launch, limits=Limits(max_states=20_000)), partial_order=partial_order)
 
 
 REDUCIBLE = [p for p in PROGRAMS if p.stem not in {"dealloc_while_in_use", "missing_epilogue_arrive",

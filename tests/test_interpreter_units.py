@@ -40,8 +40,10 @@ from gemm_reference import (
 from numpy.typing import NDArray
 from xdsl.dialects.builtin import ModuleOp
 
+from xdsl_tmem.fence_policy import FencePolicy
 from xdsl_tmem.interpreter import KernelDeadlock, KernelHazard, run_kernel
-from xdsl_tmem.interpreter.executor import Launch, Program, Warp
+from xdsl_tmem.interpreter.executor import Program, Warp
+from xdsl_tmem.interpreter.launch import Geometry
 from xdsl_tmem.interpreter.machine import Blocked, Cluster, Cta, GlobalMemory, Hazard, MBarrier, SharedLayout
 from xdsl_tmem.interpreter.nvvm import (
     mbarrier_add_tx,
@@ -166,11 +168,11 @@ def make_machine(warps: int = 8, columns: int | None = 512) -> Machine:
     cta = Cta(0, (0, 0, 0), layout)
     if columns is not None:
         cta.allocator.allocations[0] = columns
-    launch = Launch((WARP * warps, 1, 1))
+    launch = Geometry((WARP * warps, 1, 1))
     cluster = Cluster([cta], GlobalMemory(), launch.threads)
     program = Program(ModuleOp([]), [])
     all_warps = [Warp(program, cluster, cta, index, launch) for index in range(warps)]
-    connect(cluster, all_warps, strict=False)
+    connect(cluster, all_warps, FencePolicy.MOJO)
     # The tests preload TMEM and shared memory directly: count every cell and byte as written.
     cta.tmem_written[:] = True
     cta.shadow.host = True

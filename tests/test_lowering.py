@@ -20,6 +20,7 @@ from typing import Any, Generic, TypeVar
 
 import numpy as np
 import pytest
+from external import Upstream
 from gemm_reference import epilogue_rows, kmajor_matrix, parse
 from support import EXAMPLES, LIT_TESTS, OptResult, ptxas_assemble
 from xdsl.dialects import arith, llvm
@@ -46,7 +47,6 @@ from xdsl_tmem.passes.convert_tmem_to_nvvm import (
 )
 from xdsl_tmem.passes.expand_tmem_regions import EXPAND_PATTERNS
 from xdsl_tmem.passes.lower_tmem import LowerTmemPass
-from xdsl_tmem.tools.external import Upstream
 from xdsl_tmem.tools.opt import TmemOptMain
 from xdsl_tmem.tools.run import make_context
 

@@ -19,13 +19,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from external import Upstream
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from support import LIT_TESTS, OptResult, run_cli
 
 from xdsl_tmem.diagnostics import MAX_NESTING, RECURSION_LIMIT, recursion_headroom
 from xdsl_tmem.tools import opt
-from xdsl_tmem.tools.external import Upstream
 
 LOCATED = re.compile(r"^(?P<file>[^\n]*?):(?P<line>\d+):(?P<col>\d+): error: ")
 DEEP = 10_000

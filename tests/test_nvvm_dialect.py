@@ -10,6 +10,7 @@ import re
 from collections.abc import Callable
 
 import pytest
+from external import Upstream
 from support import OptResult
 from xdsl.dialects import llvm, test
 from xdsl.dialects.builtin import IntAttr, IntegerAttr, IntegerType, ModuleOp, VectorType, i1, i16, i32, i64
@@ -32,7 +33,6 @@ from xdsl_tmem.dialects.nvvm import (
     Tcgen05MMAKind,
     Tcgen05WaitKind,
 )
-from xdsl_tmem.tools.external import Upstream
 
 RunOpt = Callable[..., OptResult]
 _SSA = re.compile(r"%[\w.$#:-]+")

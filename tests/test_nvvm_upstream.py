@@ -28,9 +28,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
+from external import ToolFailed, Upstream
 from support import LIT_TESTS, SHARED_REF, OptResult, ptxas_assemble
-
-from xdsl_tmem.tools.external import ToolFailed, Upstream
 
 RunOpt = Callable[..., OptResult]
 

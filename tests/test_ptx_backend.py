@@ -15,13 +15,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from external import ToolFailed, Upstream
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support import EXAMPLES, LIT_TESTS, OptResult, ptxas_assemble
 
 from xdsl_tmem.backend.ptxas import parse_verbose
 from xdsl_tmem.backend.targets import ARCHS
-from xdsl_tmem.tools.external import ToolFailed, Upstream
 
 RunOpt = Callable[..., OptResult]
 

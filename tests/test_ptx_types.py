@@ -24,11 +24,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from external import ToolFailed, Upstream
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support import OptResult, run_cli
-
-from xdsl_tmem.tools.external import ToolFailed, Upstream
 
 RunOpt = Callable[..., OptResult]
 

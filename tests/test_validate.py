@@ -22,6 +22,7 @@ from xdsl.parser import Parser
 
 from xdsl_tmem.diagnostics import SourceMap
 from xdsl_tmem.dialects import tmem
+from xdsl_tmem.interpreter import Launch
 from xdsl_tmem.interpreter.run import KernelDeadlock
 from xdsl_tmem.interpreter.validate import validate_lowering
 from xdsl_tmem.passes import convert_tmem_to_nvvm
@@ -104,7 +105,8 @@ def test_the_python_api_names_the_broken_pass(monkeypatch: pytest.MonkeyPatch) -
     words = shlex.split(CG1_ARGS)
     args = dict(run.parse_arg(words[i + 1]) for i, w in enumerate(words) if w == "--arg")
     pipeline = run.parse_pipeline(SPLIT, SourceMap())
-    result = validate_lowering(module, pipeline.passes, ctx, "matmul_cg1", block=(160, 1, 1), args=args)
+    launch = Launch.create("matmul_cg1", block=(160, 1, 1), args=args)
+    result = validate_lowering(module, pipeline.passes, ctx, launch)
     failed = result.failed
     assert failed is not None
     assert failed.pass_spec == "convert-tmem-to-nvvm"

@@ -1348,9 +1348,6 @@ class CompleteDeallocOp(TmemOp):
             raise self.error(f"{self.dealloc_barrier.type} and {self.allocation.type} differ in cta_group")
 
 
-_ContextType = MmaWarpContextType | EpilogueWarpContextType
-
-
 def _same_storage(a: SSAValue, b: SSAValue) -> bool:
     """One shared-memory object: the same value, or `llvm.mlir.addressof` of one global."""
     if a is b:

@@ -1,23 +1,33 @@
 """A Blackwell machine model that executes tmem-level and NVVM-level IR (docs/interpreter.md)."""
 
+from xdsl_tmem.fence_policy import FencePolicy
+from xdsl_tmem.interpreter.launch import Argument, BufferArgument, Launch, LaunchError, Limits, ScalarArgument, Schedule
 from xdsl_tmem.interpreter.run import (
     KernelDeadlock,
     KernelHazard,
     KernelStepLimit,
-    LaunchError,
     RunReport,
     RunResult,
     default_functions,
     run_kernel,
+    run_launch,
 )
 
 __all__ = [
+    "Argument",
+    "BufferArgument",
+    "FencePolicy",
     "KernelDeadlock",
     "KernelHazard",
     "KernelStepLimit",
+    "Launch",
     "LaunchError",
+    "Limits",
     "RunReport",
     "RunResult",
+    "ScalarArgument",
+    "Schedule",
     "default_functions",
     "run_kernel",
+    "run_launch",
 ]

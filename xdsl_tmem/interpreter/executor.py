@@ -45,7 +45,9 @@ from xdsl.interpreter import (
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.traits import IsTerminator
 
+from xdsl_tmem.fence_policy import FencePolicy
 from xdsl_tmem.interpreter.hazards import WarpClock
+from xdsl_tmem.interpreter.launch import Geometry
 from xdsl_tmem.interpreter.machine import AsyncOp, Blocked, Cluster, Cta, Hazard, MBarrier, Memo, StageHold, Wake
 from xdsl_tmem.interpreter.values import WARP, Mask, Value, format_lanes
 
@@ -281,30 +283,13 @@ class OpError(Exception):
         self.error = error
 
 
-@dataclass(frozen=True)
-class Launch:
-    """Launch dimensions (x, y, z)."""
-
-    block: tuple[int, int, int]
-    grid: tuple[int, int, int] = (1, 1, 1)
-    cluster: tuple[int, int, int] = (1, 1, 1)
-
-    @property
-    def threads(self) -> int:
-        return self.block[0] * self.block[1] * self.block[2]
-
-    @property
-    def warps(self) -> int:
-        return (self.threads + WARP - 1) // WARP
-
-
 class Warp(Interpreter):
     """One warp of one CTA: 32 lanes executing in lock step under an active mask.
 
     It is an xDSL `Interpreter` so that `@impl` methods receive it, but it runs ops
     from its own frame stack (`run`) rather than by recursion."""
 
-    def __init__(self, program: Program, cluster: Cluster, cta: Cta, index: int, launch: Launch):
+    def __init__(self, program: Program, cluster: Cluster, cta: Cta, index: int, launch: Geometry):
         super().__init__(program.module, index_bitwidth=64)
         self.program = program
         self.cluster = cluster
@@ -334,7 +319,7 @@ class Warp(Interpreter):
         self.pending_tmem: list[AsyncOp] = []
         """This warp's tcgen05.ld / st not yet waited for."""
         self.cluster_arrival: int | None = None
-        self.clock = WarpClock(0, 0, 0, False)
+        self.clock = WarpClock(0, 0, 0, FencePolicy.MOJO)
         """Happens-before knowledge (hazards.py); sized by the launcher."""
         self.seen_phases: dict[tuple[int, int], int] = {}
         """(CTA, barrier offset) → phases this warp's waits on it have consumed."""
@@ -678,7 +663,6 @@ class Scheduler:
     """Index of the agent chosen at each step (a replayable schedule), if `keep_trace`."""
     observer: TurnObserver | None = None
     keep_trace: bool = True
-    turns: int = 0
 
     def run(self, agents: Sequence[Agent], warps: Sequence[Warp], max_steps: int) -> None:
         count = len(agents)
@@ -703,7 +687,6 @@ class Scheduler:
                 if not live:
                     return
                 raise Deadlock(live)
-            self.turns += 1
             if self.keep_trace:
                 trace.append(choice)
             if self.observer is None:

@@ -38,8 +38,9 @@ Two reductions keep the search small:
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -50,21 +51,20 @@ from xdsl.ir import Operation
 from xdsl_tmem.dialects import nvvm
 from xdsl_tmem.dialects import tmem as tmem_dialect
 from xdsl_tmem.interpreter.executor import BlockFrame, Deadlock, GenFrame, OpError, Status, StepLimit, TensorCore, Warp
+from xdsl_tmem.interpreter.launch import Launch, LaunchError, Schedule
 from xdsl_tmem.interpreter.machine import OFFSET_MASK, RANK_SHIFT, GlobalMemory, Hazard
 from xdsl_tmem.interpreter.nvvm import THREAD_BARRIER_OPS
 from xdsl_tmem.interpreter.run import (
     ClusterRun,
-    Dim,
     KernelDeadlock,
     KernelHazard,
     KernelStepLimit,
-    LaunchError,
     Prepared,
     RunReport,
     clusters_of,
     failure_of,
     prepare,
-    run_kernel,
+    run_launch,
 )
 from xdsl_tmem.interpreter.tmem import (
     Ring,
@@ -120,60 +120,46 @@ class Exploration:
         return "UNSAFE" if self.failure is not None else "SAFE" if self.complete else "INCOMPLETE"
 
 
-def explore_random(
-    module: ModuleOp, kernel: str, count: int, first_seed: int = 0, tracer: Tracer | None = None, **launch: Any
-) -> Exploration:
-    """Run `count` random schedules (seeds `first_seed` …) with `run_kernel(**launch)`;
-    stop at the first failure, whose run `tracer` then records."""
+def explore_random(module: ModuleOp, launch: Launch, count: int, tracer: Tracer | None = None) -> Exploration:
+    """Run `launch` under `count` random schedules (seeds `launch.seed` …; its schedule is
+    not used); stop at the first failure, whose run `tracer` then records."""
     result = Exploration("random")
     start = time.perf_counter()
-    for seed in range(first_seed, first_seed + count):
+    for seed in range(launch.seed, launch.seed + count):
         result.explored += 1
         try:
-            run_kernel(module, kernel, schedule="random", seed=seed, **launch)
+            run_launch(module, dataclasses.replace(launch, schedule=Schedule.RANDOM, seed=seed))
         except (KernelDeadlock, KernelHazard, KernelStepLimit) as e:
             result.failure, result.seed = e, seed
             break
     result.seconds = time.perf_counter() - start
     if result.seed is not None and tracer is not None:
         with contextlib.suppress(KernelDeadlock, KernelHazard, KernelStepLimit):
-            run_kernel(module, kernel, schedule="random", seed=result.seed, tracer=tracer, **launch)
+            run_launch(module, dataclasses.replace(launch, schedule=Schedule.RANDOM, seed=result.seed), tracer=tracer)
     return result
 
 
 def explore_exhaustive(
-    module: ModuleOp,
-    kernel: str,
-    *,
-    block: Dim,
-    grid: Dim | None = None,
-    cluster: Dim = 1,
-    args: Mapping[str, Any] | None = None,
-    fence_policy: str = "strict",
-    max_steps: int = 10_000_000,
-    max_states: int = 1_000_000,
-    max_memory: int = 4 << 30,
-    tracer: Tracer | None = None,
-    partial_order: bool = True,
+    module: ModuleOp, launch: Launch, tracer: Tracer | None = None, partial_order: bool = True
 ) -> Exploration:
-    """Explore every interleaving of one cluster at synchronisation points (the module
-    docstring); stop at the first failure, whose schedule `tracer` then records, or
-    unfinished after `max_states` states or when the states held (two breadth-first
-    levels) would take more than `max_memory` bytes. `partial_order=False` branches at every
+    """Explore every interleaving of one cluster of `launch` at synchronisation points (the
+    module docstring; its schedule and seed are not used); stop at the first failure, whose
+    schedule `tracer` then records, or unfinished after `launch.limits.max_states` states or
+    when the states held (two breadth-first levels) would take more than
+    `launch.limits.max_memory` bytes. `partial_order=False` branches at every
     synchronisation point (to check the reduction)."""
-    prepared = prepare(
-        module, kernel, block=block, grid=grid, cluster=cluster, args=args, fence_policy=fence_policy,
-        points="barriers",
-    )  # fmt: skip
-    clusters = list(clusters_of(prepared.launch))
+    max_steps, max_states, max_memory = launch.limits.max_steps, launch.limits.max_states, launch.limits.max_memory
+    prepared = prepare(module, launch, points="barriers")
+    clusters = list(clusters_of(prepared.geometry))
     if len(clusters) != 1:
         raise LaunchError(
-            f"exhaustive exploration runs one cluster; the grid {prepared.launch.grid} has {len(clusters)} "
+            f"exhaustive exploration runs one cluster; the grid {prepared.geometry.grid} has {len(clusters)} "
             "(use a grid equal to the cluster shape, or --explore random:N)"
         )
     result = Exploration("exhaustive")
     start = time.perf_counter()
-    search = _Search(prepared, clusters[0], RunReport(kernel, prepared.launch, "exhaustive", 0), result, max_steps)
+    report = RunReport(launch.kernel, prepared.geometry, "exhaustive", 0)
+    search = _Search(prepared, clusters[0], report, result, max_steps)
     search.run(partial_order, max_states, max_memory)
     result.shortest = not partial_order or not result.schedule
     if result.failure is not None and not result.shortest:

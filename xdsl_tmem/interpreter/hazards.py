@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import NDArray
 
+from xdsl_tmem.fence_policy import FencePolicy
 from xdsl_tmem.interpreter.machine import INF, TMEM_POISON, AsyncOp, Cta, Hazard
 
 if TYPE_CHECKING:
@@ -45,7 +46,8 @@ class WarpClock:
 
     __slots__ = ("fenced", "generic", "strict", "tc", "vc", "vc_tc")
 
-    def __init__(self, size: int, generic: int, tc: int, strict: bool):
+    def __init__(self, size: int, generic: int, tc: int, policy: FencePolicy):
+        strict = policy is FencePolicy.STRICT
         self.vc: Clock = np.zeros(size, dtype=np.int64)
         if size:
             self.vc[generic] = 1  # the warp's first epoch: 0 is known to every clock (races.py)
@@ -94,14 +96,6 @@ class WarpClock:
         clone.vc_tc = self.vc_tc.copy() if self.strict else clone.vc
         clone.generic, clone.tc, clone.strict, clone.fenced = self.generic, self.tc, self.strict, self.fenced
         return clone
-
-
-def join(clock: Clock | None, other: Clock | None) -> Clock | None:
-    if clock is None:
-        return None if other is None else other.copy()
-    if other is not None:
-        np.maximum(clock, other, out=clock)
-    return clock
 
 
 # --------------------------------------------------------------------------------------

@@ -117,7 +117,6 @@ class MBarrier:
     history: PhaseReleases = field(default_factory=lambda: PhaseReleases())
     """The clock each completed phase released to its waiters (the latest only)."""
     commit_arrivals: int = 0
-    thread_arrivals: int = 0
     name: str = ""
     """How reports name it (`@full_bar[1]`)."""
     arrivals: list[tuple[str, Any]] = field(default_factory=list[tuple[str, Any]])

@@ -169,7 +169,6 @@ def mbarrier_arrive(warp: Warp, address: Value, count: Value = 1, op: Operation 
     if not isinstance(address, np.ndarray) and not isinstance(count, np.ndarray):
         bar = use_barrier(warp, int(address), "mbarrier.arrive")
         token = bar.completed
-        bar.thread_arrivals += len(lanes)
         bar.arrive(int(count) * len(lanes), clock, _arrivers(warp, lanes), op, token)
         return token
     tokens = np.zeros(WARP, dtype=np.uint64)
@@ -177,7 +176,6 @@ def mbarrier_arrive(warp: Warp, address: Value, count: Value = 1, op: Operation 
     for lane in lanes:
         bar = use_barrier(warp, at(address, lane), "mbarrier.arrive")
         tokens[lane] = bar.completed
-        bar.thread_arrivals += 1
         start = since.setdefault(id(bar), bar.completed)
         bar.arrive(at(count, lane), clock, f"{warp.name} lane {lane}", op, start)
     return tokens

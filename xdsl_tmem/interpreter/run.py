@@ -1,4 +1,4 @@
-"""Launching a kernel on the machine model: `run_kernel`."""
+"""Launching a kernel on the machine model: `run_launch` (a `Launch`) and `run_kernel` (keywords)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import product
-from typing import Any, cast
+from typing import Any, Unpack, cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -14,11 +14,11 @@ from xdsl.dialects import func, llvm
 from xdsl.dialects.builtin import AnyFloat, ArrayAttr, DenseArrayBase, IndexType, IntegerAttr, IntegerType, ModuleOp
 from xdsl.ir import Attribute, Block, Operation
 
+from xdsl_tmem.fence_policy import FencePolicy
 from xdsl_tmem.interpreter import races
 from xdsl_tmem.interpreter.arith import ArithFunctions
 from xdsl_tmem.interpreter.executor import (
     Deadlock,
-    Launch,
     OpError,
     Program,
     Scheduler,
@@ -31,10 +31,10 @@ from xdsl_tmem.interpreter.executor import (
 )
 from xdsl_tmem.interpreter.func import CfFunctions, FuncFunctions
 from xdsl_tmem.interpreter.hazards import WarpClock
+from xdsl_tmem.interpreter.launch import Argument, BufferArgument, Geometry, Launch, LaunchError, LaunchOptions
 from xdsl_tmem.interpreter.llvm import LlvmFunctions
 from xdsl_tmem.interpreter.machine import (
     MAX_SHARED_BYTES,
-    AsyncOp,
     Cluster,
     Cta,
     GlobalMemory,
@@ -49,8 +49,6 @@ from xdsl_tmem.interpreter.scf import ScfFunctions
 from xdsl_tmem.interpreter.tmem import TmemFunctions
 from xdsl_tmem.interpreter.trace import Tracer
 from xdsl_tmem.interpreter.values import Value, canonical, width_of
-
-Dim = int | Sequence[int]
 
 
 def default_functions() -> list[WarpFunctions]:
@@ -69,15 +67,6 @@ def default_functions() -> list[WarpFunctions]:
 # --------------------------------------------------------------------------------------
 # Errors (the driver maps them to exit codes)
 # --------------------------------------------------------------------------------------
-
-
-class LaunchError(Exception):
-    """A problem with the launch or the program found before running (exit code 1)."""
-
-    def __init__(self, message: str, op: Operation | None = None):
-        super().__init__(message)
-        self.message = message
-        self.op = op
 
 
 @dataclass
@@ -140,16 +129,15 @@ class RunReport:
     """What a run did."""
 
     kernel: str
-    launch: Launch
+    launch: Geometry
+    """The dimensions as run (the grid and cluster defaulted from the kernel)."""
     schedule: str
     seed: int
     instructions: int = 0
     """Warp-instructions executed (one op executed by one warp)."""
     sync_points: int = 0
-    scheduling_steps: int = 0
     mma_count: int = 0
     wall_seconds: float = 0.0
-    async_ops: list[AsyncOp] = field(default_factory=list[AsyncOp])
     tmem_events: list[tuple[str, int, int, int, int]] = field(default_factory=list[tuple[str, int, int, int, int]])
     schedule_trace: list[int] = field(default_factory=list[int])
 
@@ -180,14 +168,6 @@ class RunResult:
 # --------------------------------------------------------------------------------------
 
 
-def _dim3(value: Dim, what: str) -> tuple[int, int, int]:
-    dims = [value] if isinstance(value, int) else list(value)
-    if not 1 <= len(dims) <= 3 or any(d < 1 for d in dims):
-        raise LaunchError(f"{what} must be 1 to 3 positive integers, got {value!r}")
-    dims += [1] * (3 - len(dims))
-    return dims[0], dims[1], dims[2]
-
-
 def find_kernel(module: ModuleOp, name: str) -> Operation:
     kernels: list[str] = []
     for op in module.walk():
@@ -210,11 +190,11 @@ def _int_array(attr: Any) -> tuple[int, ...] | None:
     return None
 
 
-def check_launch(kernel: Operation, launch: Launch, grid_given: bool) -> Launch:
+def check_launch(kernel: Operation, launch: Launch) -> Geometry:
     """Check the launch against the kernel's nvvm attributes; default the cluster shape
     to the kernel's `nvvm.cluster_dim` and the grid to one cluster."""
     attrs = kernel.attributes
-    threads = launch.threads
+    threads = Geometry(launch.block).threads
     if threads > 1024:
         raise LaunchError(f"a block of {threads} threads exceeds the 1024-thread limit", kernel)
     if (maxntid := _int_array(attrs.get("nvvm.maxntid"))) is not None:
@@ -239,12 +219,12 @@ def check_launch(kernel: Operation, launch: Launch, grid_given: bool) -> Launch:
             raise LaunchError(
                 f"the cluster is {cluster} but the kernel declares nvvm.cluster_dim = {list(declared)}", kernel
             )
-    grid = launch.grid if grid_given else cluster
+    grid = launch.grid if launch.grid is not None else cluster
     if any(g % c for g, c in zip(grid, cluster, strict=False)):
         raise LaunchError(f"the grid {grid} is not a multiple of the cluster shape {cluster}", kernel)
     if int(np.prod(cluster)) > 16:
         raise LaunchError(f"a cluster of {int(np.prod(cluster))} CTAs exceeds the limit of 16", kernel)
-    return Launch(launch.block, grid, cluster)
+    return Geometry(launch.block, grid, cluster)
 
 
 def shared_layout(module: ModuleOp) -> SharedLayout:
@@ -265,7 +245,7 @@ def shared_layout(module: ModuleOp) -> SharedLayout:
 
 
 def bind_arguments(
-    kernel: Operation, args: Mapping[str, Any], memory: GlobalMemory
+    kernel: Operation, args: Mapping[str, Argument], memory: GlobalMemory
 ) -> tuple[list[Value], dict[str, NDArray[Any]]]:
     """Values of the kernel's parameters: buffers become global addresses (of copies)."""
     block = kernel.regions[0].blocks.first
@@ -280,14 +260,15 @@ def bind_arguments(
     values: list[Value] = []
     outputs: dict[str, NDArray[Any]] = {}
     for i, (arg, name) in enumerate(zip(block.args, names, strict=True)):
-        given = args.get(name, args.get(f"arg{i}"))
+        argument = args.get(name, args.get(f"arg{i}"))
         t: Attribute = arg.type
-        if given is None:
+        if argument is None:
             raise LaunchError(f"missing argument '{name}' of type {t}", kernel)
+        given = argument.value
         if isinstance(t, llvm.LLVMPointerType):
-            if not isinstance(given, np.ndarray):
+            if not isinstance(argument, BufferArgument):
                 raise LaunchError(f"argument '{name}' is a pointer ({t}); pass a numpy array", kernel)
-            buffer: NDArray[Any] = np.array(cast(NDArray[Any], given), copy=True, order="C")
+            buffer: NDArray[Any] = np.array(argument.value, copy=True, order="C")
             outputs[name] = buffer
             values.append(memory.add(name, buffer))
         else:
@@ -300,7 +281,7 @@ def bind_arguments(
     return values, outputs
 
 
-def clusters_of(launch: Launch) -> Iterator[list[tuple[int, int, int]]]:
+def clusters_of(launch: Geometry) -> Iterator[list[tuple[int, int, int]]]:
     """The CTA ids of each cluster, rank order x-fastest."""
     gx, gy, gz = launch.grid
     cx, cy, cz = launch.cluster
@@ -310,38 +291,27 @@ def clusters_of(launch: Launch) -> Iterator[list[tuple[int, int, int]]]:
 
 @dataclass
 class Prepared:
-    """A checked launch: the program, the kernel's entry block, shared layout, arguments."""
+    """A checked launch: the program, the kernel's entry block, its dimensions as run,
+    shared layout, arguments."""
 
+    launch: Launch
     program: Program
     function: Operation
     entry: Block
-    launch: Launch
+    geometry: Geometry
     layout: SharedLayout
     memory: GlobalMemory
     arguments: list[Value]
     outputs: dict[str, NDArray[Any]]
-    fence_policy: str
 
 
 def prepare(
-    module: ModuleOp,
-    kernel: str,
-    *,
-    block: Dim,
-    grid: Dim | None = None,
-    cluster: Dim = 1,
-    args: Mapping[str, Any] | None = None,
-    fence_policy: str = "strict",
-    functions: Sequence[WarpFunctions] | None = None,
-    points: str = "visible",
+    module: ModuleOp, launch: Launch, functions: Sequence[WarpFunctions] | None = None, points: str = "visible"
 ) -> Prepared:
     """Check a launch and bind its arguments (every error is a `LaunchError`). `points`:
     where warps interleave (`Program`)."""
-    if fence_policy not in ("strict", "mojo"):
-        raise LaunchError(f"unknown fence policy '{fence_policy}' (use strict or mojo)")
-    launch = Launch(_dim3(block, "block"), _dim3(1 if grid is None else grid, "grid"), _dim3(cluster, "cluster"))
-    function = find_kernel(module, kernel)
-    launch = check_launch(function, launch, grid is not None)
+    function = find_kernel(module, launch.kernel)
+    geometry = check_launch(function, launch)
     program = Program(module, default_functions() if functions is None else functions, points)
     try:
         program.check_supported(function)
@@ -349,13 +319,13 @@ def prepare(
         raise LaunchError(str(e), e.op) from None
     layout = shared_layout(module)
     memory = GlobalMemory()
-    arguments, outputs = bind_arguments(function, args or {}, memory)
+    arguments, outputs = bind_arguments(function, launch.arguments, memory)
     entry = function.regions[0].blocks.first
     assert entry is not None
-    return Prepared(program, function, entry, launch, layout, memory, arguments, outputs, fence_policy)
+    return Prepared(launch, program, function, entry, geometry, layout, memory, arguments, outputs)
 
 
-def connect(state: Cluster, warps: Sequence[Warp], strict: bool) -> None:
+def connect(state: Cluster, warps: Sequence[Warp], policy: FencePolicy) -> None:
     """Give the warps of a cluster their peers and happens-before clocks: components
     2i and 2i + 1 for warp i, then one per CTA's tensor core."""
     by_cta = {cta.rank: [w for w in warps if w.cta is cta] for cta in state.ctas}
@@ -363,19 +333,19 @@ def connect(state: Cluster, warps: Sequence[Warp], strict: bool) -> None:
     state.clock_size, state.tc_base = size, 2 * len(warps)
     for i, warp in enumerate(warps):
         warp.cluster_warps = by_cta
-        warp.clock = WarpClock(size, 2 * i, 2 * i + 1, strict)
+        warp.clock = WarpClock(size, 2 * i, 2 * i + 1, policy)
 
 
 class ClusterRun:
     """One cluster of a launch on the machine model: its CTAs, warps and tensor cores."""
 
     def __init__(self, prepared: Prepared, ctaids: Sequence[tuple[int, int, int]]):
-        launch = prepared.launch
+        launch = prepared.geometry
         races.new_cluster(prepared.memory)
         ctas = [Cta(rank, ctaid, prepared.layout) for rank, ctaid in enumerate(ctaids)]
         self.state = state = Cluster(ctas, prepared.memory, total_threads=launch.threads * len(ctas))
         self.warps = [Warp(prepared.program, state, cta, w, launch) for cta in ctas for w in range(launch.warps)]
-        connect(state, self.warps, prepared.fence_policy == "strict")
+        connect(state, self.warps, prepared.launch.fence_policy)
         for warp in self.warps:
             warp.start(prepared.entry, prepared.arguments)
         self.cores = [TensorCore(state, cta, f"tensor core of CTA {cta.rank}") for cta in ctas]
@@ -473,44 +443,46 @@ def run_kernel(
     module: ModuleOp,
     kernel: str,
     *,
-    block: Dim,
-    grid: Dim | None = None,
-    cluster: Dim = 1,
-    args: Mapping[str, Any] | None = None,
-    schedule: str = "rr",
-    seed: int = 0,
-    max_steps: int = 10_000_000,
-    fence_policy: str = "strict",
+    functions: Sequence[WarpFunctions] | None = None,
+    tracer: Tracer | None = None,
+    keep_log: bool = True,
+    **launch: Unpack[LaunchOptions],
+) -> RunResult:
+    """Run `@kernel` of `module` on the machine model and return its buffers.
+
+    The launch keywords (`LaunchOptions`): `block` (required), `grid`, `cluster`, `args`,
+    `schedule`, `seed`, `max_steps`, `fence_policy`. `args` maps parameter names (or
+    `arg0`, `arg1`, ...) to numpy arrays (pointer parameters; copied, and returned in
+    `RunResult.outputs`) or scalars. The grid defaults to one cluster, the cluster to the
+    kernel's `nvvm.cluster_dim`. Clusters run one after another; within a cluster, warps
+    interleave at synchronisation points under `schedule` ("rr" round-robin, or "random"
+    with `seed`). `fence_policy` is the happens-before model of the hazard checks
+    (hazards.py): "strict" (PTX) or "mojo". The rest as `run_launch`.
+    """
+    return run_launch(module, Launch.create(kernel, **launch), functions=functions, tracer=tracer, keep_log=keep_log)
+
+
+def run_launch(
+    module: ModuleOp,
+    launch: Launch,
+    *,
     functions: Sequence[WarpFunctions] | None = None,
     tracer: Tracer | None = None,
     keep_log: bool = True,
 ) -> RunResult:
-    """Run `@kernel` of `module` on the machine model and return its buffers.
-
-    `args` maps parameter names (or `arg0`, `arg1`, ...) to numpy arrays (pointer
-    parameters; copied, and returned in `RunResult.outputs`) or scalars. The grid
-    defaults to one cluster, the cluster to the kernel's `nvvm.cluster_dim`. Clusters run
-    one after another; within a cluster, warps interleave at synchronisation points
-    under `schedule` ("rr" round-robin, or "random" with `seed`). `fence_policy` is the
-    happens-before model of the hazard checks (hazards.py): "strict" (PTX) or "mojo".
-    A `tracer` records the timeline of the run, also of a failing one (trace.py).
-    Without `keep_log` (and without a tracer), `report.async_ops`, `tmem_events` and
-    `schedule_trace` stay empty, so that a long run takes bounded memory.
-    """
-    if schedule not in ("rr", "random"):
-        raise LaunchError(f"unknown schedule '{schedule}' (use rr or random)")
-    prepared = prepare(
-        module, kernel, block=block, grid=grid, cluster=cluster, args=args, fence_policy=fence_policy,
-        functions=functions,
-    )  # fmt: skip
-    launch = prepared.launch
-    report = RunReport(kernel, launch, schedule, seed)
+    """Run `launch` on the machine model (`run_kernel`). A `tracer` records the timeline of
+    the run, also of a failing one (trace.py). Without `keep_log` (and without a tracer),
+    `report.tmem_events` and `schedule_trace` stay empty, so that a long run takes bounded
+    memory."""
+    prepared = prepare(module, launch, functions)
+    report = RunReport(launch.kernel, prepared.geometry, launch.schedule, launch.seed)
     keep_log = keep_log or tracer is not None
-    scheduler = Scheduler(schedule, seed, observer=tracer, keep_trace=keep_log)
+    scheduler = Scheduler(launch.schedule, launch.seed, observer=tracer, keep_trace=keep_log)
+    max_steps = launch.limits.max_steps
     start = time.perf_counter()
     runs: list[ClusterRun] = []
     steps = 0  # the limit is for the whole launch: clusters run one after another
-    for ctaids in clusters_of(launch):
+    for ctaids in clusters_of(prepared.geometry):
         run = ClusterRun(prepared, ctaids)
         run.state.keep_log = keep_log
         run.state.replayable = False  # never copied: keep no replay log
@@ -573,8 +545,6 @@ def _finish(report: RunReport, runs: list[ClusterRun], scheduler: Scheduler, sta
     for run in runs:
         report.instructions += run.state.step
         report.mma_count += run.state.mma_count
-        report.async_ops += run.state.async_log
         report.tmem_events += run.state.tmem_events
         report.sync_points += sum(w.sync_points for w in run.warps)
-    report.scheduling_steps = scheduler.turns
     report.schedule_trace = scheduler.trace

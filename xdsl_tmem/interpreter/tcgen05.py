@@ -31,7 +31,6 @@ from numpy.typing import NDArray
 # --------------------------------------------------------------------------------------
 
 LDST_SHAPES = ("shape_16x64b", "shape_16x128b", "shape_16x256b", "shape_32x32b", "shape_16x32bx2")
-REGS_PER_NUM = {"shape_16x64b": 1, "shape_16x128b": 2, "shape_16x256b": 4, "shape_32x32b": 1, "shape_16x32bx2": 1}
 ROWS = {"shape_16x64b": 16, "shape_16x128b": 16, "shape_16x256b": 16, "shape_32x32b": 32, "shape_16x32bx2": 16}
 
 

@@ -54,7 +54,7 @@ class _Stage:
 
 @dataclass
 class Tracer:
-    """Collects the events of one launch (`run_kernel(..., tracer=)`); `write` saves them."""
+    """Collects the events of one launch (`run_launch(..., tracer=)`); `write` saves them."""
 
     events: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
     _state: Cluster | None = None

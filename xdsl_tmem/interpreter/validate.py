@@ -23,7 +23,8 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
-from xdsl_tmem.interpreter.run import KernelDeadlock, KernelHazard, KernelStepLimit, run_kernel
+from xdsl_tmem.interpreter.launch import Launch
+from xdsl_tmem.interpreter.run import KernelDeadlock, KernelHazard, KernelStepLimit, run_launch
 
 Failure = KernelDeadlock | KernelHazard | KernelStepLimit
 
@@ -68,9 +69,9 @@ class Validation:
         return next((s for s in self.stages if s.difference is not None), None)
 
 
-def run_outcome(module: ModuleOp, kernel: str, **launch: Any) -> Outcome:
+def run_outcome(module: ModuleOp, launch: Launch) -> Outcome:
     try:
-        return Outcome(outputs=run_kernel(module, kernel, **launch).outputs)
+        return Outcome(outputs=run_launch(module, launch).outputs)
     except (KernelDeadlock, KernelHazard, KernelStepLimit) as e:
         return Outcome(failure=e)
 
@@ -103,18 +104,17 @@ def validate_lowering(
     module: ModuleOp,
     passes: Sequence[ModulePass],
     ctx: Context,
-    kernel: str,
+    launch: Launch,
     verify: Callable[[ModuleOp], None] = ModuleOp.verify,
-    **launch: Any,
 ) -> Validation:
-    """Interpret `module` with `run_kernel(kernel, **launch)`, then apply `passes` to it
-    in order (in place, as a pipeline would; `verify` checks each result) and interpret it
-    after each; stop at the first pass that changes the outcome."""
-    result = Validation([Stage(None, run_outcome(module, kernel, **launch))])
+    """Interpret `module` with `run_launch(launch)`, then apply `passes` to it in order (in
+    place, as a pipeline would; `verify` checks each result) and interpret it after each;
+    stop at the first pass that changes the outcome."""
+    result = Validation([Stage(None, run_outcome(module, launch))])
     for p in passes:
         p.apply(ctx, module)
         verify(module)
-        outcome = run_outcome(module, kernel, **launch)
+        outcome = run_outcome(module, launch)
         stage = Stage(str(p.pipeline_pass_spec()), outcome, compare(result.stages[-1].outcome, outcome))
         result.stages.append(stage)
         if stage.difference is not None:

@@ -36,15 +36,17 @@ from xdsl.utils.exceptions import DiagnosticException, ParseError
 import xdsl_tmem
 from xdsl_tmem.diagnostics import Diagnostic, SourceMap, diagnose, load_source, recursion_headroom, verify_located
 from xdsl_tmem.dialects.llvm_ext import load_llvm_extensions
+from xdsl_tmem.fence_policy import FencePolicy
 from xdsl_tmem.interpreter import (
     KernelDeadlock,
     KernelHazard,
     KernelStepLimit,
     LaunchError,
     RunReport,
-    run_kernel,
 )
 from xdsl_tmem.interpreter.explore import Exploration, explore_exhaustive, explore_random
+from xdsl_tmem.interpreter.launch import Argument, Launch, Limits, Schedule, arguments, dim3
+from xdsl_tmem.interpreter.run import run_launch
 from xdsl_tmem.interpreter.trace import Tracer
 from xdsl_tmem.interpreter.validate import validate_lowering
 from xdsl_tmem.tools import cli
@@ -180,7 +182,7 @@ def parse_arg(spec: str) -> tuple[str, Any]:
     raise UsageError(f"--arg {name}: '{value}' is not a .npy file, zeros:..., rand:... or a number")
 
 
-def parse_args(specs: list[str]) -> dict[str, Any]:
+def parse_args(specs: list[str]) -> dict[str, Argument]:
     """Every `--arg`; a name given twice is a mistake, not an override."""
     values: dict[str, Any] = {}
     for spec in specs:
@@ -188,7 +190,23 @@ def parse_args(specs: list[str]) -> dict[str, Any]:
         if name in values:
             raise UsageError(f"--arg {name} is given twice; give each parameter once")
         values[name] = parse_arg(spec)[1]
-    return values
+    return arguments(values)
+
+
+def parse_launch(args: argparse.Namespace) -> Launch:
+    """The launch the flags describe (`--explore` ignores the schedule)."""
+    return Launch(
+        args.kernel,
+        block=dim3(parse_dims(args.block, "--block"), "--block"),
+        grid=dim3(parse_dims(args.grid, "--grid"), "--grid") if args.grid else None,
+        cluster=dim3(parse_dims(args.cluster, "--cluster"), "--cluster") if args.cluster else (1, 1, 1),
+        arguments=parse_args(args.arg),
+        schedule=Schedule(args.schedule or "rr"),
+        seed=args.seed,
+        limits=Limits(args.max_steps, args.max_states, args.max_memory << 20),
+        fence_policy=FencePolicy(args.fence_policy),
+    )
+
 
 
 # --------------------------------------------------------------------------------------
@@ -291,16 +309,20 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _check_explore(args: argparse.Namespace) -> None:
+    if args.explore != "exhaustive" and not re.fullmatch(r"random:[1-9][0-9]*", args.explore):
+        raise UsageError(f"--explore expects random:N (N > 0) or exhaustive, got '{args.explore}'")
+    for flag, given in (("--schedule", args.schedule), ("--out", args.out)):
+        if given is not None:
+            raise UsageError(f"{flag} cannot be combined with --explore (it runs many schedules)")
+    if args.explore == "exhaustive" and args.seed:
+        raise UsageError("--seed has no effect on --explore exhaustive (it runs every schedule)")
+
+
 def check_modes(args: argparse.Namespace) -> None:
     """Reject flag combinations that would silently ignore one of them."""
     if args.explore is not None:
-        if args.explore != "exhaustive" and not re.fullmatch(r"random:[1-9][0-9]*", args.explore):
-            raise UsageError(f"--explore expects random:N (N > 0) or exhaustive, got '{args.explore}'")
-        for flag, given in (("--schedule", args.schedule), ("--out", args.out)):
-            if given is not None:
-                raise UsageError(f"{flag} cannot be combined with --explore (it runs many schedules)")
-        if args.explore == "exhaustive" and args.seed:
-            raise UsageError("--seed has no effect on --explore exhaustive (it runs every schedule)")
+        _check_explore(args)
     if args.validate_lowering:
         if not args.passes:
             raise UsageError("--validate-lowering needs the passes to check: -p PIPELINE")
@@ -376,21 +398,18 @@ def describe_counterexample(result: Exploration, source_map: SourceMap) -> str:
     return "\n".join(lines) + "\n"
 
 
-def explore(module: ModuleOp, args: argparse.Namespace, launch: dict[str, Any], source_map: SourceMap) -> str:
+def explore(module: ModuleOp, args: argparse.Namespace, launch: Launch, source_map: SourceMap) -> str:
     """`--explore`: the summary line, or `Failed` with the first failure."""
     tracer = Tracer() if args.trace else None
     if args.explore == "exhaustive":
-        result = explore_exhaustive(
-            module, args.kernel, max_states=args.max_states, max_memory=args.max_memory << 20, tracer=tracer, **launch
-        )
+        result = explore_exhaustive(module, launch, tracer)
         rate = result.explored / result.seconds if result.seconds else 0.0
         details = (
             f"{result.explored} states, {result.transitions} transitions, {result.seconds:.2f} s ({rate:.0f} states/s)"
         )
     else:
         count = int(args.explore.partition(":")[2])
-        del launch["schedule"], launch["seed"]
-        result = explore_random(module, args.kernel, count, args.seed, tracer=tracer, **launch)
+        result = explore_random(module, launch, count, tracer)
         last = args.seed + result.explored - 1
         seeds = (
             f"1 schedule (seed {last})"
@@ -431,14 +450,9 @@ def explore(module: ModuleOp, args: argparse.Namespace, launch: dict[str, Any], 
     return summary
 
 
-def validate(
-    module: ModuleOp, pipeline: PassPipeline, ctx: Context, args: argparse.Namespace, launch: dict[str, Any],
-    source_map: SourceMap,
-) -> str:  # fmt: skip
+def validate(module: ModuleOp, pipeline: PassPipeline, ctx: Context, launch: Launch, source_map: SourceMap) -> str:
     """`--validate-lowering`: one line per run, or `Failed` naming the pass."""
-    result = validate_lowering(
-        module, pipeline.passes, ctx, args.kernel, verify=lambda m: verify_located(m, source_map), **launch
-    )
+    result = validate_lowering(module, pipeline.passes, ctx, launch, lambda m: verify_located(m, source_map))
     lines = [f"validate-lowering: input: {result.stages[0].outcome.verdict}"]
     for stage in result.stages[1:]:
         same = "" if stage.difference is not None else ", outputs and verdict unchanged"
@@ -489,18 +503,9 @@ def run(argv: Sequence[str] | None = None) -> int:
         module = load_source(ctx, data, str(path), source_map)
         check_kernel(module, args.kernel)
         pipeline = parse_pipeline(args.passes, source_map) if args.passes else None
-        launch: dict[str, Any] = {
-            "block": parse_dims(args.block, "--block"),
-            "grid": parse_dims(args.grid, "--grid") if args.grid else None,
-            "cluster": parse_dims(args.cluster, "--cluster") if args.cluster else 1,
-            "args": parse_args(args.arg),
-            "max_steps": args.max_steps,
-            "fence_policy": args.fence_policy,
-        }
-        if args.explore != "exhaustive":
-            launch |= {"schedule": args.schedule or "rr", "seed": args.seed}
+        launch = parse_launch(args)
         if pipeline is not None and args.validate_lowering:
-            sys.stdout.write(validate(module, pipeline, ctx, args, launch, source_map))
+            sys.stdout.write(validate(module, pipeline, ctx, launch, source_map))
             return EXIT_OK
         if pipeline is not None:
             pipeline.apply(ctx, module)
@@ -509,7 +514,7 @@ def run(argv: Sequence[str] | None = None) -> int:
             return EXIT_OK
         tracer = Tracer() if args.trace else None
         try:
-            result = run_kernel(module, args.kernel, tracer=tracer, keep_log=False, **launch)
+            result = run_launch(module, launch, tracer=tracer, keep_log=False)
         finally:
             if tracer is not None:
                 write_trace(tracer, args.trace)
