@@ -26,6 +26,7 @@ global memory become foreign (epoch `FOREIGN_EPOCH`), known to no warp.
 
 from __future__ import annotations
 
+from functools import cache
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
@@ -127,6 +128,12 @@ class Shadow:
             self.read, self.shared_read = self.read.copy(), False
             self.readers = {byte: list(r) for byte, r in self.readers.items()}
         return self.read
+
+    def drop(self) -> None:
+        """Free the history now (the launch is over)."""
+        self.write = self.read = np.zeros(0, dtype=np.int64)
+        self.readers = {}
+        self.shared_write = self.shared_read = False
 
     @property
     def nbytes(self) -> int:
@@ -234,6 +241,42 @@ def check(warp: Warp, op: Any, shadow: Shadow, index: NDArray[np.int64], write: 
                 readers.append(stamp)
             index = index[~keep]
     read[index] = stamp
+
+
+def check_lanes(
+    warp: Warp, op: Any, shadow: Shadow, offsets: NDArray[np.int64], size: int, write: bool
+) -> None:
+    """Check an access by `warp` of `size` bytes at each of the byte `offsets` of
+    `shadow` (one per active lane), then record it: `check` of their bytes, with a fast
+    path for the common case of a warp touching fresh bytes (its lanes' bytes evenly
+    spaced, none of them accessed yet, nothing to report): the shadow is then viewed as
+    (lanes, size) and stamped without building and gathering a per-byte index."""
+    lanes = len(offsets)
+    first = int(offsets[0])
+    stride = int(offsets[1]) - first if lanes > 1 else size
+    if stride >= size and (lanes == 1 or bool((offsets == first + stride * _lane_steps(lanes)).all())):
+        if (write or shadow.host) and not _strided(shadow.write, first, lanes, stride, size).any():
+            if not _strided(shadow.read, first, lanes, stride, size).any():
+                # As `check` for bytes without a recorded access: no write to race with or
+                # to have been uninitialised (a read of a host buffer), no read to keep.
+                stamp = _stamp(warp, op)
+                target = shadow.own_write() if write else shadow.own_read()
+                _strided(target, first, lanes, stride, size)[...] = stamp
+                return
+    check(warp, op, shadow, (offsets[:, None] + np.arange(size, dtype=np.int64)).reshape(-1), write)
+
+
+@cache
+def _lane_steps(lanes: int) -> NDArray[np.int64]:
+    return np.arange(lanes, dtype=np.int64)
+
+
+def _strided(array: NDArray[np.int64], first: int, lanes: int, stride: int, size: int) -> NDArray[np.int64]:
+    """The view of `array` as `lanes` rows of `size` elements, row i at first + i * stride
+    (in bounds: the access was checked against the memory's size, and numpy checks it
+    again). `array` is contiguous: the shadows own their arrays."""
+    item = array.itemsize
+    return np.ndarray((lanes, size), array.dtype, array, first * item, (stride * item, item))
 
 
 def check_operand(
