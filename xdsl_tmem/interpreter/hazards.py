@@ -251,7 +251,8 @@ def check_access(warp: Warp, cta: Cta, record: AsyncOp, knowledge: Clock) -> Non
     for bucket in range(first, last + 1):
         live = cta.tmem_live[bucket]
         if superseded:
-            live[:] = [r for r in live if not any(r is s for s in superseded)]
+            gone = {id(r) for r in superseded}
+            live[:] = [r for r in live if id(r) not in gone]
         live.append(record)
 
 

@@ -26,7 +26,7 @@ global memory become foreign (epoch `FOREIGN_EPOCH`), known to no warp.
 
 from __future__ import annotations
 
-from functools import cache
+from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
@@ -254,15 +254,22 @@ def check_lanes(
     lanes = len(offsets)
     first = int(offsets[0])
     stride = int(offsets[1]) - first if lanes > 1 else size
-    if stride >= size and (lanes == 1 or bool((offsets == first + stride * _lane_steps(lanes)).all())):
-        if (write or shadow.host) and not _strided(shadow.write, first, lanes, stride, size).any():
-            if not _strided(shadow.read, first, lanes, stride, size).any():
-                # As `check` for bytes without a recorded access: no write to race with or
-                # to have been uninitialised (a read of a host buffer), no read to keep.
-                stamp = _stamp(warp, op)
-                target = shadow.own_write() if write else shadow.own_read()
-                _strided(target, first, lanes, stride, size)[...] = stamp
-                return
+    if (
+        (write or shadow.host)
+        and stride >= size
+        and (lanes == 1 or bool((offsets == first + stride * _lane_steps(lanes)).all()))
+    ):
+        # Own (copy if shared) the array to stamp first: harmless if the fast path does
+        # not apply, and its view then serves both the test and the stamping.
+        if write:
+            target, other = _strided(shadow.own_write(), first, lanes, stride, size), shadow.read
+        else:
+            target, other = _strided(shadow.own_read(), first, lanes, stride, size), shadow.write
+        if not target.any() and not _strided(other, first, lanes, stride, size).any():
+            # As `check` for bytes without a recorded access: no write to race with or
+            # to have been uninitialised (a read of a host buffer), no read to keep.
+            target[...] = _stamp(warp, op)
+            return
     check(warp, op, shadow, (offsets[:, None] + np.arange(size, dtype=np.int64)).reshape(-1), write)
 
 
@@ -276,6 +283,8 @@ def _strided(array: NDArray[np.int64], first: int, lanes: int, stride: int, size
     (in bounds: the access was checked against the memory's size, and numpy checks it
     again). `array` is contiguous: the shadows own their arrays."""
     item = array.itemsize
+    if stride == size:  # contiguous: a slice is cheaper to make
+        return array[first : first + lanes * size].reshape(lanes, size)
     return np.ndarray((lanes, size), array.dtype, array, first * item, (stride * item, item))
 
 
@@ -285,8 +294,7 @@ def check_operand(
     """The tensor core reads a rows x k operand tile (an MMA's A or B, a tcgen05.cp
     source) from `cta`'s shared memory: every byte must have been written. (Its reads go
     through the async proxy and are not checked for races with generic-proxy writes.)"""
-    element = ELEMENT_BYTES[fmt]
-    index = (operand_addresses(desc, rows, k, element, mn_major)[..., None] + np.arange(element)).reshape(-1)
+    index = _operand_bytes(desc, rows, k, ELEMENT_BYTES[fmt], mn_major)
     written = cta.shadow.write[index]
     if cta.shadow.host or written.all():
         return
@@ -297,6 +305,16 @@ def check_operand(
         f"{_where(warp, cta.shadow, byte)} in it was never written since the launch (shared memory starts with "
         "undefined contents)",
     )
+
+
+@lru_cache(maxsize=64)
+def _operand_bytes(desc: SmemDescriptor, rows: int, k: int, element: int, mn_major: bool) -> NDArray[np.int64]:
+    """The shared-memory bytes of an operand tile. Cached (read-only): a pipeline's MMAs
+    use a few descriptors over and over, and computing the layout costs more than the
+    check (at most 64 tiles of 256 x 16 elements of 2 bytes, 64 KiB each, are kept)."""
+    index = (operand_addresses(desc, rows, k, element, mn_major)[..., None] + np.arange(element)).reshape(-1)
+    index.flags.writeable = False
+    return index
 
 
 # --------------------------------------------------------------------------------------
