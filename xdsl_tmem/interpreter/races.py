@@ -26,7 +26,7 @@ global memory become foreign (epoch `FOREIGN_EPOCH`), known to no warp.
 
 from __future__ import annotations
 
-from functools import cache, lru_cache
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
@@ -251,31 +251,23 @@ def check_lanes(
     path for the common case of a warp touching fresh bytes (its lanes' bytes evenly
     spaced, none of them accessed yet, nothing to report): the shadow is then viewed as
     (lanes, size) and stamped without building and gathering a per-byte index."""
-    lanes = len(offsets)
-    first = int(offsets[0])
-    stride = int(offsets[1]) - first if lanes > 1 else size
-    if (
-        (write or shadow.host)
-        and stride >= size
-        and (lanes == 1 or bool((offsets == first + stride * _lane_steps(lanes)).all()))
-    ):
+    # (Comparing Python lists: for 32 lanes cheaper than a few numpy operations.)
+    starts: list[int] = offsets.tolist()
+    lanes, first = len(starts), starts[0]
+    stride = starts[1] - first if lanes > 1 else size
+    if (write or shadow.host) and stride >= size and starts == list(range(first, first + lanes * stride, stride)):
         # Own (copy if shared) the array to stamp first: harmless if the fast path does
         # not apply, and its view then serves both the test and the stamping.
         if write:
             target, other = _strided(shadow.own_write(), first, lanes, stride, size), shadow.read
         else:
             target, other = _strided(shadow.own_read(), first, lanes, stride, size), shadow.write
-        if not target.any() and not _strided(other, first, lanes, stride, size).any():
+        if not np.count_nonzero(target) and not np.count_nonzero(_strided(other, first, lanes, stride, size)):
             # As `check` for bytes without a recorded access: no write to race with or
             # to have been uninitialised (a read of a host buffer), no read to keep.
             target[...] = _stamp(warp, op)
             return
     check(warp, op, shadow, (offsets[:, None] + np.arange(size, dtype=np.int64)).reshape(-1), write)
-
-
-@cache
-def _lane_steps(lanes: int) -> NDArray[np.int64]:
-    return np.arange(lanes, dtype=np.int64)
 
 
 def _strided(array: NDArray[np.int64], first: int, lanes: int, stride: int, size: int) -> NDArray[np.int64]:
