@@ -24,6 +24,7 @@ them writes) must be ordered after that completion, or it is a hazard.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -136,9 +137,35 @@ def _covers(a: AsyncOp, b: AsyncOp) -> bool:
     return not (b.lane_set & ~a.lane_set) and not (b.column_set & ~a.column_set)
 
 
-def cells_of(record: AsyncOp) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
-    """Index arrays (np.ix_) of the exact cells of a record."""
-    return members(record.lane_set)[:, None], members(record.column_set)[None, :]
+Axis = slice | NDArray[np.int64]
+Cells = tuple[Axis, Axis]
+"""An index of a record's cells in a (lanes, columns) TMEM array."""
+
+
+def _axis(bits: int) -> Axis:
+    """A bit set as an index along one axis: a slice when its members are contiguous (the
+    common case), so that indexing makes a view instead of gathering cells."""
+    low = bits & -bits
+    if bits and not (bits + low) & bits:  # one run of ones: adding its lowest bit clears it
+        return slice(low.bit_length() - 1, bits.bit_length())
+    index = members(bits)
+    index.flags.writeable = False  # cached and shared
+    return index
+
+
+@lru_cache(maxsize=4096)
+def cell_index(lane_set: int, column_set: int) -> Cells:
+    """The index of the cells lane_set x column_set. Cached: a kernel's accesses use a few
+    shapes at a few addresses, and building an index costs more than using it."""
+    lanes, columns = _axis(lane_set), _axis(column_set)
+    if isinstance(lanes, slice) or isinstance(columns, slice):
+        return lanes, columns  # one index array and a slice select its outer product
+    return lanes[:, None], columns[None, :]  # np.ix_
+
+
+def cells_of(record: AsyncOp) -> Cells:
+    """The index of the exact cells of a record."""
+    return cell_index(record.lane_set, record.column_set)
 
 
 def describe_cells(lane_set: int, column_set: int) -> str:
@@ -154,12 +181,13 @@ def describe(record: AsyncOp, cluster_size: int) -> str:
     return f"{name} by {who} ({cells})"
 
 
-def _uninitialised(cta: Cta, cells: tuple[NDArray[np.int64], NDArray[np.int64]]) -> str | None:
-    """The never-written cells among `cells`, described, or None."""
-    missing = ~cta.tmem_written[cells]
-    if not missing.any():
+def _uninitialised(cta: Cta, record: AsyncOp, cells: Cells) -> str | None:
+    """The never-written cells among the record's `cells`, described, or None."""
+    written = cta.tmem_written[cells]
+    if written.all():
         return None
-    lanes, columns = cells[0][:, 0], cells[1][0, :]
+    missing = ~written
+    lanes, columns = members(record.lane_set), members(record.column_set)
     lane_bits = sum(1 << int(lane) for lane in lanes[missing.any(axis=1)])
     column_bits = sum(1 << int(column) for column in columns[missing.any(axis=0)])
     return describe_cells(lane_bits, column_bits)
@@ -175,7 +203,7 @@ def check_access(warp: Warp, cta: Cta, record: AsyncOp, knowledge: Clock) -> Non
     size = len(warp.cluster.ctas)
     cells = cells_of(record)
     if not record.writes or record.accumulates:
-        if (missing := _uninitialised(cta, cells)) is not None:
+        if (missing := _uninitialised(cta, record, cells)) is not None:
             action = "accumulates onto (enable_input_d = 1)" if record.writes else "reads"
             raise Hazard(
                 "tmem-read-uninitialized",
@@ -217,11 +245,12 @@ def check_access(warp: Warp, cta: Cta, record: AsyncOp, knowledge: Clock) -> Non
     for bucket in range(first, last + 1):
         live = cta.tmem_live[bucket]
         if superseded:
-            live[:] = [r for r in live if not any(r is s for s in superseded)]
+            gone = {id(r) for r in superseded}
+            live[:] = [r for r in live if id(r) not in gone]
         live.append(record)
 
 
-def _check_stale(warp: Warp, cta: Cta, record: AsyncOp, cells: tuple[NDArray[np.int64], NDArray[np.int64]]) -> None:
+def _check_stale(warp: Warp, cta: Cta, record: AsyncOp, cells: Cells) -> None:
     """semantics.md §9.12 at the level of cells (no stages needed, so it holds after lowering).
 
     A value a tcgen05.ld has read was handed to the epilogue. Two reads are stale:
@@ -249,8 +278,8 @@ def _check_stale(warp: Warp, cta: Cta, record: AsyncOp, cells: tuple[NDArray[np.
                 "since: the tile adds to the previous tile's result (its first MMA must have enable_input_d = 0)",
             )
         return
-    stale = (reader == warp.index) & (cta.tmem_read_sync[cells] < warp.acquires)
-    if stale.any():
+    mine = reader == warp.index
+    if mine.any() and (mine & (cta.tmem_read_sync[cells] < warp.acquires)).any():
         raise Hazard(
             "tmem-stale-accumulator",
             f"{describe(record, len(warp.cluster.ctas))} reads values this warp already read before its last "

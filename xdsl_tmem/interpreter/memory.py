@@ -137,7 +137,7 @@ def _access(
 
 
 def _check(warp: Warp, op: Operation, shadow: Shadow, offsets: NDArray[np.int64], size: int, write: bool) -> None:
-    races.check(warp, op, shadow, (offsets[:, None] + _columns(size)).reshape(-1), write)
+    races.check_lanes(warp, op, shadow, offsets, size, write)
 
 
 def load(warp: Warp, op: Operation, address: Value, access: Access) -> Value:

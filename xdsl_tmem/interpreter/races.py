@@ -26,6 +26,7 @@ global memory become foreign (epoch `FOREIGN_EPOCH`), known to no warp.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
@@ -127,6 +128,12 @@ class Shadow:
             self.read, self.shared_read = self.read.copy(), False
             self.readers = {byte: list(r) for byte, r in self.readers.items()}
         return self.read
+
+    def drop(self) -> None:
+        """Free the history now (the launch is over)."""
+        self.write = self.read = np.zeros(0, dtype=np.int64)
+        self.readers = {}
+        self.shared_write = self.shared_read = False
 
     @property
     def nbytes(self) -> int:
@@ -236,14 +243,50 @@ def check(warp: Warp, op: Any, shadow: Shadow, index: NDArray[np.int64], write: 
     read[index] = stamp
 
 
+def check_lanes(
+    warp: Warp, op: Any, shadow: Shadow, offsets: NDArray[np.int64], size: int, write: bool
+) -> None:
+    """Check an access by `warp` of `size` bytes at each of the byte `offsets` of
+    `shadow` (one per active lane), then record it: `check` of their bytes, with a fast
+    path for the common case of a warp touching fresh bytes (its lanes' bytes evenly
+    spaced, none of them accessed yet, nothing to report): the shadow is then viewed as
+    (lanes, size) and stamped without building and gathering a per-byte index."""
+    # (Comparing Python lists: for 32 lanes cheaper than a few numpy operations.)
+    starts: list[int] = offsets.tolist()
+    lanes, first = len(starts), starts[0]
+    stride = starts[1] - first if lanes > 1 else size
+    if (write or shadow.host) and stride >= size and starts == list(range(first, first + lanes * stride, stride)):
+        # Own (copy if shared) the array to stamp first: harmless if the fast path does
+        # not apply, and its view then serves both the test and the stamping.
+        if write:
+            target, other = _strided(shadow.own_write(), first, lanes, stride, size), shadow.read
+        else:
+            target, other = _strided(shadow.own_read(), first, lanes, stride, size), shadow.write
+        if not np.count_nonzero(target) and not np.count_nonzero(_strided(other, first, lanes, stride, size)):
+            # As `check` for bytes without a recorded access: no write to race with or
+            # to have been uninitialised (a read of a host buffer), no read to keep.
+            target[...] = _stamp(warp, op)
+            return
+    check(warp, op, shadow, (offsets[:, None] + np.arange(size, dtype=np.int64)).reshape(-1), write)
+
+
+def _strided(array: NDArray[np.int64], first: int, lanes: int, stride: int, size: int) -> NDArray[np.int64]:
+    """The view of `array` as `lanes` rows of `size` elements, row i at first + i * stride
+    (in bounds: the access was checked against the memory's size, and numpy checks it
+    again). `array` is contiguous: the shadows own their arrays."""
+    item = array.itemsize
+    if stride == size:  # contiguous: a slice is cheaper to make
+        return array[first : first + lanes * size].reshape(lanes, size)
+    return np.ndarray((lanes, size), array.dtype, array, first * item, (stride * item, item))
+
+
 def check_operand(
     warp: Warp, op: Any, cta: Cta, desc: SmemDescriptor, rows: int, k: int, fmt: str, mn_major: bool
 ) -> None:
     """The tensor core reads a rows x k operand tile (an MMA's A or B, a tcgen05.cp
     source) from `cta`'s shared memory: every byte must have been written. (Its reads go
     through the async proxy and are not checked for races with generic-proxy writes.)"""
-    element = ELEMENT_BYTES[fmt]
-    index = (operand_addresses(desc, rows, k, element, mn_major)[..., None] + np.arange(element)).reshape(-1)
+    index = _operand_bytes(desc, rows, k, ELEMENT_BYTES[fmt], mn_major)
     written = cta.shadow.write[index]
     if cta.shadow.host or written.all():
         return
@@ -254,6 +297,16 @@ def check_operand(
         f"{_where(warp, cta.shadow, byte)} in it was never written since the launch (shared memory starts with "
         "undefined contents)",
     )
+
+
+@lru_cache(maxsize=64)
+def _operand_bytes(desc: SmemDescriptor, rows: int, k: int, element: int, mn_major: bool) -> NDArray[np.int64]:
+    """The shared-memory bytes of an operand tile. Cached (read-only): a pipeline's MMAs
+    use a few descriptors over and over, and computing the layout costs more than the
+    check (at most 64 tiles of 256 x 16 elements of 2 bytes, 64 KiB each, are kept)."""
+    index = (operand_addresses(desc, rows, k, element, mn_major)[..., None] + np.arange(element)).reshape(-1)
+    index.flags.writeable = False
+    return index
 
 
 # --------------------------------------------------------------------------------------

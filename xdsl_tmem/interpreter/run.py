@@ -498,13 +498,28 @@ def run_launch(
                 tracer.end_cluster(run.warps, failed=True)
             _finish(report, runs, scheduler, start)
             failure = failure_of(run, e, report, prepared)
+            _drop_shadows(prepared, runs)
             if isinstance(failure, KernelStepLimit):
                 failure.max_steps = max_steps  # the scheduler saw what earlier clusters left
             raise failure from None
         if tracer is not None:
             tracer.end_cluster(run.warps, failed=False)
     _finish(report, runs, scheduler, start)
+    _drop_shadows(prepared, runs)
     return RunResult(prepared.outputs, report)
+
+
+def _drop_shadows(prepared: Prepared, runs: list[ClusterRun]) -> None:
+    """Free the race-check shadows of a finished launch now. Its machine state lies in
+    reference cycles (warps and their cluster, the program's closures), which only the
+    cyclic garbage collector frees, at some later allocation count; the shadows (16 bytes
+    per byte of memory) are most of that state, and a caller running many launches would
+    otherwise hold several of them at once."""
+    for buffer in prepared.memory.buffers:
+        buffer.shadow.drop()
+    for run in runs:
+        for cta in run.state.ctas:
+            cta.shadow.drop()
 
 
 def failure_of(
