@@ -30,12 +30,14 @@ from typing import ClassVar, cast
 from xdsl.dialects.builtin import (
     AnyFloatConstr,
     ArrayAttr,
+    DenseArrayBase,
     FloatAttr,
     IntAttr,
     IntegerAttr,
     IntegerType,
     StringAttr,
     UnitAttr,
+    i32,
 )
 from xdsl.ir import Attribute, Dialect, ParametrizedAttribute, Region, SSAValue, TypeAttribute
 from xdsl.irdl import (
@@ -59,6 +61,8 @@ from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.traits import IsolatedFromAbove, NoTerminator
 from xdsl.utils.exceptions import VerifyException
+
+from xdsl_tmem.dialects import nvvm
 
 # --------------------------------------------------------------------------------------
 # Types
@@ -211,6 +215,9 @@ class Instruction(IRDLOperation, ABC):
     """
 
     negated = opt_prop_def(UnitAttr)
+    guard = opt_operand_def(Reg)
+    """Declared once, here: IRDL collects a base class's fields after the subclass's, so
+    the guard is the last operand of every instruction (constructors pass `None` for it)."""
 
     @abstractmethod
     def mnemonic(self) -> str: ...
@@ -219,8 +226,16 @@ class Instruction(IRDLOperation, ABC):
     def ptx_operands(self, name: Namer) -> list[str]: ...
 
     def guard_value(self) -> SSAValue | None:
-        guard: object = getattr(self, "guard", None)
-        return cast(SSAValue, guard) if isinstance(guard, SSAValue) else None
+        return self.guard
+
+    def set_guard(self, guard: SSAValue) -> None:
+        """Predicate this (unguarded) instruction on `guard`: `@%p ...`."""
+        assert self.guard is None, f"{self.name} is already guarded"
+        self.operands = [*self.operands, guard]
+        if "operandSegmentSizes" in self.properties:
+            sizes = list(cast(DenseArrayBase[IntegerType], self.properties["operandSegmentSizes"]).get_values())
+            sizes[-1] = 1
+            self.properties["operandSegmentSizes"] = DenseArrayBase.from_list(i32, sizes)
 
     def ptx_line(self, name: Namer) -> str:
         guard = self.guard_value()
@@ -254,7 +269,6 @@ class _BinaryOp(_TypedInstruction, ABC):
     res = result_def(Reg)
     lhs = operand_def(RegOrImm)
     rhs = operand_def(RegOrImm)
-    guard = opt_operand_def(Reg)
 
     def __init__(self, type: str, res: RegisterType, lhs: SSAValue, rhs: SSAValue):
         super().__init__(operands=[lhs, rhs, None], result_types=[res], properties={"type": StringAttr(type)})
@@ -340,7 +354,6 @@ class MaxOp(_BinaryOp):
 class _UnaryOp(_TypedInstruction, ABC):
     res = result_def(Reg)
     src = operand_def(RegOrImm)
-    guard = opt_operand_def(Reg)
 
     def __init__(self, type: str, res: RegisterType, src: SSAValue):
         super().__init__(operands=[src, None], result_types=[res], properties={"type": StringAttr(type)})
@@ -369,7 +382,6 @@ class MovOp(_TypedInstruction):
     MNEMONIC: ClassVar[str] = "mov"
     res = result_def(Reg)
     src = operand_def(MovSource)
-    guard = opt_operand_def(Reg)
 
     def __init__(self, type: str, res: RegisterType, src: SSAValue):
         super().__init__(operands=[src, None], result_types=[res], properties={"type": StringAttr(type)})
@@ -383,7 +395,6 @@ class _TernaryOp(_TypedInstruction, ABC):
     a = operand_def(RegOrImm)
     b = operand_def(RegOrImm)
     c = operand_def(RegOrImm)
-    guard = opt_operand_def(Reg)
 
     def __init__(self, type: str, res: RegisterType, a: SSAValue, b: SSAValue, c: SSAValue):
         super().__init__(operands=[a, b, c, None], result_types=[res], properties={"type": StringAttr(type)})
@@ -418,7 +429,6 @@ class SelpOp(_TypedInstruction):
     a = operand_def(RegOrImm)
     b = operand_def(RegOrImm)
     cond = operand_def(Reg)
-    guard = opt_operand_def(Reg)
 
     def __init__(self, type: str, res: RegisterType, a: SSAValue, b: SSAValue, cond: SSAValue):
         super().__init__(operands=[a, b, cond, None], result_types=[res], properties={"type": StringAttr(type)})
@@ -437,7 +447,6 @@ class SetpOp(Instruction):
     res = result_def(Reg)
     lhs = operand_def(RegOrImm)
     rhs = operand_def(RegOrImm)
-    guard = opt_operand_def(Reg)
 
     def __init__(self, cmp: str, type: str, res: RegisterType, lhs: SSAValue, rhs: SSAValue):
         super().__init__(
@@ -463,7 +472,6 @@ class CvtOp(Instruction):
     modifier = opt_prop_def(StringAttr)
     res = result_def(Reg)
     src = operand_def(Reg)
-    guard = opt_operand_def(Reg)
 
     def __init__(self, dtype: str, stype: str, res: RegisterType, src: SSAValue, modifier: str | None = None):
         props: dict[str, Attribute] = {"dtype": StringAttr(dtype), "stype": StringAttr(stype)}
@@ -489,7 +497,6 @@ class LdOp(Instruction):
     offset = prop_def(IntAttr)
     res = var_result_def(Reg)
     addr = operand_def(Address)
-    guard = opt_operand_def(Reg)
 
     def __init__(self, space: str, type: str, res: Sequence[RegisterType], addr: SSAValue, offset: int = 0):
         super().__init__(
@@ -522,7 +529,6 @@ class StOp(Instruction):
     offset = prop_def(IntAttr)
     addr = operand_def(Address)
     values = var_operand_def(RegOrImm)
-    guard = opt_operand_def(Reg)
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
 
     def __init__(self, space: str, type: str, addr: SSAValue, values: Sequence[SSAValue], offset: int = 0):
@@ -564,7 +570,6 @@ class BraOp(Instruction):
     name = "ptx.bra"
     target = prop_def(StringAttr)
     uniform = opt_prop_def(UnitAttr)
-    guard = opt_operand_def(Reg)
 
     def __init__(self, target: str, guard: SSAValue | None = None, negated: bool = False, uniform: bool = False):
         props: dict[str, Attribute] = {"target": StringAttr(target)}
@@ -584,7 +589,6 @@ class BraOp(Instruction):
 @irdl_op_definition
 class RetOp(Instruction):
     name = "ptx.ret"
-    guard = opt_operand_def(Reg)
 
     def __init__(self):
         super().__init__(operands=[None])
@@ -598,8 +602,6 @@ class RetOp(Instruction):
 
 class _FixedInstruction(Instruction, ABC):
     """An instruction whose text is fixed by its properties: `TEXT` or `text()`."""
-
-    guard = opt_operand_def(Reg)
 
     def __init__(self, properties: dict[str, Attribute] | None = None):
         super().__init__(operands=[None], properties=properties or {})
@@ -618,7 +620,6 @@ class BarSyncOp(Instruction):
     name = "ptx.bar_sync"
     id = operand_def(RegOrImm)
     count = opt_operand_def(RegOrImm)
-    guard = opt_operand_def(Reg)
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
 
     def __init__(self, id: SSAValue, count: SSAValue | None = None):
@@ -641,7 +642,6 @@ class BarRedOp(Instruction):
     id = operand_def(RegOrImm)
     count = opt_operand_def(RegOrImm)
     pred = operand_def(Reg)
-    guard = opt_operand_def(Reg)
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
 
     def __init__(self, reduction: str, res: RegisterType, id: SSAValue, count: SSAValue | None, pred: SSAValue):
@@ -667,7 +667,6 @@ class CvtaOp(Instruction):
     to_generic = opt_prop_def(UnitAttr)
     res = result_def(Reg)
     src = operand_def(Reg)
-    guard = opt_operand_def(Reg)
 
     def __init__(self, space: str, res: RegisterType, src: SSAValue, to_generic: bool = False):
         props: dict[str, Attribute] = {"space": StringAttr(space)}
@@ -689,7 +688,6 @@ class BarArriveOp(Instruction):
     name = "ptx.bar_arrive"
     id = operand_def(RegOrImm)
     count = operand_def(RegOrImm)
-    guard = opt_operand_def(Reg)
 
     def __init__(self, id: SSAValue, count: SSAValue):
         super().__init__(operands=[id, count, None])
@@ -707,7 +705,6 @@ class BarWarpSyncOp(Instruction):
 
     name = "ptx.bar_warp_sync"
     mask = operand_def(RegOrImm)
-    guard = opt_operand_def(Reg)
 
     def __init__(self, mask: SSAValue):
         super().__init__(operands=[mask, None])
@@ -755,7 +752,6 @@ class MbarrierInitOp(Instruction):
     offset = prop_def(IntAttr)
     addr = operand_def(Address)
     count = operand_def(RegOrImm)
-    guard = opt_operand_def(Reg)
 
     def __init__(self, space: str, addr: SSAValue, count: SSAValue, offset: int = 0):
         super().__init__(
@@ -784,7 +780,6 @@ class MbarrierArriveOp(Instruction):
     state = opt_result_def(Reg)
     addr = operand_def(Address)
     count = opt_operand_def(RegOrImm)
-    guard = opt_operand_def(Reg)
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
 
     def __init__(
@@ -819,7 +814,6 @@ class MbarrierExpectTxOp(Instruction):
     offset = prop_def(IntAttr)
     addr = operand_def(Address)
     tx = operand_def(RegOrImm)
-    guard = opt_operand_def(Reg)
 
     def __init__(self, text: str, addr: SSAValue, tx: SSAValue, offset: int = 0):
         super().__init__(operands=[addr, tx, None], properties={"text": StringAttr(text), "offset": IntAttr(offset)})
@@ -839,7 +833,6 @@ class MbarrierInvalOp(Instruction):
     space = prop_def(StringAttr)
     offset = prop_def(IntAttr)
     addr = operand_def(Address)
-    guard = opt_operand_def(Reg)
 
     def __init__(self, space: str, addr: SSAValue, offset: int = 0):
         super().__init__(operands=[addr, None], properties={"space": StringAttr(space), "offset": IntAttr(offset)})
@@ -866,7 +859,6 @@ class MbarrierWaitOp(Instruction):
     addr = operand_def(Address)
     phase = operand_def(RegOrImm)
     ticks = opt_operand_def(RegOrImm)
-    guard = opt_operand_def(Reg)
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
 
     def __init__(
@@ -901,22 +893,24 @@ class Tcgen05AllocOp(Instruction):
     """`tcgen05.alloc.cta_group::N.sync.aligned[.shared::cta].b32 [dst], ncols`."""
 
     name = "ptx.tcgen05_alloc"
-    cta_group = prop_def(IntAttr)
+    cta_group = prop_def(nvvm.CTAGroupKindAttr)
     shared = opt_prop_def(UnitAttr)
     offset = prop_def(IntAttr)
     addr = operand_def(Address)
     ncols = operand_def(RegOrImm)
-    guard = opt_operand_def(Reg)
 
     def __init__(self, cta_group: int, shared: bool, addr: SSAValue, ncols: SSAValue, offset: int = 0):
-        props: dict[str, Attribute] = {"cta_group": IntAttr(cta_group), "offset": IntAttr(offset)}
+        props: dict[str, Attribute] = {
+            "cta_group": nvvm.CTAGroupKindAttr.from_int(cta_group),
+            "offset": IntAttr(offset),
+        }
         if shared:
             props["shared"] = UnitAttr()
         super().__init__(operands=[addr, ncols, None], properties=props)
 
     def mnemonic(self) -> str:
         space = ".shared::cta" if self.shared else ""
-        return f"tcgen05.alloc.cta_group::{self.cta_group.data}.sync.aligned{space}.b32"
+        return f"tcgen05.alloc.cta_group::{self.cta_group.as_int()}.sync.aligned{space}.b32"
 
     def ptx_operands(self, name: Namer) -> list[str]:
         return [_address(name, self.addr, self.offset.data), name(self.ncols)]
@@ -927,16 +921,17 @@ class Tcgen05DeallocOp(Instruction):
     """`tcgen05.dealloc.cta_group::N.sync.aligned.b32 taddr, ncols`."""
 
     name = "ptx.tcgen05_dealloc"
-    cta_group = prop_def(IntAttr)
+    cta_group = prop_def(nvvm.CTAGroupKindAttr)
     taddr = operand_def(Reg)
     ncols = operand_def(RegOrImm)
-    guard = opt_operand_def(Reg)
 
     def __init__(self, cta_group: int, taddr: SSAValue, ncols: SSAValue):
-        super().__init__(operands=[taddr, ncols, None], properties={"cta_group": IntAttr(cta_group)})
+        super().__init__(
+            operands=[taddr, ncols, None], properties={"cta_group": nvvm.CTAGroupKindAttr.from_int(cta_group)}
+        )
 
     def mnemonic(self) -> str:
-        return f"tcgen05.dealloc.cta_group::{self.cta_group.data}.sync.aligned.b32"
+        return f"tcgen05.dealloc.cta_group::{self.cta_group.as_int()}.sync.aligned.b32"
 
     def ptx_operands(self, name: Namer) -> list[str]:
         return [name(self.taddr), name(self.ncols)]
@@ -959,21 +954,23 @@ class Tcgen05CommitOp(Instruction):
     [mbar][, mask]` — the mask must be a .b16 register (ptx-nvvm.md §1.6)."""
 
     name = "ptx.tcgen05_commit"
-    cta_group = prop_def(IntAttr)
+    cta_group = prop_def(nvvm.CTAGroupKindAttr)
     offset = prop_def(IntAttr)
     addr = operand_def(Address)
     mask = opt_operand_def(Reg)
-    guard = opt_operand_def(Reg)
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
 
     def __init__(self, cta_group: int, addr: SSAValue, mask: SSAValue | None = None, offset: int = 0):
         super().__init__(
-            operands=[addr, mask, None], properties={"cta_group": IntAttr(cta_group), "offset": IntAttr(offset)}
+            operands=[addr, mask, None],
+            properties={"cta_group": nvvm.CTAGroupKindAttr.from_int(cta_group), "offset": IntAttr(offset)},
         )
 
     def mnemonic(self) -> str:
         multicast = ".multicast::cluster" if self.mask is not None else ""
-        return f"tcgen05.commit.cta_group::{self.cta_group.data}.mbarrier::arrive::one.shared::cluster{multicast}.b64"
+        return (
+            f"tcgen05.commit.cta_group::{self.cta_group.as_int()}.mbarrier::arrive::one.shared::cluster{multicast}.b64"
+        )
 
     def ptx_operands(self, name: Namer) -> list[str]:
         mask = [] if self.mask is None else [name(self.mask)]
@@ -986,37 +983,60 @@ class Tcgen05CommitOp(Instruction):
                 raise VerifyException("ptx.tcgen05_commit: the multicast mask must be a .b16 register")
 
 
+class _Tcgen05LdStOp(Instruction, ABC):
+    """tcgen05.ld / tcgen05.st: the shape is the nvvm dialect's, and `.x<num>` is derived
+    from the register count through the nvvm shape table (m(shape) registers per `.x1`)."""
+
+    shape = prop_def(nvvm.Tcgen05LdStShapeAttr)
+
+    @abstractmethod
+    def registers(self) -> Sequence[SSAValue]: ...
+
+    def qualifiers(self) -> str:
+        shape = self.shape.data
+        return f"{shape.ptx_name}.x{shape.num(len(self.registers()))}"
+
+    def verify_(self) -> None:
+        # PTX ISA 9.7.16.8.3/4: m(shape) x num registers per thread, num a power of two
+        # up to .x128 (at most 128 registers).
+        shape, count = self.shape.data, len(self.registers())
+        if not shape.fits(count):
+            raise VerifyException(
+                f"{self.name}: .{shape.ptx_name} moves {shape.registers_per_num} x num registers (num a power "
+                f"of two, at most {nvvm.MAX_LDST_REGISTERS} registers): got {count}"
+            )
+
+
 @irdl_op_definition
-class Tcgen05LdOp(Instruction):
+class Tcgen05LdOp(_Tcgen05LdStOp):
     """`tcgen05.ld.sync.aligned.<shape>.x<num>[.pack::16b].b32 {d..}, [taddr][, imm]`."""
 
     name = "ptx.tcgen05_ld"
-    shape = prop_def(StringAttr)
-    num = prop_def(IntAttr)
     pack = opt_prop_def(UnitAttr)
     res = var_result_def(Reg)
     taddr = operand_def(Reg)
     split = opt_operand_def(Imm)
-    guard = opt_operand_def(Reg)
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
 
     def __init__(
         self,
-        shape: str,
-        num: int,
+        shape: nvvm.Tcgen05LdStShape,
         res: Sequence[RegisterType],
         taddr: SSAValue,
         split: SSAValue | None = None,
         pack: bool = False,
     ):
-        props: dict[str, Attribute] = {"shape": StringAttr(shape), "num": IntAttr(num)}
+        props: dict[str, Attribute] = {"shape": nvvm.Tcgen05LdStShapeAttr(shape)}
         if pack:
             props["pack"] = UnitAttr()
         super().__init__(operands=[taddr, split, None], result_types=[res], properties=props)
 
+    def registers(self) -> Sequence[SSAValue]:
+        return self.res
+
     def mnemonic(self) -> str:
         pack = ".pack::16b" if self.pack else ""
-        return f"tcgen05.ld.sync.aligned.{self.shape.data}.x{self.num.data}{pack}.b32"
+        return f"tcgen05.ld.sync.aligned.{self.qualifiers()}{pack}.b32"
 
     def ptx_operands(self, name: Namer) -> list[str]:
         split = [] if self.split is None else [name(self.split)]
@@ -1024,36 +1044,35 @@ class Tcgen05LdOp(Instruction):
 
 
 @irdl_op_definition
-class Tcgen05StOp(Instruction):
+class Tcgen05StOp(_Tcgen05LdStOp):
     """`tcgen05.st.sync.aligned.<shape>.x<num>[.unpack::16b].b32 [taddr][, imm], {a..}`."""
 
     name = "ptx.tcgen05_st"
-    shape = prop_def(StringAttr)
-    num = prop_def(IntAttr)
     unpack = opt_prop_def(UnitAttr)
     taddr = operand_def(Reg)
     split = opt_operand_def(Imm)
     values = var_operand_def(Reg)
-    guard = opt_operand_def(Reg)
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
 
     def __init__(
         self,
-        shape: str,
-        num: int,
+        shape: nvvm.Tcgen05LdStShape,
         taddr: SSAValue,
         values: Sequence[SSAValue],
         split: SSAValue | None = None,
         unpack: bool = False,
     ):
-        props: dict[str, Attribute] = {"shape": StringAttr(shape), "num": IntAttr(num)}
+        props: dict[str, Attribute] = {"shape": nvvm.Tcgen05LdStShapeAttr(shape)}
         if unpack:
             props["unpack"] = UnitAttr()
         super().__init__(operands=[taddr, split, values, None], properties=props)
 
+    def registers(self) -> Sequence[SSAValue]:
+        return self.values
+
     def mnemonic(self) -> str:
         unpack = ".unpack::16b" if self.unpack else ""
-        return f"tcgen05.st.sync.aligned.{self.shape.data}.x{self.num.data}{unpack}.b32"
+        return f"tcgen05.st.sync.aligned.{self.qualifiers()}{unpack}.b32"
 
     def ptx_operands(self, name: Namer) -> list[str]:
         split = [] if self.split is None else [name(self.split)]
@@ -1066,9 +1085,9 @@ class Tcgen05MmaOp(Instruction):
     [{mask..},] enable_input_d[, scale]`."""
 
     name = "ptx.tcgen05_mma"
-    cta_group = prop_def(IntAttr)
-    kind = prop_def(StringAttr)
-    collector = prop_def(StringAttr)
+    cta_group = prop_def(nvvm.CTAGroupKindAttr)
+    kind = prop_def(nvvm.Tcgen05MMAKindAttr)
+    collector = prop_def(nvvm.Tcgen05MMACollectorOpAttr)
     ashift = opt_prop_def(UnitAttr)
     a_tmem = opt_prop_def(UnitAttr)
     d = operand_def(Reg)
@@ -1078,14 +1097,13 @@ class Tcgen05MmaOp(Instruction):
     disable_output_lane = var_operand_def(RegOrImm)
     enable_input_d = operand_def(RegOrImm)
     scale = opt_operand_def(Imm)
-    guard = opt_operand_def(Reg)
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
 
     def __init__(
         self,
         cta_group: int,
-        kind: str,
-        collector: str,
+        kind: nvvm.Tcgen05MMAKind,
+        collector: nvvm.Tcgen05MMACollectorOp,
         d: SSAValue,
         a: SSAValue,
         b: SSAValue,
@@ -1098,9 +1116,9 @@ class Tcgen05MmaOp(Instruction):
         scale: SSAValue | None = None,
     ):
         props: dict[str, Attribute] = {
-            "cta_group": IntAttr(cta_group),
-            "kind": StringAttr(kind),
-            "collector": StringAttr(collector),
+            "cta_group": nvvm.CTAGroupKindAttr.from_int(cta_group),
+            "kind": nvvm.Tcgen05MMAKindAttr(kind),
+            "collector": nvvm.Tcgen05MMACollectorOpAttr(collector),
         }
         if a_tmem:
             props["a_tmem"] = UnitAttr()
@@ -1112,9 +1130,9 @@ class Tcgen05MmaOp(Instruction):
         # llc-22 spells `.ashift` after the collector, except in the
         # disable-output-lane form, where it comes first (both are valid PTX).
         ashift = ".ashift" if self.ashift else ""
-        collector = f".collector::a::{self.collector.data}"
+        collector = f".collector::a::{self.collector.data.value}"
         qualifiers = f"{ashift}{collector}" if self.disable_output_lane else f"{collector}{ashift}"
-        return f"tcgen05.mma.cta_group::{self.cta_group.data}.kind::{self.kind.data}{qualifiers}"
+        return f"tcgen05.mma.cta_group::{self.cta_group.as_int()}.kind::{self.kind.data.value}{qualifiers}"
 
     def ptx_operands(self, name: Namer) -> list[str]:
         a = f"[{name(self.a)}]" if self.a_tmem else name(self.a)
@@ -1131,7 +1149,6 @@ class Tcgen05CpOp(Instruction):
     qualifiers = prop_def(StringAttr)
     taddr = operand_def(Reg)
     desc = operand_def(Reg)
-    guard = opt_operand_def(Reg)
 
     def __init__(self, qualifiers: str, taddr: SSAValue, desc: SSAValue):
         super().__init__(operands=[taddr, desc, None], properties={"qualifiers": StringAttr(qualifiers)})
@@ -1148,15 +1165,14 @@ class Tcgen05ShiftOp(Instruction):
     """`tcgen05.shift.cta_group::N.down [taddr]`."""
 
     name = "ptx.tcgen05_shift"
-    cta_group = prop_def(IntAttr)
+    cta_group = prop_def(nvvm.CTAGroupKindAttr)
     taddr = operand_def(Reg)
-    guard = opt_operand_def(Reg)
 
     def __init__(self, cta_group: int, taddr: SSAValue):
-        super().__init__(operands=[taddr, None], properties={"cta_group": IntAttr(cta_group)})
+        super().__init__(operands=[taddr, None], properties={"cta_group": nvvm.CTAGroupKindAttr.from_int(cta_group)})
 
     def mnemonic(self) -> str:
-        return f"tcgen05.shift.cta_group::{self.cta_group.data}.down"
+        return f"tcgen05.shift.cta_group::{self.cta_group.as_int()}.down"
 
     def ptx_operands(self, name: Namer) -> list[str]:
         return [f"[{name(self.taddr)}]"]
@@ -1172,7 +1188,6 @@ class ElectSyncOp(Instruction):
     name = "ptx.elect_sync"
     res = result_def(Reg)
     mask = operand_def(RegOrImm)
-    guard = opt_operand_def(Reg)
 
     def __init__(self, res: RegisterType, mask: SSAValue):
         super().__init__(operands=[mask, None], result_types=[res])
@@ -1194,7 +1209,6 @@ class MapaOp(Instruction):
     res = result_def(Reg)
     addr = operand_def(Address)
     rank = operand_def(RegOrImm)
-    guard = opt_operand_def(Reg)
 
     def __init__(self, res: RegisterType, addr: SSAValue, rank: SSAValue, generic: bool = False):
         super().__init__(
