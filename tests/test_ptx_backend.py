@@ -426,3 +426,51 @@ def test_ptx_guard_is_declared_once_and_is_the_last_operand() -> None:
         # (the op class itself holds IRDL's accessor for every operand)
         assert [cls for cls in op.__mro__[1:] if "guard" in cls.__dict__] == [ptx.Instruction], op.name
     assert Path(ptx.__file__).read_text().count("guard = opt_operand_def(") == 1
+
+
+# PTX ISA 9.7.16.8 (tcgen05 data-movement shapes): 32-bit registers per thread of `.x1`.
+_PTX_ISA_REGISTERS_PER_X1 = {"16x64b": 1, "16x128b": 2, "16x256b": 4, "32x32b": 1, "16x32bx2": 1}
+
+
+@pytest.mark.parametrize("shape", sorted(_PTX_ISA_REGISTERS_PER_X1))
+def test_ptx_tcgen05_ld_st_take_num_from_the_nvvm_shape_table(shape: str) -> None:
+    """`.x<num>` is the register count over m(shape), num a power of two, at most 128
+    registers (PTX ISA 9.7.16.8.3/4); other counts are refused by the ptx verifier."""
+    from xdsl.dialects.builtin import IntegerAttr, i32
+    from xdsl.utils.exceptions import VerifyException
+
+    from xdsl_tmem.dialects import nvvm, ptx
+
+    kind = nvvm.Tcgen05LdStShape(f"shape_{shape}")
+    per_x1 = _PTX_ISA_REGISTERS_PER_X1[shape]
+    taddr = ptx.RegisterOp(ptx.RegisterType("b32", 1)).result
+    split = ptx.ImmOp(IntegerAttr(2, i32)).result if shape == "16x32bx2" else None
+    for count in range(1, 129 + 1):
+        registers = [ptx.RegisterType("b32", 10 + i) for i in range(count)]
+        load = ptx.Tcgen05LdOp(kind, registers, taddr, split)
+        store = ptx.Tcgen05StOp(kind, taddr, [taddr] * count, split)
+        num, rest = divmod(count, per_x1)
+        if rest == 0 and num & (num - 1) == 0 and count <= 128:
+            load.verify()
+            store.verify()
+            assert load.mnemonic() == f"tcgen05.ld.sync.aligned.{shape}.x{num}.b32"
+            assert store.mnemonic() == f"tcgen05.st.sync.aligned.{shape}.x{num}.b32"
+        else:
+            for op in (load, store):
+                with pytest.raises(VerifyException, match=re.escape(f"at most 128 registers): got {count}\n")):
+                    op.verify()
+
+
+def test_ptx_ops_declare_what_isel_reads() -> None:
+    """Dead-instruction removal and operand commuting read traits on the ptx ops: the
+    register-only instructions are the arithmetic, move, compare/select and conversion
+    ones (PTX ISA 9.7.1-9.7.9), never memory, barrier, tcgen05 or control flow."""
+    from xdsl.traits import Commutative
+
+    from xdsl_tmem.dialects import ptx
+
+    register_only = {op.name for op in ptx.PTX.operations if op.has_trait(ptx.WritesOnlyRegisters)}
+    arithmetic = {"add", "sub", "mul", "div", "rem", "and", "or", "xor", "shl", "shr", "min", "max", "not", "neg"}
+    assert register_only == {f"ptx.{n}" for n in (*arithmetic, "mov", "mad", "fma", "selp", "setp", "cvt", "cvta")}
+    commutative = {op.name for op in ptx.PTX.operations if op.has_trait(Commutative)}
+    assert commutative == {f"ptx.{n}" for n in ("add", "mul", "and", "or", "xor", "min", "max")}

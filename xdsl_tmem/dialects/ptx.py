@@ -59,7 +59,7 @@ from xdsl.irdl import (
 )
 from xdsl.parser import AttrParser
 from xdsl.printer import Printer
-from xdsl.traits import IsolatedFromAbove, NoTerminator
+from xdsl.traits import Commutative, IsolatedFromAbove, NoTerminator, OpTrait
 from xdsl.utils.exceptions import VerifyException
 
 from xdsl_tmem.dialects import nvvm
@@ -207,6 +207,13 @@ Namer = Callable[[SSAValue], str]
 # --------------------------------------------------------------------------------------
 
 
+class WritesOnlyRegisters(OpTrait):
+    """The instruction's only effect is writing its result registers (no memory,
+    synchronisation or control flow), so it may be dropped when no instruction reads
+    them. Not xDSL's `Pure`: registers are named by type, so a register an op writes may
+    be read through another SSA value, and SSA-based DCE/CSE would be wrong here."""
+
+
 class Instruction(IRDLOperation, ABC):
     """A PTX instruction: `[@[!]guard] mnemonic operands;`.
 
@@ -266,6 +273,7 @@ class _TypedInstruction(Instruction, ABC):
 
 
 class _BinaryOp(_TypedInstruction, ABC):
+    traits = traits_def(WritesOnlyRegisters())
     res = result_def(Reg)
     lhs = operand_def(RegOrImm)
     rhs = operand_def(RegOrImm)
@@ -279,6 +287,7 @@ class _BinaryOp(_TypedInstruction, ABC):
 
 @irdl_op_definition
 class AddOp(_BinaryOp):
+    traits = traits_def(Commutative())
     name = "ptx.add"
     MNEMONIC: ClassVar[str] = "add"
 
@@ -291,6 +300,7 @@ class SubOp(_BinaryOp):
 
 @irdl_op_definition
 class MulOp(_BinaryOp):
+    traits = traits_def(Commutative())
     """`mul.{lo,hi,wide}.type` for integers, `mul[.rn].f32` for floats (in `type`)."""
 
     name = "ptx.mul"
@@ -311,18 +321,21 @@ class RemOp(_BinaryOp):
 
 @irdl_op_definition
 class AndOp(_BinaryOp):
+    traits = traits_def(Commutative())
     name = "ptx.and"
     MNEMONIC: ClassVar[str] = "and"
 
 
 @irdl_op_definition
 class OrOp(_BinaryOp):
+    traits = traits_def(Commutative())
     name = "ptx.or"
     MNEMONIC: ClassVar[str] = "or"
 
 
 @irdl_op_definition
 class XorOp(_BinaryOp):
+    traits = traits_def(Commutative())
     name = "ptx.xor"
     MNEMONIC: ClassVar[str] = "xor"
 
@@ -341,17 +354,20 @@ class ShrOp(_BinaryOp):
 
 @irdl_op_definition
 class MinOp(_BinaryOp):
+    traits = traits_def(Commutative())
     name = "ptx.min"
     MNEMONIC: ClassVar[str] = "min"
 
 
 @irdl_op_definition
 class MaxOp(_BinaryOp):
+    traits = traits_def(Commutative())
     name = "ptx.max"
     MNEMONIC: ClassVar[str] = "max"
 
 
 class _UnaryOp(_TypedInstruction, ABC):
+    traits = traits_def(WritesOnlyRegisters())
     res = result_def(Reg)
     src = operand_def(RegOrImm)
 
@@ -378,6 +394,8 @@ class NegOp(_UnaryOp):
 class MovOp(_TypedInstruction):
     """`mov.type d, a` — a register, immediate, symbol address or special register."""
 
+    traits = traits_def(WritesOnlyRegisters())
+
     name = "ptx.mov"
     MNEMONIC: ClassVar[str] = "mov"
     res = result_def(Reg)
@@ -391,6 +409,7 @@ class MovOp(_TypedInstruction):
 
 
 class _TernaryOp(_TypedInstruction, ABC):
+    traits = traits_def(WritesOnlyRegisters())
     res = result_def(Reg)
     a = operand_def(RegOrImm)
     b = operand_def(RegOrImm)
@@ -423,6 +442,8 @@ class FmaOp(_TernaryOp):
 class SelpOp(_TypedInstruction):
     """`selp.type d, a, b, p` = p ? a : b."""
 
+    traits = traits_def(WritesOnlyRegisters())
+
     name = "ptx.selp"
     MNEMONIC: ClassVar[str] = "selp"
     res = result_def(Reg)
@@ -440,6 +461,8 @@ class SelpOp(_TypedInstruction):
 @irdl_op_definition
 class SetpOp(Instruction):
     """`setp.cmp.type p, a, b`."""
+
+    traits = traits_def(WritesOnlyRegisters())
 
     name = "ptx.setp"
     cmp = prop_def(StringAttr)
@@ -465,6 +488,8 @@ class SetpOp(Instruction):
 @irdl_op_definition
 class CvtOp(Instruction):
     """`cvt[.rnd].dtype.stype d, a`; `modifier` holds the rounding mode if any."""
+
+    traits = traits_def(WritesOnlyRegisters())
 
     name = "ptx.cvt"
     dtype = prop_def(StringAttr)
@@ -661,6 +686,8 @@ class BarRedOp(Instruction):
 class CvtaOp(Instruction):
     """`cvta.to.shared.u64 d, a` (a generic address into a shared-window one), or with
     `to_generic` `cvta.shared.u64 d, a` (the other way)."""
+
+    traits = traits_def(WritesOnlyRegisters())
 
     name = "ptx.cvta"
     space = prop_def(StringAttr)

@@ -26,6 +26,7 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.traits import Commutative
 
 from xdsl_tmem.backend.isel.core import (
     Address,
@@ -157,7 +158,6 @@ _FLOAT_BINARY: dict[type[Operation], tuple[type[ptx.Instruction], str]] = {
 }
 
 _PRED_LOGIC = {ptx.AndOp, ptx.OrOp, ptx.XorOp}
-_COMMUTATIVE = {ptx.AddOp, ptx.MulOp, ptx.AndOp, ptx.OrOp, ptx.XorOp, ptx.MinOp, ptx.MaxOp}
 
 
 def _immediate_int(value: SSAValue) -> int | None:
@@ -210,7 +210,7 @@ def _int_binary(fs: FunctionSelector, op: Operation) -> None:
         return
     width = max(bits, 16)
     type_suffix = f"{prefix}{width}"
-    commutative = cls in _COMMUTATIVE
+    commutative = cls.has_trait(Commutative)
 
     def build(res: ptx.RegisterType, args: list[SSAValue]) -> Operation:
         a, b = args
@@ -261,7 +261,7 @@ def _float_binary(fs: FunctionSelector, op: Operation) -> None:
     element, _ = vector_elements(result.type)
     cls, prefix = _FLOAT_BINARY[type(op)]
     float_type = float_type_name(element)
-    commutative = cls in _COMMUTATIVE
+    commutative = cls.has_trait(Commutative)
 
     def build(res: ptx.RegisterType, args: list[SSAValue]) -> Operation:
         a, b = args

@@ -152,13 +152,6 @@ def select_kernel(fn: Operation, arch: Arch) -> ptx.EntryOp:
     return ptx.EntryOp(name, params, _directives(fn), Region(fs.body))
 
 
-_PURE = (
-    ptx.AddOp, ptx.SubOp, ptx.MulOp, ptx.DivOp, ptx.RemOp, ptx.AndOp, ptx.OrOp, ptx.XorOp, ptx.ShlOp,
-    ptx.ShrOp, ptx.MinOp, ptx.MaxOp, ptx.NotOp, ptx.NegOp, ptx.MovOp, ptx.MadOp, ptx.FmaOp, ptx.SelpOp,
-    ptx.SetpOp, ptx.CvtOp, ptx.CvtaOp,
-)  # fmt: skip
-
-
 def _remove_dead_instructions(body: Block) -> None:
     """Drop side-effect-free instructions whose registers are never read (e.g. an index
     addition folded into an address offset). Registers are named by type, so liveness
@@ -168,7 +161,10 @@ def _remove_dead_instructions(body: Block) -> None:
         dead = [
             op
             for op in body.ops
-            if isinstance(op, _PURE) and op.guard_value() is None and all(r.type not in read for r in op.results)
+            if op.has_trait(ptx.WritesOnlyRegisters)
+            and isinstance(op, ptx.Instruction)
+            and op.guard_value() is None
+            and all(r.type not in read for r in op.results)
         ]
         if not dead:
             return
