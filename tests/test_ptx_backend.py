@@ -474,3 +474,5 @@ def test_ptx_ops_declare_what_isel_reads() -> None:
     assert register_only == {f"ptx.{n}" for n in (*arithmetic, "mov", "mad", "fma", "selp", "setp", "cvt", "cvta")}
     commutative = {op.name for op in ptx.PTX.operations if op.has_trait(Commutative)}
     assert commutative == {f"ptx.{n}" for n in ("add", "mul", "and", "or", "xor", "min", "max")}
+    pred_form = {op.name for op in ptx.PTX.operations if issubclass(op, ptx.Instruction) and op.PRED_FORM}
+    assert pred_form == {"ptx.and", "ptx.or", "ptx.xor", "ptx.not"}

@@ -221,6 +221,9 @@ class Instruction(IRDLOperation, ABC):
     makes it `@!%p`.
     """
 
+    PRED_FORM: ClassVar[bool] = False
+    """Whether the instruction also works on predicates (`and.pred`; PTX ISA 9.7.8)."""
+
     negated = opt_prop_def(UnitAttr)
     guard = opt_operand_def(Reg)
     """Declared once, here: IRDL collects a base class's fields after the subclass's, so
@@ -324,6 +327,7 @@ class AndOp(_BinaryOp):
     traits = traits_def(Commutative())
     name = "ptx.and"
     MNEMONIC: ClassVar[str] = "and"
+    PRED_FORM: ClassVar[bool] = True
 
 
 @irdl_op_definition
@@ -331,6 +335,7 @@ class OrOp(_BinaryOp):
     traits = traits_def(Commutative())
     name = "ptx.or"
     MNEMONIC: ClassVar[str] = "or"
+    PRED_FORM: ClassVar[bool] = True
 
 
 @irdl_op_definition
@@ -338,6 +343,7 @@ class XorOp(_BinaryOp):
     traits = traits_def(Commutative())
     name = "ptx.xor"
     MNEMONIC: ClassVar[str] = "xor"
+    PRED_FORM: ClassVar[bool] = True
 
 
 @irdl_op_definition
@@ -382,6 +388,7 @@ class _UnaryOp(_TypedInstruction, ABC):
 class NotOp(_UnaryOp):
     name = "ptx.not"
     MNEMONIC: ClassVar[str] = "not"
+    PRED_FORM: ClassVar[bool] = True
 
 
 @irdl_op_definition

@@ -157,8 +157,6 @@ _FLOAT_BINARY: dict[type[Operation], tuple[type[ptx.Instruction], str]] = {
     llvm.FDivOp: (ptx.DivOp, "rn."),
 }
 
-_PRED_LOGIC = {ptx.AndOp, ptx.OrOp, ptx.XorOp}
-
 
 def _immediate_int(value: SSAValue) -> int | None:
     owner = value.owner
@@ -200,9 +198,10 @@ def _int_binary(fs: FunctionSelector, op: Operation) -> None:
     element, _ = vector_elements(result.type)
     cls, prefix, extend = _INT_BINARY[type(op)]
     bits = bit_width(element)
-    if bits == 1 and cls in _PRED_LOGIC:
+    if bits == 1 and cls.PRED_FORM:
         operands = list(op.operands[:2])
-        _elementwise(fs, result, operands, lambda res, a: cls("pred", res, fs.reg(a[0], "pred"), fs.reg(a[1], "pred")))
+        new = cast(Callable[..., Operation], cls)
+        _elementwise(fs, result, operands, lambda res, a: new("pred", res, fs.reg(a[0], "pred"), fs.reg(a[1], "pred")))
         return
     if bits == 1 and cls in (ptx.ShlOp, ptx.ShrOp):
         # An i1 shift by 1 is poison; by 0 it is the identity.

@@ -214,23 +214,13 @@ def _conditional_jump(
     _jump(fs, else_block, else_args)
 
 
-@rule(cf.BranchOp)
-def _cf_br(fs: FunctionSelector, op: cf.BranchOp) -> None:
+@rule(cf.BranchOp, llvm.BrOp)
+def _br(fs: FunctionSelector, op: cf.BranchOp | llvm.BrOp) -> None:
     _jump(fs, op.successor, op.arguments)
 
 
-@rule(cf.ConditionalBranchOp)
-def _cf_cond_br(fs: FunctionSelector, op: cf.ConditionalBranchOp) -> None:
-    _conditional_jump(fs, op.cond, op.then_block, op.then_arguments, op.else_block, op.else_arguments)
-
-
-@rule(llvm.BrOp)
-def _llvm_br(fs: FunctionSelector, op: llvm.BrOp) -> None:
-    _jump(fs, op.successor, op.arguments)
-
-
-@rule(llvm.CondBrOp)
-def _llvm_cond_br(fs: FunctionSelector, op: llvm.CondBrOp) -> None:
+@rule(cf.ConditionalBranchOp, llvm.CondBrOp)
+def _cond_br(fs: FunctionSelector, op: cf.ConditionalBranchOp | llvm.CondBrOp) -> None:
     _conditional_jump(fs, op.cond, op.then_block, op.then_arguments, op.else_block, op.else_arguments)
 
 
