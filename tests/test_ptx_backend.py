@@ -413,7 +413,7 @@ def test_every_rule_module_registers_rules() -> None:
 
 
 def test_ptx_guard_is_declared_once_and_is_the_last_operand() -> None:
-    """Every PTX instruction may be predicated (PTX ISA 9.1, `@{!}p`): one `guard`
+    """Every PTX instruction may be predicated (PTX ISA, "Predicated Execution": `@{!}p`): one `guard`
     operand, declared on `ptx.Instruction`, last, so that `set_guard` appends it."""
     from xdsl_tmem.dialects import ptx
 
@@ -428,14 +428,14 @@ def test_ptx_guard_is_declared_once_and_is_the_last_operand() -> None:
     assert Path(ptx.__file__).read_text().count("guard = opt_operand_def(") == 1
 
 
-# PTX ISA 9.7.16.8 (tcgen05 data-movement shapes): 32-bit registers per thread of `.x1`.
+# PTX ISA, tcgen05.ld/st shapes: 32-bit registers per thread of `.x1`.
 _PTX_ISA_REGISTERS_PER_X1 = {"16x64b": 1, "16x128b": 2, "16x256b": 4, "32x32b": 1, "16x32bx2": 1}
 
 
 @pytest.mark.parametrize("shape", sorted(_PTX_ISA_REGISTERS_PER_X1))
 def test_ptx_tcgen05_ld_st_take_num_from_the_nvvm_shape_table(shape: str) -> None:
     """`.x<num>` is the register count over m(shape), num a power of two, at most 128
-    registers (PTX ISA 9.7.16.8.3/4); other counts are refused by the ptx verifier."""
+    registers (PTX ISA, tcgen05.ld/st); other counts are refused by the ptx verifier."""
     from xdsl.dialects.builtin import IntegerAttr, i32
     from xdsl.utils.exceptions import VerifyException
 
@@ -463,8 +463,9 @@ def test_ptx_tcgen05_ld_st_take_num_from_the_nvvm_shape_table(shape: str) -> Non
 
 def test_ptx_ops_declare_what_isel_reads() -> None:
     """Dead-instruction removal and operand commuting read traits on the ptx ops: the
-    register-only instructions are the arithmetic, move, compare/select and conversion
-    ones (PTX ISA 9.7.1-9.7.9), never memory, barrier, tcgen05 or control flow."""
+    register-only instructions are the PTX ISA's integer, floating-point, comparison and
+    selection, logic, move and conversion instructions, never memory, barrier, tcgen05 or
+    control flow."""
     from xdsl.traits import Commutative
 
     from xdsl_tmem.dialects import ptx

@@ -17,7 +17,8 @@ of other types, defined by pseudo-ops that print nothing themselves:
 Each instruction's operand constraints say which slots accept which kinds, so the
 verifier rejects (for instance) an immediate multicast mask, which ptxas would.
 `xdsl_tmem.backend.printer` renders a `ptx.module` as PTX text; the mnemonics are
-spelled exactly as llc-22 spells them (../shared/ref/nvvm_ops_examples.ptx).
+spelled exactly as llc-22 spells them (`tests/test_ptx_backend.py` compares them with
+llc-22's output for every NVVM-level program).
 """
 
 from __future__ import annotations
@@ -222,7 +223,8 @@ class Instruction(IRDLOperation, ABC):
     """
 
     PRED_FORM: ClassVar[bool] = False
-    """Whether the instruction also works on predicates (`and.pred`; PTX ISA 9.7.8)."""
+    """Whether the instruction also works on predicates (`and.pred`): in the PTX ISA's
+    logic instructions, `and`, `or`, `xor` and `not` take `.pred`."""
 
     negated = opt_prop_def(UnitAttr)
     guard = opt_operand_def(Reg)
@@ -1031,8 +1033,8 @@ class _Tcgen05LdStOp(Instruction, ABC):
         return f"{shape.ptx_name}.x{shape.num(len(self.registers()))}"
 
     def verify_(self) -> None:
-        # PTX ISA 9.7.16.8.3/4: m(shape) x num registers per thread, num a power of two
-        # up to .x128 (at most 128 registers).
+        # PTX ISA, tcgen05.ld / tcgen05.st (the .num table): m(shape) x num registers per
+        # thread, num a power of two, at most 128 registers.
         shape, count = self.shape.data, len(self.registers())
         if not shape.fits(count):
             raise VerifyException(
