@@ -1179,18 +1179,45 @@ class Tcgen05MmaOp(Instruction):
 
 @irdl_op_definition
 class Tcgen05CpOp(Instruction):
-    """`tcgen05.cp.cta_group::N.<shape>[.<multicast>][.<src format>] [taddr], s_desc`."""
+    """`tcgen05.cp.cta_group::N.<shape>[.<multicast>][.b8x16.<src format>] [taddr], s_desc`:
+    the qualifiers are the nvvm dialect's attributes."""
 
     name = "ptx.tcgen05_cp"
-    qualifiers = prop_def(StringAttr)
+    cta_group = prop_def(nvvm.CTAGroupKindAttr)
+    shape = prop_def(nvvm.Tcgen05CpShapeAttr)
+    multicast = prop_def(nvvm.Tcgen05CpMulticastAttr)
+    src_format = opt_prop_def(nvvm.Tcgen05CpSrcFormatAttr)
     taddr = operand_def(Reg)
     desc = operand_def(Reg)
 
-    def __init__(self, qualifiers: str, taddr: SSAValue, desc: SSAValue):
-        super().__init__(operands=[taddr, desc, None], properties={"qualifiers": StringAttr(qualifiers)})
+    def __init__(
+        self,
+        cta_group: int,
+        shape: nvvm.Tcgen05CpShape,
+        multicast: nvvm.Tcgen05CpMulticast,
+        src_format: nvvm.Tcgen05CpSrcFormat | None,
+        taddr: SSAValue,
+        desc: SSAValue,
+    ):
+        props: dict[str, Attribute] = {
+            "cta_group": nvvm.CTAGroupKindAttr.from_int(cta_group),
+            "shape": nvvm.Tcgen05CpShapeAttr(shape),
+            "multicast": nvvm.Tcgen05CpMulticastAttr(multicast),
+        }
+        if src_format is not None:
+            props["src_format"] = nvvm.Tcgen05CpSrcFormatAttr(src_format)
+        super().__init__(operands=[taddr, desc, None], properties=props)
 
     def mnemonic(self) -> str:
-        return f"tcgen05.cp{self.qualifiers.data}"
+        qualifiers = f".cta_group::{self.cta_group.as_int()}.{self.shape.data.value.removeprefix('shape_')}"
+        multicast = self.multicast.data.value
+        if multicast.startswith("warpx2"):
+            qualifiers += f".warpx2::{multicast.removeprefix('warpx2_')}"
+        elif multicast != "none":
+            qualifiers += f".{multicast}"
+        if self.src_format is not None:
+            qualifiers += f".b8x16.{self.src_format.data.value}"
+        return f"tcgen05.cp{qualifiers}"
 
     def ptx_operands(self, name: Namer) -> list[str]:
         return [f"[{name(self.taddr)}]", name(self.desc)]

@@ -154,15 +154,9 @@ def _tcgen05_mma(fs: FunctionSelector, op: nvvm.Tcgen05MMAOp) -> None:
 
 @rule(nvvm.Tcgen05CpOp)
 def _tcgen05_cp(fs: FunctionSelector, op: nvvm.Tcgen05CpOp) -> None:
-    qualifiers = f".cta_group::{_cta_group(fs, op)}.{op.shape.data.value.removeprefix('shape_')}"
-    multicast = op.multicast.data.value
-    if multicast.startswith("warpx2"):
-        qualifiers += f".warpx2::{multicast.removeprefix('warpx2_')}"
-    elif multicast != "none":
-        qualifiers += f".{multicast}"
-    if op.src_format is not None:
-        qualifiers += f".b8x16.{op.src_format.data.value}"
-    fs.emit(ptx.Tcgen05CpOp(qualifiers, fs.reg(fs.address(op.taddr)), fs.reg(op.smem_desc)))
+    source_format = None if op.src_format is None else op.src_format.data
+    taddr, desc = fs.reg(fs.address(op.taddr)), fs.reg(op.smem_desc)
+    fs.emit(ptx.Tcgen05CpOp(_cta_group(fs, op), op.shape.data, op.multicast.data, source_format, taddr, desc))
 
 
 @rule(nvvm.Tcgen05ShiftOp)
