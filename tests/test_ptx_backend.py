@@ -8,6 +8,7 @@ ptxas below).
 
 from __future__ import annotations
 
+import ast
 import os
 import re
 from collections import Counter
@@ -21,7 +22,7 @@ from hypothesis import strategies as st
 from support import EXAMPLES, LIT_TESTS, OptResult, ptxas_assemble
 
 from xdsl_tmem.backend.ptxas import parse_verbose
-from xdsl_tmem.backend.targets import ARCHS
+from xdsl_tmem.backend.target import ARCHS
 
 RunOpt = Callable[..., OptResult]
 
@@ -324,3 +325,155 @@ def test_ptxas_flag_needs_the_ptx_target(run_opt: RunOpt) -> None:
     result = run_opt("builtin.module {}", "--ptxas")
     assert result.code == 1
     assert "--ptxas needs the PTX target (-t ptx)" in result.err
+
+
+# ---- the backend's structure ----------------------------------------------------------
+
+
+def _runtime_imports(tree: ast.Module, modules: set[str]) -> set[str]:
+    """Which of `modules` a module imports when it runs: `import a.b` → a.b; `from a
+    import b` → a.b where that is a module, else a. Imports under `if TYPE_CHECKING:` are
+    left out (only the type checker reads them)."""
+    found: set[str] = set()
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
+            for child in node.orelse:
+                visit(child)
+            return
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module is not None and node.level == 0:
+            submodules = {f"{node.module}.{alias.name}" for alias in node.names} & modules
+            found.update(submodules if len(submodules) == len(node.names) else {node.module, *submodules})
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(tree)
+    return found & modules
+
+
+def _import_cycles(root: Path, package: str) -> list[list[str]]:
+    """Cycles of the runtime import graph of the modules of `package` (at `root`)."""
+    modules: dict[str, Path] = {}
+    for path in root.rglob("*.py"):
+        parts = [package, *path.relative_to(root).with_suffix("").parts]
+        modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    graph = {name: _runtime_imports(ast.parse(path.read_text()), set(modules)) for name, path in modules.items()}
+    cycles: list[list[str]] = []
+    state: dict[str, int] = {}  # 1: on the DFS stack, 2: done
+
+    def dfs(name: str, stack: list[str]) -> None:
+        state[name] = 1
+        for target in sorted(graph[name]):
+            if state.get(target) == 1:
+                cycles.append([*stack[stack.index(target) :], name, target] if target in stack else [name, target])
+            elif target not in state:
+                dfs(target, [*stack, name])
+        state[name] = 2
+
+    for name in sorted(graph):
+        if name not in state:
+            dfs(name, [])
+    return cycles
+
+
+def test_import_cycle_check_finds_a_cycle(tmp_path: Path) -> None:
+    """The checker itself: the shape the backend had (a module importing a rule module
+    for its side effect, the rule module importing the first one's helpers)."""
+    (tmp_path / "__init__.py").write_text("")
+    (tmp_path / "isel.py").write_text("from pkg import isel_nvvm as _rules\n")
+    (tmp_path / "isel_nvvm.py").write_text("from pkg.isel import _helper\n")
+    (tmp_path / "target.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg import isel\n"
+    )
+    assert _import_cycles(tmp_path, "pkg") == [["pkg.isel", "pkg.isel_nvvm", "pkg.isel"]]
+
+
+def test_isel_package_has_no_import_cycle() -> None:
+    """Instruction selection is a package whose core imports no rule module; no module
+    of the backend imports one that imports it back (issue 12, item 6)."""
+    import xdsl_tmem.backend
+
+    root = Path(xdsl_tmem.backend.__file__).parent
+    assert (root / "isel" / "core.py").is_file()
+    assert _import_cycles(root, "xdsl_tmem.backend") == []
+    rule_modules = {f"xdsl_tmem.backend.isel.{p.stem}" for p in (root / "isel").glob("*.py")}
+    core = _runtime_imports(ast.parse((root / "isel" / "core.py").read_text()), rule_modules)
+    assert core == set(), core
+
+
+def test_every_rule_module_registers_rules() -> None:
+    """Each rule module's `@rule`s are in the registry once the package is imported."""
+    from xdsl_tmem.backend.isel import RULES
+    from xdsl_tmem.backend.isel.kernel import RULE_MODULES
+
+    owners = {rule.__module__ for rule in RULES.values()}
+    assert owners == {module.__name__ for module in RULE_MODULES}
+
+
+def test_ptx_guard_is_declared_once_and_is_the_last_operand() -> None:
+    """Every PTX instruction may be predicated (PTX ISA, "Predicated Execution": `@{!}p`): one `guard`
+    operand, declared on `ptx.Instruction`, last, so that `set_guard` appends it."""
+    from xdsl_tmem.dialects import ptx
+
+    instructions = [op for op in ptx.PTX.operations if issubclass(op, ptx.Instruction)]
+    assert len(instructions) > 40
+    for op in instructions:
+        names = [name for name, _ in op.get_irdl_definition().operands]
+        assert names[-1] == "guard", (op.name, names)
+        assert names.count("guard") == 1
+        # (the op class itself holds IRDL's accessor for every operand)
+        assert [cls for cls in op.__mro__[1:] if "guard" in cls.__dict__] == [ptx.Instruction], op.name
+    assert Path(ptx.__file__).read_text().count("guard = opt_operand_def(") == 1
+
+
+# PTX ISA, tcgen05.ld/st shapes: 32-bit registers per thread of `.x1`.
+_PTX_ISA_REGISTERS_PER_X1 = {"16x64b": 1, "16x128b": 2, "16x256b": 4, "32x32b": 1, "16x32bx2": 1}
+
+
+@pytest.mark.parametrize("shape", sorted(_PTX_ISA_REGISTERS_PER_X1))
+def test_ptx_tcgen05_ld_st_take_num_from_the_nvvm_shape_table(shape: str) -> None:
+    """`.x<num>` is the register count over m(shape), num a power of two, at most 128
+    registers (PTX ISA, tcgen05.ld/st); other counts are refused by the ptx verifier."""
+    from xdsl.dialects.builtin import IntegerAttr, i32
+    from xdsl.utils.exceptions import VerifyException
+
+    from xdsl_tmem.dialects import nvvm, ptx
+
+    kind = nvvm.Tcgen05LdStShape(f"shape_{shape}")
+    per_x1 = _PTX_ISA_REGISTERS_PER_X1[shape]
+    taddr = ptx.RegisterOp(ptx.RegisterType("b32", 1)).result
+    split = ptx.ImmOp(IntegerAttr(2, i32)).result if shape == "16x32bx2" else None
+    for count in range(1, 129 + 1):
+        registers = [ptx.RegisterType("b32", 10 + i) for i in range(count)]
+        load = ptx.Tcgen05LdOp(kind, registers, taddr, split)
+        store = ptx.Tcgen05StOp(kind, taddr, [taddr] * count, split)
+        num, rest = divmod(count, per_x1)
+        if rest == 0 and num & (num - 1) == 0 and count <= 128:
+            load.verify()
+            store.verify()
+            assert load.mnemonic() == f"tcgen05.ld.sync.aligned.{shape}.x{num}.b32"
+            assert store.mnemonic() == f"tcgen05.st.sync.aligned.{shape}.x{num}.b32"
+        else:
+            for op in (load, store):
+                with pytest.raises(VerifyException, match=re.escape(f"at most 128 registers): got {count}\n")):
+                    op.verify()
+
+
+def test_ptx_ops_declare_what_isel_reads() -> None:
+    """Dead-instruction removal and operand commuting read traits on the ptx ops: the
+    register-only instructions are the PTX ISA's integer, floating-point, comparison and
+    selection, logic, move and conversion instructions, never memory, barrier, tcgen05 or
+    control flow."""
+    from xdsl.traits import Commutative
+
+    from xdsl_tmem.dialects import ptx
+
+    register_only = {op.name for op in ptx.PTX.operations if op.has_trait(ptx.WritesOnlyRegisters)}
+    arithmetic = {"add", "sub", "mul", "div", "rem", "and", "or", "xor", "shl", "shr", "min", "max", "not", "neg"}
+    assert register_only == {f"ptx.{n}" for n in (*arithmetic, "mov", "mad", "fma", "selp", "setp", "cvt", "cvta")}
+    commutative = {op.name for op in ptx.PTX.operations if op.has_trait(Commutative)}
+    assert commutative == {f"ptx.{n}" for n in ("add", "mul", "and", "or", "xor", "min", "max")}
+    pred_form = {op.name for op in ptx.PTX.operations if issubclass(op, ptx.Instruction) and op.PRED_FORM}
+    assert pred_form == {"ptx.and", "ptx.or", "ptx.xor", "ptx.not"}

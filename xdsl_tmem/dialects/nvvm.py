@@ -175,6 +175,22 @@ class Tcgen05LdStShape(StrEnum):
         """m(shape): 32-bit registers per thread for `.x1` (ptx-nvvm.md §1.4, verified)."""
         return _REGISTERS_PER_NUM[self]
 
+    @property
+    def ptx_name(self) -> str:
+        """The PTX qualifier: `16x64b`, ..., `16x32bx2`."""
+        return self.value.removeprefix("shape_")
+
+    def num(self, registers: int) -> int:
+        """`.x<num>` of a tcgen05.ld/st of `registers` 32-bit registers per thread."""
+        return registers // self.registers_per_num
+
+    def fits(self, registers: int) -> bool:
+        """Whether a tcgen05.ld/st can move `registers` registers per thread: m(shape) x
+        num, num a power of two, at most 128 registers (PTX ISA, tcgen05.ld/st .num;
+        all 40 shape x num combinations checked with ptxas)."""
+        per_num = self.registers_per_num
+        return registers % per_num == 0 and is_power_of_two(registers // per_num) and registers <= MAX_LDST_REGISTERS
+
 
 _REGISTERS_PER_NUM = {
     Tcgen05LdStShape.SHAPE_16X64B: 1,
@@ -614,7 +630,7 @@ class Tcgen05CommitOp(_CtaGroupOp):
 # --------------------------------------------------------------------------------------
 
 
-def _register_count(t: Attribute) -> int | None:
+def ldst_register_count(t: Attribute) -> int | None:
     """32-bit registers carried by `i32` or `vector<N x i32>`, else None."""
     if t == i32:
         return 1
@@ -625,12 +641,12 @@ def _register_count(t: Attribute) -> int | None:
 
 def _check_ldst(op: NVVMOp, shape: Tcgen05LdStShape, data: Attribute, offset: SSAValue | None, what: str) -> None:
     per_num = shape.registers_per_num
-    count = _register_count(data)
+    count = ldst_register_count(data)
     if count is None:
         raise op.error(f"{what} must be i32 or vector<N x i32>, got {data}")
     # Registers per thread = m(shape) x num, num a power of two, at most 128
     # (ptx-nvvm.md §1.4, all 40 shape x num combinations verified with ptxas).
-    if count % per_num or not is_power_of_two(count // per_num) or count > MAX_LDST_REGISTERS:
+    if not shape.fits(count):
         raise op.error(
             f"{shape.value} needs {per_num} x num registers (num a power of two, at most "
             f"{MAX_LDST_REGISTERS} registers): got {data}"

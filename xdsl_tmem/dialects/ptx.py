@@ -17,7 +17,8 @@ of other types, defined by pseudo-ops that print nothing themselves:
 Each instruction's operand constraints say which slots accept which kinds, so the
 verifier rejects (for instance) an immediate multicast mask, which ptxas would.
 `xdsl_tmem.backend.printer` renders a `ptx.module` as PTX text; the mnemonics are
-spelled exactly as llc-22 spells them (../shared/ref/nvvm_ops_examples.ptx).
+spelled exactly as llc-22 spells them (`tests/test_ptx_backend.py` compares them with
+llc-22's output for every NVVM-level program).
 """
 
 from __future__ import annotations
@@ -30,12 +31,14 @@ from typing import ClassVar, cast
 from xdsl.dialects.builtin import (
     AnyFloatConstr,
     ArrayAttr,
+    DenseArrayBase,
     FloatAttr,
     IntAttr,
     IntegerAttr,
     IntegerType,
     StringAttr,
     UnitAttr,
+    i32,
 )
 from xdsl.ir import Attribute, Dialect, ParametrizedAttribute, Region, SSAValue, TypeAttribute
 from xdsl.irdl import (
@@ -57,8 +60,10 @@ from xdsl.irdl import (
 )
 from xdsl.parser import AttrParser
 from xdsl.printer import Printer
-from xdsl.traits import IsolatedFromAbove, NoTerminator
+from xdsl.traits import Commutative, IsolatedFromAbove, NoTerminator, OpTrait
 from xdsl.utils.exceptions import VerifyException
+
+from xdsl_tmem.dialects import nvvm
 
 # --------------------------------------------------------------------------------------
 # Types
@@ -203,6 +208,13 @@ Namer = Callable[[SSAValue], str]
 # --------------------------------------------------------------------------------------
 
 
+class WritesOnlyRegisters(OpTrait):
+    """The instruction's only effect is writing its result registers (no memory,
+    synchronisation or control flow), so it may be dropped when no instruction reads
+    them. Not xDSL's `Pure`: registers are named by type, so a register an op writes may
+    be read through another SSA value, and SSA-based DCE/CSE would be wrong here."""
+
+
 class Instruction(IRDLOperation, ABC):
     """A PTX instruction: `[@[!]guard] mnemonic operands;`.
 
@@ -210,7 +222,14 @@ class Instruction(IRDLOperation, ABC):
     makes it `@!%p`.
     """
 
+    PRED_FORM: ClassVar[bool] = False
+    """Whether the instruction also works on predicates (`and.pred`): in the PTX ISA's
+    logic instructions, `and`, `or`, `xor` and `not` take `.pred`."""
+
     negated = opt_prop_def(UnitAttr)
+    guard = opt_operand_def(Reg)
+    """Declared once, here: IRDL collects a base class's fields after the subclass's, so
+    the guard is the last operand of every instruction (constructors pass `None` for it)."""
 
     @abstractmethod
     def mnemonic(self) -> str: ...
@@ -219,8 +238,16 @@ class Instruction(IRDLOperation, ABC):
     def ptx_operands(self, name: Namer) -> list[str]: ...
 
     def guard_value(self) -> SSAValue | None:
-        guard: object = getattr(self, "guard", None)
-        return cast(SSAValue, guard) if isinstance(guard, SSAValue) else None
+        return self.guard
+
+    def set_guard(self, guard: SSAValue) -> None:
+        """Predicate this (unguarded) instruction on `guard`: `@%p ...`."""
+        assert self.guard is None, f"{self.name} is already guarded"
+        self.operands = [*self.operands, guard]
+        if "operandSegmentSizes" in self.properties:
+            sizes = list(cast(DenseArrayBase[IntegerType], self.properties["operandSegmentSizes"]).get_values())
+            sizes[-1] = 1
+            self.properties["operandSegmentSizes"] = DenseArrayBase.from_list(i32, sizes)
 
     def ptx_line(self, name: Namer) -> str:
         guard = self.guard_value()
@@ -251,10 +278,10 @@ class _TypedInstruction(Instruction, ABC):
 
 
 class _BinaryOp(_TypedInstruction, ABC):
+    traits = traits_def(WritesOnlyRegisters())
     res = result_def(Reg)
     lhs = operand_def(RegOrImm)
     rhs = operand_def(RegOrImm)
-    guard = opt_operand_def(Reg)
 
     def __init__(self, type: str, res: RegisterType, lhs: SSAValue, rhs: SSAValue):
         super().__init__(operands=[lhs, rhs, None], result_types=[res], properties={"type": StringAttr(type)})
@@ -265,6 +292,7 @@ class _BinaryOp(_TypedInstruction, ABC):
 
 @irdl_op_definition
 class AddOp(_BinaryOp):
+    traits = traits_def(Commutative())
     name = "ptx.add"
     MNEMONIC: ClassVar[str] = "add"
 
@@ -277,6 +305,7 @@ class SubOp(_BinaryOp):
 
 @irdl_op_definition
 class MulOp(_BinaryOp):
+    traits = traits_def(Commutative())
     """`mul.{lo,hi,wide}.type` for integers, `mul[.rn].f32` for floats (in `type`)."""
 
     name = "ptx.mul"
@@ -297,20 +326,26 @@ class RemOp(_BinaryOp):
 
 @irdl_op_definition
 class AndOp(_BinaryOp):
+    traits = traits_def(Commutative())
     name = "ptx.and"
     MNEMONIC: ClassVar[str] = "and"
+    PRED_FORM: ClassVar[bool] = True
 
 
 @irdl_op_definition
 class OrOp(_BinaryOp):
+    traits = traits_def(Commutative())
     name = "ptx.or"
     MNEMONIC: ClassVar[str] = "or"
+    PRED_FORM: ClassVar[bool] = True
 
 
 @irdl_op_definition
 class XorOp(_BinaryOp):
+    traits = traits_def(Commutative())
     name = "ptx.xor"
     MNEMONIC: ClassVar[str] = "xor"
+    PRED_FORM: ClassVar[bool] = True
 
 
 @irdl_op_definition
@@ -327,20 +362,22 @@ class ShrOp(_BinaryOp):
 
 @irdl_op_definition
 class MinOp(_BinaryOp):
+    traits = traits_def(Commutative())
     name = "ptx.min"
     MNEMONIC: ClassVar[str] = "min"
 
 
 @irdl_op_definition
 class MaxOp(_BinaryOp):
+    traits = traits_def(Commutative())
     name = "ptx.max"
     MNEMONIC: ClassVar[str] = "max"
 
 
 class _UnaryOp(_TypedInstruction, ABC):
+    traits = traits_def(WritesOnlyRegisters())
     res = result_def(Reg)
     src = operand_def(RegOrImm)
-    guard = opt_operand_def(Reg)
 
     def __init__(self, type: str, res: RegisterType, src: SSAValue):
         super().__init__(operands=[src, None], result_types=[res], properties={"type": StringAttr(type)})
@@ -353,6 +390,7 @@ class _UnaryOp(_TypedInstruction, ABC):
 class NotOp(_UnaryOp):
     name = "ptx.not"
     MNEMONIC: ClassVar[str] = "not"
+    PRED_FORM: ClassVar[bool] = True
 
 
 @irdl_op_definition
@@ -365,11 +403,12 @@ class NegOp(_UnaryOp):
 class MovOp(_TypedInstruction):
     """`mov.type d, a` — a register, immediate, symbol address or special register."""
 
+    traits = traits_def(WritesOnlyRegisters())
+
     name = "ptx.mov"
     MNEMONIC: ClassVar[str] = "mov"
     res = result_def(Reg)
     src = operand_def(MovSource)
-    guard = opt_operand_def(Reg)
 
     def __init__(self, type: str, res: RegisterType, src: SSAValue):
         super().__init__(operands=[src, None], result_types=[res], properties={"type": StringAttr(type)})
@@ -379,11 +418,11 @@ class MovOp(_TypedInstruction):
 
 
 class _TernaryOp(_TypedInstruction, ABC):
+    traits = traits_def(WritesOnlyRegisters())
     res = result_def(Reg)
     a = operand_def(RegOrImm)
     b = operand_def(RegOrImm)
     c = operand_def(RegOrImm)
-    guard = opt_operand_def(Reg)
 
     def __init__(self, type: str, res: RegisterType, a: SSAValue, b: SSAValue, c: SSAValue):
         super().__init__(operands=[a, b, c, None], result_types=[res], properties={"type": StringAttr(type)})
@@ -412,13 +451,14 @@ class FmaOp(_TernaryOp):
 class SelpOp(_TypedInstruction):
     """`selp.type d, a, b, p` = p ? a : b."""
 
+    traits = traits_def(WritesOnlyRegisters())
+
     name = "ptx.selp"
     MNEMONIC: ClassVar[str] = "selp"
     res = result_def(Reg)
     a = operand_def(RegOrImm)
     b = operand_def(RegOrImm)
     cond = operand_def(Reg)
-    guard = opt_operand_def(Reg)
 
     def __init__(self, type: str, res: RegisterType, a: SSAValue, b: SSAValue, cond: SSAValue):
         super().__init__(operands=[a, b, cond, None], result_types=[res], properties={"type": StringAttr(type)})
@@ -431,13 +471,14 @@ class SelpOp(_TypedInstruction):
 class SetpOp(Instruction):
     """`setp.cmp.type p, a, b`."""
 
+    traits = traits_def(WritesOnlyRegisters())
+
     name = "ptx.setp"
     cmp = prop_def(StringAttr)
     type = prop_def(StringAttr)
     res = result_def(Reg)
     lhs = operand_def(RegOrImm)
     rhs = operand_def(RegOrImm)
-    guard = opt_operand_def(Reg)
 
     def __init__(self, cmp: str, type: str, res: RegisterType, lhs: SSAValue, rhs: SSAValue):
         super().__init__(
@@ -457,13 +498,14 @@ class SetpOp(Instruction):
 class CvtOp(Instruction):
     """`cvt[.rnd].dtype.stype d, a`; `modifier` holds the rounding mode if any."""
 
+    traits = traits_def(WritesOnlyRegisters())
+
     name = "ptx.cvt"
     dtype = prop_def(StringAttr)
     stype = prop_def(StringAttr)
     modifier = opt_prop_def(StringAttr)
     res = result_def(Reg)
     src = operand_def(Reg)
-    guard = opt_operand_def(Reg)
 
     def __init__(self, dtype: str, stype: str, res: RegisterType, src: SSAValue, modifier: str | None = None):
         props: dict[str, Attribute] = {"dtype": StringAttr(dtype), "stype": StringAttr(stype)}
@@ -489,7 +531,6 @@ class LdOp(Instruction):
     offset = prop_def(IntAttr)
     res = var_result_def(Reg)
     addr = operand_def(Address)
-    guard = opt_operand_def(Reg)
 
     def __init__(self, space: str, type: str, res: Sequence[RegisterType], addr: SSAValue, offset: int = 0):
         super().__init__(
@@ -522,7 +563,6 @@ class StOp(Instruction):
     offset = prop_def(IntAttr)
     addr = operand_def(Address)
     values = var_operand_def(RegOrImm)
-    guard = opt_operand_def(Reg)
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
 
     def __init__(self, space: str, type: str, addr: SSAValue, values: Sequence[SSAValue], offset: int = 0):
@@ -564,7 +604,6 @@ class BraOp(Instruction):
     name = "ptx.bra"
     target = prop_def(StringAttr)
     uniform = opt_prop_def(UnitAttr)
-    guard = opt_operand_def(Reg)
 
     def __init__(self, target: str, guard: SSAValue | None = None, negated: bool = False, uniform: bool = False):
         props: dict[str, Attribute] = {"target": StringAttr(target)}
@@ -584,7 +623,6 @@ class BraOp(Instruction):
 @irdl_op_definition
 class RetOp(Instruction):
     name = "ptx.ret"
-    guard = opt_operand_def(Reg)
 
     def __init__(self):
         super().__init__(operands=[None])
@@ -598,8 +636,6 @@ class RetOp(Instruction):
 
 class _FixedInstruction(Instruction, ABC):
     """An instruction whose text is fixed by its properties: `TEXT` or `text()`."""
-
-    guard = opt_operand_def(Reg)
 
     def __init__(self, properties: dict[str, Attribute] | None = None):
         super().__init__(operands=[None], properties=properties or {})
@@ -618,7 +654,6 @@ class BarSyncOp(Instruction):
     name = "ptx.bar_sync"
     id = operand_def(RegOrImm)
     count = opt_operand_def(RegOrImm)
-    guard = opt_operand_def(Reg)
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
 
     def __init__(self, id: SSAValue, count: SSAValue | None = None):
@@ -641,7 +676,6 @@ class BarRedOp(Instruction):
     id = operand_def(RegOrImm)
     count = opt_operand_def(RegOrImm)
     pred = operand_def(Reg)
-    guard = opt_operand_def(Reg)
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
 
     def __init__(self, reduction: str, res: RegisterType, id: SSAValue, count: SSAValue | None, pred: SSAValue):
@@ -662,12 +696,13 @@ class CvtaOp(Instruction):
     """`cvta.to.shared.u64 d, a` (a generic address into a shared-window one), or with
     `to_generic` `cvta.shared.u64 d, a` (the other way)."""
 
+    traits = traits_def(WritesOnlyRegisters())
+
     name = "ptx.cvta"
     space = prop_def(StringAttr)
     to_generic = opt_prop_def(UnitAttr)
     res = result_def(Reg)
     src = operand_def(Reg)
-    guard = opt_operand_def(Reg)
 
     def __init__(self, space: str, res: RegisterType, src: SSAValue, to_generic: bool = False):
         props: dict[str, Attribute] = {"space": StringAttr(space)}
@@ -689,7 +724,6 @@ class BarArriveOp(Instruction):
     name = "ptx.bar_arrive"
     id = operand_def(RegOrImm)
     count = operand_def(RegOrImm)
-    guard = opt_operand_def(Reg)
 
     def __init__(self, id: SSAValue, count: SSAValue):
         super().__init__(operands=[id, count, None])
@@ -707,7 +741,6 @@ class BarWarpSyncOp(Instruction):
 
     name = "ptx.bar_warp_sync"
     mask = operand_def(RegOrImm)
-    guard = opt_operand_def(Reg)
 
     def __init__(self, mask: SSAValue):
         super().__init__(operands=[mask, None])
@@ -755,7 +788,6 @@ class MbarrierInitOp(Instruction):
     offset = prop_def(IntAttr)
     addr = operand_def(Address)
     count = operand_def(RegOrImm)
-    guard = opt_operand_def(Reg)
 
     def __init__(self, space: str, addr: SSAValue, count: SSAValue, offset: int = 0):
         super().__init__(
@@ -784,7 +816,6 @@ class MbarrierArriveOp(Instruction):
     state = opt_result_def(Reg)
     addr = operand_def(Address)
     count = opt_operand_def(RegOrImm)
-    guard = opt_operand_def(Reg)
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
 
     def __init__(
@@ -819,7 +850,6 @@ class MbarrierExpectTxOp(Instruction):
     offset = prop_def(IntAttr)
     addr = operand_def(Address)
     tx = operand_def(RegOrImm)
-    guard = opt_operand_def(Reg)
 
     def __init__(self, text: str, addr: SSAValue, tx: SSAValue, offset: int = 0):
         super().__init__(operands=[addr, tx, None], properties={"text": StringAttr(text), "offset": IntAttr(offset)})
@@ -839,7 +869,6 @@ class MbarrierInvalOp(Instruction):
     space = prop_def(StringAttr)
     offset = prop_def(IntAttr)
     addr = operand_def(Address)
-    guard = opt_operand_def(Reg)
 
     def __init__(self, space: str, addr: SSAValue, offset: int = 0):
         super().__init__(operands=[addr, None], properties={"space": StringAttr(space), "offset": IntAttr(offset)})
@@ -866,7 +895,6 @@ class MbarrierWaitOp(Instruction):
     addr = operand_def(Address)
     phase = operand_def(RegOrImm)
     ticks = opt_operand_def(RegOrImm)
-    guard = opt_operand_def(Reg)
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
 
     def __init__(
@@ -901,22 +929,24 @@ class Tcgen05AllocOp(Instruction):
     """`tcgen05.alloc.cta_group::N.sync.aligned[.shared::cta].b32 [dst], ncols`."""
 
     name = "ptx.tcgen05_alloc"
-    cta_group = prop_def(IntAttr)
+    cta_group = prop_def(nvvm.CTAGroupKindAttr)
     shared = opt_prop_def(UnitAttr)
     offset = prop_def(IntAttr)
     addr = operand_def(Address)
     ncols = operand_def(RegOrImm)
-    guard = opt_operand_def(Reg)
 
     def __init__(self, cta_group: int, shared: bool, addr: SSAValue, ncols: SSAValue, offset: int = 0):
-        props: dict[str, Attribute] = {"cta_group": IntAttr(cta_group), "offset": IntAttr(offset)}
+        props: dict[str, Attribute] = {
+            "cta_group": nvvm.CTAGroupKindAttr.from_int(cta_group),
+            "offset": IntAttr(offset),
+        }
         if shared:
             props["shared"] = UnitAttr()
         super().__init__(operands=[addr, ncols, None], properties=props)
 
     def mnemonic(self) -> str:
         space = ".shared::cta" if self.shared else ""
-        return f"tcgen05.alloc.cta_group::{self.cta_group.data}.sync.aligned{space}.b32"
+        return f"tcgen05.alloc.cta_group::{self.cta_group.as_int()}.sync.aligned{space}.b32"
 
     def ptx_operands(self, name: Namer) -> list[str]:
         return [_address(name, self.addr, self.offset.data), name(self.ncols)]
@@ -927,16 +957,17 @@ class Tcgen05DeallocOp(Instruction):
     """`tcgen05.dealloc.cta_group::N.sync.aligned.b32 taddr, ncols`."""
 
     name = "ptx.tcgen05_dealloc"
-    cta_group = prop_def(IntAttr)
+    cta_group = prop_def(nvvm.CTAGroupKindAttr)
     taddr = operand_def(Reg)
     ncols = operand_def(RegOrImm)
-    guard = opt_operand_def(Reg)
 
     def __init__(self, cta_group: int, taddr: SSAValue, ncols: SSAValue):
-        super().__init__(operands=[taddr, ncols, None], properties={"cta_group": IntAttr(cta_group)})
+        super().__init__(
+            operands=[taddr, ncols, None], properties={"cta_group": nvvm.CTAGroupKindAttr.from_int(cta_group)}
+        )
 
     def mnemonic(self) -> str:
-        return f"tcgen05.dealloc.cta_group::{self.cta_group.data}.sync.aligned.b32"
+        return f"tcgen05.dealloc.cta_group::{self.cta_group.as_int()}.sync.aligned.b32"
 
     def ptx_operands(self, name: Namer) -> list[str]:
         return [name(self.taddr), name(self.ncols)]
@@ -959,21 +990,23 @@ class Tcgen05CommitOp(Instruction):
     [mbar][, mask]` — the mask must be a .b16 register (ptx-nvvm.md §1.6)."""
 
     name = "ptx.tcgen05_commit"
-    cta_group = prop_def(IntAttr)
+    cta_group = prop_def(nvvm.CTAGroupKindAttr)
     offset = prop_def(IntAttr)
     addr = operand_def(Address)
     mask = opt_operand_def(Reg)
-    guard = opt_operand_def(Reg)
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
 
     def __init__(self, cta_group: int, addr: SSAValue, mask: SSAValue | None = None, offset: int = 0):
         super().__init__(
-            operands=[addr, mask, None], properties={"cta_group": IntAttr(cta_group), "offset": IntAttr(offset)}
+            operands=[addr, mask, None],
+            properties={"cta_group": nvvm.CTAGroupKindAttr.from_int(cta_group), "offset": IntAttr(offset)},
         )
 
     def mnemonic(self) -> str:
         multicast = ".multicast::cluster" if self.mask is not None else ""
-        return f"tcgen05.commit.cta_group::{self.cta_group.data}.mbarrier::arrive::one.shared::cluster{multicast}.b64"
+        return (
+            f"tcgen05.commit.cta_group::{self.cta_group.as_int()}.mbarrier::arrive::one.shared::cluster{multicast}.b64"
+        )
 
     def ptx_operands(self, name: Namer) -> list[str]:
         mask = [] if self.mask is None else [name(self.mask)]
@@ -986,37 +1019,60 @@ class Tcgen05CommitOp(Instruction):
                 raise VerifyException("ptx.tcgen05_commit: the multicast mask must be a .b16 register")
 
 
+class _Tcgen05LdStOp(Instruction, ABC):
+    """tcgen05.ld / tcgen05.st: the shape is the nvvm dialect's, and `.x<num>` is derived
+    from the register count through the nvvm shape table (m(shape) registers per `.x1`)."""
+
+    shape = prop_def(nvvm.Tcgen05LdStShapeAttr)
+
+    @abstractmethod
+    def registers(self) -> Sequence[SSAValue]: ...
+
+    def qualifiers(self) -> str:
+        shape = self.shape.data
+        return f"{shape.ptx_name}.x{shape.num(len(self.registers()))}"
+
+    def verify_(self) -> None:
+        # PTX ISA, tcgen05.ld / tcgen05.st (the .num table): m(shape) x num registers per
+        # thread, num a power of two, at most 128 registers.
+        shape, count = self.shape.data, len(self.registers())
+        if not shape.fits(count):
+            raise VerifyException(
+                f"{self.name}: .{shape.ptx_name} moves {shape.registers_per_num} x num registers (num a power "
+                f"of two, at most {nvvm.MAX_LDST_REGISTERS} registers): got {count}"
+            )
+
+
 @irdl_op_definition
-class Tcgen05LdOp(Instruction):
+class Tcgen05LdOp(_Tcgen05LdStOp):
     """`tcgen05.ld.sync.aligned.<shape>.x<num>[.pack::16b].b32 {d..}, [taddr][, imm]`."""
 
     name = "ptx.tcgen05_ld"
-    shape = prop_def(StringAttr)
-    num = prop_def(IntAttr)
     pack = opt_prop_def(UnitAttr)
     res = var_result_def(Reg)
     taddr = operand_def(Reg)
     split = opt_operand_def(Imm)
-    guard = opt_operand_def(Reg)
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
 
     def __init__(
         self,
-        shape: str,
-        num: int,
+        shape: nvvm.Tcgen05LdStShape,
         res: Sequence[RegisterType],
         taddr: SSAValue,
         split: SSAValue | None = None,
         pack: bool = False,
     ):
-        props: dict[str, Attribute] = {"shape": StringAttr(shape), "num": IntAttr(num)}
+        props: dict[str, Attribute] = {"shape": nvvm.Tcgen05LdStShapeAttr(shape)}
         if pack:
             props["pack"] = UnitAttr()
         super().__init__(operands=[taddr, split, None], result_types=[res], properties=props)
 
+    def registers(self) -> Sequence[SSAValue]:
+        return self.res
+
     def mnemonic(self) -> str:
         pack = ".pack::16b" if self.pack else ""
-        return f"tcgen05.ld.sync.aligned.{self.shape.data}.x{self.num.data}{pack}.b32"
+        return f"tcgen05.ld.sync.aligned.{self.qualifiers()}{pack}.b32"
 
     def ptx_operands(self, name: Namer) -> list[str]:
         split = [] if self.split is None else [name(self.split)]
@@ -1024,36 +1080,35 @@ class Tcgen05LdOp(Instruction):
 
 
 @irdl_op_definition
-class Tcgen05StOp(Instruction):
+class Tcgen05StOp(_Tcgen05LdStOp):
     """`tcgen05.st.sync.aligned.<shape>.x<num>[.unpack::16b].b32 [taddr][, imm], {a..}`."""
 
     name = "ptx.tcgen05_st"
-    shape = prop_def(StringAttr)
-    num = prop_def(IntAttr)
     unpack = opt_prop_def(UnitAttr)
     taddr = operand_def(Reg)
     split = opt_operand_def(Imm)
     values = var_operand_def(Reg)
-    guard = opt_operand_def(Reg)
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
 
     def __init__(
         self,
-        shape: str,
-        num: int,
+        shape: nvvm.Tcgen05LdStShape,
         taddr: SSAValue,
         values: Sequence[SSAValue],
         split: SSAValue | None = None,
         unpack: bool = False,
     ):
-        props: dict[str, Attribute] = {"shape": StringAttr(shape), "num": IntAttr(num)}
+        props: dict[str, Attribute] = {"shape": nvvm.Tcgen05LdStShapeAttr(shape)}
         if unpack:
             props["unpack"] = UnitAttr()
         super().__init__(operands=[taddr, split, values, None], properties=props)
 
+    def registers(self) -> Sequence[SSAValue]:
+        return self.values
+
     def mnemonic(self) -> str:
         unpack = ".unpack::16b" if self.unpack else ""
-        return f"tcgen05.st.sync.aligned.{self.shape.data}.x{self.num.data}{unpack}.b32"
+        return f"tcgen05.st.sync.aligned.{self.qualifiers()}{unpack}.b32"
 
     def ptx_operands(self, name: Namer) -> list[str]:
         split = [] if self.split is None else [name(self.split)]
@@ -1066,9 +1121,9 @@ class Tcgen05MmaOp(Instruction):
     [{mask..},] enable_input_d[, scale]`."""
 
     name = "ptx.tcgen05_mma"
-    cta_group = prop_def(IntAttr)
-    kind = prop_def(StringAttr)
-    collector = prop_def(StringAttr)
+    cta_group = prop_def(nvvm.CTAGroupKindAttr)
+    kind = prop_def(nvvm.Tcgen05MMAKindAttr)
+    collector = prop_def(nvvm.Tcgen05MMACollectorOpAttr)
     ashift = opt_prop_def(UnitAttr)
     a_tmem = opt_prop_def(UnitAttr)
     d = operand_def(Reg)
@@ -1078,14 +1133,13 @@ class Tcgen05MmaOp(Instruction):
     disable_output_lane = var_operand_def(RegOrImm)
     enable_input_d = operand_def(RegOrImm)
     scale = opt_operand_def(Imm)
-    guard = opt_operand_def(Reg)
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
 
     def __init__(
         self,
         cta_group: int,
-        kind: str,
-        collector: str,
+        kind: nvvm.Tcgen05MMAKind,
+        collector: nvvm.Tcgen05MMACollectorOp,
         d: SSAValue,
         a: SSAValue,
         b: SSAValue,
@@ -1098,9 +1152,9 @@ class Tcgen05MmaOp(Instruction):
         scale: SSAValue | None = None,
     ):
         props: dict[str, Attribute] = {
-            "cta_group": IntAttr(cta_group),
-            "kind": StringAttr(kind),
-            "collector": StringAttr(collector),
+            "cta_group": nvvm.CTAGroupKindAttr.from_int(cta_group),
+            "kind": nvvm.Tcgen05MMAKindAttr(kind),
+            "collector": nvvm.Tcgen05MMACollectorOpAttr(collector),
         }
         if a_tmem:
             props["a_tmem"] = UnitAttr()
@@ -1112,9 +1166,9 @@ class Tcgen05MmaOp(Instruction):
         # llc-22 spells `.ashift` after the collector, except in the
         # disable-output-lane form, where it comes first (both are valid PTX).
         ashift = ".ashift" if self.ashift else ""
-        collector = f".collector::a::{self.collector.data}"
+        collector = f".collector::a::{self.collector.data.value}"
         qualifiers = f"{ashift}{collector}" if self.disable_output_lane else f"{collector}{ashift}"
-        return f"tcgen05.mma.cta_group::{self.cta_group.data}.kind::{self.kind.data}{qualifiers}"
+        return f"tcgen05.mma.cta_group::{self.cta_group.as_int()}.kind::{self.kind.data.value}{qualifiers}"
 
     def ptx_operands(self, name: Namer) -> list[str]:
         a = f"[{name(self.a)}]" if self.a_tmem else name(self.a)
@@ -1125,19 +1179,45 @@ class Tcgen05MmaOp(Instruction):
 
 @irdl_op_definition
 class Tcgen05CpOp(Instruction):
-    """`tcgen05.cp.cta_group::N.<shape>[.<multicast>][.<src format>] [taddr], s_desc`."""
+    """`tcgen05.cp.cta_group::N.<shape>[.<multicast>][.b8x16.<src format>] [taddr], s_desc`:
+    the qualifiers are the nvvm dialect's attributes."""
 
     name = "ptx.tcgen05_cp"
-    qualifiers = prop_def(StringAttr)
+    cta_group = prop_def(nvvm.CTAGroupKindAttr)
+    shape = prop_def(nvvm.Tcgen05CpShapeAttr)
+    multicast = prop_def(nvvm.Tcgen05CpMulticastAttr)
+    src_format = opt_prop_def(nvvm.Tcgen05CpSrcFormatAttr)
     taddr = operand_def(Reg)
     desc = operand_def(Reg)
-    guard = opt_operand_def(Reg)
 
-    def __init__(self, qualifiers: str, taddr: SSAValue, desc: SSAValue):
-        super().__init__(operands=[taddr, desc, None], properties={"qualifiers": StringAttr(qualifiers)})
+    def __init__(
+        self,
+        cta_group: int,
+        shape: nvvm.Tcgen05CpShape,
+        multicast: nvvm.Tcgen05CpMulticast,
+        src_format: nvvm.Tcgen05CpSrcFormat | None,
+        taddr: SSAValue,
+        desc: SSAValue,
+    ):
+        props: dict[str, Attribute] = {
+            "cta_group": nvvm.CTAGroupKindAttr.from_int(cta_group),
+            "shape": nvvm.Tcgen05CpShapeAttr(shape),
+            "multicast": nvvm.Tcgen05CpMulticastAttr(multicast),
+        }
+        if src_format is not None:
+            props["src_format"] = nvvm.Tcgen05CpSrcFormatAttr(src_format)
+        super().__init__(operands=[taddr, desc, None], properties=props)
 
     def mnemonic(self) -> str:
-        return f"tcgen05.cp{self.qualifiers.data}"
+        qualifiers = f".cta_group::{self.cta_group.as_int()}.{self.shape.data.value.removeprefix('shape_')}"
+        multicast = self.multicast.data.value
+        if multicast.startswith("warpx2"):
+            qualifiers += f".warpx2::{multicast.removeprefix('warpx2_')}"
+        elif multicast != "none":
+            qualifiers += f".{multicast}"
+        if self.src_format is not None:
+            qualifiers += f".b8x16.{self.src_format.data.value}"
+        return f"tcgen05.cp{qualifiers}"
 
     def ptx_operands(self, name: Namer) -> list[str]:
         return [f"[{name(self.taddr)}]", name(self.desc)]
@@ -1148,15 +1228,14 @@ class Tcgen05ShiftOp(Instruction):
     """`tcgen05.shift.cta_group::N.down [taddr]`."""
 
     name = "ptx.tcgen05_shift"
-    cta_group = prop_def(IntAttr)
+    cta_group = prop_def(nvvm.CTAGroupKindAttr)
     taddr = operand_def(Reg)
-    guard = opt_operand_def(Reg)
 
     def __init__(self, cta_group: int, taddr: SSAValue):
-        super().__init__(operands=[taddr, None], properties={"cta_group": IntAttr(cta_group)})
+        super().__init__(operands=[taddr, None], properties={"cta_group": nvvm.CTAGroupKindAttr.from_int(cta_group)})
 
     def mnemonic(self) -> str:
-        return f"tcgen05.shift.cta_group::{self.cta_group.data}.down"
+        return f"tcgen05.shift.cta_group::{self.cta_group.as_int()}.down"
 
     def ptx_operands(self, name: Namer) -> list[str]:
         return [f"[{name(self.taddr)}]"]
@@ -1172,7 +1251,6 @@ class ElectSyncOp(Instruction):
     name = "ptx.elect_sync"
     res = result_def(Reg)
     mask = operand_def(RegOrImm)
-    guard = opt_operand_def(Reg)
 
     def __init__(self, res: RegisterType, mask: SSAValue):
         super().__init__(operands=[mask, None], result_types=[res])
@@ -1194,7 +1272,6 @@ class MapaOp(Instruction):
     res = result_def(Reg)
     addr = operand_def(Address)
     rank = operand_def(RegOrImm)
-    guard = opt_operand_def(Reg)
 
     def __init__(self, res: RegisterType, addr: SSAValue, rank: SSAValue, generic: bool = False):
         super().__init__(

@@ -1,27 +1,27 @@
-"""Instruction selection rules for the `nvvm` dialect (registered into `isel._RULES`).
+"""Rules for the `nvvm` dialect's special registers, barriers, fences, elect, mapa
+and mbarriers.
 
-Mnemonics are llc-22's (../shared/ref/nvvm_ops_examples.ptx and the NVVM lit files):
-`mbarrier.init.shared.b64`, `tcgen05.mma...collector::a::discard`, ... A feature the
-target lacks (`kind::i8`, `tcgen05.shift` on `f` targets) is reported here, at the
-op, instead of as a ptxas error.
+Mnemonics are llc-22's (`mbarrier.init.shared.b64`, `barrier.cluster.arrive`, ...), so that
+they compare one for one with llc-22's output (`tests/test_ptx_backend.py`).
 """
 
 from __future__ import annotations
 
 from typing import cast
 
-from xdsl.dialects.builtin import IntegerAttr, VectorType, i1, i32, i64
+from xdsl.dialects.builtin import (
+    IntegerAttr,
+    i32,
+)
 from xdsl.ir import Attribute, SSAValue
 
-from xdsl_tmem.backend.isel import (
+from xdsl_tmem.backend.isel.core import (
     Address,
     FunctionSelector,
-    _address_space,  # pyright: ignore[reportPrivateUsage]
-    _set_guard,  # pyright: ignore[reportPrivateUsage]
+    address_space,
     rule,
 )
 from xdsl_tmem.dialects import nvvm, ptx
-from xdsl_tmem.dialects.utils import constant_int
 
 # --------------------------------------------------------------------------------------
 # Special registers
@@ -176,7 +176,7 @@ def _elect_sync(fs: FunctionSelector, op: nvvm.ElectSyncOp) -> None:
 
 @rule(nvvm.MapaOp)
 def _mapa(fs: FunctionSelector, op: nvvm.MapaOp) -> None:
-    generic = _address_space(op.a.type) != 3
+    generic = address_space(op.a.type) != 3
     address = fs.reg(fs.address(op.a))
     result = fs.fresh("b64" if generic else "b32")
     fs.define(op.res, [Address(fs.emit(ptx.MapaOp(result, address, fs.scalar(op.b), generic)).res)])
@@ -189,7 +189,7 @@ def _mapa(fs: FunctionSelector, op: nvvm.MapaOp) -> None:
 
 def _space(fs: FunctionSelector, op: nvvm.NVVMOp, pointer: SSAValue) -> str:
     """The state-space qualifier llc spells for an mbarrier pointer."""
-    space = _address_space(pointer.type)
+    space = address_space(pointer.type)
     if space == 3:
         return "shared"
     if space == 7:
@@ -226,7 +226,7 @@ def _mbarrier_init(fs: FunctionSelector, op: nvvm.MBarrierInitOp) -> None:
     address = fs.address(op.addr)
     init = ptx.MbarrierInitOp(_space(fs, op, op.addr), address.base, fs.scalar(op.count), address.offset)
     if op.predicate is not None:
-        _set_guard(init, fs.reg(op.predicate, "pred"))
+        init.set_guard(fs.reg(op.predicate, "pred"))
     fs.emit(init)
 
 
@@ -259,7 +259,7 @@ def _arrive(
     state = fs.fresh("b64") if used and predicate is None else None
     arrive = ptx.MbarrierArriveOp(qualifiers, address.base, count_value, state, address.offset)
     if predicate is not None:
-        _set_guard(arrive, fs.reg(predicate, "pred"))
+        arrive.set_guard(fs.reg(predicate, "pred"))
     fs.emit(arrive)
     if results:
         fs.define(results[0], [arrive.state] if arrive.state is not None else [fs.imm(0, results[0].type)])
@@ -339,191 +339,3 @@ def _mbarrier_try_wait(fs: FunctionSelector, op: nvvm.MBarrierTryWaitOp) -> None
 @rule(nvvm.MBarrierTestWaitOp)
 def _mbarrier_test_wait(fs: FunctionSelector, op: nvvm.MBarrierTestWaitOp) -> None:
     _probe(fs, op, "test_wait")
-
-
-# --------------------------------------------------------------------------------------
-# tcgen05
-# --------------------------------------------------------------------------------------
-
-
-def _cta_group(op: nvvm.NVVMOp) -> int:
-    group = op.properties.get("group") or op.properties.get("ctaGroup")
-    return group.as_int() if isinstance(group, nvvm.CTAGroupKindAttr) else 1
-
-
-@rule(nvvm.Tcgen05AllocOp)
-def _tcgen05_alloc(fs: FunctionSelector, op: nvvm.Tcgen05AllocOp) -> None:
-    address = fs.address(op.addr)
-    shared = _address_space(op.addr.type) == 3
-    fs.emit(ptx.Tcgen05AllocOp(_cta_group(op), shared, address.base, fs.scalar(op.n_cols), address.offset))
-
-
-@rule(nvvm.Tcgen05DeallocOp)
-def _tcgen05_dealloc(fs: FunctionSelector, op: nvvm.Tcgen05DeallocOp) -> None:
-    fs.emit(ptx.Tcgen05DeallocOp(_cta_group(op), fs.reg(fs.address(op.taddr)), fs.scalar(op.n_cols)))
-
-
-@rule(nvvm.Tcgen05RelinquishAllocPermitOp)
-def _tcgen05_relinquish(fs: FunctionSelector, op: nvvm.Tcgen05RelinquishAllocPermitOp) -> None:
-    text = f"tcgen05.relinquish_alloc_permit.cta_group::{_cta_group(op)}.sync.aligned"
-    fs.emit(ptx.Tcgen05TextOp({"text": ptx.StringAttr(text)}))
-
-
-@rule(nvvm.Tcgen05FenceOp)
-def _tcgen05_fence(fs: FunctionSelector, op: nvvm.Tcgen05FenceOp) -> None:
-    text = f"tcgen05.fence::{op.kind.data.value}_thread_sync"
-    fs.emit(ptx.Tcgen05TextOp({"text": ptx.StringAttr(text)}))
-
-
-@rule(nvvm.Tcgen05WaitOp)
-def _tcgen05_wait(fs: FunctionSelector, op: nvvm.Tcgen05WaitOp) -> None:
-    which = "ld" if op.kind.data == nvvm.Tcgen05WaitKind.LOAD else "st"
-    fs.emit(ptx.Tcgen05TextOp({"text": ptx.StringAttr(f"tcgen05.wait::{which}.sync.aligned")}))
-
-
-@rule(nvvm.Tcgen05CommitOp)
-def _tcgen05_commit(fs: FunctionSelector, op: nvvm.Tcgen05CommitOp) -> None:
-    address = fs.address(op.addr)
-    mask = None if op.multicast_mask is None else fs.reg(op.multicast_mask, "b16")
-    fs.emit(ptx.Tcgen05CommitOp(_cta_group(op), address.base, mask, address.offset))
-
-
-def _shape_name(shape: nvvm.Tcgen05LdStShape) -> str:
-    return shape.value.removeprefix("shape_")
-
-
-def _split_offset(fs: FunctionSelector, op: nvvm.NVVMOp, offset: SSAValue | None) -> SSAValue | None:
-    if offset is None:
-        return None
-    if (value := constant_int(offset)) is None:
-        raise fs.error(op, "the 16x32bx2 half-split offset must be a constant")
-    return fs.imm(value)
-
-
-@rule(nvvm.Tcgen05LdOp)
-def _tcgen05_ld(fs: FunctionSelector, op: nvvm.Tcgen05LdOp) -> None:
-    shape = op.shape.data
-    count = _register_count(op.res.type)
-    registers = [fs.fresh("b32") for _ in range(count)]
-    load = fs.emit(
-        ptx.Tcgen05LdOp(
-            _shape_name(shape),
-            count // shape.registers_per_num,
-            registers,
-            fs.reg(fs.address(op.tmem_addr)),
-            _split_offset(fs, op, op.offset),
-            pack=op.pack is not None,
-        )
-    )
-    fs.define(op.res, list(load.res))
-
-
-@rule(nvvm.Tcgen05StOp)
-def _tcgen05_st(fs: FunctionSelector, op: nvvm.Tcgen05StOp) -> None:
-    shape = op.shape.data
-    values = [fs.reg(v, "b32") for v in fs.get(op.val)]
-    fs.emit(
-        ptx.Tcgen05StOp(
-            _shape_name(shape),
-            len(values) // shape.registers_per_num,
-            fs.reg(fs.address(op.tmem_addr)),
-            values,
-            _split_offset(fs, op, op.offset),
-            unpack=op.unpack is not None,
-        )
-    )
-
-
-def _register_count(t: object) -> int:
-    return t.get_shape()[0] if isinstance(t, VectorType) else 1
-
-
-@rule(nvvm.Tcgen05MMAOp)
-def _tcgen05_mma(fs: FunctionSelector, op: nvvm.Tcgen05MMAOp) -> None:
-    kind = op.kind.data.value
-    if kind == "i8" and not fs.arch.mma_i8:
-        raise fs.error(op, f"tcgen05.mma kind::i8 is not available on {fs.arch.name} (only sm_100a and sm_110a)")
-    collector = op.collector_op.data.value
-    a_tmem = _address_space(op.matrix_a.type) == 6
-    a = fs.reg(fs.address(op.matrix_a)) if a_tmem else fs.reg(op.matrix_a)
-    enable = fs.scalar(op.enable_input_d)
-    if not isinstance(enable.type, ptx.RegisterType) and enable.type != i1:
-        enable = fs.reg(enable, "pred")
-    mask = [] if op.disable_output_lane is None else [fs.reg(v, "b32") for v in fs.get(op.disable_output_lane)]
-    scale = None
-    if op.scale_input_d is not None:
-        if not fs.arch.mma_scale:
-            raise fs.error(op, f"the tcgen05.mma scale-input-d operand is not available on {fs.arch.name}")
-        if (value := constant_int(op.scale_input_d)) is None:
-            raise fs.error(op, "the scale-input-d operand must be a constant")
-        scale = fs.imm(value)
-    fs.emit(
-        ptx.Tcgen05MmaOp(
-            _cta_group(op),
-            kind,
-            collector,
-            fs.reg(fs.address(op.matrix_d)),
-            a,
-            fs.reg(op.matrix_b),
-            fs.scalar(op.idesc),
-            enable,
-            a_tmem=a_tmem,
-            ashift=op.a_shift is not None,
-            mask=mask,
-            scale=scale,
-        )
-    )
-
-
-@rule(nvvm.Tcgen05CpOp)
-def _tcgen05_cp(fs: FunctionSelector, op: nvvm.Tcgen05CpOp) -> None:
-    qualifiers = f".cta_group::{_cta_group(op)}.{op.shape.data.value.removeprefix('shape_')}"
-    multicast = op.multicast.data.value
-    if multicast.startswith("warpx2"):
-        qualifiers += f".warpx2::{multicast.removeprefix('warpx2_')}"
-    elif multicast != "none":
-        qualifiers += f".{multicast}"
-    if op.src_format is not None:
-        qualifiers += f".b8x16.{op.src_format.data.value}"
-    fs.emit(ptx.Tcgen05CpOp(qualifiers, fs.reg(fs.address(op.taddr)), fs.reg(op.smem_desc)))
-
-
-@rule(nvvm.Tcgen05ShiftOp)
-def _tcgen05_shift(fs: FunctionSelector, op: nvvm.Tcgen05ShiftOp) -> None:
-    if not fs.arch.shift:
-        raise fs.error(op, f"tcgen05.shift is not available on {fs.arch.name} (only the 'a' targets)")
-    fs.emit(ptx.Tcgen05ShiftOp(_cta_group(op), fs.reg(fs.address(op.taddr))))
-
-
-@rule(nvvm.Tcgen05MmaSmemDescOp)
-def _tcgen05_mma_smem_desc(fs: FunctionSelector, op: nvvm.Tcgen05MmaSmemDescOp) -> None:
-    """Bit packing as upstream's lowering does it (ptx-nvvm.md §1.7): the start, LBO and
-    SBO operands are already encoded (>> 4); start | LBO << 16 | SBO << 32 | 1 << 46 |
-    base << 49 | mode << 52 | swizzle << 61, each field masked to its width."""
-
-    def field(value: SSAValue, bits: int, shift: int) -> SSAValue:
-        source = fs.reg(value)
-        kind = cast(ptx.RegisterType, source.type).kind.data
-        width = {"pred": 1, "b16": 16, "b32": 32, "b64": 64}[kind]
-        if kind == "pred":
-            source = fs.emit(ptx.SelpOp("b32", fs.fresh("b32"), fs.imm(1), fs.imm(0), source)).res
-            width = 32
-        if width != 64:
-            source = fs.emit(ptx.CvtOp("u64", f"u{width}", fs.fresh("b64"), source)).res
-        masked = fs.emit(ptx.AndOp("b64", fs.fresh("b64"), source, fs.imm((1 << bits) - 1, i64))).res
-        if shift == 0:
-            return masked
-        return fs.emit(ptx.ShlOp("b64", fs.fresh("b64"), masked, fs.imm(shift, i32))).res
-
-    parts = [
-        field(op.start_addr, 14, 0),
-        field(op.leading_dim_offset, 14, 16),
-        field(op.stride_dim_offset, 14, 32),
-        field(op.base_offset, 3, 49),
-        field(op.leading_dim_mode, 1, 52),
-        field(op.swizzle_mode, 3, 61),
-    ]
-    descriptor = fs.emit(ptx.OrOp("b64", fs.fresh("b64"), parts[0], fs.imm(1 << 46, i64))).res
-    for part in parts[1:]:
-        descriptor = fs.emit(ptx.OrOp("b64", fs.fresh("b64"), descriptor, part)).res
-    fs.define(op.res, [descriptor])

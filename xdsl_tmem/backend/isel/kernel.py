@@ -1,0 +1,218 @@
+"""Kernels and the module: parameters, directives, dead-instruction removal, globals.
+
+Imports every rule module, so that their `@rule`s are registered before a kernel is
+selected.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, cast
+
+from xdsl.dialects import func, llvm
+from xdsl.dialects.builtin import (
+    DenseArrayBase,
+    Float32Type,
+    Float64Type,
+    IntegerAttr,
+    ModuleOp,
+    VectorType,
+    i1,
+    i16,
+)
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+
+# Importing a rule module registers its rules (`@rule`) in `core.RULES`.
+from xdsl_tmem.backend.isel import arith as _arith
+from xdsl_tmem.backend.isel import control as _control
+from xdsl_tmem.backend.isel import memory as _memory
+from xdsl_tmem.backend.isel import nvvm_sync as _nvvm_sync
+from xdsl_tmem.backend.isel import tcgen05 as _tcgen05
+from xdsl_tmem.backend.isel.control import select_blocks
+from xdsl_tmem.backend.isel.core import (
+    Address,
+    FunctionSelector,
+    IselError,
+    UnsupportedTypeError,
+    address_space,
+    bit_width,
+    byte_size,
+    natural_alignment,
+    register_kind,
+)
+from xdsl_tmem.dialects import ptx
+
+RULE_MODULES = (_arith, _memory, _control, _nvvm_sync, _tcgen05)
+"""The rule modules, one per op family (imported for their registrations)."""
+
+if TYPE_CHECKING:
+    from xdsl_tmem.backend.target import Arch
+
+# --------------------------------------------------------------------------------------
+# Kernels and the module
+# --------------------------------------------------------------------------------------
+
+_PARAM_TYPE = {"b16": "u16", "b32": "u32", "b64": "u64"}
+
+
+def _kernel_name(fs_op: Operation) -> str:
+    if isinstance(fs_op, llvm.FuncOp | func.FuncOp):
+        return fs_op.sym_name.data
+    raise AssertionError
+
+
+def _param_declaration(name: str, t: Attribute) -> str:
+    if isinstance(t, llvm.LLVMPointerType):
+        space = address_space(t)
+        where = {1: ".global", 3: ".shared"}.get(space or 0, "")
+        width = "u32" if space in (6, 7) else "u64"
+        return f".{width} .ptr{' ' + where if where else ''} .align 1 {name}"
+    if bit_width(t) <= 8:
+        return f".u8 {name}"  # one byte, as llc-22 declares it (the kernel ABI)
+    if isinstance(t, Float32Type):
+        return f".f32 {name}"
+    if isinstance(t, Float64Type):
+        return f".f64 {name}"
+    return f".{_PARAM_TYPE[register_kind(t)]} {name}"
+
+
+def _load_param(fs: FunctionSelector, arg: SSAValue, name: str) -> None:
+    t = arg.type
+    symbol = fs.symbol(name)
+    if t == i1:
+        byte = fs.emit(ptx.LdOp("param", "b8", [fs.fresh("b16")], symbol)).res[0]
+        low = fs.emit(ptx.AndOp("b16", fs.fresh("b16"), byte, fs.imm(1, i16))).res
+        fs.define(arg, [fs.emit(ptx.SetpOp("ne", "b16", fs.fresh("pred"), low, fs.imm(0, i16))).res])
+        return
+    if isinstance(t, llvm.LLVMPointerType):
+        space = address_space(t)
+        if space in (6, 7):
+            loaded = fs.emit(ptx.LdOp("param", "b32", [fs.fresh("b32")], symbol)).res[0]
+        else:
+            loaded = fs.emit(ptx.LdOp("param", "b64", [fs.fresh("b64")], symbol)).res[0]
+            if space == 3:
+                loaded = fs.emit(ptx.CvtOp("u32", "u64", fs.fresh("b32"), loaded)).res
+        fs.define(arg, [Address(loaded)])
+        return
+    if isinstance(t, VectorType):
+        raise fs.error(fs.fn, f"vector kernel parameter {t} is not supported")
+    kind = register_kind(t)
+    fs.define(arg, [fs.emit(ptx.LdOp("param", f"b{bit_width(t)}", [fs.fresh(kind)], symbol)).res[0]])
+
+
+_DIRECTIVES = (("nvvm.maxntid", ".maxntid"), ("nvvm.reqntid", ".reqntid"))
+
+
+def _directives(fn: Operation) -> list[str]:
+    out: list[str] = []
+    for key, directive in _DIRECTIVES:
+        attr = fn.attributes.get(key)
+        if isinstance(attr, DenseArrayBase):
+            dims = [str(int(v)) for v in attr.get_values()]
+            out.append(f"{directive} {', '.join(dims)}")
+    if isinstance(attr := fn.attributes.get("nvvm.minctasm"), IntegerAttr):
+        out.append(f".minnctapersm {attr.value.data}")
+    if isinstance(attr := fn.attributes.get("nvvm.maxnreg"), IntegerAttr):
+        out.append(f".maxnreg {attr.value.data}")
+    cluster = fn.attributes.get("nvvm.cluster_dim")
+    if isinstance(cluster, DenseArrayBase):
+        dims = [str(int(v)) for v in cluster.get_values()]
+        out.append(".explicitcluster")
+        out.append(f".reqnctapercluster {', '.join(dims)}")
+    return out
+
+
+def select_kernel(fn: Operation, arch: Arch) -> ptx.EntryOp:
+    """Select one kernel into a `ptx.entry`."""
+    name = _kernel_name(fn)
+    fs = FunctionSelector(fn, arch)
+    region = fn.regions[0]
+    if not region.blocks:
+        raise IselError(fn, f"ptx backend: kernel @{name} has no body")
+    params: list[str] = []
+    for i, arg in enumerate(region.blocks[0].args):
+        param_name = f"{name}_param_{i}"
+        try:
+            params.append(_param_declaration(param_name, arg.type))
+            _load_param(fs, arg, param_name)
+        except UnsupportedTypeError as e:
+            raise IselError(fn, f"ptx backend: kernel @{name} parameter {i}: {e}") from None
+    parameters_end = fs.body.last_op
+    if len(region.blocks) == 1:
+        fs.select_block(region.blocks[0])
+    else:
+        select_blocks(fs, region)
+    _remove_dead_instructions(fs.body)
+    for op in list(fs.prologue.ops):
+        op.detach()
+        if parameters_end is None:
+            fs.body.insert_op_before(op, fs.body.first_op) if fs.body.first_op else fs.body.add_op(op)
+        else:
+            fs.body.insert_op_after(op, parameters_end)
+            parameters_end = op
+    return ptx.EntryOp(name, params, _directives(fn), Region(fs.body))
+
+
+def _remove_dead_instructions(body: Block) -> None:
+    """Drop side-effect-free instructions whose registers are never read (e.g. an index
+    addition folded into an address offset). Registers are named by type, so liveness
+    is by register, over the whole kernel: sound without a control-flow graph."""
+    while True:
+        read = {value.type for op in body.ops for value in op.operands if isinstance(value.type, ptx.RegisterType)}
+        dead = [
+            op
+            for op in body.ops
+            if op.has_trait(ptx.WritesOnlyRegisters)
+            and isinstance(op, ptx.Instruction)
+            and op.guard_value() is None
+            and all(r.type not in read for r in op.results)
+        ]
+        if not dead:
+            return
+        for op in dead:
+            op.detach()
+            op.erase(safe_erase=False)
+
+
+def _global_declaration(op: llvm.GlobalOp) -> ptx.GlobalOp:
+    space = op.addr_space.value.data
+    if space != 3:
+        raise IselError(
+            op,
+            f"ptx backend: global @{op.sym_name.data} in address space {space}: only shared (3) globals are supported",
+        )
+    if op.value is not None or op.body.blocks:
+        raise IselError(op, f"ptx backend: shared global @{op.sym_name.data} cannot have an initializer")
+    t: Attribute = op.global_type
+    alignment = op.alignment.value.data if op.alignment is not None else natural_alignment(t)
+    if isinstance(t, llvm.LLVMArrayType | llvm.LLVMStructType | VectorType):
+        return ptx.GlobalOp(op.sym_name.data, "shared", alignment, "b8", byte_size(cast(Attribute, t)))
+    return ptx.GlobalOp(op.sym_name.data, "shared", alignment, f"b{bit_width(t)}" if bit_width(t) >= 16 else "b8", None)
+
+
+def _is_kernel(op: Operation) -> bool:
+    return isinstance(op, llvm.FuncOp | func.FuncOp) and "nvvm.kernel" in op.attributes
+
+
+def select_module(module: ModuleOp, arch: Arch) -> ptx.ModuleOp:
+    """The `ptx.module` for an nvvm-level module: globals (largest alignment first, so
+    small variables do not pad big aligned buffers) and one entry per kernel."""
+    globals_: list[ptx.GlobalOp] = []
+    entries: list[ptx.EntryOp] = []
+    for op in module.body.block.ops:
+        if isinstance(op, llvm.GlobalOp):
+            globals_.append(_global_declaration(op))
+        elif _is_kernel(op):
+            entries.append(select_kernel(op, arch))
+        elif isinstance(op, llvm.FuncOp | func.FuncOp):
+            if op.regions[0].blocks:
+                raise IselError(
+                    op,
+                    f"ptx backend: @{op.sym_name.data} is not a kernel (no nvvm.kernel); "
+                    "device functions are not supported",
+                )
+        else:
+            raise IselError(op, f"ptx backend: {op.name} at module level has no PTX lowering")
+    if not entries:
+        raise IselError(module, "ptx backend: the module has no kernel (an llvm.func with nvvm.kernel)")
+    globals_.sort(key=lambda g: -g.alignment.data)
+    return ptx.ModuleOp(arch.version, arch.name, Region(Block([*globals_, *entries])))
