@@ -38,6 +38,8 @@ from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.hints import isa
 
+from xdsl_tmem.dialects.traits import UniformPreserving
+
 
 def _wrap_signed(value: int, width: int) -> int:
     """`value` truncated to `width` bits, read as signed (how MLIR prints an APInt)."""
@@ -102,7 +104,7 @@ class ExtractElementOp(IRDLOperation):
     vector = operand_def(VectorType)
     position = operand_def(IntegerType)
     res = result_def()
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), UniformPreserving())
 
     def __init__(self, vector: SSAValue, position: SSAValue):
         vector_type = vector.type
@@ -166,7 +168,7 @@ class AddrSpaceCastOp(IRDLOperation):
     name = "llvm.addrspacecast"
     arg = operand_def(_POINTERS)
     res = result_def(_POINTERS)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), UniformPreserving())
     assembly_format = "$arg attr-dict `:` type($arg) `to` type($res)"
 
     def __init__(self, arg: SSAValue, result_type: Attribute):

@@ -70,6 +70,15 @@ from xdsl.utils.hints import isa
 from xdsl.utils.str_enum import StrEnum
 
 from xdsl_tmem.dialects.llvm_ext import ConstantRangeAttr
+from xdsl_tmem.dialects.traits import (
+    LaneVarying,
+    Synchronizes,
+    SyncPoint,
+    ThreadBarrier,
+    UniformPreserving,
+    UniformResult,
+    WarpLocal,
+)
 from xdsl_tmem.dialects.utils import (
     TMEM_PTR,
     CtaGroupUser,
@@ -521,6 +530,8 @@ class Tcgen05AllocOp(_CtaGroupOp):
     The whole warp allocates `ncols` TMEM columns and writes the address to `addr`.
     """
 
+    traits = traits_def(Synchronizes(), LaneVarying())
+
     name = "nvvm.tcgen05.alloc"
     addr = operand_def(LLVMPointerType)
     n_cols = operand_def(I32)
@@ -542,6 +553,8 @@ class Tcgen05AllocOp(_CtaGroupOp):
 class Tcgen05DeallocOp(_CtaGroupOp):
     """`tcgen05.dealloc.cta_group::N.sync.aligned.b32 taddr, ncols;`"""
 
+    traits = traits_def(Synchronizes(), LaneVarying())
+
     name = "nvvm.tcgen05.dealloc"
     taddr = operand_def(LLVMPointerType)
     n_cols = operand_def(I32)
@@ -562,6 +575,8 @@ class Tcgen05DeallocOp(_CtaGroupOp):
 class Tcgen05RelinquishAllocPermitOp(_CtaGroupOp):
     """`tcgen05.relinquish_alloc_permit.cta_group::N.sync.aligned;`"""
 
+    traits = traits_def(Synchronizes(), LaneVarying())
+
     name = "nvvm.tcgen05.relinquish_alloc_permit"
     assembly_format = "attr-dict"
 
@@ -578,6 +593,8 @@ class Tcgen05RelinquishAllocPermitOp(_CtaGroupOp):
 class Tcgen05FenceOp(NVVMOp):
     """`tcgen05.fence::before_thread_sync;` / `tcgen05.fence::after_thread_sync;`"""
 
+    traits = traits_def(WarpLocal(), LaneVarying())
+
     name = "nvvm.tcgen05.fence"
     kind = prop_def(Tcgen05FenceKindAttr)
     assembly_format = "$kind attr-dict"
@@ -589,6 +606,8 @@ class Tcgen05FenceOp(NVVMOp):
 @irdl_op_definition
 class Tcgen05WaitOp(NVVMOp):
     """`tcgen05.wait::ld.sync.aligned;` / `tcgen05.wait::st.sync.aligned;`"""
+
+    traits = traits_def(SyncPoint(), LaneVarying())
 
     name = "nvvm.tcgen05.wait"
     kind = prop_def(Tcgen05WaitKindAttr)
@@ -605,6 +624,8 @@ class Tcgen05CommitOp(_CtaGroupOp):
 
     One arrive on the mbarrier once this thread's earlier mma/cp/shift complete.
     """
+
+    traits = traits_def(SyncPoint(), LaneVarying())
 
     name = "nvvm.tcgen05.commit"
     addr = operand_def(LLVMPointerType)
@@ -669,6 +690,8 @@ class Tcgen05LdOp(NVVMOp):
     The result type gives the register count (m(shape) x num); `.xN` is derived.
     """
 
+    traits = traits_def(SyncPoint(), LaneVarying())
+
     name = "nvvm.tcgen05.ld"
     tmem_addr = operand_def(TMEM_PTR)
     offset = opt_operand_def(I64)
@@ -697,6 +720,8 @@ class Tcgen05LdOp(NVVMOp):
 @irdl_op_definition
 class Tcgen05StOp(NVVMOp):
     """`tcgen05.st.sync.aligned.<shape>.x<num>[.unpack::16b].b32 [taddr][, off], {r...};`"""
+
+    traits = traits_def(SyncPoint(), LaneVarying())
 
     name = "nvvm.tcgen05.st"
     tmem_addr = operand_def(TMEM_PTR)
@@ -741,6 +766,8 @@ class Tcgen05MMAOp(NVVMOp, CtaGroupUser):
     Custom syntax is hand-written: upstream's `(type(operands))` with two optional
     operands cannot be written in xDSL's declarative format.
     """
+
+    traits = traits_def(SyncPoint(), LaneVarying())
 
     name = "nvvm.tcgen05.mma"
     matrix_d = operand_def(LLVMPointerType)
@@ -889,7 +916,7 @@ class Tcgen05MmaSmemDescOp(NVVMOp):
     leading_dim_mode = operand_def(I1)
     swizzle_mode = operand_def(IntegerType(8))
     res = result_def(I64)
-    traits = traits_def(Pure())
+    traits = traits_def(UniformPreserving(), Pure())
     assembly_format = (
         "`(` $start_addr `,` $leading_dim_offset `,` $stride_dim_offset `,` $base_offset `,` "
         "$leading_dim_mode `,` $swizzle_mode `)` attr-dict `:` `(` type($start_addr) `,` "
@@ -940,6 +967,8 @@ _CP_MULTICAST = {
 class Tcgen05CpOp(_CtaGroupOp):
     """`tcgen05.cp.cta_group::N.<shape>[.<multicast>][.b8x16.<src_fmt>] [taddr], s_desc;`"""
 
+    traits = traits_def(SyncPoint(), LaneVarying())
+
     name = "nvvm.tcgen05.cp"
     taddr = operand_def(TMEM_PTR)
     smem_desc = operand_def(I64)
@@ -979,6 +1008,8 @@ class Tcgen05CpOp(_CtaGroupOp):
 class Tcgen05ShiftOp(_CtaGroupOp):
     """`tcgen05.shift.cta_group::N.down [taddr];`"""
 
+    traits = traits_def(WarpLocal(), LaneVarying())
+
     name = "nvvm.tcgen05.shift"
     taddr = operand_def(LLVMPointerType)
     assembly_format = "$taddr attr-dict `:` type($taddr)"
@@ -1012,6 +1043,8 @@ def _check_no_cluster_state(op: NVVMOp, space: int, res: SSAValue | None) -> Non
 class MBarrierInitOp(NVVMOp):
     """`mbarrier.init[.shared].b64 [addr], count;` (inline PTX if predicated)."""
 
+    traits = traits_def(SyncPoint(), LaneVarying())
+
     name = "nvvm.mbarrier.init"
     addr = operand_def(LLVMPointerType)
     count = operand_def(I32)
@@ -1034,6 +1067,8 @@ class MBarrierInitOp(NVVMOp):
 class MBarrierInvalOp(NVVMOp):
     """`mbarrier.inval[.shared].b64 [addr];`"""
 
+    traits = traits_def(Synchronizes(), LaneVarying())
+
     name = "nvvm.mbarrier.inval"
     addr = operand_def(LLVMPointerType)
     assembly_format = "$addr attr-dict `:` type(operands)"
@@ -1048,6 +1083,8 @@ class MBarrierInvalOp(NVVMOp):
 @irdl_op_definition
 class MBarrierArriveOp(NVVMOp):
     """`mbarrier.arrive[.relaxed][.<scope>][.shared[::cluster]].b64 state|_, [addr][, count];`"""
+
+    traits = traits_def(Synchronizes(), LaneVarying())
 
     name = "nvvm.mbarrier.arrive"
     addr = operand_def(LLVMPointerType)
@@ -1084,6 +1121,8 @@ class MBarrierArriveOp(NVVMOp):
 @irdl_op_definition
 class MBarrierArriveExpectTxOp(NVVMOp):
     """`mbarrier.arrive.expect_tx[...].b64 state|_, [addr], txcount;`"""
+
+    traits = traits_def(Synchronizes(), LaneVarying())
 
     name = "nvvm.mbarrier.arrive.expect_tx"
     addr = operand_def(LLVMPointerType)
@@ -1139,12 +1178,16 @@ class _TxCountOp(NVVMOp, ABC):
 class MBarrierExpectTxOp(_TxCountOp):
     """`mbarrier.expect_tx.relaxed.<scope>.shared[::cluster].b64 [addr], txcount;`"""
 
+    traits = traits_def(Synchronizes(), LaneVarying())
+
     name = "nvvm.mbarrier.expect_tx"
 
 
 @irdl_op_definition
 class MBarrierCompleteTxOp(_TxCountOp):
     """`mbarrier.complete_tx.relaxed.<scope>.shared[::cluster].b64 [addr], txcount;`"""
+
+    traits = traits_def(Synchronizes(), LaneVarying())
 
     name = "nvvm.mbarrier.complete_tx"
 
@@ -1153,6 +1196,8 @@ class MBarrierCompleteTxOp(_TxCountOp):
 class MBarrierTryWaitParityOp(NVVMOp):
     """Blocking wait: a `mbarrier.try_wait.parity` retry loop in inline PTX (needs
     `--convert-nvvm-to-llvm`; ptx-nvvm.md §2). `ticks` is the suspend-time hint."""
+
+    traits = traits_def(Synchronizes(), LaneVarying())
 
     name = "nvvm.mbarrier.try_wait.parity"
     addr = operand_def(LLVMPointerType)
@@ -1184,6 +1229,8 @@ class _ProbeOp(NVVMOp, ABC):
 @irdl_op_definition
 class MBarrierTryWaitOp(_ProbeOp):
     """`mbarrier.try_wait[.parity].<sem>.<scope>.shared.b64 p, [addr], state|phase[, ticks];`"""
+
+    traits = traits_def(Synchronizes(), LaneVarying())
 
     name = "nvvm.mbarrier.try_wait"
     addr = operand_def(LLVMPointerType)
@@ -1217,6 +1264,8 @@ class MBarrierTryWaitOp(_ProbeOp):
 class MBarrierTestWaitOp(_ProbeOp):
     """`mbarrier.test_wait[.parity].<sem>.<scope>.shared.b64 p, [addr], state|phase;`"""
 
+    traits = traits_def(Synchronizes(), LaneVarying())
+
     name = "nvvm.mbarrier.test.wait"
     addr = operand_def(LLVMPointerType)
     state_or_phase = operand_def(I32 | I64)
@@ -1247,6 +1296,8 @@ class MBarrierTestWaitOp(_ProbeOp):
 class FenceMbarrierInitOp(NVVMOp):
     """`fence.mbarrier_init.release.cluster;`"""
 
+    traits = traits_def(WarpLocal(), LaneVarying())
+
     name = "nvvm.fence.mbarrier.init"
     assembly_format = "attr-dict"
 
@@ -1262,6 +1313,8 @@ class FenceMbarrierInitOp(NVVMOp):
 @irdl_op_definition
 class FenceProxyOp(NVVMOp):
     """`fence.proxy.<kind>[::<space>];`, e.g. `fence.proxy.async.shared::cta;`"""
+
+    traits = traits_def(WarpLocal(), LaneVarying())
 
     name = "nvvm.fence.proxy"
     kind = prop_def(ProxyKindAttr)
@@ -1289,6 +1342,8 @@ class FenceProxyOp(NVVMOp):
 class Barrier0Op(NVVMOp):
     """`bar.sync 0;`"""
 
+    traits = traits_def(ThreadBarrier(), LaneVarying())
+
     name = "nvvm.barrier0"
     assembly_format = "attr-dict"
 
@@ -1314,6 +1369,8 @@ def _check_barrier_operands(op: NVVMOp, barrier_id: SSAValue | None, number_of_t
 @irdl_op_definition
 class BarrierOp(NVVMOp):
     """`bar.sync id[, n];` or, with a reduction, `bar.red.<op> ...`."""
+
+    traits = traits_def(ThreadBarrier(), LaneVarying())
 
     name = "nvvm.barrier"
     barrier_id = opt_operand_def(I32)
@@ -1360,6 +1417,8 @@ class BarrierOp(NVVMOp):
 class BarrierArriveOp(NVVMOp):
     """`bar.arrive id, n;` (inline PTX; needs `--convert-nvvm-to-llvm`)."""
 
+    traits = traits_def(ThreadBarrier(), LaneVarying())
+
     name = "nvvm.barrier.arrive"
     barrier_id = opt_operand_def(I32)
     number_of_threads = operand_def(I32)
@@ -1375,6 +1434,8 @@ class BarrierArriveOp(NVVMOp):
 @irdl_op_definition
 class SyncWarpOp(NVVMOp):
     """`bar.warp.sync membermask;`"""
+
+    traits = traits_def(WarpLocal(), LaneVarying())
 
     name = "nvvm.bar.warp.sync"
     mask = operand_def(I32)
@@ -1396,12 +1457,16 @@ class _ClusterBarrierOp(NVVMOp, ABC):
 class ClusterArriveOp(_ClusterBarrierOp):
     """`barrier.cluster.arrive[.aligned];`"""
 
+    traits = traits_def(ThreadBarrier(), LaneVarying())
+
     name = "nvvm.cluster.arrive"
 
 
 @irdl_op_definition
 class ClusterArriveRelaxedOp(_ClusterBarrierOp):
     """`barrier.cluster.arrive.relaxed[.aligned];`"""
+
+    traits = traits_def(ThreadBarrier(), LaneVarying())
 
     name = "nvvm.cluster.arrive.relaxed"
 
@@ -1410,12 +1475,16 @@ class ClusterArriveRelaxedOp(_ClusterBarrierOp):
 class ClusterWaitOp(_ClusterBarrierOp):
     """`barrier.cluster.wait[.aligned];`"""
 
+    traits = traits_def(ThreadBarrier(), LaneVarying())
+
     name = "nvvm.cluster.wait"
 
 
 @irdl_op_definition
 class ElectSyncOp(NVVMOp):
     """`elect.sync _|p, membermask;` (membermask defaults to all lanes)."""
+
+    traits = traits_def(WarpLocal(), LaneVarying())
 
     name = "nvvm.elect.sync"
     membermask = opt_operand_def(I32)
@@ -1432,6 +1501,8 @@ class ElectSyncOp(NVVMOp):
 @irdl_op_definition
 class MapaOp(NVVMOp):
     """`mapa[.shared::cluster].u32|u64 d, a, b;`: the address of `a` in CTA `b`."""
+
+    traits = traits_def(WarpLocal(), UniformPreserving())
 
     name = "nvvm.mapa"
     a = operand_def(LLVMPointerType)
@@ -1494,11 +1565,15 @@ class _PureSregOp(_SregOp, ABC):
 
 @irdl_op_definition
 class LaneIdOp(_RangeSregOp):
+    traits = traits_def(LaneVarying())
+
     name = "nvvm.read.ptx.sreg.laneid"
 
 
 @irdl_op_definition
 class WarpSizeOp(_RangeSregOp):
+    traits = traits_def(UniformResult())
+
     name = "nvvm.read.ptx.sreg.warpsize"
 
 
@@ -1506,146 +1581,204 @@ class WarpSizeOp(_RangeSregOp):
 class WarpIdOp(_RangeSregOp):
     """`%warpid`: the volatile hardware warp slot, not tid.x / 32 (ptx-nvvm.md §1.2)."""
 
+    traits = traits_def(LaneVarying())
+
     name = "nvvm.read.ptx.sreg.warpid"
 
 
 @irdl_op_definition
 class WarpDimOp(_RangeSregOp):
+    traits = traits_def(UniformResult())
+
     name = "nvvm.read.ptx.sreg.nwarpid"
 
 
 @irdl_op_definition
 class SmIdOp(_RangeSregOp):
+    traits = traits_def(LaneVarying())
+
     name = "nvvm.read.ptx.sreg.smid"
 
 
 @irdl_op_definition
 class SmDimOp(_RangeSregOp):
+    traits = traits_def(UniformResult())
+
     name = "nvvm.read.ptx.sreg.nsmid"
 
 
 @irdl_op_definition
 class GridIdOp(_RangeSregOp):
+    traits = traits_def(UniformResult())
+
     name = "nvvm.read.ptx.sreg.gridid"
 
 
 @irdl_op_definition
 class ThreadIdXOp(_RangeSregOp):
+    traits = traits_def(LaneVarying())
+
     name = "nvvm.read.ptx.sreg.tid.x"
 
 
 @irdl_op_definition
 class ThreadIdYOp(_RangeSregOp):
+    traits = traits_def(LaneVarying())
+
     name = "nvvm.read.ptx.sreg.tid.y"
 
 
 @irdl_op_definition
 class ThreadIdZOp(_RangeSregOp):
+    traits = traits_def(LaneVarying())
+
     name = "nvvm.read.ptx.sreg.tid.z"
 
 
 @irdl_op_definition
 class BlockDimXOp(_RangeSregOp):
+    traits = traits_def(UniformResult())
+
     name = "nvvm.read.ptx.sreg.ntid.x"
 
 
 @irdl_op_definition
 class BlockDimYOp(_RangeSregOp):
+    traits = traits_def(UniformResult())
+
     name = "nvvm.read.ptx.sreg.ntid.y"
 
 
 @irdl_op_definition
 class BlockDimZOp(_RangeSregOp):
+    traits = traits_def(UniformResult())
+
     name = "nvvm.read.ptx.sreg.ntid.z"
 
 
 @irdl_op_definition
 class BlockIdXOp(_RangeSregOp):
+    traits = traits_def(UniformResult())
+
     name = "nvvm.read.ptx.sreg.ctaid.x"
 
 
 @irdl_op_definition
 class BlockIdYOp(_RangeSregOp):
+    traits = traits_def(UniformResult())
+
     name = "nvvm.read.ptx.sreg.ctaid.y"
 
 
 @irdl_op_definition
 class BlockIdZOp(_RangeSregOp):
+    traits = traits_def(UniformResult())
+
     name = "nvvm.read.ptx.sreg.ctaid.z"
 
 
 @irdl_op_definition
 class GridDimXOp(_RangeSregOp):
+    traits = traits_def(UniformResult())
+
     name = "nvvm.read.ptx.sreg.nctaid.x"
 
 
 @irdl_op_definition
 class GridDimYOp(_RangeSregOp):
+    traits = traits_def(UniformResult())
+
     name = "nvvm.read.ptx.sreg.nctaid.y"
 
 
 @irdl_op_definition
 class GridDimZOp(_RangeSregOp):
+    traits = traits_def(UniformResult())
+
     name = "nvvm.read.ptx.sreg.nctaid.z"
 
 
 @irdl_op_definition
 class ClusterIdXOp(_RangeSregOp):
+    traits = traits_def(UniformResult())
+
     name = "nvvm.read.ptx.sreg.clusterid.x"
 
 
 @irdl_op_definition
 class ClusterIdYOp(_RangeSregOp):
+    traits = traits_def(UniformResult())
+
     name = "nvvm.read.ptx.sreg.clusterid.y"
 
 
 @irdl_op_definition
 class ClusterIdZOp(_RangeSregOp):
+    traits = traits_def(UniformResult())
+
     name = "nvvm.read.ptx.sreg.clusterid.z"
 
 
 @irdl_op_definition
 class ClusterDimXOp(_RangeSregOp):
+    traits = traits_def(UniformResult())
+
     name = "nvvm.read.ptx.sreg.nclusterid.x"
 
 
 @irdl_op_definition
 class ClusterDimYOp(_RangeSregOp):
+    traits = traits_def(UniformResult())
+
     name = "nvvm.read.ptx.sreg.nclusterid.y"
 
 
 @irdl_op_definition
 class ClusterDimZOp(_RangeSregOp):
+    traits = traits_def(UniformResult())
+
     name = "nvvm.read.ptx.sreg.nclusterid.z"
 
 
 @irdl_op_definition
 class BlockInClusterIdXOp(_RangeSregOp):
+    traits = traits_def(UniformResult())
+
     name = "nvvm.read.ptx.sreg.cluster.ctaid.x"
 
 
 @irdl_op_definition
 class BlockInClusterIdYOp(_RangeSregOp):
+    traits = traits_def(UniformResult())
+
     name = "nvvm.read.ptx.sreg.cluster.ctaid.y"
 
 
 @irdl_op_definition
 class BlockInClusterIdZOp(_RangeSregOp):
+    traits = traits_def(UniformResult())
+
     name = "nvvm.read.ptx.sreg.cluster.ctaid.z"
 
 
 @irdl_op_definition
 class ClusterDimBlocksXOp(_RangeSregOp):
+    traits = traits_def(UniformResult())
+
     name = "nvvm.read.ptx.sreg.cluster.nctaid.x"
 
 
 @irdl_op_definition
 class ClusterDimBlocksYOp(_RangeSregOp):
+    traits = traits_def(UniformResult())
+
     name = "nvvm.read.ptx.sreg.cluster.nctaid.y"
 
 
 @irdl_op_definition
 class ClusterDimBlocksZOp(_RangeSregOp):
+    traits = traits_def(UniformResult())
+
     name = "nvvm.read.ptx.sreg.cluster.nctaid.z"
 
 
@@ -1653,36 +1786,50 @@ class ClusterDimBlocksZOp(_RangeSregOp):
 class ClusterCtaRankOp(_RangeSregOp):
     """`%cluster_ctarank`: this CTA's rank in its cluster (bit index of commit masks)."""
 
+    traits = traits_def(UniformResult())
+
     name = "nvvm.read.ptx.sreg.cluster.ctarank"
 
 
 @irdl_op_definition
 class ClusterNctaRankOp(_RangeSregOp):
+    traits = traits_def(UniformResult())
+
     name = "nvvm.read.ptx.sreg.cluster.nctarank"
 
 
 @irdl_op_definition
 class LaneMaskEqOp(_PureSregOp):
+    traits = traits_def(LaneVarying())
+
     name = "nvvm.read.ptx.sreg.lanemask.eq"
 
 
 @irdl_op_definition
 class LaneMaskLeOp(_PureSregOp):
+    traits = traits_def(LaneVarying())
+
     name = "nvvm.read.ptx.sreg.lanemask.le"
 
 
 @irdl_op_definition
 class LaneMaskLtOp(_PureSregOp):
+    traits = traits_def(LaneVarying())
+
     name = "nvvm.read.ptx.sreg.lanemask.lt"
 
 
 @irdl_op_definition
 class LaneMaskGeOp(_PureSregOp):
+    traits = traits_def(LaneVarying())
+
     name = "nvvm.read.ptx.sreg.lanemask.ge"
 
 
 @irdl_op_definition
 class LaneMaskGtOp(_PureSregOp):
+    traits = traits_def(LaneVarying())
+
     name = "nvvm.read.ptx.sreg.lanemask.gt"
 
 
@@ -1690,11 +1837,15 @@ class LaneMaskGtOp(_PureSregOp):
 class ClockOp(_SregOp):
     """`%clock` (not pure: every read differs)."""
 
+    traits = traits_def(WarpLocal(), LaneVarying())
+
     name = "nvvm.read.ptx.sreg.clock"
 
 
 @irdl_op_definition
 class Clock64Op(_SregOp):
+    traits = traits_def(WarpLocal(), LaneVarying())
+
     name = "nvvm.read.ptx.sreg.clock64"
 
     def __init__(self, result_type: IntegerType = i64):
@@ -1703,6 +1854,8 @@ class Clock64Op(_SregOp):
 
 @irdl_op_definition
 class GlobalTimerOp(_SregOp):
+    traits = traits_def(WarpLocal(), LaneVarying())
+
     name = "nvvm.read.ptx.sreg.globaltimer"
 
     def __init__(self, result_type: IntegerType = i64):

@@ -51,6 +51,7 @@ from xdsl.irdl import (
     prop_def,
     region_def,
     result_def,
+    traits_def,
     var_operand_def,
     var_result_def,
 )
@@ -60,6 +61,7 @@ from xdsl.traits import HasParent, IsTerminator
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.hints import isa
 
+from xdsl_tmem.dialects.traits import Synchronizes, SyncPoint, WarpLocal
 from xdsl_tmem.dialects.utils import (
     SHARED_PTR,
     TMEM_COLUMNS,
@@ -463,6 +465,8 @@ class AllocOp(TmemOp):
     then `bar.warp.sync` and `ld.shared.b32`.
     """
 
+    traits = traits_def(Synchronizes())
+
     name = "tmem.alloc"
     slot = operand_def(SHARED_PTR)
     allocation = result_def(AllocationType)
@@ -478,6 +482,8 @@ class FromSharedOp(TmemOp):
 
     Only valid after the named-barrier sync that publishes it (semantics.md §5.2).
     """
+
+    traits = traits_def(SyncPoint())
 
     name = "tmem.from_shared"
     slot = operand_def(SHARED_PTR)
@@ -495,6 +501,8 @@ class RelinquishOp(TmemOp):
     PTX: `tcgen05.relinquish_alloc_permit.cta_group::N.sync.aligned;`
     """
 
+    traits = traits_def(Synchronizes())
+
     name = "tmem.relinquish"
     allocation = operand_def(AllocationType)
     assembly_format = "$allocation attr-dict `:` type($allocation)"
@@ -510,6 +518,8 @@ class DeallocOp(TmemOp):
     PTX: `tcgen05.dealloc.cta_group::N.sync.aligned.b32 addr, max_cols;`
     """
 
+    traits = traits_def(Synchronizes())
+
     name = "tmem.dealloc"
     allocation = operand_def(AllocationType)
     assembly_format = "$allocation attr-dict `:` type($allocation)"
@@ -521,6 +531,8 @@ class DeallocOp(TmemOp):
 @irdl_op_definition
 class BaseAddressOp(TmemOp):
     """`TmemAllocation.addr`: the allocation's 32-bit TMEM address."""
+
+    traits = traits_def(WarpLocal())
 
     name = "tmem.base_address"
     allocation = operand_def(AllocationType)
@@ -540,6 +552,8 @@ class BaseAddressOp(TmemOp):
 class StageCreateOp(TmemOp):
     """`TmemStage(base_addr, index)`."""
 
+    traits = traits_def(WarpLocal())
+
     name = "tmem.tmem_stage.create"
     base = operand_def(i32)
     index = operand_def(i32)
@@ -556,6 +570,8 @@ class StageCreateOp(TmemOp):
 @irdl_op_definition
 class StageFromAllocOp(TmemOp):
     """`TmemStage(TmemAllocation, index)`: base = the allocation's address."""
+
+    traits = traits_def(WarpLocal())
 
     name = "tmem.tmem_stage.from_alloc"
     allocation = operand_def(AllocationType)
@@ -576,6 +592,8 @@ class StageFromAllocOp(TmemOp):
 class StageFromOffsetOp(TmemOp):
     """`TmemStage.from_offset(offset, index)`: base = offset - index * stride, so that
     `offset()` returns `offset` (legacy interop; the index is kept for signalling)."""
+
+    traits = traits_def(WarpLocal())
 
     name = "tmem.tmem_stage.from_offset"
     offset = operand_def(i32)
@@ -603,6 +621,8 @@ class _StageQueryOp(TmemOp, ABC):
 class StageOffsetOp(_StageQueryOp):
     """`TmemStage.offset()`: the stage's column address, base + index * stride."""
 
+    traits = traits_def(WarpLocal())
+
     name = "tmem.tmem_stage.offset"
     RESULT_TYPE: ClassVar[Attribute] = i32
     stage = operand_def(TmemStageType)
@@ -613,6 +633,8 @@ class StageOffsetOp(_StageQueryOp):
 @irdl_op_definition
 class StageIndexOp(_StageQueryOp):
     """`OutputStage.index`: which ring slot (and barrier pair) the stage is."""
+
+    traits = traits_def(WarpLocal())
 
     name = "tmem.tmem_stage.index"
     RESULT_TYPE: ClassVar[Attribute] = i32
@@ -626,6 +648,8 @@ class StageAddressOp(_StageQueryOp):
     """`TmemStage.address()`: the stage's TMEM address as `!llvm.ptr<6>`, ready for
     `nvvm.tcgen05.mma` / `ld` / `st`."""
 
+    traits = traits_def(WarpLocal())
+
     name = "tmem.tmem_stage.address"
     RESULT_TYPE: ClassVar[Attribute] = TMEM_PTR
     stage = operand_def(TmemStageType)
@@ -636,6 +660,8 @@ class StageAddressOp(_StageQueryOp):
 @irdl_op_definition
 class StageTensorOp(TmemOp):
     """`TmemStage.tensor[dtype, layout]()`: a typed M x N accumulator view at `offset()`."""
+
+    traits = traits_def(WarpLocal())
 
     name = "tmem.tmem_stage.tensor"
     stage = operand_def(TmemStageType)
@@ -662,6 +688,8 @@ class StageTensorOp(TmemOp):
 class TensorOffsetOp(TmemOp):
     """`TmemTensor.offset()`: the view's column address (the MMA's `c_tmem`)."""
 
+    traits = traits_def(WarpLocal())
+
     name = "tmem.tensor.offset"
     tensor = operand_def(TensorType)
     result = result_def(i32)
@@ -671,6 +699,8 @@ class TensorOffsetOp(TmemOp):
 @irdl_op_definition
 class TensorAddressOp(TmemOp):
     """`TmemTensor.address()`: the view's TMEM address as `!llvm.ptr<6>`."""
+
+    traits = traits_def(WarpLocal())
 
     name = "tmem.tensor.address"
     tensor = operand_def(TensorType)
@@ -785,6 +815,8 @@ class LoadUpperOp(_StageLoadOp):
     """`TmemStage.load_upper[repeat=4]()`: `tcgen05.ld.sync.aligned.16x256b.x{repeat}.b32`
     at the stage address (rows 0-15 of the warp's lane quarter)."""
 
+    traits = traits_def(SyncPoint())
+
     name = "tmem.tmem_stage.load_upper"
 
 
@@ -792,6 +824,8 @@ class LoadUpperOp(_StageLoadOp):
 class LoadLowerOp(_StageLoadOp):
     """`TmemStage.load_lower[repeat=4]()`: as `load_upper` at address + (16 << 16)
     (rows 16-31 of the warp's lane quarter)."""
+
+    traits = traits_def(SyncPoint())
 
     name = "tmem.tmem_stage.load_lower"
 
@@ -826,12 +860,16 @@ class StoreUpperOp(_StageStoreOp):
     """`TmemStage.store_upper`: `tcgen05.st.sync.aligned.16x256b.x{repeat}.b32` at the
     stage address (rows 0-15 of the warp's lane quarter)."""
 
+    traits = traits_def(SyncPoint())
+
     name = "tmem.tmem_stage.store_upper"
 
 
 @irdl_op_definition
 class StoreLowerOp(_StageStoreOp):
     """`TmemStage.store_lower`: as `store_upper` at address + (16 << 16)."""
+
+    traits = traits_def(SyncPoint())
 
     name = "tmem.tmem_stage.store_lower"
 
@@ -841,6 +879,8 @@ class WaitLoadOp(TmemOp):
     """`TmemStage.wait_load()`: `tcgen05.wait::ld.sync.aligned` — this thread's loads
     are complete and their registers valid."""
 
+    traits = traits_def(SyncPoint())
+
     name = "tmem.wait_load"
     assembly_format = "attr-dict"
 
@@ -848,6 +888,8 @@ class WaitLoadOp(TmemOp):
 @irdl_op_definition
 class WaitStoreOp(TmemOp):
     """`TmemStage.wait_store()`: `tcgen05.wait::st.sync.aligned`."""
+
+    traits = traits_def(SyncPoint())
 
     name = "tmem.wait_store"
     assembly_format = "attr-dict"
@@ -883,6 +925,8 @@ class _InitBarriersOp(TmemOp, ABC):
 class PipelineInitBarriersOp(_InitBarriersOp):
     """`ProducerConsumerPipeline.init_mbars(producer_arv_count, consumer_arv_count)`."""
 
+    traits = traits_def(SyncPoint())
+
     name = "tmem.pipeline.init_barriers"
     ring_type = prop_def(PipelineType)
 
@@ -891,6 +935,8 @@ class PipelineInitBarriersOp(_InitBarriersOp):
 class PipelineCreateOp(TmemOp):
     """`ProducerConsumerPipeline(ptr)`: producer starts at (stage 0, phase 1), the
     consumer at (stage 0, phase 0), so the first producer wait passes at once."""
+
+    traits = traits_def(WarpLocal())
 
     name = "tmem.pipeline.create"
     storage = operand_def(SHARED_PTR)
@@ -908,6 +954,8 @@ class WaitProducerOp(_PipelineWaitOp):
     """`wait_producer()` (consumer side): block on full[consumer_stage] with parity
     consumer_phase."""
 
+    traits = traits_def(Synchronizes())
+
     name = "tmem.pipeline.wait_producer"
 
 
@@ -915,6 +963,8 @@ class WaitProducerOp(_PipelineWaitOp):
 class WaitConsumerOp(_PipelineWaitOp):
     """`wait_consumer()` (producer side): block on empty[producer_stage] with parity
     producer_phase."""
+
+    traits = traits_def(Synchronizes())
 
     name = "tmem.pipeline.wait_consumer"
 
@@ -932,12 +982,16 @@ class _PipelineStageOp(TmemOp, ABC):
 class ProducerStageOp(_PipelineStageOp):
     """`producer_stage()`: the producer's current index."""
 
+    traits = traits_def(WarpLocal())
+
     name = "tmem.pipeline.producer_stage"
 
 
 @irdl_op_definition
 class ConsumerStageOp(_PipelineStageOp):
     """`consumer_stage()`: the consumer's current index."""
+
+    traits = traits_def(WarpLocal())
 
     name = "tmem.pipeline.consumer_stage"
 
@@ -956,12 +1010,16 @@ class _PipelineStepOp(TmemOp, ABC):
 class ProducerStepOp(_PipelineStepOp):
     """`producer_step()`: stage += 1; on wrap stage = 0 and phase ^= 1. No barrier op."""
 
+    traits = traits_def(WarpLocal())
+
     name = "tmem.pipeline.producer_step"
 
 
 @irdl_op_definition
 class ConsumerStepOp(_PipelineStepOp):
     """`consumer_step()`: stage += 1; on wrap stage = 0 and phase ^= 1. No barrier op."""
+
+    traits = traits_def(WarpLocal())
 
     name = "tmem.pipeline.consumer_step"
 
@@ -982,12 +1040,16 @@ class _PipelineMbarOp(TmemOp, ABC):
 class ProducerMbarOp(_PipelineMbarOp):
     """`producer_mbar(stage)`: the address of full[stage]."""
 
+    traits = traits_def(WarpLocal())
+
     name = "tmem.pipeline.producer_mbar"
 
 
 @irdl_op_definition
 class ConsumerMbarOp(_PipelineMbarOp):
     """`consumer_mbar(stage)`: the address of empty[stage]."""
+
+    traits = traits_def(WarpLocal())
 
     name = "tmem.pipeline.consumer_mbar"
 
@@ -1002,6 +1064,8 @@ class RingInitBarriersOp(_InitBarriersOp):
     """`OutputTilePipeline.init_barriers(storage, producer_arv_count, consumer_arv_count)`:
     full[i] = producer count (1: the MMA commit), empty[i] = consumer count
     (cta_group * epilogue threads)."""
+
+    traits = traits_def(SyncPoint())
 
     name = "tmem.output_ring.init_barriers"
     ring_type = prop_def(OutputRingType)
@@ -1023,6 +1087,8 @@ class RingInitBarriersOp(_InitBarriersOp):
 @irdl_op_definition
 class RingCreateOp(TmemOp):
     """`OutputTilePipeline(barriers, tmem, mma_complete_mask)`: no PTX."""
+
+    traits = traits_def(WarpLocal())
 
     name = "tmem.output_ring.create"
     storage = operand_def(SHARED_PTR)
@@ -1074,6 +1140,8 @@ class AcquireForMmaOp(_AcquireOp):
     """`acquire_for_mma()` (MMA warp, all lanes): wait on empty[producer_stage] with
     parity producer_phase (passes at once on the first lap); returns the stage."""
 
+    traits = traits_def(Synchronizes())
+
     name = "tmem.output_ring.acquire_for_mma"
 
 
@@ -1081,6 +1149,8 @@ class AcquireForMmaOp(_AcquireOp):
 class AcquireForEpilogueOp(_AcquireOp):
     """`acquire_for_epilogue()` (every epilogue thread): wait on full[consumer_stage]
     with parity consumer_phase; returns the stage."""
+
+    traits = traits_def(Synchronizes())
 
     name = "tmem.output_ring.acquire_for_epilogue"
 
@@ -1097,6 +1167,8 @@ class ReleaseFromMmaOp(_RingStageOp):
     that explicit: the commit is issued where `leader` is true. Without it a fresh
     `elect.sync` picks the lane, exactly as Mojo.
     """
+
+    traits = traits_def(SyncPoint())
 
     name = "tmem.output_ring.release_from_mma"
     T: ClassVar = VarConstraint("T", BaseAttr(OutputRingType))
@@ -1118,6 +1190,8 @@ class ReleaseFromEpilogueOp(TmemOp):
     """`release_from_epilogue()`: steps the consumer state **only**. It does not
     arrive on empty[stage]: that is `tmem.output_ring.arrive_empty`, exactly as Mojo."""
 
+    traits = traits_def(WarpLocal())
+
     name = "tmem.output_ring.release_from_epilogue"
     T: ClassVar = VarConstraint("T", BaseAttr(OutputRingType))
     ring = operand_def(T)
@@ -1133,6 +1207,8 @@ class ArriveEmptyOp(_RingStageOp):
     """`AccumBarrier[cta_group].arrive(pipeline, stage.index)` (every epilogue thread,
     after its last `wait_load` of the stage): cta_group 1 arrives on the local
     empty[index]; cta_group 2 arrives on the leader CTA's empty[index]."""
+
+    traits = traits_def(Synchronizes())
 
     name = "tmem.output_ring.arrive_empty"
     ring = operand_def(OutputRingType)
@@ -1152,7 +1228,7 @@ class YieldOp(IRDLOperation):
 
     name = "tmem.yield"
     values = var_operand_def()
-    traits = lazy_traits_def(lambda: (IsTerminator(), HasParent(*_REGION_OPS)))
+    traits = lazy_traits_def(lambda: (IsTerminator(), HasParent(*_REGION_OPS), WarpLocal()))
     assembly_format = "attr-dict ($values^ `:` type($values))?"
 
     def __init__(self, *values: SSAValue):
@@ -1228,6 +1304,8 @@ class ProducerOp(_RingProducerRegionOp):
     """`with ring.producer() as stage:` (`OutputProducer`): acquire_for_mma, body,
     release_from_mma."""
 
+    traits = traits_def(WarpLocal())
+
     name = "tmem.output_ring.producer"
 
 
@@ -1237,6 +1315,8 @@ class ConsumerOp(_RingRegionOp):
     release_from_epilogue. Like Mojo it does **not** arrive on empty: the body must
     `tmem.output_ring.arrive_empty` after its last `wait_load`."""
 
+    traits = traits_def(WarpLocal())
+
     name = "tmem.output_ring.consumer"
 
 
@@ -1244,6 +1324,8 @@ class ConsumerOp(_RingRegionOp):
 class PerKProducerOp(_RingProducerRegionOp):
     """`with ring.per_k().produce() as stage:` (`MmaKStage`, blockwise FP8): acquire an
     output stage per K iteration, commit to full on exit. Same protocol as `producer`."""
+
+    traits = traits_def(WarpLocal())
 
     name = "tmem.output_ring.per_k_producer"
 
@@ -1253,6 +1335,8 @@ class PerKConsumerOp(_RingRegionOp):
     """`with ring.per_k().consume() as stage:` (`PerKConsumerStage`): acquire_for_epilogue;
     on exit arrive on empty[index] (local for cta_group 1, leader CTA for 2), then
     release_from_epilogue."""
+
+    traits = traits_def(WarpLocal())
 
     name = "tmem.output_ring.per_k_consumer"
 
@@ -1266,6 +1350,8 @@ class PerKConsumerOp(_RingRegionOp):
 class DeallocBarrierInitOp(TmemOp):
     """Initialise the dealloc mbarrier (one thread; `init_core_barriers`) with
     `arrival_count` = cta_group * epilogue threads."""
+
+    traits = traits_def(SyncPoint())
 
     name = "tmem.dealloc_barrier.init"
     barrier = operand_def(SHARED_PTR)
@@ -1286,6 +1372,8 @@ class DeallocBarrierInitOp(TmemOp):
 class DeallocBarrierCreateOp(TmemOp):
     """`TmemDeallocBarrier(dealloc_mbar)`: no PTX."""
 
+    traits = traits_def(WarpLocal())
+
     name = "tmem.dealloc_barrier.create"
     barrier = operand_def(SHARED_PTR)
     dealloc_barrier = result_def(DeallocBarrierType)
@@ -1305,12 +1393,16 @@ class SignalPeerOp(_DeallocBarrierOp):
     """`signal_peer()`: cta_group 2 only: arrive on the peer CTA's dealloc barrier
     (`mapa` to rank ^ 1, `mbarrier.arrive.shared::cluster`). No-op for cta_group 1."""
 
+    traits = traits_def(Synchronizes())
+
     name = "tmem.dealloc_barrier.signal_peer"
 
 
 @irdl_op_definition
 class SignalSelfOp(_DeallocBarrierOp):
     """`signal_self()`: arrive on this CTA's dealloc barrier."""
+
+    traits = traits_def(Synchronizes())
 
     name = "tmem.dealloc_barrier.signal_self"
 
@@ -1319,12 +1411,16 @@ class SignalSelfOp(_DeallocBarrierOp):
 class SignalCompleteOp(_DeallocBarrierOp):
     """`signal_complete()` (every epilogue thread, at exit): signal_peer then signal_self."""
 
+    traits = traits_def(Synchronizes())
+
     name = "tmem.dealloc_barrier.signal_complete"
 
 
 @irdl_op_definition
 class DeallocBarrierWaitOp(_DeallocBarrierOp):
     """`wait()`: block on the dealloc barrier with parity 0 (single-use)."""
+
+    traits = traits_def(Synchronizes())
 
     name = "tmem.dealloc_barrier.wait"
 
@@ -1333,6 +1429,8 @@ class DeallocBarrierWaitOp(_DeallocBarrierOp):
 class CompleteDeallocOp(TmemOp):
     """`complete_dealloc(tmem)` (MMA warp): relinquish the alloc permit, wait the
     dealloc barrier at parity 0, deallocate."""
+
+    traits = traits_def(Synchronizes())
 
     name = "tmem.dealloc_barrier.complete_dealloc"
     dealloc_barrier = operand_def(DeallocBarrierType)
@@ -1430,6 +1528,8 @@ class MmaCreateOp(_ContextCreateValueOp):
     (whole MMA warp): allocate max_cols TMEM columns into the slot, build the output
     ring and the dealloc barrier."""
 
+    traits = traits_def(Synchronizes())
+
     name = "tmem.warp_context.mma_create"
     context = result_def(MmaWarpContextType)
 
@@ -1450,6 +1550,8 @@ class EpilogueCreateOp(_ContextCreateValueOp):
     `barrier.sync 1, mma_threads + epilogue_threads`, then read the TMEM address from
     the slot (`TmemAllocation.from_shared`). Doing both here makes reading the slot
     before the sync (hazard 13) impossible by construction."""
+
+    traits = traits_def(Synchronizes())
 
     name = "tmem.warp_context.epilogue_create"
     context = result_def(EpilogueWarpContextType)
@@ -1477,6 +1579,8 @@ class MmaEnterOp(_ContextUseOp):
     """`MmaWarpContext.__enter__`: `barrier.arrive 1, mma_threads + epilogue_threads`
     — tells the epilogue the TMEM address is in shared memory (non-blocking)."""
 
+    traits = traits_def(Synchronizes())
+
     name = "tmem.warp_context.mma_enter"
     context = operand_def(MmaWarpContextType)
 
@@ -1486,6 +1590,8 @@ class MmaExitOp(_ContextUseOp):
     """`MmaWarpContext.__exit__`: `dealloc_barrier.complete_dealloc(tmem)` — relinquish,
     wait the dealloc barrier at parity 0, deallocate."""
 
+    traits = traits_def(Synchronizes())
+
     name = "tmem.warp_context.mma_exit"
     context = operand_def(MmaWarpContextType)
 
@@ -1494,6 +1600,8 @@ class MmaExitOp(_ContextUseOp):
 class EpilogueExitOp(_ContextUseOp):
     """`EpilogueWarpContext.__exit__`: `dealloc_barrier.signal_complete()` — arrive on
     the peer's dealloc barrier (cta_group 2) and on our own."""
+
+    traits = traits_def(Synchronizes())
 
     name = "tmem.warp_context.epilogue_exit"
     context = operand_def(EpilogueWarpContextType)
@@ -1519,6 +1627,8 @@ class _ContextFieldOp(TmemOp, ABC):
 class ContextOutputRingOp(_ContextFieldOp):
     """`ctx.output_pipeline`: the context's output ring in its initial state."""
 
+    traits = traits_def(WarpLocal())
+
     name = "tmem.warp_context.output_ring"
     result = result_def(OutputRingType)
 
@@ -1529,6 +1639,8 @@ class ContextOutputRingOp(_ContextFieldOp):
 @irdl_op_definition
 class ContextTmemOp(_ContextFieldOp):
     """`ctx.tmem`: the context's TMEM allocation."""
+
+    traits = traits_def(WarpLocal())
 
     name = "tmem.warp_context.tmem"
     result = result_def(AllocationType)
@@ -1541,6 +1653,8 @@ class ContextTmemOp(_ContextFieldOp):
 class ContextDeallocBarrierOp(_ContextFieldOp):
     """`ctx.dealloc_barrier`: the context's `TmemDeallocBarrier`."""
 
+    traits = traits_def(WarpLocal())
+
     name = "tmem.warp_context.dealloc_barrier"
     result = result_def(DeallocBarrierType)
 
@@ -1552,6 +1666,8 @@ class ContextDeallocBarrierOp(_ContextFieldOp):
 class MmaPerKStageOp(TmemRegionOp):
     """`with mma_ctx.per_k_stage() as stage:` (`MmaKStage`): acquire an output stage on
     entry, commit to full[index] on exit; the ring is threaded explicitly."""
+
+    traits = traits_def(WarpLocal())
 
     name = "tmem.warp_context.mma_per_k_stage"
     T: ClassVar = VarConstraint("T", BaseAttr(OutputRingType))
@@ -1576,6 +1692,8 @@ class EpiloguePerKStageOp(TmemRegionOp):
     acquire_for_epilogue and record the input pipeline's consumer stage (second block
     argument) on entry; on exit the input pipeline's consumer_step, the arrive on the
     output empty[index] (local / leader CTA), and release_from_epilogue."""
+
+    traits = traits_def(WarpLocal())
 
     name = "tmem.warp_context.epilogue_per_k_stage"
     T: ClassVar = VarConstraint("T", BaseAttr(OutputRingType))
@@ -1619,6 +1737,8 @@ class _ContextRegionOp(TmemRegionOp, _ContextCreateOp, ABC):
 class MmaContextOp(_ContextRegionOp):
     """`with MmaWarpContext.create(...) as ctx:` — mma_create, mma_enter, body, mma_exit."""
 
+    traits = traits_def(WarpLocal())
+
     name = "tmem.warp_context.mma"
     context_type = prop_def(MmaWarpContextType)
 
@@ -1627,6 +1747,8 @@ class MmaContextOp(_ContextRegionOp):
 class EpilogueContextOp(_ContextRegionOp):
     """`Sync.wait(); with EpilogueWarpContext.create(...) as ctx:` — epilogue_create
     (named-barrier sync, read the address), body, epilogue_exit."""
+
+    traits = traits_def(WarpLocal())
 
     name = "tmem.warp_context.epilogue"
     context_type = prop_def(EpilogueWarpContextType)

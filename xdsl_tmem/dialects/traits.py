@@ -1,0 +1,104 @@
+"""What an op *is*, for the interpreter's scheduler and the backend's uniformity
+analysis, declared as xDSL traits on the op classes (`traits = traits_def(...)`).
+
+Scheduling (interpreter/executor.py, interpreter/explore.py):
+
+* `SyncPoint`: the op touches state other warps see (shared/global memory, TMEM,
+  barriers), so its order relative to other warps matters: warps interleave before it
+  (the "visible" points).
+* `Synchronizes` (a `SyncPoint`): it waits, arrives, or allocates: for a race-free
+  program, interleaving only here reaches every outcome (the "barriers" points, where
+  exhaustive exploration branches).
+* `ThreadBarrier` (a `Synchronizes`): a named or cluster barrier; its steps commute
+  with every other agent's steps (arrivals only count).
+* `WarpLocal`: none of the above: it reads and writes only the warp's own values.
+  xDSL's `Pure` counts as `WarpLocal` too.
+
+Uniformity (backend/uniformity.py):
+
+* `UniformResult`: every result is the same in each lane of a warp, whatever the operands.
+* `UniformPreserving`: results are functions of the operands (uniform if they all are).
+* `LaneVarying`: results may differ between lanes even for uniform operands.
+
+Upstream ops (xDSL's arith, llvm, vector, ...) cannot be annotated here: their traits are
+kept in the one table `UPSTREAM_TRAITS` below, keyed by op class.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects import arith, llvm, vector
+from xdsl.ir import Operation
+from xdsl.traits import OpTrait, Pure
+
+
+class SyncPoint(OpTrait):
+    """Warps interleave before this op (it touches state other warps see)."""
+
+
+class Synchronizes(SyncPoint):
+    """A wait, arrival or allocation: exhaustive exploration branches before it."""
+
+
+class ThreadBarrier(Synchronizes):
+    """A named or cluster barrier: its steps commute with other agents' steps."""
+
+
+class WarpLocal(OpTrait):
+    """Not a scheduling point: only the warp's own values are read and written."""
+
+
+class UniformResult(OpTrait):
+    """Results are the same in every lane of a warp, whatever the operands."""
+
+
+class UniformPreserving(OpTrait):
+    """Results are functions of the operands: uniform when every operand is."""
+
+
+class LaneVarying(OpTrait):
+    """Results may differ between the lanes of a warp."""
+
+
+UPSTREAM_TRAITS: dict[type[Operation], tuple[type[OpTrait], ...]] = {
+    llvm.LoadOp: (SyncPoint, UniformPreserving),  # uniform only when non-atomic (uniformity.py)
+    llvm.StoreOp: (SyncPoint,),
+    arith.ConstantOp: (UniformResult,),
+    llvm.ConstantOp: (UniformResult,),
+    llvm.AddressOfOp: (UniformResult,),
+    llvm.ZeroOp: (UniformResult,),
+    **{
+        op: (UniformPreserving,)
+        for op in (
+            llvm.AddOp, llvm.SubOp, llvm.MulOp, llvm.SDivOp, llvm.UDivOp, llvm.SRemOp, llvm.URemOp,
+            llvm.AndOp, llvm.OrOp, llvm.XOrOp, llvm.ShlOp, llvm.LShrOp, llvm.AShrOp,
+            llvm.ICmpOp, llvm.FCmpOp, llvm.SelectOp,
+            llvm.ZExtOp, llvm.SExtOp, llvm.TruncOp, llvm.BitcastOp, llvm.IntToPtrOp, llvm.PtrToIntOp, llvm.GEPOp,
+            llvm.FAddOp, llvm.FSubOp, llvm.FMulOp, llvm.FDivOp, llvm.FRemOp, llvm.FNegOp,
+            llvm.SIToFPOp, llvm.FPExtOp, llvm.FPTruncOp,
+            llvm.ExtractValueOp, llvm.InsertValueOp,
+            vector.ExtractOp,
+        )
+    },
+}  # fmt: skip
+"""Traits of upstream ops we cannot annotate; every other upstream op is `WarpLocal`
+and `LaneVarying` unless it is an `arith` op (all `UniformPreserving`, uniformity.py)."""
+
+
+def declares(op_type: type[Operation], trait: type[OpTrait]) -> bool:
+    """Whether the op class declares `trait` (or a subclass of it), on the class or in
+    `UPSTREAM_TRAITS`."""
+    if op_type.has_trait(trait):
+        return True
+    return any(issubclass(t, trait) for t in UPSTREAM_TRAITS.get(op_type, ()))
+
+
+def is_sync_point(op_type: type[Operation], points: str = "visible") -> bool:
+    """Whether warps interleave before the op: at every `SyncPoint` ("visible") or only
+    at `Synchronizes` ones ("barriers")."""
+    return declares(op_type, SyncPoint if points == "visible" else Synchronizes)
+
+
+def is_scheduling_classified(op_type: type[Operation]) -> bool:
+    """Exactly one of sync point / warp-local (`Pure` counts as warp-local)."""
+    local = declares(op_type, WarpLocal) or op_type.has_trait(Pure)
+    return local != declares(op_type, SyncPoint)
