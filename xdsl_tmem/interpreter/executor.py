@@ -17,7 +17,7 @@ values, registered per dialect. `@impl_structured` marks the generator implement
 An op that cannot proceed raises `Blocked` and is retried when the warp runs again.
 
 Ops that touch state other warps can see (memory, barriers, TMEM, the tensor core)
-are *sync points*, listed per dialect in `SYNC_OPS`: a warp runs until it reaches the
+are *sync points*, declared on the op class (`SyncPoint`, dialects/traits.py): a warp runs until it reaches the
 second sync point of its turn, so the scheduler interleaves warps exactly at the
 points where their order can matter.
 """
@@ -29,7 +29,7 @@ import random
 from collections.abc import Callable, Generator, Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum, auto
-from typing import Any, ClassVar, NamedTuple, Protocol, TypeAlias, TypeVar, cast
+from typing import Any, NamedTuple, Protocol, TypeAlias, TypeVar, cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -45,10 +45,22 @@ from xdsl.interpreter import (
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.traits import IsTerminator
 
+from xdsl_tmem.dialects.traits import is_sync_point
 from xdsl_tmem.fence_policy import FencePolicy
 from xdsl_tmem.interpreter.hazards import WarpClock
 from xdsl_tmem.interpreter.launch import Geometry
-from xdsl_tmem.interpreter.machine import AsyncOp, Blocked, Cluster, Cta, Hazard, MBarrier, Memo, StageHold, Wake
+from xdsl_tmem.interpreter.machine import (
+    RANK_SHIFT,
+    AsyncOp,
+    Blocked,
+    Cluster,
+    Cta,
+    Hazard,
+    MBarrier,
+    Memo,
+    StageHold,
+    Wake,
+)
 from xdsl_tmem.interpreter.values import WARP, Mask, Value, format_lanes
 
 # --------------------------------------------------------------------------------------
@@ -67,12 +79,31 @@ class RunBlock:
     fresh_env: bool = False
 
 
+@dataclass(frozen=True)
+class Step:
+    """What a step does to mbarriers, as the implementation that runs it declares it
+    (`WarpFunctions.effect`, `Perform.effect`), for the explorer's partial-order
+    reduction: `wait` on `barrier` for `parity`, `arrive` on each of `barriers` (`count`
+    arrivals each), `local` (commutes with every other agent's steps), or `other`."""
+
+    kind: str
+    barriers: tuple[int, ...] = ()
+    count: int = 0
+    parity: int = 0
+
+
+OTHER = Step("other")
+LOCAL = Step("local")
+
+
 @dataclass(slots=True)
 class Perform:
-    """Run `fn(*args)` as a sync point that may raise `Blocked` (then it is retried)."""
+    """Run `fn(*args)` as a sync point that may raise `Blocked` (then it is retried).
+    `effect(*args)`, when given, is what that step does to mbarriers (`Step`)."""
 
     fn: Callable[..., Value]
     args: tuple[Value, ...] = ()
+    effect: Callable[..., Step] | None = None
 
 
 Request: TypeAlias = RunBlock | Perform
@@ -102,16 +133,14 @@ def impl_structured(
 class WarpFunctions(InterpreterFunctions):
     """Base of our per-dialect implementation classes."""
 
-    SYNC_OPS: ClassVar[frozenset[type[Operation]]] = frozenset()
-    """Ops whose order relative to other warps matters (scheduling points)."""
-    BARRIER_OPS: ClassVar[frozenset[type[Operation]]] = frozenset()
-    """The synchronising ones among them (waits, arrivals, barriers, allocation): for a
-    program without data races (which the hazard checks report), interleaving warps only
-    here reaches every outcome."""
-
     def __init__(self) -> None:
         super().__init__()
         self._static: dict[Operation, Any] = {}
+
+    def effect(self, warp: Warp, op: Operation, values: Sequence[Value]) -> Step:
+        """What running `op` (one of ours) on `values` next does to mbarriers; next to the
+        implementations so the explorer never re-derives the barrier arithmetic."""
+        return OTHER
 
     def static(self, op: _OpT, compute: Callable[[_OpT], _T]) -> _T:
         """`compute(op)`, once per op: what an implementation derives from the op's
@@ -172,18 +201,17 @@ class Program:
 
     def __init__(self, module: ModuleOp, functions: Sequence[WarpFunctions], points: str = "visible"):
         """`points`: where warps interleave — before every op that touches shared state
-        ("visible", each dialect's `SYNC_OPS`) or only before synchronisation ("barriers",
-        `BARRIER_OPS`: what exhaustive exploration branches on)."""
+        ("visible", ops declaring `SyncPoint`) or only before synchronisation ("barriers",
+        `Synchronizes`: what exhaustive exploration branches on; dialects/traits.py)."""
         self.module = module
         self.functions = functions
-        self.table: dict[type[Operation], tuple[Kind, InterpreterFunctions, Callable[..., Any], bool]] = {}
+        self.table: dict[type[Operation], tuple[Kind, WarpFunctions, Callable[..., Any], bool]] = {}
         for ft in functions:
-            sync = type(ft).SYNC_OPS if points == "visible" else type(ft).BARRIER_OPS
             for op_type, fn in type(ft)._impls():  # pyright: ignore[reportPrivateUsage]
                 kind = Kind.TERMINATOR if op_type.has_trait(IsTerminator) else Kind.SIMPLE
-                self.table[op_type] = (kind, ft, fn, op_type in sync)
+                self.table[op_type] = (kind, ft, fn, is_sync_point(op_type, points))
             for op_type, fn in type(ft).structured_impls():
-                self.table[op_type] = (Kind.STRUCTURED, ft, fn, op_type in sync)
+                self.table[op_type] = (Kind.STRUCTURED, ft, fn, is_sync_point(op_type, points))
         self._plans: dict[Block, tuple[Planned, ...]] = {}
         self._slots: dict[SSAValue, int] = {}
         self._block_slots: dict[Block, tuple[int, ...]] = {}
@@ -615,6 +643,11 @@ class TensorCore:
 
     def runnable(self) -> bool:
         return bool(self.cta.commits)
+
+    def effect(self) -> Step:
+        """Completing the oldest commit: one arrival on each of its barriers."""
+        commit = self.cta.commits[0]
+        return Step("arrive", tuple((rank << RANK_SHIFT) | offset for rank, offset in commit.barriers), 1)
 
     def next_op(self) -> Operation | None:
         """The commit whose tracked operations the next turn completes."""

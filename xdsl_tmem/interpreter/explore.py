@@ -4,9 +4,9 @@
 reported so that `--schedule random --seed S` replays it.
 
 **Exhaustive** (`explore_exhaustive`): a breadth-first search over the interleavings of
-one cluster's warps and tensor cores at *synchronisation points* (each dialect's
-`BARRIER_OPS`: mbarrier arrivals and waits, named and cluster barriers, TMEM allocation;
-and each tensor-core commit completion), so the first failure it meets has a shortest
+one cluster's warps and tensor cores at *synchronisation points* (ops declaring the
+`Synchronizes` trait, dialects/traits.py: mbarrier arrivals and waits, named and cluster
+barriers, TMEM allocation; and each tensor-core commit completion), so the first failure it meets has a shortest
 schedule. Between two such points a warp's memory and TMEM accesses run without
 interleaving: the happens-before checks report any TMEM access that two schedules could
 order differently (a race), so for a program they find race-free the order of
@@ -40,7 +40,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -48,12 +47,21 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 
-from xdsl_tmem.dialects import nvvm
-from xdsl_tmem.dialects import tmem as tmem_dialect
-from xdsl_tmem.interpreter.executor import BlockFrame, Deadlock, GenFrame, OpError, Status, StepLimit, TensorCore, Warp
+from xdsl_tmem.interpreter.executor import (
+    LOCAL,
+    OTHER,
+    BlockFrame,
+    Deadlock,
+    GenFrame,
+    OpError,
+    Status,
+    Step,
+    StepLimit,
+    TensorCore,
+    Warp,
+)
 from xdsl_tmem.interpreter.launch import Launch, LaunchError, Schedule
-from xdsl_tmem.interpreter.machine import OFFSET_MASK, RANK_SHIFT, GlobalMemory, Hazard
-from xdsl_tmem.interpreter.nvvm import THREAD_BARRIER_OPS
+from xdsl_tmem.interpreter.machine import GlobalMemory, Hazard
 from xdsl_tmem.interpreter.run import (
     ClusterRun,
     KernelDeadlock,
@@ -65,16 +73,6 @@ from xdsl_tmem.interpreter.run import (
     failure_of,
     prepare,
     run_launch,
-)
-from xdsl_tmem.interpreter.tmem import (
-    Ring,
-    Stage,
-    acquire,
-    arrive_empty,
-    enter_mma,
-    epilogue_create,
-    release_from_mma,
-    signal,
 )
 from xdsl_tmem.interpreter.trace import Tracer
 from xdsl_tmem.interpreter.validate import difference_of
@@ -308,34 +306,11 @@ def _same_outputs(first: GlobalMemory, other: GlobalMemory, prepared: Prepared) 
             )
 
 
-@dataclass(frozen=True)
-class Step:
-    """What an agent's next step does to mbarriers: `wait` on `barrier` for `parity`,
-    `arrive` on each of `barriers` (`count` arrivals each), `local` (commutes with every
-    other agent's steps), or `other`."""
-
-    kind: str
-    barriers: tuple[int, ...] = ()
-    count: int = 0
-    parity: int = 0
-
-
-OTHER = Step("other")
-LOCAL = Step("local")
-
-# Steps that commute with every step of every other agent: named and cluster barriers
-# (arrivals only count, in any order; each generation releases its own joined clock, and
-# a passed generation stays passed) and issuing a commit (only the issuing warp's records
-# and the tail of the tensor core's queue change).
-_LOCAL_OPS: tuple[type[Operation], ...] = (*THREAD_BARRIER_OPS, tmem_dialect.MmaEnterOp, tmem_dialect.EpilogueCreateOp)
-_LOCAL_PERFORMS: frozenset[Callable[..., Any]] = frozenset({enter_mma, release_from_mma, epilogue_create})
-
-
 def next_step(run: ClusterRun, agent: Warp | TensorCore) -> Step:
-    """The mbarrier effect of the agent's next step, when it is a plain wait or arrival."""
+    """The mbarrier effect of the agent's next step, as the implementation that runs it
+    declares it (`TensorCore.effect`, `Perform.effect`, `WarpFunctions.effect`)."""
     if isinstance(agent, TensorCore):
-        commit = agent.cta.commits[0]
-        return Step("arrive", tuple((rank << RANK_SHIFT) | offset for rank, offset in commit.barriers), 1)
+        return agent.effect()
     if agent.status is Status.BLOCKED:
         if agent.blocked_wait is None:
             wake = agent.wake
@@ -346,56 +321,14 @@ def next_step(run: ClusterRun, agent: Warp | TensorCore) -> Step:
     frame = agent.stack[-1]
     if isinstance(frame, GenFrame):
         request = frame.pending
-        if request is None:
+        if request is None or request.effect is None:
             return OTHER
-        if request.fn is acquire:
-            _, ring, producer, *_ = request.args
-            return _ring_wait(ring, producer)
-        if request.fn is arrive_empty:
-            _, ring, stage = request.args
-            return _empty_arrival(agent, ring, stage)
-        if request.fn is signal:
-            _, barrier, cta_group, peer, self_ = request.args
-            return _signal(agent, barrier, cta_group, peer, self_)
-        return LOCAL if request.fn in _LOCAL_PERFORMS else OTHER
+        return request.effect(*request.args)
     planned = frame.plan[frame.pc]
-    if isinstance(planned.op, _LOCAL_OPS):
-        return LOCAL
-    op, values = planned.op, [frame.env[slot] for slot in planned.operands]
-    if any(isinstance(v, np.ndarray) for v in values[:1]):
+    entry = agent.program.table.get(type(planned.op))
+    if entry is None:
         return OTHER
-    match op:
-        case nvvm.MBarrierTryWaitParityOp():
-            parity = values[1]
-            return OTHER if isinstance(parity, np.ndarray) else Step("wait", (int(values[0]),), parity=int(parity))
-        case nvvm.MBarrierArriveOp() if op.count is None:
-            return Step("arrive", (int(values[0]),), len(agent.active_lanes()))
-        case tmem_dialect.ArriveEmptyOp():
-            return _empty_arrival(agent, values[0], values[1])
-        case tmem_dialect.AcquireForMmaOp() | tmem_dialect.AcquireForEpilogueOp():
-            return _ring_wait(values[0], isinstance(op, tmem_dialect.AcquireForMmaOp))
-        case _:
-            return OTHER
-
-
-def _ring_wait(ring: Ring, producer: bool) -> Step:
-    p = ring.pipeline
-    side = p.producer if producer else p.consumer
-    return Step("wait", (p.empty(side.stage) if producer else p.full(side.stage),), parity=side.phase)
-
-
-def _empty_arrival(warp: Warp, ring: Ring, stage: Stage) -> Step:
-    address = ring.pipeline.empty(stage.index)
-    if ring.cta_group == 2:
-        address = (address & OFFSET_MASK) | ((warp.cta.rank & ~1) << RANK_SHIFT)
-    return Step("arrive", (address,), len(warp.active_lanes()))
-
-
-def _signal(warp: Warp, barrier: int, cta_group: int, peer: bool, self_: bool) -> Step:
-    rank = warp.cta.rank
-    targets = [rank ^ 1] if peer and cta_group == 2 else []
-    targets += [rank] if self_ else []
-    return Step("arrive", tuple((barrier & OFFSET_MASK) | (r << RANK_SHIFT) for r in targets), len(warp.active_lanes()))
+    return entry[1].effect(agent, planned.op, [frame.env[slot] for slot in planned.operands])
 
 
 def reduce(run: ClusterRun, runnable: list[int]) -> list[int]:

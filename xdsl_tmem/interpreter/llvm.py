@@ -8,7 +8,7 @@ plus the CTA's rank bits; kernel buffers are global addresses.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, ClassVar, cast
+from typing import Any, cast
 
 import numpy as np
 from xdsl.dialects import llvm
@@ -93,8 +93,6 @@ def gep_offset(plan: tuple[int, tuple[tuple[int, int], ...]], indices: PythonVal
 
 @register_impls
 class LlvmFunctions(WarpFunctions):
-    SYNC_OPS: ClassVar[frozenset[type[Operation]]] = frozenset({llvm.LoadOp, llvm.StoreOp})
-
     @impl(llvm.AddressOfOp)
     def run_addressof(self, interp: Interpreter, op: llvm.AddressOfOp, args: PythonValues) -> PythonValues:
         warp = _warp(interp)

@@ -10,8 +10,9 @@ require every live lane to be active.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any, ClassVar, cast
+from typing import Any, cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -21,9 +22,10 @@ from xdsl.ir import Operation
 
 from xdsl_tmem.dialects import nvvm
 from xdsl_tmem.dialects.llvm_ext import ConstantRangeAttr
+from xdsl_tmem.dialects.traits import ThreadBarrier
 from xdsl_tmem.dialects.utils import check_alloc_columns
 from xdsl_tmem.interpreter import races
-from xdsl_tmem.interpreter.executor import Warp, WarpFunctions
+from xdsl_tmem.interpreter.executor import LOCAL, OTHER, Step, Warp, WarpFunctions
 from xdsl_tmem.interpreter.hazards import check_access, check_dealloc, complete, span
 from xdsl_tmem.interpreter.machine import (
     OFFSET_MASK,
@@ -913,36 +915,20 @@ def special_register(warp: Warp, op: Operation) -> Value:
             return 148
 
 
-THREAD_BARRIER_OPS: frozenset[type[Operation]] = frozenset(
-    {nvvm.Barrier0Op, nvvm.BarrierOp, nvvm.BarrierArriveOp, nvvm.ClusterArriveOp, nvvm.ClusterArriveRelaxedOp,
-     nvvm.ClusterWaitOp}
-)  # fmt: skip
-"""Named and cluster barrier ops."""
-
-
 class NvvmFunctions(WarpFunctions):
-    BARRIER_OPS: ClassVar[frozenset[type[Operation]]] = THREAD_BARRIER_OPS | {
-        nvvm.Tcgen05AllocOp,
-        nvvm.Tcgen05DeallocOp,
-        nvvm.Tcgen05RelinquishAllocPermitOp,
-        nvvm.MBarrierInvalOp,
-        nvvm.MBarrierArriveOp,
-        nvvm.MBarrierArriveExpectTxOp,
-        nvvm.MBarrierExpectTxOp,
-        nvvm.MBarrierCompleteTxOp,
-        nvvm.MBarrierTryWaitParityOp,
-        nvvm.MBarrierTryWaitOp,
-        nvvm.MBarrierTestWaitOp,
-    }
-    SYNC_OPS: ClassVar[frozenset[type[Operation]]] = BARRIER_OPS | {
-        nvvm.Tcgen05WaitOp,
-        nvvm.Tcgen05CommitOp,
-        nvvm.Tcgen05LdOp,
-        nvvm.Tcgen05StOp,
-        nvvm.Tcgen05MMAOp,
-        nvvm.Tcgen05CpOp,
-        nvvm.MBarrierInitOp,
-    }
+    def effect(self, warp: Warp, op: Operation, values: Sequence[Value]) -> Step:
+        if op.has_trait(ThreadBarrier):
+            return LOCAL  # arrivals only count; a passed generation stays passed
+        if values and isinstance(values[0], np.ndarray):
+            return OTHER
+        match op:
+            case nvvm.MBarrierTryWaitParityOp():
+                parity = values[1]
+                return OTHER if isinstance(parity, np.ndarray) else Step("wait", (int(values[0]),), parity=int(parity))
+            case nvvm.MBarrierArriveOp() if op.count is None:
+                return Step("arrive", (int(values[0]),), len(warp.active_lanes()))
+            case _:
+                return OTHER
 
     # -- mbarrier -----------------------------------------------------------------------
 

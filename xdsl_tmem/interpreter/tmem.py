@@ -9,8 +9,9 @@ field the values the lowering expands them to; they must be warp-uniform.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import ClassVar, cast
+from typing import cast
 
 import numpy as np
 from xdsl.interpreter import (
@@ -27,7 +28,17 @@ from xdsl.ir import Attribute, Operation
 from xdsl_tmem.dialects import tmem
 from xdsl_tmem.interpreter import nvvm as N
 from xdsl_tmem.interpreter import races
-from xdsl_tmem.interpreter.executor import Perform, RunBlock, StructuredGen, Warp, WarpFunctions, impl_structured
+from xdsl_tmem.interpreter.executor import (
+    LOCAL,
+    OTHER,
+    Perform,
+    RunBlock,
+    Step,
+    StructuredGen,
+    Warp,
+    WarpFunctions,
+    impl_structured,
+)
 from xdsl_tmem.interpreter.machine import OFFSET_MASK, RANK_SHIFT, Hazard, StageHold
 from xdsl_tmem.interpreter.tcgen05 import ldst_plan
 from xdsl_tmem.interpreter.values import WARP, Value
@@ -142,13 +153,21 @@ def cluster_arrive(warp: Warp, barrier: int, rank: int) -> None:
     N.mbarrier_arrive(warp, (barrier & OFFSET_MASK) | (rank << RANK_SHIFT))
 
 
+def _signal_targets(warp: Warp, barrier: int, cta_group: int, peer: bool, self_: bool) -> tuple[int, ...]:
+    """The barriers `signal` arrives on: the peer CTA's (cta_group 2), then our own."""
+    peers = ((barrier & OFFSET_MASK) | ((warp.cta.rank ^ 1) << RANK_SHIFT),) if peer and cta_group == 2 else ()
+    return peers + ((barrier,) if self_ else ())
+
+
 def signal(warp: Warp, barrier: int, cta_group: int, peer: bool, self_: bool) -> None:
     """Arrivals on the dealloc barrier: the peer CTA's (cta_group 2), then our own."""
     warp.clock.fence_before()
-    if peer and cta_group == 2:
-        cluster_arrive(warp, barrier, warp.cta.rank ^ 1)
-    if self_:
-        N.mbarrier_arrive(warp, barrier)
+    for target in _signal_targets(warp, barrier, cta_group, peer, self_):
+        N.mbarrier_arrive(warp, target)
+
+
+def signal_effect(warp: Warp, barrier: int, cta_group: int, peer: bool, self_: bool) -> Step:
+    return Step("arrive", _signal_targets(warp, barrier, cta_group, peer, self_), len(warp.active_lanes()))
 
 
 def complete_dealloc(warp: Warp, barrier: int, address: int, allocation: tmem.AllocationType) -> None:
@@ -192,12 +211,24 @@ def enter_mma(warp: Warp, sync_threads: int) -> None:
     N.bar_sync(warp, 1, sync_threads, arrive_only=True)
 
 
+def _ring_wait(ring: Ring, producer: bool) -> tuple[int, int]:
+    """The barrier and parity `acquire` waits on: empty[stage] (producer) or full[stage]."""
+    p = ring.pipeline
+    side = p.producer if producer else p.consumer
+    return (p.empty(side.stage) if producer else p.full(side.stage)), side.phase
+
+
+def acquire_effect(warp: Warp, ring: Ring, producer: bool, op: Operation | None = None) -> Step:
+    barrier, parity = _ring_wait(ring, producer)
+    return Step("wait", (barrier,), parity=parity)
+
+
 def acquire(warp: Warp, ring: Ring, producer: bool, op: Operation | None = None) -> Stage:
     """The producer waits empty[stage] with its phase, the consumer full[stage]. The
     producer then holds the stage instance until it commits it (`release_from_mma`)."""
     p = ring.pipeline
     side = p.producer if producer else p.consumer
-    wait(warp, p.empty(side.stage) if producer else p.full(side.stage), side.phase)
+    wait(warp, *_ring_wait(ring, producer))
     _stage_event(warp, ring, side.stage, "producer" if producer else "consumer")
     stage = Stage(ring.base, side.stage, ring.stride)
     if producer:
@@ -248,13 +279,24 @@ def release_from_epilogue(ring: Ring) -> Ring:
 def arrive_empty(warp: Warp, ring: Ring, stage: Stage) -> None:
     """Every epilogue thread arrives on empty[index]: locally (cta_group 1) or on the
     leader CTA's barrier (cta_group 2)."""
-    empty = ring.pipeline.empty(stage.index)
     warp.clock.fence_before()
-    if ring.cta_group == 1:
-        N.mbarrier_arrive(warp, empty)
-    else:
-        cluster_arrive(warp, empty, warp.cta.rank & ~1)
+    N.mbarrier_arrive(warp, _empty_target(warp, ring, stage))
     _stage_event(warp, ring, stage.index, "release")
+
+
+def _empty_target(warp: Warp, ring: Ring, stage: Stage) -> int:
+    """empty[index] of our CTA (cta_group 1) or of the pair's leader CTA (cta_group 2)."""
+    empty = ring.pipeline.empty(stage.index)
+    return empty if ring.cta_group == 1 else (empty & OFFSET_MASK) | ((warp.cta.rank & ~1) << RANK_SHIFT)
+
+
+def arrive_empty_effect(warp: Warp, ring: Ring, stage: Stage) -> Step:
+    return Step("arrive", (_empty_target(warp, ring, stage),), len(warp.active_lanes()))
+
+
+def local_effect(*_: object) -> Step:
+    """Named-barrier steps and issuing a commit commute with every other agent's steps."""
+    return LOCAL
 
 
 def check_in_stage(op: Operation, stage: Stage, column: int, width: int) -> None:
@@ -284,41 +326,18 @@ def _load(warp: Warp, op: tmem.LoadUpperOp | tmem.LoadLowerOp, stage: Stage, col
 
 
 class TmemFunctions(WarpFunctions):
-    BARRIER_OPS: ClassVar[frozenset[type[Operation]]] = frozenset(
-        {
-            tmem.AllocOp,
-            tmem.RelinquishOp,
-            tmem.DeallocOp,
-            tmem.WaitProducerOp,
-            tmem.WaitConsumerOp,
-            tmem.AcquireForMmaOp,
-            tmem.AcquireForEpilogueOp,
-            tmem.ArriveEmptyOp,
-            tmem.SignalPeerOp,
-            tmem.SignalSelfOp,
-            tmem.SignalCompleteOp,
-            tmem.DeallocBarrierWaitOp,
-            tmem.CompleteDeallocOp,
-            tmem.MmaCreateOp,
-            tmem.EpilogueCreateOp,
-            tmem.MmaEnterOp,
-            tmem.MmaExitOp,
-            tmem.EpilogueExitOp,
-        }
-    )
-    SYNC_OPS: ClassVar[frozenset[type[Operation]]] = BARRIER_OPS | {
-        tmem.FromSharedOp,
-        tmem.LoadUpperOp,
-        tmem.LoadLowerOp,
-        tmem.StoreUpperOp,
-        tmem.StoreLowerOp,
-        tmem.WaitLoadOp,
-        tmem.WaitStoreOp,
-        tmem.PipelineInitBarriersOp,
-        tmem.RingInitBarriersOp,
-        tmem.ReleaseFromMmaOp,
-        tmem.DeallocBarrierInitOp,
-    }
+    def effect(self, warp: Warp, op: Operation, values: Sequence[Value]) -> Step:
+        match op:
+            case tmem.MmaEnterOp() | tmem.EpilogueCreateOp():
+                return LOCAL  # a named-barrier arrival / sync
+            case _ if values and isinstance(values[0], np.ndarray):
+                return OTHER
+            case tmem.ArriveEmptyOp():
+                return arrive_empty_effect(warp, values[0], values[1])
+            case tmem.AcquireForMmaOp() | tmem.AcquireForEpilogueOp():
+                return acquire_effect(warp, values[0], isinstance(op, tmem.AcquireForMmaOp))
+            case _:
+                return OTHER
 
     # -- allocation -----------------------------------------------------------------------
 
@@ -648,7 +667,7 @@ class TmemFunctions(WarpFunctions):
     def run_consumer(self, warp: Warp, op: tmem.ConsumerOp, args: PythonValues) -> StructuredGen:
         """`OutputConsumer`: acquire; body; release_from_epilogue (no arrive)."""
         (ring,) = args
-        stage = yield Perform(acquire, (warp, ring, False))
+        stage = yield Perform(acquire, (warp, ring, False), acquire_effect)
         outs = yield RunBlock(op.body.block, (stage,))
         return (release_from_epilogue(ring), *outs)
 
@@ -656,9 +675,9 @@ class TmemFunctions(WarpFunctions):
     def run_per_k_consumer(self, warp: Warp, op: tmem.PerKConsumerOp, args: PythonValues) -> StructuredGen:
         """`PerKConsumerStage`: acquire; body; arrive_empty; release_from_epilogue."""
         (ring,) = args
-        stage = yield Perform(acquire, (warp, ring, False))
+        stage = yield Perform(acquire, (warp, ring, False), acquire_effect)
         outs = yield RunBlock(op.body.block, (stage,))
-        yield Perform(arrive_empty, (warp, ring, stage))
+        yield Perform(arrive_empty, (warp, ring, stage), arrive_empty_effect)
         return (release_from_epilogue(ring), *outs)
 
     @impl_structured(tmem.EpiloguePerKStageOp)
@@ -666,18 +685,18 @@ class TmemFunctions(WarpFunctions):
         """`EpilogueKContext`: acquire and the input stage; body; input consumer_step,
         arrive_empty, release_from_epilogue."""
         _, ring, pipeline = args
-        stage = yield Perform(acquire, (warp, ring, False))
+        stage = yield Perform(acquire, (warp, ring, False), acquire_effect)
         outs = yield RunBlock(op.body.block, (stage, cast(Pipeline, pipeline).consumer.stage))
         p = cast(Pipeline, pipeline)
         stepped = replace(p, consumer=p.consumer.step(p.num_stages))
-        yield Perform(arrive_empty, (warp, ring, stage))
+        yield Perform(arrive_empty, (warp, ring, stage), arrive_empty_effect)
         return (release_from_epilogue(ring), stepped, *outs)
 
     @impl_structured(tmem.MmaContextOp)
     def run_mma_context(self, warp: Warp, op: tmem.MmaContextOp, args: PythonValues) -> StructuredGen:
         """`with MmaWarpContext.create(...)`: create (allocate), enter; body; exit."""
         context = yield Perform(mma_create, (warp, op, args))
-        yield Perform(enter_mma, (warp, op.context_type.sync_threads))
+        yield Perform(enter_mma, (warp, op.context_type.sync_threads), local_effect)
         outs = yield RunBlock(op.body.block, (context,))
         allocation = op.context_type.allocation_type()
         yield Perform(complete_dealloc, (warp, context.dealloc_barrier, context.allocation, allocation))
@@ -686,9 +705,9 @@ class TmemFunctions(WarpFunctions):
     @impl_structured(tmem.EpilogueContextOp)
     def run_epilogue_context(self, warp: Warp, op: tmem.EpilogueContextOp, args: PythonValues) -> StructuredGen:
         """`with EpilogueWarpContext.create(...)`: create (sync, read the address); body; exit."""
-        context = yield Perform(epilogue_create, (warp, op, args))
+        context = yield Perform(epilogue_create, (warp, op, args), local_effect)
         outs = yield RunBlock(op.body.block, (context,))
-        yield Perform(signal, (warp, context.dealloc_barrier, context.ring.cta_group, True, True))
+        yield Perform(signal, (warp, context.dealloc_barrier, context.ring.cta_group, True, True), signal_effect)
         return tuple(outs)
 
     @impl_terminator(tmem.YieldOp)
@@ -710,7 +729,7 @@ def _producer_region(
 ) -> StructuredGen:
     """acquire_for_mma; body; release_from_mma (with the op's `leader`)."""
     ring, *leader = args
-    stage = yield Perform(acquire, (warp, ring, True, op))
+    stage = yield Perform(acquire, (warp, ring, True, op), acquire_effect)
     outs = yield RunBlock(op.body.block, (stage,))
-    new_ring = yield Perform(release_from_mma, (warp, op, ring, stage, leader[0] if leader else None))
+    new_ring = yield Perform(release_from_mma, (warp, op, ring, stage, leader[0] if leader else None), local_effect)
     return (new_ring, *outs)
