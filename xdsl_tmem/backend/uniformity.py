@@ -9,9 +9,9 @@ warp; everything else is *divergent*.
 
 Rules (a fixpoint over values, block arguments included):
 
-* Ops in `UNIFORM_SOURCES` (constants, symbol addresses, the block/grid/cluster
-  identities and sizes) have uniform results.
-* Ops in `UNIFORM_PRESERVING` (arith, integer/float/pointer llvm ops, non-atomic
+* Ops declaring `UniformResult` (constants, symbol addresses, the block/grid/cluster
+  identities and sizes; dialects/traits.py) have uniform results.
+* Ops declaring `UniformPreserving` (arith, integer/float/pointer llvm ops, non-atomic
   loads, `nvvm.mapa`, ...) are functions of their operands: uniform operands give
   uniform results. A non-atomic load through a uniform address is taken as uniform,
   as LLVM's uniformity analysis does (lanes that read one location in one instruction
@@ -40,43 +40,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 
-from xdsl.dialects import arith, cf, llvm, scf, vector
+from xdsl.dialects import arith, cf, llvm, scf
 from xdsl.dialects.builtin import DenseArrayBase
 from xdsl.ir import Block, Operation, Region, SSAValue
 
-from xdsl_tmem.dialects import llvm_ext, nvvm
+from xdsl_tmem.dialects import nvvm
+from xdsl_tmem.dialects.traits import UniformPreserving, UniformResult, declares
 from xdsl_tmem.dialects.utils import constant_int
-
-UNIFORM_SOURCES: tuple[type[Operation], ...] = (
-    arith.ConstantOp,
-    llvm.ConstantOp,
-    llvm.AddressOfOp,
-    llvm.ZeroOp,
-    nvvm.BlockDimXOp, nvvm.BlockDimYOp, nvvm.BlockDimZOp,
-    nvvm.BlockIdXOp, nvvm.BlockIdYOp, nvvm.BlockIdZOp,
-    nvvm.GridDimXOp, nvvm.GridDimYOp, nvvm.GridDimZOp,
-    nvvm.ClusterIdXOp, nvvm.ClusterIdYOp, nvvm.ClusterIdZOp,
-    nvvm.ClusterDimXOp, nvvm.ClusterDimYOp, nvvm.ClusterDimZOp,
-    nvvm.BlockInClusterIdXOp, nvvm.BlockInClusterIdYOp, nvvm.BlockInClusterIdZOp,
-    nvvm.ClusterDimBlocksXOp, nvvm.ClusterDimBlocksYOp, nvvm.ClusterDimBlocksZOp,
-    nvvm.ClusterCtaRankOp, nvvm.ClusterNctaRankOp,
-    nvvm.WarpSizeOp, nvvm.WarpDimOp, nvvm.SmDimOp, nvvm.GridIdOp,
-)  # fmt: skip
-"""Ops whose results are the same in every lane of a warp, whatever their operands."""
-
-UNIFORM_PRESERVING: tuple[type[Operation], ...] = (
-    llvm.AddOp, llvm.SubOp, llvm.MulOp, llvm.SDivOp, llvm.UDivOp, llvm.SRemOp, llvm.URemOp,
-    llvm.AndOp, llvm.OrOp, llvm.XOrOp, llvm.ShlOp, llvm.LShrOp, llvm.AShrOp,
-    llvm.ICmpOp, llvm.FCmpOp, llvm.SelectOp,
-    llvm.ZExtOp, llvm.SExtOp, llvm.TruncOp, llvm.BitcastOp, llvm.IntToPtrOp, llvm.PtrToIntOp, llvm.GEPOp,
-    llvm.FAddOp, llvm.FSubOp, llvm.FMulOp, llvm.FDivOp, llvm.FRemOp, llvm.FNegOp,
-    llvm.SIToFPOp, llvm.FPExtOp, llvm.FPTruncOp,
-    llvm.ExtractValueOp, llvm.InsertValueOp, llvm.LoadOp,
-    llvm_ext.ExtractElementOp, llvm_ext.AddrSpaceCastOp,
-    vector.ExtractOp,
-    nvvm.MapaOp, nvvm.Tcgen05MmaSmemDescOp,
-)  # fmt: skip
-"""Ops whose results are functions of their operands (arith ops are all such too)."""
 
 _BRANCHES = (cf.BranchOp, cf.ConditionalBranchOp, llvm.BrOp, llvm.CondBrOp)
 
@@ -84,7 +54,7 @@ _BRANCHES = (cf.BranchOp, cf.ConditionalBranchOp, llvm.BrOp, llvm.CondBrOp)
 def _preserves_uniformity(op: Operation) -> bool:
     if isinstance(op, llvm.LoadOp):
         return op.ordering.value.data == 0  # non-atomic
-    return isinstance(op, UNIFORM_PRESERVING) or op.dialect_name() == "arith"
+    return declares(type(op), UniformPreserving) or op.dialect_name() == "arith"
 
 
 def _warps_are_tid_x_slices(fn: Operation) -> bool:
@@ -287,7 +257,7 @@ def divergent_values(fn: Operation) -> set[SSAValue]:
         for op in fn.walk():
             if op is fn:
                 continue
-            if isinstance(op, UNIFORM_SOURCES) or is_warp_index(op):
+            if declares(type(op), UniformResult) or is_warp_index(op):
                 continue
             if isinstance(op, scf.ForOp):
                 control = any_divergent((op.lb, op.ub, op.step))

@@ -26,6 +26,8 @@ kept in the one table `UPSTREAM_TRAITS` below, keyed by op class.
 
 from __future__ import annotations
 
+from functools import cache
+
 from xdsl.dialects import arith, llvm, vector
 from xdsl.ir import Operation
 from xdsl.traits import OpTrait, Pure
@@ -84,6 +86,7 @@ UPSTREAM_TRAITS: dict[type[Operation], tuple[type[OpTrait], ...]] = {
 and `LaneVarying` unless it is an `arith` op (all `UniformPreserving`, uniformity.py)."""
 
 
+@cache
 def declares(op_type: type[Operation], trait: type[OpTrait]) -> bool:
     """Whether the op class declares `trait` (or a subclass of it), on the class or in
     `UPSTREAM_TRAITS`."""

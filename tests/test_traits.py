@@ -1,0 +1,79 @@
+"""Every op of every dialect we register declares its scheduling and uniformity traits
+(dialects/traits.py); the interpreter and the backend read nothing else."""
+
+from __future__ import annotations
+
+import pytest
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
+from xdsl.traits import Pure
+
+from xdsl_tmem.dialects import llvm_ext, nvvm, tmem
+from xdsl_tmem.dialects.traits import (
+    LaneVarying,
+    Synchronizes,
+    SyncPoint,
+    ThreadBarrier,
+    UniformPreserving,
+    UniformResult,
+    WarpLocal,
+    declares,
+    is_sync_point,
+)
+from xdsl_tmem.interpreter.executor import Program
+from xdsl_tmem.interpreter.run import default_functions
+
+OURS: list[type[Operation]] = [*tmem.Tmem.operations, *nvvm.NVVM.operations, *llvm_ext.LLVM_EXTENSION_OPS]
+BACKEND: list[type[Operation]] = [*nvvm.NVVM.operations, *llvm_ext.LLVM_EXTENSION_OPS]
+
+
+@pytest.mark.parametrize("op", OURS, ids=lambda op: op.__name__)
+def test_every_op_is_sync_point_or_warp_local(op: type[Operation]) -> None:
+    local = op.has_trait(WarpLocal) or op.has_trait(Pure)
+    assert local != op.has_trait(SyncPoint), f"{op.__name__}: declare exactly one of SyncPoint / WarpLocal (or Pure)"
+
+
+@pytest.mark.parametrize("op", BACKEND, ids=lambda op: op.__name__)
+def test_every_backend_op_declares_its_uniformity(op: type[Operation]) -> None:
+    declared = [t.__name__ for t in (UniformResult, UniformPreserving, LaneVarying) if op.has_trait(t)]
+    assert len(declared) == 1, f"{op.__name__}: {declared}"
+
+
+def test_trait_hierarchy() -> None:
+    """A thread barrier synchronises, and what synchronises is a sync point."""
+    for op in OURS:
+        if op.has_trait(ThreadBarrier):
+            assert op.has_trait(Synchronizes)
+        if op.has_trait(Synchronizes):
+            assert op.has_trait(SyncPoint) and is_sync_point(op, "barriers") and is_sync_point(op)
+
+
+def test_mbarrier_waits_and_arrivals_synchronize() -> None:
+    """PTX ISA §9.7.13.15 (mbarrier): arrive and wait ops order threads, so the explorer
+    must branch before them; init only writes the barrier (a plain sync point)."""
+    for op in nvvm.NVVM.operations:
+        name = op.name
+        if name.startswith("nvvm.mbarrier.") and name != "nvvm.mbarrier.init":
+            assert op.has_trait(Synchronizes), name
+    assert nvvm.MBarrierInitOp.has_trait(SyncPoint) and not nvvm.MBarrierInitOp.has_trait(Synchronizes)
+
+
+def test_special_registers_lane_identity_varies() -> None:
+    """PTX ISA §10 (special registers): %tid, %laneid and %lanemask_* differ between the
+    lanes of a warp; %ctaid, %ntid, %nctaid and the cluster registers do not."""
+    for op in nvvm.NVVM.operations:
+        sreg = op.name.removeprefix("nvvm.read.ptx.sreg.")
+        if sreg.startswith(("tid.", "laneid", "lanemask")):
+            assert not declares(op, UniformResult), op.name
+        if sreg.startswith(("ctaid.", "ntid.", "nctaid.", "clusterid.", "nclusterid.", "cluster.ctarank")):
+            assert declares(op, UniformResult), op.name
+
+
+def test_interpreter_sync_points_come_from_traits() -> None:
+    """Every op the interpreter implements is scheduled as its class declares."""
+    for points in ("visible", "barriers"):
+        program = Program(ModuleOp([]), default_functions(), points)
+        for op_type, (_, _, _, sync) in program.table.items():
+            assert sync == is_sync_point(op_type, points), op_type.__name__
+        assert any(sync for *_, sync in program.table.values())
+
