@@ -45,7 +45,9 @@ def test_trait_hierarchy() -> None:
         if op.has_trait(ThreadBarrier):
             assert op.has_trait(Synchronizes)
         if op.has_trait(Synchronizes):
-            assert op.has_trait(SyncPoint) and is_sync_point(op, "barriers") and is_sync_point(op)
+            assert op.has_trait(SyncPoint)
+            assert is_sync_point(op, "barriers")
+            assert is_sync_point(op)
 
 
 def test_mbarrier_waits_and_arrivals_synchronize() -> None:
@@ -55,7 +57,8 @@ def test_mbarrier_waits_and_arrivals_synchronize() -> None:
         name = op.name
         if name.startswith("nvvm.mbarrier.") and name != "nvvm.mbarrier.init":
             assert op.has_trait(Synchronizes), name
-    assert nvvm.MBarrierInitOp.has_trait(SyncPoint) and not nvvm.MBarrierInitOp.has_trait(Synchronizes)
+    assert nvvm.MBarrierInitOp.has_trait(SyncPoint)
+    assert not nvvm.MBarrierInitOp.has_trait(Synchronizes)
 
 
 def test_special_registers_lane_identity_varies() -> None:
