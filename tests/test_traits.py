@@ -3,10 +3,16 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+import test_interpreter
+from gemm_reference import parse
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 from xdsl.traits import Pure
+from xdsl.transforms.common_subexpression_elimination import CommonSubexpressionElimination
+from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
 from xdsl_tmem.dialects import llvm_ext, nvvm, tmem
 from xdsl_tmem.dialects.traits import (
@@ -22,6 +28,8 @@ from xdsl_tmem.dialects.traits import (
 )
 from xdsl_tmem.interpreter.executor import Program
 from xdsl_tmem.interpreter.run import default_functions
+from xdsl_tmem.passes.lower_tmem import LowerTmemPass
+from xdsl_tmem.tools.run import make_context
 
 OURS: list[type[Operation]] = [*tmem.Tmem.operations, *nvvm.NVVM.operations, *llvm_ext.LLVM_EXTENSION_OPS]
 BACKEND: list[type[Operation]] = [*nvvm.NVVM.operations, *llvm_ext.LLVM_EXTENSION_OPS]
@@ -80,3 +88,51 @@ def test_interpreter_sync_points_come_from_traits() -> None:
             assert sync == is_sync_point(op_type, points), op_type.__name__
         assert any(sync for *_, sync in program.table.values())
 
+
+# --------------------------------------------------------------------------------------
+# Pure tmem ops: xDSL's CSE and DCE apply to tmem IR and keep every example's behaviour
+# --------------------------------------------------------------------------------------
+
+
+def _cse_dce(module: ModuleOp) -> ModuleOp:
+    ctx = make_context()
+    CommonSubexpressionElimination().apply(ctx, module)
+    DeadCodeElimination().apply(ctx, module)
+    module.verify()
+    return module
+
+
+def _load_cse_dce(path: Path, lowered: bool = False, policy: str = "strict") -> ModuleOp:
+    module = _cse_dce(parse(path.read_text()))
+    if lowered:
+        LowerTmemPass(fence_policy=policy).apply(make_context(), module)
+        module.verify()
+    return module
+
+
+@pytest.mark.parametrize("lowered", [False, True], ids=["tmem", "nvvm"])
+@pytest.mark.parametrize("example", ["test_matmul_cg1", "test_matmul_cg2", "test_blockwise_fp8"])
+def test_cse_dce_keep_example_results(monkeypatch: pytest.MonkeyPatch, example: str, lowered: bool) -> None:
+    """The interpreter tests' numpy expectations hold for every example after `cse` and
+    `dce` at the tmem level."""
+    monkeypatch.setattr(test_interpreter, "load", _load_cse_dce)
+    getattr(test_interpreter, example)(lowered, "random", 1)
+
+
+def test_cse_merges_and_dce_drops_pure_stage_queries() -> None:
+    """MLIR semantics of `Pure`: two identical pure ops on the same operands are one
+    (CSE), and a pure op whose result is unused goes (DCE)."""
+    module = parse(
+        """
+        func.func @f(%s: !tmem.tmem_stage<2, 256, 1>) -> (i32, i32) {
+          %a = tmem.tmem_stage.offset %s : !tmem.tmem_stage<2, 256, 1>
+          %b = tmem.tmem_stage.offset %s : !tmem.tmem_stage<2, 256, 1>
+          %unused = tmem.tmem_stage.index %s : !tmem.tmem_stage<2, 256, 1>
+          func.return %a, %b : i32, i32
+        }
+        """
+    )
+    _cse_dce(module)
+    names = [op.name for op in module.walk()]
+    assert names.count("tmem.tmem_stage.offset") == 1
+    assert "tmem.tmem_stage.index" not in names

@@ -57,7 +57,7 @@ from xdsl.irdl import (
 )
 from xdsl.parser import AttrParser
 from xdsl.printer import Printer
-from xdsl.traits import HasParent, IsTerminator
+from xdsl.traits import HasParent, IsTerminator, Pure
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.hints import isa
 
@@ -532,7 +532,7 @@ class DeallocOp(TmemOp):
 class BaseAddressOp(TmemOp):
     """`TmemAllocation.addr`: the allocation's 32-bit TMEM address."""
 
-    traits = traits_def(WarpLocal())
+    traits = traits_def(Pure())  # a function of its operands
 
     name = "tmem.base_address"
     allocation = operand_def(AllocationType)
@@ -621,7 +621,7 @@ class _StageQueryOp(TmemOp, ABC):
 class StageOffsetOp(_StageQueryOp):
     """`TmemStage.offset()`: the stage's column address, base + index * stride."""
 
-    traits = traits_def(WarpLocal())
+    traits = traits_def(Pure())  # a function of its operands
 
     name = "tmem.tmem_stage.offset"
     RESULT_TYPE: ClassVar[Attribute] = i32
@@ -634,7 +634,7 @@ class StageOffsetOp(_StageQueryOp):
 class StageIndexOp(_StageQueryOp):
     """`OutputStage.index`: which ring slot (and barrier pair) the stage is."""
 
-    traits = traits_def(WarpLocal())
+    traits = traits_def(Pure())  # a function of its operands
 
     name = "tmem.tmem_stage.index"
     RESULT_TYPE: ClassVar[Attribute] = i32
@@ -648,7 +648,7 @@ class StageAddressOp(_StageQueryOp):
     """`TmemStage.address()`: the stage's TMEM address as `!llvm.ptr<6>`, ready for
     `nvvm.tcgen05.mma` / `ld` / `st`."""
 
-    traits = traits_def(WarpLocal())
+    traits = traits_def(Pure())  # a function of its operands
 
     name = "tmem.tmem_stage.address"
     RESULT_TYPE: ClassVar[Attribute] = TMEM_PTR
@@ -661,7 +661,7 @@ class StageAddressOp(_StageQueryOp):
 class StageTensorOp(TmemOp):
     """`TmemStage.tensor[dtype, layout]()`: a typed M x N accumulator view at `offset()`."""
 
-    traits = traits_def(WarpLocal())
+    traits = traits_def(Pure())  # a function of its operands
 
     name = "tmem.tmem_stage.tensor"
     stage = operand_def(TmemStageType)
@@ -688,7 +688,7 @@ class StageTensorOp(TmemOp):
 class TensorOffsetOp(TmemOp):
     """`TmemTensor.offset()`: the view's column address (the MMA's `c_tmem`)."""
 
-    traits = traits_def(WarpLocal())
+    traits = traits_def(Pure())  # a function of its operands
 
     name = "tmem.tensor.offset"
     tensor = operand_def(TensorType)
@@ -700,7 +700,7 @@ class TensorOffsetOp(TmemOp):
 class TensorAddressOp(TmemOp):
     """`TmemTensor.address()`: the view's TMEM address as `!llvm.ptr<6>`."""
 
-    traits = traits_def(WarpLocal())
+    traits = traits_def(Pure())  # a function of its operands
 
     name = "tmem.tensor.address"
     tensor = operand_def(TensorType)
@@ -982,7 +982,7 @@ class _PipelineStageOp(TmemOp, ABC):
 class ProducerStageOp(_PipelineStageOp):
     """`producer_stage()`: the producer's current index."""
 
-    traits = traits_def(WarpLocal())
+    traits = traits_def(Pure())  # a function of its operands
 
     name = "tmem.pipeline.producer_stage"
 
@@ -991,7 +991,7 @@ class ProducerStageOp(_PipelineStageOp):
 class ConsumerStageOp(_PipelineStageOp):
     """`consumer_stage()`: the consumer's current index."""
 
-    traits = traits_def(WarpLocal())
+    traits = traits_def(Pure())  # a function of its operands
 
     name = "tmem.pipeline.consumer_stage"
 
@@ -1010,7 +1010,7 @@ class _PipelineStepOp(TmemOp, ABC):
 class ProducerStepOp(_PipelineStepOp):
     """`producer_step()`: stage += 1; on wrap stage = 0 and phase ^= 1. No barrier op."""
 
-    traits = traits_def(WarpLocal())
+    traits = traits_def(Pure())  # a function of its operands
 
     name = "tmem.pipeline.producer_step"
 
@@ -1019,7 +1019,7 @@ class ProducerStepOp(_PipelineStepOp):
 class ConsumerStepOp(_PipelineStepOp):
     """`consumer_step()`: stage += 1; on wrap stage = 0 and phase ^= 1. No barrier op."""
 
-    traits = traits_def(WarpLocal())
+    traits = traits_def(Pure())  # a function of its operands
 
     name = "tmem.pipeline.consumer_step"
 
