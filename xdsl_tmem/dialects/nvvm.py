@@ -172,8 +172,24 @@ class Tcgen05LdStShape(StrEnum):
 
     @property
     def registers_per_num(self) -> int:
-        """m(shape): 32-bit registers per thread for `.x1` (ptx-nvvm.md §1.4, verified)."""
-        return _REGISTERS_PER_NUM[self]
+        """m(shape): 32-bit registers per thread for `.x1` (ptx-nvvm.md §1.4, verified):
+        the `.x1` footprint's 32-bit cells spread over the warp's 32 threads."""
+        return self.lanes * self.columns_per_num * self.pieces // 32
+
+    @property
+    def lanes(self) -> int:
+        """TMEM lanes one tcgen05.ld/st of this shape touches: the `16` of `16x64b`."""
+        return int(self.ptx_name.split("x")[0])
+
+    @property
+    def columns_per_num(self) -> int:
+        """32-bit TMEM columns of one piece per `.x1`: the `64b` of `16x64b` / 32."""
+        return int(self.ptx_name.split("x")[1].removesuffix("b")) // 32
+
+    @property
+    def pieces(self) -> int:
+        """`16x32bx2` moves two 16x32b pieces (the second `immHalfSplitoff` columns further)."""
+        return 2 if self.ptx_name.endswith("x2") else 1
 
     @property
     def ptx_name(self) -> str:
@@ -192,13 +208,6 @@ class Tcgen05LdStShape(StrEnum):
         return registers % per_num == 0 and is_power_of_two(registers // per_num) and registers <= MAX_LDST_REGISTERS
 
 
-_REGISTERS_PER_NUM = {
-    Tcgen05LdStShape.SHAPE_16X64B: 1,
-    Tcgen05LdStShape.SHAPE_16X128B: 2,
-    Tcgen05LdStShape.SHAPE_16X256B: 4,
-    Tcgen05LdStShape.SHAPE_32X32B: 1,
-    Tcgen05LdStShape.SHAPE_16X32BX2: 1,
-}
 MAX_LDST_REGISTERS = 128
 """tcgen05.ld/st move at most 128 registers per thread (ptx-nvvm.md §1.4, verified)."""
 
