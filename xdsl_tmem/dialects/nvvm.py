@@ -50,7 +50,6 @@ from xdsl.dialects.utils import EnumAttribute
 from xdsl.ir import Attribute, Dialect, Operation, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
-    IRDLOperation,
     ParsePropInAttrDict,
     irdl_attr_definition,
     irdl_op_definition,
@@ -73,6 +72,7 @@ from xdsl_tmem.dialects.llvm_ext import ConstantRangeAttr
 from xdsl_tmem.dialects.utils import (
     TMEM_PTR,
     CtaGroupUser,
+    NamedErrorOp,
     check_alloc_columns,
     check_arrival_count,
     constant_int,
@@ -422,7 +422,7 @@ _FALSE = IntegerAttr.from_bool(False)
 # --------------------------------------------------------------------------------------
 
 
-class NVVMOp(IRDLOperation, ABC):
+class NVVMOp(NamedErrorOp, ABC):
     """Base of every nvvm op.
 
     * Inherent attributes are always properties. Properties and discardable
@@ -446,9 +446,6 @@ class NVVMOp(IRDLOperation, ABC):
         super().__post_init__()
         self.properties = dict(sorted(self.properties.items()))
         self.attributes = dict(sorted(self.attributes.items()))
-
-    def error(self, message: str) -> VerifyException:
-        return VerifyException(f"{self.name}: {message}")
 
     def verify(self, verify_nested_ops: bool = True) -> None:
         try:
@@ -486,7 +483,8 @@ _SPACE_NAMES = {
 }
 
 
-def _address_space(t: Attribute) -> int | None:
+def address_space(t: Attribute) -> int | None:
+    """The address space of an `!llvm.ptr<N>` (0 for `!llvm.ptr`), None for any other type."""
     if not isinstance(t, LLVMPointerType):
         return None
     return t.addr_space.data if isinstance(t.addr_space, IntAttr) else 0
@@ -498,7 +496,7 @@ def _pointer_name(space: int) -> str:
 
 def _check_pointer(op: NVVMOp, what: str, value: SSAValue, spaces: Sequence[int]) -> int:
     """The address space of `value`, which must be a pointer into one of `spaces`."""
-    space = _address_space(value.type)
+    space = address_space(value.type)
     if space is None or space not in spaces:
         allowed = " or ".join(f"{_pointer_name(s)} ({_SPACE_NAMES[s]})" for s in spaces)
         raise op.error(f"{what} must be {allowed}, got {value.type}")
@@ -806,7 +804,7 @@ class Tcgen05MMAOp(NVVMOp, CtaGroupUser):
     def verify_nvvm(self) -> None:
         _check_pointer(self, "matrix_d", self.matrix_d, (6,))
         a_type = self.matrix_a.type
-        a_in_tmem = _address_space(a_type) == 6
+        a_in_tmem = address_space(a_type) == 6
         if not a_in_tmem and a_type != i64:
             raise self.error(
                 f"matrix_a must be i64 (shared-memory descriptor) or !llvm.ptr<6> (tensor memory), got {a_type}"
@@ -1449,14 +1447,14 @@ class MapaOp(NVVMOp):
     assembly_format = "$a `,` $b attr-dict `:` type($a) `->` type($res)"
 
     def __init__(self, a: SSAValue, b: SSAValue):
-        space = _address_space(a.type)
+        space = address_space(a.type)
         result = LLVMPointerType(IntAttr(7)) if space == 3 else LLVMPointerType()
         super().__init__(operands=[a, b], result_types=[result])
 
     def verify_nvvm(self) -> None:
         space = _check_pointer(self, "a", self.a, (0, 3))
         expected = 7 if space == 3 else 0
-        if _address_space(self.res.type) != expected:
+        if address_space(self.res.type) != expected:
             raise self.error(
                 f"result must be {_pointer_name(expected)} for a {_pointer_name(space)} operand, got {self.res.type}"
             )

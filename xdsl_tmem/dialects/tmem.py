@@ -66,6 +66,7 @@ from xdsl_tmem.dialects.utils import (
     TMEM_COLUMNS,
     TMEM_PTR,
     CtaGroupUser,
+    NamedErrorOp,
     check_alloc_columns,
     check_arrival_count,
     check_cta_group,
@@ -389,7 +390,7 @@ def _cta_group_of(t: Attribute) -> int | None:
 # --------------------------------------------------------------------------------------
 
 
-class TmemOp(IRDLOperation, CtaGroupUser, ABC):
+class TmemOp(NamedErrorOp, CtaGroupUser, ABC):
     """Base of every tmem op: precise messages and the one-cta_group-per-kernel rule."""
 
     def used_cta_group(self) -> int | None:
@@ -404,9 +405,6 @@ class TmemOp(IRDLOperation, CtaGroupUser, ABC):
             if (group := _cta_group_of(t)) is not None:
                 return group
         return None
-
-    def error(self, message: str) -> VerifyException:
-        return VerifyException(f"{self.name}: {message}")
 
     def verify_(self) -> None:
         self.verify_tmem()
