@@ -4,6 +4,7 @@ Factories import lazily so that loading the plugin costs nothing until a dialect
 or pass is asked for.
 """
 
+from xdsl.context import Context
 from xdsl.ir import Dialect
 from xdsl.passes import ModulePass
 from xdsl.universe import Universe
@@ -68,3 +69,25 @@ TMEM_UNIVERSE = Universe(
     },
     all_targets={"ptx": _ptx_target},
 )
+
+
+def add_tmem_dialects(ctx: Context) -> None:
+    """Our dialects, where xDSL's entry-point plugins have not registered them already
+    (an uninstalled checkout), and the llvm ops and attributes that upstream NVVM
+    programs use and xDSL's llvm dialect lacks."""
+    from xdsl_tmem.dialects.llvm_ext import load_llvm_extensions
+
+    known = set(ctx.registered_dialect_names)
+    for name, factory in TMEM_UNIVERSE.all_dialects.items():
+        if name not in known:
+            ctx.register_dialect(name, factory)
+    load_llvm_extensions(ctx)
+
+
+def make_context() -> Context:
+    """Every dialect `xdsl-tmem-opt` knows: all of xDSL's (plugins included), then ours."""
+    ctx = Context()
+    for name, factory in Universe.get_multiverse().all_dialects.items():
+        ctx.register_dialect(name, factory)
+    add_tmem_dialects(ctx)
+    return ctx

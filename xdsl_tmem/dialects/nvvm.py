@@ -50,7 +50,6 @@ from xdsl.dialects.utils import EnumAttribute
 from xdsl.ir import Attribute, Dialect, Operation, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
-    IRDLOperation,
     ParsePropInAttrDict,
     irdl_attr_definition,
     irdl_op_definition,
@@ -82,6 +81,7 @@ from xdsl_tmem.dialects.traits import (
 from xdsl_tmem.dialects.utils import (
     TMEM_PTR,
     CtaGroupUser,
+    NamedErrorOp,
     check_alloc_columns,
     check_arrival_count,
     constant_int,
@@ -181,8 +181,24 @@ class Tcgen05LdStShape(StrEnum):
 
     @property
     def registers_per_num(self) -> int:
-        """m(shape): 32-bit registers per thread for `.x1` (ptx-nvvm.md §1.4, verified)."""
-        return _REGISTERS_PER_NUM[self]
+        """m(shape): 32-bit registers per thread for `.x1` (ptx-nvvm.md §1.4, verified):
+        the `.x1` footprint's 32-bit cells spread over the warp's 32 threads."""
+        return self.lanes * self.columns_per_num * self.pieces // 32
+
+    @property
+    def lanes(self) -> int:
+        """TMEM lanes one tcgen05.ld/st of this shape touches: the `16` of `16x64b`."""
+        return int(self.ptx_name.split("x")[0])
+
+    @property
+    def columns_per_num(self) -> int:
+        """32-bit TMEM columns of one piece per `.x1`: the `64b` of `16x64b` / 32."""
+        return int(self.ptx_name.split("x")[1].removesuffix("b")) // 32
+
+    @property
+    def pieces(self) -> int:
+        """`16x32bx2` moves two 16x32b pieces (the second `immHalfSplitoff` columns further)."""
+        return 2 if self.ptx_name.endswith("x2") else 1
 
     @property
     def ptx_name(self) -> str:
@@ -201,13 +217,6 @@ class Tcgen05LdStShape(StrEnum):
         return registers % per_num == 0 and is_power_of_two(registers // per_num) and registers <= MAX_LDST_REGISTERS
 
 
-_REGISTERS_PER_NUM = {
-    Tcgen05LdStShape.SHAPE_16X64B: 1,
-    Tcgen05LdStShape.SHAPE_16X128B: 2,
-    Tcgen05LdStShape.SHAPE_16X256B: 4,
-    Tcgen05LdStShape.SHAPE_32X32B: 1,
-    Tcgen05LdStShape.SHAPE_16X32BX2: 1,
-}
 MAX_LDST_REGISTERS = 128
 """tcgen05.ld/st move at most 128 registers per thread (ptx-nvvm.md §1.4, verified)."""
 
@@ -422,7 +431,7 @@ _FALSE = IntegerAttr.from_bool(False)
 # --------------------------------------------------------------------------------------
 
 
-class NVVMOp(IRDLOperation, ABC):
+class NVVMOp(NamedErrorOp, ABC):
     """Base of every nvvm op.
 
     * Inherent attributes are always properties. Properties and discardable
@@ -446,9 +455,6 @@ class NVVMOp(IRDLOperation, ABC):
         super().__post_init__()
         self.properties = dict(sorted(self.properties.items()))
         self.attributes = dict(sorted(self.attributes.items()))
-
-    def error(self, message: str) -> VerifyException:
-        return VerifyException(f"{self.name}: {message}")
 
     def verify(self, verify_nested_ops: bool = True) -> None:
         try:
@@ -486,7 +492,8 @@ _SPACE_NAMES = {
 }
 
 
-def _address_space(t: Attribute) -> int | None:
+def address_space(t: Attribute) -> int | None:
+    """The address space of an `!llvm.ptr<N>` (0 for `!llvm.ptr`), None for any other type."""
     if not isinstance(t, LLVMPointerType):
         return None
     return t.addr_space.data if isinstance(t.addr_space, IntAttr) else 0
@@ -498,7 +505,7 @@ def _pointer_name(space: int) -> str:
 
 def _check_pointer(op: NVVMOp, what: str, value: SSAValue, spaces: Sequence[int]) -> int:
     """The address space of `value`, which must be a pointer into one of `spaces`."""
-    space = _address_space(value.type)
+    space = address_space(value.type)
     if space is None or space not in spaces:
         allowed = " or ".join(f"{_pointer_name(s)} ({_SPACE_NAMES[s]})" for s in spaces)
         raise op.error(f"{what} must be {allowed}, got {value.type}")
@@ -824,7 +831,7 @@ class Tcgen05MMAOp(NVVMOp, CtaGroupUser):
     def verify_nvvm(self) -> None:
         _check_pointer(self, "matrix_d", self.matrix_d, (6,))
         a_type = self.matrix_a.type
-        a_in_tmem = _address_space(a_type) == 6
+        a_in_tmem = address_space(a_type) == 6
         if not a_in_tmem and a_type != i64:
             raise self.error(
                 f"matrix_a must be i64 (shared-memory descriptor) or !llvm.ptr<6> (tensor memory), got {a_type}"
@@ -1511,14 +1518,14 @@ class MapaOp(NVVMOp):
     assembly_format = "$a `,` $b attr-dict `:` type($a) `->` type($res)"
 
     def __init__(self, a: SSAValue, b: SSAValue):
-        space = _address_space(a.type)
+        space = address_space(a.type)
         result = LLVMPointerType(IntAttr(7)) if space == 3 else LLVMPointerType()
         super().__init__(operands=[a, b], result_types=[result])
 
     def verify_nvvm(self) -> None:
         space = _check_pointer(self, "a", self.a, (0, 3))
         expected = 7 if space == 3 else 0
-        if _address_space(self.res.type) != expected:
+        if address_space(self.res.type) != expected:
             raise self.error(
                 f"result must be {_pointer_name(expected)} for a {_pointer_name(space)} operand, got {self.res.type}"
             )

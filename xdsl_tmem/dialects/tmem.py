@@ -61,12 +61,14 @@ from xdsl.traits import HasParent, IsTerminator, Pure
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.hints import isa
 
+from xdsl_tmem.dialects.nvvm import Tcgen05LdStShape
 from xdsl_tmem.dialects.traits import Synchronizes, SyncPoint, WarpLocal
 from xdsl_tmem.dialects.utils import (
     SHARED_PTR,
     TMEM_COLUMNS,
     TMEM_PTR,
     CtaGroupUser,
+    NamedErrorOp,
     check_alloc_columns,
     check_arrival_count,
     check_cta_group,
@@ -390,7 +392,7 @@ def _cta_group_of(t: Attribute) -> int | None:
 # --------------------------------------------------------------------------------------
 
 
-class TmemOp(IRDLOperation, CtaGroupUser, ABC):
+class TmemOp(NamedErrorOp, CtaGroupUser, ABC):
     """Base of every tmem op: precise messages and the one-cta_group-per-kernel rule."""
 
     def used_cta_group(self) -> int | None:
@@ -405,9 +407,6 @@ class TmemOp(IRDLOperation, CtaGroupUser, ABC):
             if (group := _cta_group_of(t)) is not None:
                 return group
         return None
-
-    def error(self, message: str) -> VerifyException:
-        return VerifyException(f"{self.name}: {message}")
 
     def verify_(self) -> None:
         self.verify_tmem()
@@ -708,9 +707,9 @@ class TensorAddressOp(TmemOp):
     assembly_format = "$tensor attr-dict `:` type($tensor)"
 
 
-LDST_16X256B_REGS_PER_REPEAT = 4
-"""16x256b: 16 lanes x 256 bits over 32 threads = 4 registers per `.x1` (ptx-nvvm.md §1.4)."""
-LDST_16X256B_COLS_PER_REPEAT = 8
+LDST_16X256B_REGS_PER_REPEAT = Tcgen05LdStShape.SHAPE_16X256B.registers_per_num
+"""16x256b: 16 lanes x 256 bits over 32 threads = 4 registers per `.x1`."""
+LDST_16X256B_COLS_PER_REPEAT = Tcgen05LdStShape.SHAPE_16X256B.columns_per_num
 """16x256b.xN covers 8N 32-bit columns."""
 LOWER_HALF_LANE_OFFSET = 16 << 16
 """`TMEM_LOWER_ROW_OFFSET`: the lower 16 rows of a warp's quarter (semantics.md §1.4)."""

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from xdsl.dialects import arith, func, llvm
 from xdsl.dialects.builtin import DenseArrayBase, IntAttr, IntegerAttr
 from xdsl.ir import Operation, SSAValue
+from xdsl.irdl import IRDLOperation
 from xdsl.utils.exceptions import VerifyException
 
 SHARED_PTR = llvm.LLVMPointerType(IntAttr(3))
@@ -23,6 +24,14 @@ TMEM_COLUMNS = 512
 TMEM_LANES = 128
 MAX_MBARRIER_COUNT = (1 << 20) - 1
 """mbarrier.init count range is 1 .. 2^20-1 (ptx-nvvm.md §1.9)."""
+
+
+class NamedErrorOp(IRDLOperation, ABC):
+    """Base of the tmem and nvvm op bases: `self.error(message)` is a verifier error
+    whose message starts with the op's name, as every message of ours does."""
+
+    def error(self, message: str) -> VerifyException:
+        return VerifyException(f"{self.name}: {message}")
 
 
 def is_power_of_two(n: int) -> bool:

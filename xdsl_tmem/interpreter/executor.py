@@ -628,6 +628,12 @@ class Warp(Interpreter):
         return Status.BLOCKED
 
 
+def as_warp(interp: Interpreter) -> Warp:
+    """The warp an `@impl` method runs on (every impl of ours runs under a `Warp`)."""
+    assert isinstance(interp, Warp)
+    return interp
+
+
 # --------------------------------------------------------------------------------------
 # The tensor core as a scheduled agent
 # --------------------------------------------------------------------------------------

@@ -26,7 +26,7 @@ from xdsl.ir import Attribute, Operation
 
 from xdsl_tmem.dialects.llvm_ext import AddrSpaceCastOp, ExtractElementOp
 from xdsl_tmem.interpreter import arith as A
-from xdsl_tmem.interpreter.executor import StructuredGen, Warp, WarpFunctions, impl_structured
+from xdsl_tmem.interpreter.executor import StructuredGen, Warp, WarpFunctions, as_warp, impl_structured
 from xdsl_tmem.interpreter.func import call
 from xdsl_tmem.interpreter.machine import GLOBAL_BASE, RANK_SHIFT, SHARED_LIMIT, Hazard
 from xdsl_tmem.interpreter.memory import Access, load, size_of, store, struct_offset
@@ -45,11 +45,6 @@ def _binary(fn: Callable[[Value, Value, int], Value]):
         return (fn(args[0], args[1], self.static(op, _w)),)
 
     return run
-
-
-def _warp(interp: Interpreter) -> Warp:
-    assert isinstance(interp, Warp)
-    return interp
 
 
 def _zero(t: Attribute) -> Value:
@@ -95,7 +90,7 @@ def gep_offset(plan: tuple[int, tuple[tuple[int, int], ...]], indices: PythonVal
 class LlvmFunctions(WarpFunctions):
     @impl(llvm.AddressOfOp)
     def run_addressof(self, interp: Interpreter, op: llvm.AddressOfOp, args: PythonValues) -> PythonValues:
-        warp = _warp(interp)
+        warp = as_warp(interp)
         name = op.global_name.string_value()
         placed = warp.cta.layout.symbols.get(name)
         if placed is None:
@@ -130,13 +125,13 @@ class LlvmFunctions(WarpFunctions):
 
     @impl(llvm.LoadOp)
     def run_load(self, interp: Interpreter, op: llvm.LoadOp, args: PythonValues) -> PythonValues:
-        warp = _warp(interp)
+        warp = as_warp(interp)
         access = self.static(op, lambda o: Access.of(o.dereferenced_value.type))
         return (load(warp, op, args[0], access),)
 
     @impl(llvm.StoreOp)
     def run_store(self, interp: Interpreter, op: llvm.StoreOp, args: PythonValues) -> PythonValues:
-        warp = _warp(interp)
+        warp = as_warp(interp)
         value, address = args
         access = self.static(op, lambda o: Access.of(o.value.type))
         store(warp, op, address, value, access)
@@ -184,7 +179,7 @@ class LlvmFunctions(WarpFunctions):
         space = target.addr_space.data if isinstance(target.addr_space, IntAttr) else 0
         if space not in (0, 1, 3, 7):
             raise UnsupportedValue(f"llvm.addrspacecast to address space {space}: the machine model has no such memory")
-        warp = _warp(interp)
+        warp = as_warp(interp)
         address: Value = args[0]
         lanes = warp.lane_index()
         if isinstance(address, np.ndarray):

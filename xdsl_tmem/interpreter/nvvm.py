@@ -25,7 +25,7 @@ from xdsl_tmem.dialects.llvm_ext import ConstantRangeAttr
 from xdsl_tmem.dialects.traits import ThreadBarrier
 from xdsl_tmem.dialects.utils import check_alloc_columns
 from xdsl_tmem.interpreter import races
-from xdsl_tmem.interpreter.executor import LOCAL, OTHER, Step, Warp, WarpFunctions
+from xdsl_tmem.interpreter.executor import LOCAL, OTHER, Step, Warp, WarpFunctions, as_warp
 from xdsl_tmem.interpreter.hazards import check_access, check_dealloc, complete, span
 from xdsl_tmem.interpreter.machine import (
     OFFSET_MASK,
@@ -57,11 +57,6 @@ from xdsl_tmem.interpreter.values import WARP, Lanes, UnsupportedValue, Value, c
 # --------------------------------------------------------------------------------------
 # Helpers
 # --------------------------------------------------------------------------------------
-
-
-def _warp(interp: Interpreter) -> Warp:
-    assert isinstance(interp, Warp)
-    return interp
 
 
 def at(value: Value, lane: int) -> int:
@@ -840,13 +835,11 @@ def tcgen05_commit(warp: Warp, op: Operation, address: Value, mask: Value | None
 # --------------------------------------------------------------------------------------
 
 
-def _registers(t: Any) -> int:
-    return t.get_shape()[0] if isinstance(t, VectorType) else 1
-
-
 def _ld_static(op: nvvm.Tcgen05LdOp) -> tuple[LdStPlan, bool, bool]:
     """(plan with split 0, has a split operand, returns a vector)."""
-    plan = ldst_plan(op.shape.data.value, _registers(op.res.type), 0, op.pack is not None)
+    registers = nvvm.ldst_register_count(op.res.type)
+    assert registers is not None  # the verifier admits only i32 and vector<N x i32>
+    plan = ldst_plan(op.shape.data, registers, 0, op.pack is not None)
     return plan, op.offset is not None, isinstance(op.res.type, VectorType)
 
 
@@ -934,12 +927,12 @@ class NvvmFunctions(WarpFunctions):
 
     @impl(nvvm.MBarrierInitOp)
     def run_mbarrier_init(self, interp: Interpreter, op: nvvm.MBarrierInitOp, args: PythonValues) -> PythonValues:
-        mbarrier_init(_warp(interp), args[0], args[1], args[2] if op.predicate is not None else True, op)
+        mbarrier_init(as_warp(interp), args[0], args[1], args[2] if op.predicate is not None else True, op)
         return ()
 
     @impl(nvvm.MBarrierInvalOp)
     def run_mbarrier_inval(self, interp: Interpreter, op: nvvm.MBarrierInvalOp, args: PythonValues) -> PythonValues:
-        warp = _warp(interp)
+        warp = as_warp(interp)
         for lane in warp.active_lanes():
             cta, offset = warp.cluster.cta_of(at(args[0], lane))
             cta.mbarriers.pop(offset, None)
@@ -947,14 +940,14 @@ class NvvmFunctions(WarpFunctions):
 
     @impl(nvvm.MBarrierArriveOp)
     def run_mbarrier_arrive(self, interp: Interpreter, op: nvvm.MBarrierArriveOp, args: PythonValues) -> PythonValues:
-        token = mbarrier_arrive(_warp(interp), args[0], args[1] if op.count is not None else 1, op)
+        token = mbarrier_arrive(as_warp(interp), args[0], args[1] if op.count is not None else 1, op)
         return (token,) if op.res is not None else ()
 
     @impl(nvvm.MBarrierArriveExpectTxOp)
     def run_mbarrier_arrive_expect_tx(
         self, interp: Interpreter, op: nvvm.MBarrierArriveExpectTxOp, args: PythonValues
     ) -> PythonValues:
-        warp = _warp(interp)
+        warp = as_warp(interp)
         if op.predicate is not None and not np.asarray(args[2]).any():
             return (0,) if op.res is not None else ()
         mbarrier_add_tx(warp, args[0], args[1], +1)
@@ -965,21 +958,21 @@ class NvvmFunctions(WarpFunctions):
     def run_mbarrier_expect_tx(
         self, interp: Interpreter, op: nvvm.MBarrierExpectTxOp, args: PythonValues
     ) -> PythonValues:
-        mbarrier_add_tx(_warp(interp), args[0], args[1], +1)
+        mbarrier_add_tx(as_warp(interp), args[0], args[1], +1)
         return ()
 
     @impl(nvvm.MBarrierCompleteTxOp)
     def run_mbarrier_complete_tx(
         self, interp: Interpreter, op: nvvm.MBarrierCompleteTxOp, args: PythonValues
     ) -> PythonValues:
-        mbarrier_add_tx(_warp(interp), args[0], args[1], -1)
+        mbarrier_add_tx(as_warp(interp), args[0], args[1], -1)
         return ()
 
     @impl(nvvm.MBarrierTryWaitParityOp)
     def run_mbarrier_try_wait_parity(
         self, interp: Interpreter, op: nvvm.MBarrierTryWaitParityOp, args: PythonValues
     ) -> PythonValues:
-        mbarrier_wait_parity(_warp(interp), args[0], args[1])
+        mbarrier_wait_parity(as_warp(interp), args[0], args[1])
         return ()
 
     @impl(nvvm.MBarrierTryWaitOp)
@@ -987,14 +980,14 @@ class NvvmFunctions(WarpFunctions):
         self, interp: Interpreter, op: nvvm.MBarrierTryWaitOp, args: PythonValues
     ) -> PythonValues:
         is_state = cast(IntegerType, op.state_or_phase.type).width.data == 64
-        return (mbarrier_probe(_warp(interp), args[0], args[1], is_state),)
+        return (mbarrier_probe(as_warp(interp), args[0], args[1], is_state),)
 
     @impl(nvvm.MBarrierTestWaitOp)
     def run_mbarrier_test_wait(
         self, interp: Interpreter, op: nvvm.MBarrierTestWaitOp, args: PythonValues
     ) -> PythonValues:
         is_state = cast(IntegerType, op.state_or_phase.type).width.data == 64
-        return (mbarrier_probe(_warp(interp), args[0], args[1], is_state),)
+        return (mbarrier_probe(as_warp(interp), args[0], args[1], is_state),)
 
     # -- fences -------------------------------------------------------------------------
 
@@ -1002,7 +995,7 @@ class NvvmFunctions(WarpFunctions):
     def run_fence_mbarrier_init(
         self, interp: Interpreter, op: nvvm.FenceMbarrierInitOp, args: PythonValues
     ) -> PythonValues:
-        fence_mbarrier_init(_warp(interp))
+        fence_mbarrier_init(as_warp(interp))
         return ()
 
     @impl(nvvm.FenceProxyOp)
@@ -1011,7 +1004,7 @@ class NvvmFunctions(WarpFunctions):
 
     @impl(nvvm.Tcgen05FenceOp)
     def run_tcgen05_fence(self, interp: Interpreter, op: nvvm.Tcgen05FenceOp, args: PythonValues) -> PythonValues:
-        clock = _warp(interp).clock
+        clock = as_warp(interp).clock
         if op.kind.data == nvvm.Tcgen05FenceKind.BEFORE:
             clock.fence_before()
         else:
@@ -1022,7 +1015,7 @@ class NvvmFunctions(WarpFunctions):
 
     @impl(nvvm.Barrier0Op)
     def run_barrier0(self, interp: Interpreter, op: nvvm.Barrier0Op, args: PythonValues) -> PythonValues:
-        bar_sync(_warp(interp), 0, None)
+        bar_sync(as_warp(interp), 0, None)
         return ()
 
     @impl(nvvm.BarrierOp)
@@ -1032,19 +1025,19 @@ class NvvmFunctions(WarpFunctions):
         values = iter(args)
         barrier_id = int(next(values)) if op.barrier_id is not None else 0
         threads = int(next(values)) if op.number_of_threads is not None else None
-        bar_sync(_warp(interp), barrier_id, threads)
+        bar_sync(as_warp(interp), barrier_id, threads)
         return ()
 
     @impl(nvvm.BarrierArriveOp)
     def run_barrier_arrive(self, interp: Interpreter, op: nvvm.BarrierArriveOp, args: PythonValues) -> PythonValues:
         values = iter(args)
         barrier_id = int(next(values)) if op.barrier_id is not None else 0
-        bar_sync(_warp(interp), barrier_id, int(next(values)), arrive_only=True)
+        bar_sync(as_warp(interp), barrier_id, int(next(values)), arrive_only=True)
         return ()
 
     @impl(nvvm.SyncWarpOp)
     def run_bar_warp_sync(self, interp: Interpreter, op: nvvm.SyncWarpOp, args: PythonValues) -> PythonValues:
-        warp = _warp(interp)
+        warp = as_warp(interp)
         member = warp_uniform(warp, args[0], "bar.warp.sync membermask")
         wanted = ((member >> np.arange(WARP)) & 1).astype(bool) & warp.live
         if (wanted & ~warp.mask).any():
@@ -1056,26 +1049,26 @@ class NvvmFunctions(WarpFunctions):
 
     @impl(nvvm.ClusterArriveOp)
     def run_cluster_arrive(self, interp: Interpreter, op: nvvm.ClusterArriveOp, args: PythonValues) -> PythonValues:
-        cluster_arrive(_warp(interp), op.aligned is not None)
+        cluster_arrive(as_warp(interp), op.aligned is not None)
         return ()
 
     @impl(nvvm.ClusterArriveRelaxedOp)
     def run_cluster_arrive_relaxed(
         self, interp: Interpreter, op: nvvm.ClusterArriveRelaxedOp, args: PythonValues
     ) -> PythonValues:
-        cluster_arrive(_warp(interp), op.aligned is not None)
+        cluster_arrive(as_warp(interp), op.aligned is not None)
         return ()
 
     @impl(nvvm.ClusterWaitOp)
     def run_cluster_wait(self, interp: Interpreter, op: nvvm.ClusterWaitOp, args: PythonValues) -> PythonValues:
-        cluster_wait(_warp(interp), op.aligned is not None)
+        cluster_wait(as_warp(interp), op.aligned is not None)
         return ()
 
     # -- lanes, cluster addressing --------------------------------------------------------
 
     @impl(nvvm.ElectSyncOp)
     def run_elect_sync(self, interp: Interpreter, op: nvvm.ElectSyncOp, args: PythonValues) -> PythonValues:
-        warp = _warp(interp)
+        warp = as_warp(interp)
         member = int(args[0]) if args else 0xFFFFFFFF
         candidates = warp.mask & ((member >> np.arange(WARP)) & 1).astype(bool)
         elected = np.zeros(WARP, dtype=np.bool_)
@@ -1086,7 +1079,7 @@ class NvvmFunctions(WarpFunctions):
 
     @impl(nvvm.MapaOp)
     def run_mapa(self, interp: Interpreter, op: nvvm.MapaOp, args: PythonValues) -> PythonValues:
-        warp = _warp(interp)
+        warp = as_warp(interp)
         address, rank = args
         size = len(warp.cluster.ctas)
         for lane in warp.active_lanes():
@@ -1102,24 +1095,24 @@ class NvvmFunctions(WarpFunctions):
 
     @impl(nvvm.Tcgen05AllocOp)
     def run_tcgen05_alloc(self, interp: Interpreter, op: nvvm.Tcgen05AllocOp, args: PythonValues) -> PythonValues:
-        tmem_alloc(_warp(interp), op, args[0], args[1], op.group.as_int())
+        tmem_alloc(as_warp(interp), op, args[0], args[1], op.group.as_int())
         return ()
 
     @impl(nvvm.Tcgen05DeallocOp)
     def run_tcgen05_dealloc(self, interp: Interpreter, op: nvvm.Tcgen05DeallocOp, args: PythonValues) -> PythonValues:
-        tmem_dealloc(_warp(interp), args[0], args[1], op.group.as_int())
+        tmem_dealloc(as_warp(interp), args[0], args[1], op.group.as_int())
         return ()
 
     @impl(nvvm.Tcgen05RelinquishAllocPermitOp)
     def run_tcgen05_relinquish(
         self, interp: Interpreter, op: nvvm.Tcgen05RelinquishAllocPermitOp, args: PythonValues
     ) -> PythonValues:
-        tmem_relinquish(_warp(interp), op.group.as_int())
+        tmem_relinquish(as_warp(interp), op.group.as_int())
         return ()
 
     @impl(nvvm.Tcgen05LdOp)
     def run_tcgen05_ld(self, interp: Interpreter, op: nvvm.Tcgen05LdOp, args: PythonValues) -> PythonValues:
-        warp = _warp(interp)
+        warp = as_warp(interp)
         plan, dynamic_split, vector = self.static(op, _ld_static)
         if dynamic_split:
             plan = ldst_plan(plan.shape, plan.registers, int(args[1]), plan.pack)
@@ -1128,21 +1121,19 @@ class NvvmFunctions(WarpFunctions):
 
     @impl(nvvm.Tcgen05StOp)
     def run_tcgen05_st(self, interp: Interpreter, op: nvvm.Tcgen05StOp, args: PythonValues) -> PythonValues:
-        warp = _warp(interp)
+        warp = as_warp(interp)
         values = np.asarray(args[1])
         if values.ndim == 0:
             values = np.full((WARP, 1), values)
         elif values.ndim == 1:
             values = values[:, None] if not isinstance(op.val.type, VectorType) else np.tile(values, (WARP, 1))
         split = int(args[2]) if op.offset is not None else 0
-        tmem_st(
-            warp, op, args[0], values, ldst_plan(op.shape.data.value, values.shape[1], split, op.unpack is not None)
-        )
+        tmem_st(warp, op, args[0], values, ldst_plan(op.shape.data, values.shape[1], split, op.unpack is not None))
         return ()
 
     @impl(nvvm.Tcgen05WaitOp)
     def run_tcgen05_wait(self, interp: Interpreter, op: nvvm.Tcgen05WaitOp, args: PythonValues) -> PythonValues:
-        tmem_wait(_warp(interp), "ld" if op.kind.data == nvvm.Tcgen05WaitKind.LOAD else "st")
+        tmem_wait(as_warp(interp), "ld" if op.kind.data == nvvm.Tcgen05WaitKind.LOAD else "st")
         return ()
 
     @impl(nvvm.Tcgen05MMAOp)
@@ -1151,7 +1142,7 @@ class NvvmFunctions(WarpFunctions):
         scale = optional.pop(0) if op.scale_input_d is not None else None
         disable = optional.pop(0) if op.disable_output_lane is not None else None
         tcgen05_mma(
-            _warp(interp),
+            as_warp(interp),
             op,
             op.kind.data.value,
             op.cta_group.as_int(),
@@ -1172,7 +1163,7 @@ class NvvmFunctions(WarpFunctions):
     ) -> PythonValues:
         """start | LBO << 16 | SBO << 32 | 1 << 46 | base << 49 | mode << 52 | swizzle << 61,
         each field masked to its width (the operands are already encoded, as upstream)."""
-        warp = _warp(interp)
+        warp = as_warp(interp)
         fields = ((14, 0), (14, 16), (14, 32), (3, 49), (1, 52), (3, 61))
         descriptors = np.zeros(WARP, dtype=np.uint64)
         for lane in warp.active_lanes() if any(isinstance(a, np.ndarray) for a in args) else [0]:
@@ -1188,13 +1179,15 @@ class NvvmFunctions(WarpFunctions):
     def run_tcgen05_cp(self, interp: Interpreter, op: nvvm.Tcgen05CpOp, args: PythonValues) -> PythonValues:
         if op.src_format is not None:
             raise UnsupportedValue("tcgen05.cp with a decompressing source format is not modelled")
-        tcgen05_cp(_warp(interp), op, args[0], args[1], op.shape.data.value, op.multicast.data.value, op.group.as_int())
+        tcgen05_cp(
+            as_warp(interp), op, args[0], args[1], op.shape.data.value, op.multicast.data.value, op.group.as_int()
+        )
         return ()
 
     @impl(nvvm.Tcgen05CommitOp)
     def run_tcgen05_commit(self, interp: Interpreter, op: nvvm.Tcgen05CommitOp, args: PythonValues) -> PythonValues:
         tcgen05_commit(
-            _warp(interp), op, args[0], args[1] if op.multicast_mask is not None else None, op.group.as_int()
+            as_warp(interp), op, args[0], args[1] if op.multicast_mask is not None else None, op.group.as_int()
         )
         return ()
 
@@ -1204,7 +1197,7 @@ class NvvmFunctions(WarpFunctions):
 
 
 def _sreg_impl(self: NvvmFunctions, interp: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
-    warp = _warp(interp)
+    warp = as_warp(interp)
     value = canonical(special_register(warp, op), cast(IntegerType, op.results[0].type).width.data)
     declared = getattr(op, "range", None)
     if isinstance(declared, ConstantRangeAttr):

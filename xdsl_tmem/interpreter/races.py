@@ -243,9 +243,7 @@ def check(warp: Warp, op: Any, shadow: Shadow, index: NDArray[np.int64], write: 
     read[index] = stamp
 
 
-def check_lanes(
-    warp: Warp, op: Any, shadow: Shadow, offsets: NDArray[np.int64], size: int, write: bool
-) -> None:
+def check_lanes(warp: Warp, op: Any, shadow: Shadow, offsets: NDArray[np.int64], size: int, write: bool) -> None:
     """Check an access by `warp` of `size` bytes at each of the byte `offsets` of
     `shadow` (one per active lane), then record it: `check` of their bytes, with a fast
     path for the common case of a warp touching fresh bytes (its lanes' bytes evenly

@@ -26,17 +26,19 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from xdsl_tmem.dialects.nvvm import Tcgen05LdStShape
+
 # --------------------------------------------------------------------------------------
 # tcgen05.ld / st register maps [TVM]
 # --------------------------------------------------------------------------------------
 
-LDST_SHAPES = ("shape_16x64b", "shape_16x128b", "shape_16x256b", "shape_32x32b", "shape_16x32bx2")
-ROWS = {"shape_16x64b": 16, "shape_16x128b": 16, "shape_16x256b": 16, "shape_32x32b": 32, "shape_16x32bx2": 16}
+# The shapes, their lanes and registers per `.x1` are `nvvm.Tcgen05LdStShape`'s; this
+# module adds only which register of which thread holds which cell.
 
 
 @cache
 def ldst_map(
-    shape: str, registers: int, split: int = 0, pack: bool = False
+    shape: Tcgen05LdStShape, registers: int, split: int = 0, pack: bool = False
 ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
     """(rows, columns) of shape (32, registers): TMEM cell of register r of lane l,
     relative to the address. With `pack`, the column is that of the low 16-bit half
@@ -44,15 +46,15 @@ def ldst_map(
     lane = np.arange(32)[:, None]
     r = np.arange(registers)[None, :]
     match shape:
-        case "shape_32x32b":
+        case Tcgen05LdStShape.SHAPE_32X32B:
             rows, cols = lane + 0 * r, r + 0 * lane
-        case "shape_16x64b":
+        case Tcgen05LdStShape.SHAPE_16X64B:
             rows, cols = lane // 4 + 8 * (lane % 2) + 0 * r, (lane // 2) % 2 + 2 * r
-        case "shape_16x128b":
+        case Tcgen05LdStShape.SHAPE_16X128B:
             rows, cols = lane // 4 + 8 * (r % 2), lane % 4 + 4 * (r // 2)
-        case "shape_16x256b":
+        case Tcgen05LdStShape.SHAPE_16X256B:
             rows, cols = lane // 4 + 8 * ((r // 2) % 2), r % 2 + 2 * (lane % 4) + 8 * (r // 4)
-        case _:  # 16x32bx2: lanes 16-31 read the same 16 TMEM lanes `split` columns further
+        case Tcgen05LdStShape.SHAPE_16X32BX2:  # lanes 16-31 read the same 16 TMEM lanes `split` columns further
             rows = lane % 16 + 0 * r
             cols = (2 * r if pack else r) + (lane // 16) * split
             return rows, cols
@@ -63,7 +65,7 @@ def ldst_map(
 class LdStPlan:
     """One tcgen05.ld / st form: its footprint and register map."""
 
-    shape: str
+    shape: Tcgen05LdStShape
     registers: int
     pack: bool
     rows: int
@@ -88,14 +90,15 @@ def bit_set(values: NDArray[np.int64]) -> int:
 
 
 @cache
-def ldst_plan(shape: str, registers: int, split: int = 0, pack: bool = False) -> LdStPlan:
+def ldst_plan(shape: Tcgen05LdStShape | str, registers: int, split: int = 0, pack: bool = False) -> LdStPlan:
+    shape = Tcgen05LdStShape(shape)
     rows, cols = ldst_map(shape, registers, split, pack)
     touched = np.concatenate([cols.reshape(-1), (cols + 1).reshape(-1)]) if pack else cols
     return LdStPlan(
         shape,
         registers,
         pack,
-        ROWS[shape],
+        shape.lanes,
         int(cols.max()) + (2 if pack else 1),
         rows * 512 + cols,
         bit_set(rows),

@@ -25,7 +25,7 @@ from xdsl.interpreter import (
 )
 from xdsl.ir import Attribute, Operation
 
-from xdsl_tmem.dialects import tmem
+from xdsl_tmem.dialects import nvvm, tmem
 from xdsl_tmem.interpreter import nvvm as N
 from xdsl_tmem.interpreter import races
 from xdsl_tmem.interpreter.executor import (
@@ -37,6 +37,7 @@ from xdsl_tmem.interpreter.executor import (
     StructuredGen,
     Warp,
     WarpFunctions,
+    as_warp,
     impl_structured,
 )
 from xdsl_tmem.interpreter.machine import OFFSET_MASK, RANK_SHIFT, Hazard, StageHold
@@ -104,11 +105,6 @@ class Context:
     allocation: int
     ring: Ring
     dealloc_barrier: int
-
-
-def _warp(interp: Interpreter) -> Warp:
-    assert isinstance(interp, Warp)
-    return interp
 
 
 def _uniform(warp: Warp, value: Value, what: str) -> int:
@@ -314,7 +310,7 @@ def check_in_stage(op: Operation, stage: Stage, column: int, width: int) -> None
 def _load(warp: Warp, op: tmem.LoadUpperOp | tmem.LoadLowerOp, stage: Stage, column: int) -> Value:
     address = stage.offset + column + (tmem.LOWER_HALF_LANE_OFFSET if isinstance(op, tmem.LoadLowerOp) else 0)
     result_type = op.result.type
-    plan = ldst_plan("shape_16x256b", result_type.get_shape()[0])
+    plan = ldst_plan(nvvm.Tcgen05LdStShape.SHAPE_16X256B, result_type.get_shape()[0])
     check_in_stage(op, stage, column, plan.columns)
     values = N.tmem_ld(warp, op, address, plan)
     return values.view(np.float32) if result_type.element_type != tmem.i32 else values
@@ -343,23 +339,23 @@ class TmemFunctions(WarpFunctions):
 
     @impl(tmem.AllocOp)
     def run_alloc(self, interp: Interpreter, op: tmem.AllocOp, args: PythonValues) -> PythonValues:
-        warp = _warp(interp)
+        warp = as_warp(interp)
         return (allocate(warp, op, _uniform(warp, args[0], "tmem.alloc slot"), op.allocation.type),)
 
     @impl(tmem.FromSharedOp)
     def run_from_shared(self, interp: Interpreter, op: tmem.FromSharedOp, args: PythonValues) -> PythonValues:
-        warp = _warp(interp)
+        warp = as_warp(interp)
         return (read_slot(warp, _uniform(warp, args[0], "tmem.from_shared slot"), op),)
 
     @impl(tmem.RelinquishOp)
     def run_relinquish(self, interp: Interpreter, op: tmem.RelinquishOp, args: PythonValues) -> PythonValues:
-        N.tmem_relinquish(_warp(interp), cast(tmem.AllocationType, op.allocation.type).cta_group.data)
+        N.tmem_relinquish(as_warp(interp), cast(tmem.AllocationType, op.allocation.type).cta_group.data)
         return ()
 
     @impl(tmem.DeallocOp)
     def run_dealloc(self, interp: Interpreter, op: tmem.DeallocOp, args: PythonValues) -> PythonValues:
         allocation = cast(tmem.AllocationType, op.allocation.type)
-        N.tmem_dealloc(_warp(interp), args[0], allocation.max_cols.data, allocation.cta_group.data)
+        N.tmem_dealloc(as_warp(interp), args[0], allocation.max_cols.data, allocation.cta_group.data)
         return ()
 
     @impl(tmem.BaseAddressOp)
@@ -370,14 +366,14 @@ class TmemFunctions(WarpFunctions):
 
     @impl(tmem.StageCreateOp)
     def run_stage_create(self, interp: Interpreter, op: tmem.StageCreateOp, args: PythonValues) -> PythonValues:
-        warp = _warp(interp)
+        warp = as_warp(interp)
         base = _uniform(warp, args[0], "tmem.tmem_stage.create base")
         index = _uniform(warp, args[1], "tmem.tmem_stage.create index")
         return (Stage(base, index, op.stage.type.stride.data),)
 
     @impl(tmem.StageFromAllocOp)
     def run_stage_from_alloc(self, interp: Interpreter, op: tmem.StageFromAllocOp, args: PythonValues) -> PythonValues:
-        warp = _warp(interp)
+        warp = as_warp(interp)
         index = _uniform(warp, args[1], "tmem.tmem_stage.from_alloc index")
         return (Stage(args[0], index, op.stage.type.stride.data),)
 
@@ -385,7 +381,7 @@ class TmemFunctions(WarpFunctions):
     def run_stage_from_offset(
         self, interp: Interpreter, op: tmem.StageFromOffsetOp, args: PythonValues
     ) -> PythonValues:
-        warp = _warp(interp)
+        warp = as_warp(interp)
         offset = _uniform(warp, args[0], "tmem.tmem_stage.from_offset offset")
         index = _uniform(warp, args[1], "tmem.tmem_stage.from_offset index")
         stride = op.stage.type.stride.data
@@ -417,13 +413,13 @@ class TmemFunctions(WarpFunctions):
 
     @impl(tmem.LoadUpperOp)
     def run_load_upper(self, interp: Interpreter, op: tmem.LoadUpperOp, args: PythonValues) -> PythonValues:
-        warp = _warp(interp)
+        warp = as_warp(interp)
         column = _uniform(warp, args[1], "tmem_stage.load_upper column") if op.column is not None else 0
         return (_load(warp, op, args[0], column),)
 
     @impl(tmem.LoadLowerOp)
     def run_load_lower(self, interp: Interpreter, op: tmem.LoadLowerOp, args: PythonValues) -> PythonValues:
-        warp = _warp(interp)
+        warp = as_warp(interp)
         column = _uniform(warp, args[1], "tmem_stage.load_lower column") if op.column is not None else 0
         return (_load(warp, op, args[0], column),)
 
@@ -432,28 +428,28 @@ class TmemFunctions(WarpFunctions):
         column = _uniform(warp, rest.pop(0), f"{op.name} column") if op.column is not None else 0
         values = np.asarray(rest[0])
         address = cast(Stage, stage).offset + column + (tmem.LOWER_HALF_LANE_OFFSET if lower else 0)
-        plan = ldst_plan("shape_16x256b", values.shape[1])
+        plan = ldst_plan(nvvm.Tcgen05LdStShape.SHAPE_16X256B, values.shape[1])
         check_in_stage(op, cast(Stage, stage), column, plan.columns)
         N.tmem_st(warp, op, address, values.view(np.uint32), plan)
 
     @impl(tmem.StoreUpperOp)
     def run_store_upper(self, interp: Interpreter, op: tmem.StoreUpperOp, args: PythonValues) -> PythonValues:
-        self._store(_warp(interp), op, args, lower=False)
+        self._store(as_warp(interp), op, args, lower=False)
         return ()
 
     @impl(tmem.StoreLowerOp)
     def run_store_lower(self, interp: Interpreter, op: tmem.StoreLowerOp, args: PythonValues) -> PythonValues:
-        self._store(_warp(interp), op, args, lower=True)
+        self._store(as_warp(interp), op, args, lower=True)
         return ()
 
     @impl(tmem.WaitLoadOp)
     def run_wait_load(self, interp: Interpreter, op: tmem.WaitLoadOp, args: PythonValues) -> PythonValues:
-        N.tmem_wait(_warp(interp), "ld")
+        N.tmem_wait(as_warp(interp), "ld")
         return ()
 
     @impl(tmem.WaitStoreOp)
     def run_wait_store(self, interp: Interpreter, op: tmem.WaitStoreOp, args: PythonValues) -> PythonValues:
-        N.tmem_wait(_warp(interp), "st")
+        N.tmem_wait(as_warp(interp), "st")
         return ()
 
     # -- pipeline and output_ring ---------------------------------------------------------
@@ -471,30 +467,30 @@ class TmemFunctions(WarpFunctions):
     def run_pipeline_init(
         self, interp: Interpreter, op: tmem.PipelineInitBarriersOp, args: PythonValues
     ) -> PythonValues:
-        self._init_barriers(_warp(interp), op, args[0])
+        self._init_barriers(as_warp(interp), op, args[0])
         return ()
 
     @impl(tmem.RingInitBarriersOp)
     def run_ring_init(self, interp: Interpreter, op: tmem.RingInitBarriersOp, args: PythonValues) -> PythonValues:
-        self._init_barriers(_warp(interp), op, args[0])
+        self._init_barriers(as_warp(interp), op, args[0])
         return ()
 
     @impl(tmem.PipelineCreateOp)
     def run_pipeline_create(self, interp: Interpreter, op: tmem.PipelineCreateOp, args: PythonValues) -> PythonValues:
-        warp = _warp(interp)
+        warp = as_warp(interp)
         storage = _uniform(warp, args[0], "tmem.pipeline.create storage")
         return (Pipeline(storage, op.pipeline.type.num_stages.data),)
 
     @impl(tmem.WaitProducerOp)
     def run_wait_producer(self, interp: Interpreter, op: tmem.WaitProducerOp, args: PythonValues) -> PythonValues:
         p = cast(Pipeline, args[0])
-        wait(_warp(interp), p.full(p.consumer.stage), p.consumer.phase, fence=False)
+        wait(as_warp(interp), p.full(p.consumer.stage), p.consumer.phase, fence=False)
         return ()
 
     @impl(tmem.WaitConsumerOp)
     def run_wait_consumer(self, interp: Interpreter, op: tmem.WaitConsumerOp, args: PythonValues) -> PythonValues:
         p = cast(Pipeline, args[0])
-        wait(_warp(interp), p.empty(p.producer.stage), p.producer.phase, fence=False)
+        wait(as_warp(interp), p.empty(p.producer.stage), p.producer.phase, fence=False)
         return ()
 
     @impl(tmem.ProducerStageOp)
@@ -517,35 +513,35 @@ class TmemFunctions(WarpFunctions):
 
     @impl(tmem.ProducerMbarOp)
     def run_producer_mbar(self, interp: Interpreter, op: tmem.ProducerMbarOp, args: PythonValues) -> PythonValues:
-        warp = _warp(interp)
+        warp = as_warp(interp)
         return (cast(Pipeline, args[0]).full(_uniform(warp, args[1], "tmem.pipeline.producer_mbar index")),)
 
     @impl(tmem.ConsumerMbarOp)
     def run_consumer_mbar(self, interp: Interpreter, op: tmem.ConsumerMbarOp, args: PythonValues) -> PythonValues:
-        warp = _warp(interp)
+        warp = as_warp(interp)
         return (cast(Pipeline, args[0]).empty(_uniform(warp, args[1], "tmem.pipeline.consumer_mbar index")),)
 
     @impl(tmem.RingCreateOp)
     def run_ring_create(self, interp: Interpreter, op: tmem.RingCreateOp, args: PythonValues) -> PythonValues:
-        warp = _warp(interp)
+        warp = as_warp(interp)
         storage = _uniform(warp, args[0], "tmem.output_ring.create storage")
         mask = _uniform(warp, args[2], "tmem.output_ring.create mask") if op.mask is not None else None
         return (_new_ring(op.ring.type, storage, args[1], mask),)
 
     @impl(tmem.AcquireForMmaOp)
     def run_acquire_for_mma(self, interp: Interpreter, op: tmem.AcquireForMmaOp, args: PythonValues) -> PythonValues:
-        return (acquire(_warp(interp), args[0], producer=True, op=op),)
+        return (acquire(as_warp(interp), args[0], producer=True, op=op),)
 
     @impl(tmem.AcquireForEpilogueOp)
     def run_acquire_for_epilogue(
         self, interp: Interpreter, op: tmem.AcquireForEpilogueOp, args: PythonValues
     ) -> PythonValues:
-        return (acquire(_warp(interp), args[0], producer=False),)
+        return (acquire(as_warp(interp), args[0], producer=False),)
 
     @impl(tmem.ReleaseFromMmaOp)
     def run_release_from_mma(self, interp: Interpreter, op: tmem.ReleaseFromMmaOp, args: PythonValues) -> PythonValues:
         leader = args[2] if op.leader is not None else None
-        return (release_from_mma(_warp(interp), op, args[0], args[1], leader),)
+        return (release_from_mma(as_warp(interp), op, args[0], args[1], leader),)
 
     @impl(tmem.ReleaseFromEpilogueOp)
     def run_release_from_epilogue(
@@ -555,7 +551,7 @@ class TmemFunctions(WarpFunctions):
 
     @impl(tmem.ArriveEmptyOp)
     def run_arrive_empty(self, interp: Interpreter, op: tmem.ArriveEmptyOp, args: PythonValues) -> PythonValues:
-        arrive_empty(_warp(interp), args[0], args[1])
+        arrive_empty(as_warp(interp), args[0], args[1])
         return ()
 
     # -- dealloc barrier ------------------------------------------------------------------
@@ -564,14 +560,14 @@ class TmemFunctions(WarpFunctions):
     def run_dealloc_barrier_init(
         self, interp: Interpreter, op: tmem.DeallocBarrierInitOp, args: PythonValues
     ) -> PythonValues:
-        N.mbarrier_init(_warp(interp), args[0], op.arrival_count.value.data, op=op)
+        N.mbarrier_init(as_warp(interp), args[0], op.arrival_count.value.data, op=op)
         return ()
 
     @impl(tmem.DeallocBarrierCreateOp)
     def run_dealloc_barrier_create(
         self, interp: Interpreter, op: tmem.DeallocBarrierCreateOp, args: PythonValues
     ) -> PythonValues:
-        warp = _warp(interp)
+        warp = as_warp(interp)
         return (_uniform(warp, args[0], "tmem.dealloc_barrier.create barrier"),)
 
     def _cta_group(self, value: Attribute) -> int:
@@ -579,58 +575,58 @@ class TmemFunctions(WarpFunctions):
 
     @impl(tmem.SignalPeerOp)
     def run_signal_peer(self, interp: Interpreter, op: tmem.SignalPeerOp, args: PythonValues) -> PythonValues:
-        signal(_warp(interp), args[0], self._cta_group(op.dealloc_barrier.type), peer=True, self_=False)
+        signal(as_warp(interp), args[0], self._cta_group(op.dealloc_barrier.type), peer=True, self_=False)
         return ()
 
     @impl(tmem.SignalSelfOp)
     def run_signal_self(self, interp: Interpreter, op: tmem.SignalSelfOp, args: PythonValues) -> PythonValues:
-        signal(_warp(interp), args[0], 1, peer=False, self_=True)
+        signal(as_warp(interp), args[0], 1, peer=False, self_=True)
         return ()
 
     @impl(tmem.SignalCompleteOp)
     def run_signal_complete(self, interp: Interpreter, op: tmem.SignalCompleteOp, args: PythonValues) -> PythonValues:
-        signal(_warp(interp), args[0], self._cta_group(op.dealloc_barrier.type), peer=True, self_=True)
+        signal(as_warp(interp), args[0], self._cta_group(op.dealloc_barrier.type), peer=True, self_=True)
         return ()
 
     @impl(tmem.DeallocBarrierWaitOp)
     def run_dealloc_barrier_wait(
         self, interp: Interpreter, op: tmem.DeallocBarrierWaitOp, args: PythonValues
     ) -> PythonValues:
-        wait(_warp(interp), args[0], 0)
+        wait(as_warp(interp), args[0], 0)
         return ()
 
     @impl(tmem.CompleteDeallocOp)
     def run_complete_dealloc(self, interp: Interpreter, op: tmem.CompleteDeallocOp, args: PythonValues) -> PythonValues:
-        complete_dealloc(_warp(interp), args[0], args[1], cast(tmem.AllocationType, op.allocation.type))
+        complete_dealloc(as_warp(interp), args[0], args[1], cast(tmem.AllocationType, op.allocation.type))
         return ()
 
     # -- warp contexts --------------------------------------------------------------------
 
     @impl(tmem.MmaCreateOp)
     def run_mma_create(self, interp: Interpreter, op: tmem.MmaCreateOp, args: PythonValues) -> PythonValues:
-        return (mma_create(_warp(interp), op, args),)
+        return (mma_create(as_warp(interp), op, args),)
 
     @impl(tmem.EpilogueCreateOp)
     def run_epilogue_create(self, interp: Interpreter, op: tmem.EpilogueCreateOp, args: PythonValues) -> PythonValues:
-        return (epilogue_create(_warp(interp), op, args),)
+        return (epilogue_create(as_warp(interp), op, args),)
 
     @impl(tmem.MmaEnterOp)
     def run_mma_enter(self, interp: Interpreter, op: tmem.MmaEnterOp, args: PythonValues) -> PythonValues:
         """`barrier.arrive 1, mma + epilogue threads`: the address is in shared memory."""
-        enter_mma(_warp(interp), cast(tmem.WarpContextType, op.context.type).sync_threads)
+        enter_mma(as_warp(interp), cast(tmem.WarpContextType, op.context.type).sync_threads)
         return ()
 
     @impl(tmem.MmaExitOp)
     def run_mma_exit(self, interp: Interpreter, op: tmem.MmaExitOp, args: PythonValues) -> PythonValues:
         ctx = cast(Context, args[0])
         allocation = cast(tmem.WarpContextType, op.context.type).allocation_type()
-        complete_dealloc(_warp(interp), ctx.dealloc_barrier, ctx.allocation, allocation)
+        complete_dealloc(as_warp(interp), ctx.dealloc_barrier, ctx.allocation, allocation)
         return ()
 
     @impl(tmem.EpilogueExitOp)
     def run_epilogue_exit(self, interp: Interpreter, op: tmem.EpilogueExitOp, args: PythonValues) -> PythonValues:
         ctx = cast(Context, args[0])
-        signal(_warp(interp), ctx.dealloc_barrier, ctx.ring.cta_group, peer=True, self_=True)
+        signal(as_warp(interp), ctx.dealloc_barrier, ctx.ring.cta_group, peer=True, self_=True)
         return ()
 
     @impl(tmem.ContextOutputRingOp)

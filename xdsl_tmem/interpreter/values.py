@@ -28,7 +28,6 @@ from xdsl.dialects.llvm import LLVMPointerType
 from xdsl.ir import Attribute
 
 WARP = 32
-LANES = np.arange(WARP, dtype=np.uint32)
 
 Lanes: TypeAlias = NDArray[Any]
 """A (32,) array: one value per lane."""

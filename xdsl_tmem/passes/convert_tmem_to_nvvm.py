@@ -77,7 +77,7 @@ from xdsl.utils.hints import isa
 
 from xdsl_tmem.diagnostics import LocatedError
 from xdsl_tmem.dialects import nvvm, tmem
-from xdsl_tmem.dialects.utils import SHARED_PTR, TMEM_PTR
+from xdsl_tmem.dialects.utils import SHARED_PTR, TMEM_PTR, constant_int
 from xdsl_tmem.fence_policy import FencePolicy, fence_policy
 from xdsl_tmem.passes.op_pattern import OpRewritePattern, OpT
 
@@ -211,7 +211,7 @@ class Emitter:
 
     def barrier(self, barriers: SSAValue, index: SSAValue, offset: int = 0) -> SSAValue:
         """`&barriers[index + offset]` (8-byte mbarriers)."""
-        if (value := _constant(index)) is not None:
+        if (value := constant_int(index)) is not None:
             return self.barrier_at(barriers, value + offset)
         return self.value(
             llvm.GEPOp.from_mixed_indices(
@@ -279,13 +279,6 @@ def _typed(value: SSAValue, cls: type[_T]) -> _T:
     only as `SSAValue[Attribute]`; checked, not cast)."""
     assert isinstance(value.type, cls)
     return value.type
-
-
-def _constant(value: SSAValue) -> int | None:
-    owner = value.owner
-    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
-        return owner.value.value.data
-    return None
 
 
 def _pack(values: Sequence[SSAValue], type: Attribute) -> UnrealizedConversionCastOp:
@@ -374,7 +367,7 @@ def _stage_offset(b: Emitter, stage: SSAValue) -> SSAValue:
     """`base + index * stride`."""
     base, index = b.unpack(stage)
     stride = _typed(stage, tmem.TmemStageType).stride.data
-    if (value := _constant(index)) is not None:
+    if (value := constant_int(index)) is not None:
         return b.add_const(base, value * stride)
     return b.add(base, b.mul_const(index, stride))
 

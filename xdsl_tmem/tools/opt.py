@@ -35,9 +35,8 @@ from xdsl_tmem.diagnostics import (
     recursion_headroom,
     verify_located,
 )
-from xdsl_tmem.dialects.llvm_ext import load_llvm_extensions
 from xdsl_tmem.tools import cli
-from xdsl_tmem.universe import TMEM_UNIVERSE
+from xdsl_tmem.universe import TMEM_UNIVERSE, add_tmem_dialects
 
 
 class ToolError(Exception):
@@ -79,12 +78,7 @@ class TmemOptMain(xDSLOptMain):
     # the uninstalled case.
     def register_all_dialects(self) -> None:
         super().register_all_dialects()
-        known = set(self.ctx.registered_dialect_names)
-        for name, factory in TMEM_UNIVERSE.all_dialects.items():
-            if name not in known:
-                self.ctx.register_dialect(name, factory)
-        # llvm ops/attributes upstream NVVM programs use that xDSL's llvm dialect lacks.
-        load_llvm_extensions(self.ctx)
+        add_tmem_dialects(self.ctx)
 
     def register_all_passes(self) -> None:
         super().register_all_passes()

@@ -35,7 +35,6 @@ from xdsl.utils.exceptions import DiagnosticException, ParseError
 
 import xdsl_tmem
 from xdsl_tmem.diagnostics import Diagnostic, SourceMap, diagnose, load_source, recursion_headroom, verify_located
-from xdsl_tmem.dialects.llvm_ext import load_llvm_extensions
 from xdsl_tmem.fence_policy import FencePolicy
 from xdsl_tmem.interpreter import (
     KernelDeadlock,
@@ -50,7 +49,7 @@ from xdsl_tmem.interpreter.run import run_launch
 from xdsl_tmem.interpreter.trace import Tracer
 from xdsl_tmem.interpreter.validate import validate_lowering
 from xdsl_tmem.tools import cli
-from xdsl_tmem.universe import TMEM_UNIVERSE
+from xdsl_tmem.universe import TMEM_UNIVERSE, make_context
 
 EXIT_OK, EXIT_ERROR, EXIT_DEADLOCK, EXIT_HAZARD, EXIT_LIMIT, EXIT_VALIDATION = 0, 1, 2, 3, 4, 5
 
@@ -62,18 +61,6 @@ class UsageError(Exception):
 # --------------------------------------------------------------------------------------
 # Context and passes (everything xdsl-tmem-opt knows)
 # --------------------------------------------------------------------------------------
-
-
-def make_context() -> Context:
-    ctx = Context()
-    for name, factory in Universe.get_multiverse().all_dialects.items():
-        ctx.register_dialect(name, factory)
-    known = set(ctx.registered_dialect_names)
-    for name, factory in TMEM_UNIVERSE.all_dialects.items():
-        if name not in known:
-            ctx.register_dialect(name, factory)
-    load_llvm_extensions(ctx)
-    return ctx
 
 
 def parse_pipeline(spec: str, source_map: SourceMap) -> PassPipeline:
@@ -206,7 +193,6 @@ def parse_launch(args: argparse.Namespace) -> Launch:
         limits=Limits(args.max_steps, args.max_states, args.max_memory << 20),
         fence_policy=FencePolicy(args.fence_policy),
     )
-
 
 
 # --------------------------------------------------------------------------------------

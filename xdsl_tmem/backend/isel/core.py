@@ -20,7 +20,6 @@ from xdsl.dialects.builtin import (
     Float32Type,
     Float64Type,
     FloatAttr,
-    IntAttr,
     IntegerAttr,
     IntegerType,
     VectorType,
@@ -34,6 +33,7 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl_tmem.backend.uniformity import divergent_values
 from xdsl_tmem.diagnostics import LocatedError
 from xdsl_tmem.dialects import ptx
+from xdsl_tmem.dialects.nvvm import address_space
 
 if TYPE_CHECKING:
     # Only a type here; `target` (which also holds the xDSL Target and pass) imports isel.
@@ -45,13 +45,6 @@ if TYPE_CHECKING:
 
 SHORT_POINTER_SPACES = (3, 6, 7)
 """shared::cta, tensor memory and shared::cluster addresses are 32-bit."""
-
-
-def address_space(t: Attribute) -> int | None:
-    if isinstance(t, llvm.LLVMPointerType):
-        space = t.addr_space
-        return space.data if isinstance(space, IntAttr) else 0
-    return None
 
 
 class UnsupportedTypeError(ValueError):
