@@ -11,6 +11,8 @@ from typing import cast
 
 from xdsl.dialects.builtin import (
     IntegerAttr,
+    StringAttr,
+    UnitAttr,
     i32,
 )
 from xdsl.ir import Attribute, SSAValue
@@ -130,9 +132,9 @@ def _bar_warp_sync(fs: FunctionSelector, op: nvvm.SyncWarpOp) -> None:
 
 
 def _cluster_barrier(fs: FunctionSelector, op: nvvm.NVVMOp, kind: str) -> None:
-    properties: dict[str, Attribute] = {"kind": ptx.StringAttr(kind)}
+    properties: dict[str, Attribute] = {"kind": StringAttr(kind)}
     if op.properties.get("aligned") is not None:
-        properties["aligned"] = ptx.UnitAttr()
+        properties["aligned"] = UnitAttr()
     fs.emit(ptx.BarrierClusterOp(properties))
 
 
@@ -153,7 +155,7 @@ def _cluster_wait(fs: FunctionSelector, op: nvvm.ClusterWaitOp) -> None:
 
 @rule(nvvm.FenceMbarrierInitOp)
 def _fence_mbarrier_init(fs: FunctionSelector, op: nvvm.FenceMbarrierInitOp) -> None:
-    fs.emit(ptx.FenceOp({"text": ptx.StringAttr("fence.mbarrier_init.release.cluster")}))
+    fs.emit(ptx.FenceOp({"text": StringAttr("fence.mbarrier_init.release.cluster")}))
 
 
 @rule(nvvm.FenceProxyOp)
@@ -165,7 +167,7 @@ def _fence_proxy(fs: FunctionSelector, op: nvvm.FenceProxyOp) -> None:
         text = f"fence.proxy.async.shared::{space}"
     elif kind not in ("alias", "async", "async.global"):
         raise fs.error(op, f"nvvm.fence.proxy kind {kind} has no PTX lowering")
-    fs.emit(ptx.FenceOp({"text": ptx.StringAttr(text)}))
+    fs.emit(ptx.FenceOp({"text": StringAttr(text)}))
 
 
 @rule(nvvm.ElectSyncOp)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import cast
 
 from xdsl.dialects.builtin import (
+    StringAttr,
     i1,
     i32,
     i64,
@@ -53,19 +54,19 @@ def _tcgen05_dealloc(fs: FunctionSelector, op: nvvm.Tcgen05DeallocOp) -> None:
 @rule(nvvm.Tcgen05RelinquishAllocPermitOp)
 def _tcgen05_relinquish(fs: FunctionSelector, op: nvvm.Tcgen05RelinquishAllocPermitOp) -> None:
     text = f"tcgen05.relinquish_alloc_permit.cta_group::{_cta_group(fs, op)}.sync.aligned"
-    fs.emit(ptx.Tcgen05TextOp({"text": ptx.StringAttr(text)}))
+    fs.emit(ptx.Tcgen05TextOp({"text": StringAttr(text)}))
 
 
 @rule(nvvm.Tcgen05FenceOp)
 def _tcgen05_fence(fs: FunctionSelector, op: nvvm.Tcgen05FenceOp) -> None:
     text = f"tcgen05.fence::{op.kind.data.value}_thread_sync"
-    fs.emit(ptx.Tcgen05TextOp({"text": ptx.StringAttr(text)}))
+    fs.emit(ptx.Tcgen05TextOp({"text": StringAttr(text)}))
 
 
 @rule(nvvm.Tcgen05WaitOp)
 def _tcgen05_wait(fs: FunctionSelector, op: nvvm.Tcgen05WaitOp) -> None:
     which = "ld" if op.kind.data == nvvm.Tcgen05WaitKind.LOAD else "st"
-    fs.emit(ptx.Tcgen05TextOp({"text": ptx.StringAttr(f"tcgen05.wait::{which}.sync.aligned")}))
+    fs.emit(ptx.Tcgen05TextOp({"text": StringAttr(f"tcgen05.wait::{which}.sync.aligned")}))
 
 
 @rule(nvvm.Tcgen05CommitOp)

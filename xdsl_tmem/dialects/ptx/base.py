@@ -1,0 +1,257 @@
+"""Register, symbol and special-register types, the operand pseudo-ops, and the
+`Instruction` base of every PTX instruction."""
+
+from __future__ import annotations
+
+import struct
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from typing import ClassVar, cast
+
+from xdsl.dialects.builtin import (
+    AnyFloatConstr,
+    DenseArrayBase,
+    FloatAttr,
+    IntAttr,
+    IntegerAttr,
+    IntegerType,
+    StringAttr,
+    UnitAttr,
+    i32,
+)
+from xdsl.ir import Attribute, ParametrizedAttribute, SSAValue, TypeAttribute
+from xdsl.irdl import (
+    IRDLOperation,
+    base,
+    irdl_attr_definition,
+    irdl_op_definition,
+    opt_operand_def,
+    opt_prop_def,
+    prop_def,
+    result_def,
+)
+from xdsl.parser import AttrParser
+from xdsl.printer import Printer
+from xdsl.traits import OpTrait
+from xdsl.utils.exceptions import VerifyException
+
+# --------------------------------------------------------------------------------------
+# Types
+# --------------------------------------------------------------------------------------
+
+REGISTER_PREFIX = {"pred": "%p", "b16": "%rs", "b32": "%r", "b64": "%rd"}
+
+
+@irdl_attr_definition
+class RegisterType(ParametrizedAttribute, TypeAttribute):
+    """`!ptx.reg<class, index>`: the virtual register `%r<index>` of a `.reg` class."""
+
+    name = "ptx.reg"
+    kind: StringAttr
+    index: IntAttr
+
+    def __init__(self, kind: str, index: int):
+        super().__init__(StringAttr(kind), IntAttr(index))
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            kind = parser.parse_identifier()
+            parser.parse_punctuation(",")
+            index = parser.parse_integer()
+        if kind not in REGISTER_PREFIX:
+            parser.raise_error(f"!ptx.reg: register class must be one of {', '.join(REGISTER_PREFIX)}, got {kind}")
+        return (StringAttr(kind), IntAttr(index))
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string(f"<{self.kind.data}, {self.index.data}>")
+
+    def verify(self) -> None:
+        if self.kind.data not in REGISTER_PREFIX:
+            raise VerifyException(f"!ptx.reg: register class must be one of {', '.join(REGISTER_PREFIX)}")
+
+    @property
+    def register_name(self) -> str:
+        return f"{REGISTER_PREFIX[self.kind.data]}{self.index.data}"
+
+
+@irdl_attr_definition
+class SymbolType(ParametrizedAttribute, TypeAttribute):
+    """`!ptx.symbol`: the address of a state-space variable or `.param`, by name."""
+
+    name = "ptx.symbol"
+
+
+@irdl_attr_definition
+class SpecialRegisterType(ParametrizedAttribute, TypeAttribute):
+    """`!ptx.special`: a read-only special register (`%tid.x`, `%laneid`, ...)."""
+
+    name = "ptx.special"
+
+
+Reg = base(RegisterType)
+Imm = base(IntegerType) | AnyFloatConstr
+RegOrImm = Reg | Imm
+Address = Reg | base(SymbolType)
+MovSource = Reg | Imm | base(SymbolType) | base(SpecialRegisterType)
+
+
+def float_literal(value: float, width: int) -> str:
+    """PTX hex float literal: `0f3F800000` (f32) or `0d3FF0000000000000` (f64)."""
+    if width == 32:
+        return "0f" + struct.pack(">f", value).hex().upper()
+    return "0d" + struct.pack(">d", value).hex().upper()
+
+
+# --------------------------------------------------------------------------------------
+# Pseudo-ops: operand sources
+# --------------------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class ImmOp(IRDLOperation):
+    """An immediate operand; prints nothing, its users print the literal."""
+
+    name = "ptx.imm"
+    value = prop_def(base(IntegerAttr) | base(FloatAttr))
+    result = result_def(Imm)
+    assembly_format = "$value attr-dict `:` type($result)"
+
+    def __init__(self, value: IntegerAttr | FloatAttr):
+        super().__init__(properties={"value": value}, result_types=[value.type])
+
+    def literal(self) -> str:
+        value = self.value
+        if isinstance(value, IntegerAttr):
+            data = value.value.data
+            # i1 immediates are 0 / 1 (an IntegerAttr normalises true to -1).
+            return str(data & 1) if isinstance(value.type, IntegerType) and value.type.width.data == 1 else str(data)
+        width = 32 if value.type.bitwidth == 32 else 64
+        return float_literal(value.value.data, width)
+
+
+@irdl_op_definition
+class SymbolOp(IRDLOperation):
+    """A symbol operand (`.shared` variable, `.param`); prints nothing."""
+
+    name = "ptx.symbol"
+    symbol = prop_def(StringAttr)
+    result = result_def(SymbolType)
+    assembly_format = "$symbol attr-dict"
+
+    def __init__(self, symbol: str):
+        super().__init__(properties={"symbol": StringAttr(symbol)}, result_types=[SymbolType()])
+
+
+@irdl_op_definition
+class SpecialOp(IRDLOperation):
+    """A special-register operand (`%tid.x`); prints nothing."""
+
+    name = "ptx.special"
+    register = prop_def(StringAttr)
+    result = result_def(SpecialRegisterType)
+    assembly_format = "$register attr-dict"
+
+    def __init__(self, register: str):
+        super().__init__(properties={"register": StringAttr(register)}, result_types=[SpecialRegisterType()])
+
+
+@irdl_op_definition
+class RegisterOp(IRDLOperation):
+    """A handle on a virtual register that instructions write later (a loop-carried
+    value, an `scf.if` result); prints nothing."""
+
+    name = "ptx.reg"
+    result = result_def(Reg)
+    assembly_format = "attr-dict `:` type($result)"
+
+    def __init__(self, register: RegisterType):
+        super().__init__(result_types=[register])
+
+
+Namer = Callable[[SSAValue], str]
+"""Renders an operand: a register name, an immediate literal, a symbol, ..."""
+
+
+# --------------------------------------------------------------------------------------
+# Instructions
+# --------------------------------------------------------------------------------------
+
+
+class WritesOnlyRegisters(OpTrait):
+    """The instruction's only effect is writing its result registers (no memory,
+    synchronisation or control flow), so it may be dropped when no instruction reads
+    them. Not xDSL's `Pure`: registers are named by type, so a register an op writes may
+    be read through another SSA value, and SSA-based DCE/CSE would be wrong here."""
+
+
+class Instruction(IRDLOperation, ABC):
+    """A PTX instruction: `[@[!]guard] mnemonic operands;`.
+
+    Every instruction may be guarded by a predicate register (`guard`); `negated`
+    makes it `@!%p`.
+    """
+
+    PRED_FORM: ClassVar[bool] = False
+    """Whether the instruction also works on predicates (`and.pred`): in the PTX ISA's
+    logic instructions, `and`, `or`, `xor` and `not` take `.pred`."""
+
+    negated = opt_prop_def(UnitAttr)
+    guard = opt_operand_def(Reg)
+    """Declared once, here: IRDL collects a base class's fields after the subclass's, so
+    the guard is the last operand of every instruction (constructors pass `None` for it)."""
+
+    @abstractmethod
+    def mnemonic(self) -> str: ...
+
+    @abstractmethod
+    def ptx_operands(self, name: Namer) -> list[str]: ...
+
+    def guard_value(self) -> SSAValue | None:
+        return self.guard
+
+    def set_guard(self, guard: SSAValue) -> None:
+        """Predicate this (unguarded) instruction on `guard`: `@%p ...`."""
+        assert self.guard is None, f"{self.name} is already guarded"
+        self.operands = [*self.operands, guard]
+        if "operandSegmentSizes" in self.properties:
+            sizes = list(cast(DenseArrayBase[IntegerType], self.properties["operandSegmentSizes"]).get_values())
+            sizes[-1] = 1
+            self.properties["operandSegmentSizes"] = DenseArrayBase.from_list(i32, sizes)
+
+    def ptx_line(self, name: Namer) -> str:
+        guard = self.guard_value()
+        prefix = "" if guard is None else f"@{'!' if self.negated else ''}{name(guard)} "
+        operands = self.ptx_operands(name)
+        return f"{prefix}{self.mnemonic()}" + (f" {', '.join(operands)}" if operands else "") + ";"
+
+
+def address_text(name: Namer, addr: SSAValue, offset: int) -> str:
+    if offset == 0:
+        return f"[{name(addr)}]"
+    sign = "+" if offset > 0 else "-"
+    return f"[{name(addr)}{sign}{abs(offset)}]"
+
+
+def vector_text(name: Namer, values: Sequence[SSAValue]) -> str:
+    return "{" + ", ".join(name(v) for v in values) + "}"
+
+
+class TypedInstruction(Instruction, ABC):
+    """`op.type` instructions; `MNEMONIC` is the base name."""
+
+    MNEMONIC: ClassVar[str]
+    type = prop_def(StringAttr)
+
+    def mnemonic(self) -> str:
+        return f"{self.MNEMONIC}.{self.type.data}"
+
+
+class FixedInstruction(Instruction, ABC):
+    """An instruction whose text is fixed by its properties: `TEXT` or `text()`."""
+
+    def __init__(self, properties: dict[str, Attribute] | None = None):
+        super().__init__(operands=[None], properties=properties or {})
+
+    def ptx_operands(self, name: Namer) -> list[str]:
+        return []

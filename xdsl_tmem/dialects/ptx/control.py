@@ -1,0 +1,66 @@
+"""Labels, branches and returns."""
+
+from __future__ import annotations
+
+from xdsl.dialects.builtin import (
+    StringAttr,
+    UnitAttr,
+)
+from xdsl.ir import Attribute, SSAValue
+from xdsl.irdl import (
+    IRDLOperation,
+    irdl_op_definition,
+    opt_prop_def,
+    prop_def,
+)
+
+from xdsl_tmem.dialects.ptx.base import Instruction, Namer
+
+
+@irdl_op_definition
+class LabelOp(IRDLOperation):
+    """A branch target: `name:`."""
+
+    name = "ptx.label"
+    label = prop_def(StringAttr)
+    assembly_format = "$label attr-dict"
+
+    def __init__(self, label: str):
+        super().__init__(properties={"label": StringAttr(label)})
+
+
+@irdl_op_definition
+class BraOp(Instruction):
+    """`[@p] bra[.uni] label` — `.uni` when the guard is warp-uniform."""
+
+    name = "ptx.bra"
+    target = prop_def(StringAttr)
+    uniform = opt_prop_def(UnitAttr)
+
+    def __init__(self, target: str, guard: SSAValue | None = None, negated: bool = False, uniform: bool = False):
+        props: dict[str, Attribute] = {"target": StringAttr(target)}
+        if negated:
+            props["negated"] = UnitAttr()
+        if uniform:
+            props["uniform"] = UnitAttr()
+        super().__init__(operands=[guard], properties=props)
+
+    def mnemonic(self) -> str:
+        return "bra.uni" if self.uniform else "bra"
+
+    def ptx_operands(self, name: Namer) -> list[str]:
+        return [self.target.data]
+
+
+@irdl_op_definition
+class RetOp(Instruction):
+    name = "ptx.ret"
+
+    def __init__(self):
+        super().__init__(operands=[None])
+
+    def mnemonic(self) -> str:
+        return "ret"
+
+    def ptx_operands(self, name: Namer) -> list[str]:
+        return []
