@@ -1,0 +1,142 @@
+"""What a launcher needs to run one client kernel's PTX, and the PTX facts it is checked against.
+
+`regenerate.py` writes one `name.json` per `name.ptx` from a `Sidecar`; `tests/test_clients.py`
+reads them back and checks them against the PTX's `.entry` signature (`entry_signature`). This
+module needs neither Triton nor CuTe DSL.
+
+Conventions of the JSON (see README.md): tensor shapes and strides are in elements, row-major
+order as numpy writes them; a tensor map's `global_dims`, `global_strides_bytes`, `box_dims` and
+`element_strides` are innermost dimension first, the order `cuTensorMapEncodeTiled` takes them
+(CUDA driver API, "Tensor Map Object Management").
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+ParamKind = Literal["pointer", "scalar", "tensormap", "struct"]
+
+
+@dataclass(frozen=True)
+class Param:
+    """One `.param` of the entry, in order. `name` is the PTX name; the rest says what to pass.
+
+    * `pointer`: the address of tensor `tensor` (`None`: pass a null pointer, see `meaning`).
+    * `scalar`: the integer `value` of PTX type `ptx_type`.
+    * `tensormap`: a 128-byte `CUtensorMap` (passed by value) for tensor `tensor`, described by
+      `tensormap`.
+    * `struct`: a by-value aggregate of `size` bytes whose layout `meaning` describes.
+    """
+
+    name: str
+    kind: ParamKind
+    ptx_type: str
+    meaning: str
+    tensor: str | None = None
+    value: int | None = None
+    tensormap: dict[str, Any] | None = None
+    size: int | None = None
+    fields: list[dict[str, Any]] | None = None
+
+
+@dataclass(frozen=True)
+class Tensor:
+    """A buffer the launcher allocates: numpy dtype name, shape, strides (elements), and how
+    it is filled (`init`: `zeros`, or `rand:<seed>` = uniform in [-1, 1) from
+    `numpy.random.default_rng(seed)`, rounded to `dtype`)."""
+
+    dtype: str
+    shape: list[int]
+    strides: list[int]
+    init: str
+
+
+@dataclass
+class Sidecar:
+    source: str
+    compiler: dict[str, str]
+    kernel: str
+    grid: list[int]
+    block: list[int]
+    cluster: list[int]
+    dynamic_shared_bytes: int
+    params: list[Param]
+    tensors: dict[str, Tensor]
+    expected: dict[str, str]
+    """Output tensor name → numpy expression over the tensor names (`np` is numpy)."""
+    tolerance: dict[str, float]
+    exercises: list[str]
+    compiler_facts: dict[str, Any] = field(default_factory=lambda: {})
+    """Raw figures read from the compiler (Triton's metadata, CuTe's launch), for reference."""
+    unverified: list[str] = field(default_factory=lambda: [])
+    """Facts that could not be read from the compiler objects, and where they came from instead."""
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["params"] = [{k: v for k, v in asdict(p).items() if v is not None} for p in self.params]
+        return data
+
+
+@dataclass(frozen=True)
+class EntryParam:
+    name: str
+    ptx_type: str
+    align: int | None
+    array: int | None
+    """`K` of a byval `.b8 name[K]`; `None` for a scalar parameter."""
+
+
+@dataclass(frozen=True)
+class Entry:
+    name: str
+    params: list[EntryParam]
+    directives: dict[str, list[int]]
+    """Performance-tuning directives after the signature: `.reqntid`, `.maxntid`,
+    `.reqnctapercluster`, `.explicitcluster` (no values), `.minnctapersm`, `.maxnreg`."""
+
+
+_ENTRY = re.compile(r"\.entry\s+([A-Za-z_$%][\w$]*)\s*\(([^)]*)\)([^{]*)\{", re.S)
+_PARAM = re.compile(r"\.param\s+(?:\.align\s+(\d+)\s+)?(\.[a-z]\w*)\s+(?:\.ptr(?:\s+\.(?:const|global|local|shared))?(?:\s+\.align\s+\d+)?\s+)?([\w$]+)(?:\[(\d+)\])?")
+_DIRECTIVE = re.compile(r"(\.(?:reqntid|maxntid|reqnctapercluster|minnctapersm|maxnreg|explicitcluster))\b([\d,\s]*)")
+
+
+def _strip_comments(ptx: str) -> str:
+    return re.sub(r"//[^\n]*|/\*.*?\*/", "", ptx, flags=re.S)
+
+
+def entry_signatures(ptx: str) -> dict[str, Entry]:
+    """Every `.entry` of a PTX module: its parameters in order and its launch directives
+    (PTX ISA 9.0 §5.1.5 "Kernel Function Parameters", §11.4 "Performance-Tuning Directives")."""
+    entries: dict[str, Entry] = {}
+    for match in _ENTRY.finditer(_strip_comments(ptx)):
+        name, params_text, tail = match.groups()
+        params: list[EntryParam] = []
+        for item in filter(None, (p.strip() for p in params_text.split(","))):
+            param = _PARAM.match(item)
+            if param is None:
+                raise ValueError(f"entry {name}: cannot read parameter '{item}'")
+            align, ptx_type, pname, array = param.groups()
+            params.append(EntryParam(pname, ptx_type, int(align) if align else None, int(array) if array else None))
+        directives: dict[str, list[int]] = {}
+        for directive, values in _DIRECTIVE.findall(tail):
+            directives[directive] = [int(v) for v in re.findall(r"\d+", values)]
+        entries[name] = Entry(name, params, directives)
+    return entries
+
+
+VOLATILE = [
+    re.compile(r"^\s*//.*$"),
+]
+"""Lines dropped before PTX is committed or compared: comments only. Both compilers put
+their own build's version and the dump's path or time in comments (Triton: `// Generated by
+LLVM NVPTX Back-End`; CuTe DSL: the dump's source path); no instruction or directive varies."""
+
+
+def normalise(ptx: str) -> str:
+    """The committed form of a compiler's PTX: comment-only lines dropped, trailing blanks
+    stripped, one final newline. `.loc`/`.file` lines are kept only if the compiler wrote
+    them with stable paths (checked by `regenerate.py`)."""
+    lines = [line.rstrip() for line in ptx.splitlines() if not any(v.match(line) for v in VOLATILE)]
+    return "\n".join(lines).strip("\n") + "\n"

@@ -1,0 +1,124 @@
+"""The client corpus (tests/clients/): Triton 3.9 and CuTe DSL 4.8 kernels compiled for sm_100a.
+
+Always: every committed `.ptx` assembles with `ptxas -arch=sm_100a`, and its `.json` sidecar
+agrees with the PTX's `.entry` signature (name, parameter names and kinds, byval sizes, block
+size against `.reqntid`/`.maxntid`, cluster against `.reqnctapercluster`). With the client
+compilers at hand (extra `clients`, not in CI): regenerating gives the committed files byte for
+byte.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from external import run_tool
+from support import ROOT
+
+CLIENTS = ROOT / "tests" / "clients"
+sys.path.insert(0, str(CLIENTS))
+from sidecar import Entry, entry_signatures  # noqa: E402
+
+PTX_FILES = sorted(CLIENTS.glob("*/*.ptx"))
+PTX_IDS = [p.relative_to(CLIENTS).as_posix() for p in PTX_FILES]
+
+
+def _sidecar(ptx: Path) -> dict[str, Any]:
+    return json.loads(ptx.with_suffix(".json").read_text())
+
+
+def _entry(ptx: Path, kernel: str) -> Entry:
+    entries = entry_signatures(ptx.read_text())
+    assert kernel in entries, f"{ptx.name}: no .entry {kernel} (entries: {sorted(entries)})"
+    return entries[kernel]
+
+
+def test_corpus_is_complete() -> None:
+    """Every kernel source has its PTX and sidecar committed, and the other way round."""
+    sources = {p.with_suffix("") for p in CLIENTS.glob("*/*.py") if not p.name.startswith("_")}
+    assert sources == {p.with_suffix("") for p in PTX_FILES}
+    assert sources == {p.with_suffix("") for p in CLIENTS.glob("*/*.json")}
+    assert {p.parent.name for p in sources} == {"triton", "cute"}
+
+
+@pytest.mark.parametrize("ptx", PTX_FILES, ids=PTX_IDS)
+def test_ptx_assembles(ptx: Path, ptxas: str, tmp_path: Path) -> None:
+    run_tool([ptxas, "-arch=sm_100a", str(ptx), "-o", str(tmp_path / "kernel.cubin")])
+
+
+@pytest.mark.parametrize("ptx", PTX_FILES, ids=PTX_IDS)
+def test_sidecar_matches_entry(ptx: Path) -> None:
+    sidecar = _sidecar(ptx)
+    entry = _entry(ptx, sidecar["kernel"])
+    params: list[dict[str, Any]] = sidecar["params"]
+    assert [p["name"] for p in params] == [p.name for p in entry.params]
+    for described, declared in zip(params, entry.params, strict=True):
+        if described["kind"] in ("tensormap", "struct"):
+            # A by-value aggregate is a `.b8 name[size]` array (PTX ISA §5.1.5.1); a CUtensorMap is
+            # 128 bytes, 64-byte aligned (CUDA driver API, CUtensorMap).
+            assert (declared.ptx_type, declared.array) == (".b8", described["size"]), described["name"]
+            if described["kind"] == "tensormap":
+                assert described["size"] == 128
+                assert declared.align == 64
+        else:
+            assert declared.array is None, described["name"]
+            assert declared.ptx_type == described["ptx_type"], described["name"]
+        if described["kind"] == "pointer" and described.get("tensor") is not None:
+            assert described["tensor"] in sidecar["tensors"]
+    for key in ("grid", "block", "cluster"):
+        assert len(sidecar[key]) == 3 and all(isinstance(v, int) and v >= 1 for v in sidecar[key]), key
+    for directive in (".reqntid", ".maxntid"):
+        if directive in entry.directives:
+            declared_block = [*entry.directives[directive], 1, 1][:3]
+            assert declared_block == sidecar["block"], directive
+    if ".reqnctapercluster" in entry.directives:
+        assert [*entry.directives[".reqnctapercluster"], 1, 1][:3] == sidecar["cluster"]
+    threads = sidecar["block"][0] * sidecar["block"][1] * sidecar["block"][2]
+    assert threads % 32 == 0 and threads <= 1024
+    # The shared memory an sm_100 CTA may have (CUDA C Programming Guide, compute capability 10.0).
+    assert 0 <= sidecar["dynamic_shared_bytes"] <= 232448
+    assert set(sidecar["expected"]) <= set(sidecar["tensors"])
+
+
+def test_sidecar_reader_sees_byval_and_directives() -> None:
+    """The signature reader on PTX ISA examples of each parameter form (§5.1.5, §11.4)."""
+    ptx = """
+    .visible .entry k(
+        .param .u64 .ptr .global .align 16 k_param_0,
+        .param .align 64 .b8 k_param_1[128],
+        .param .u32 k_param_2 // a comment, with a comma
+    )
+    .reqntid 256, 1, 1
+    .reqnctapercluster 2, 1, 1
+    { ret; }
+    """
+    (entry,) = entry_signatures(ptx).values()
+    assert [(p.name, p.ptx_type, p.align, p.array) for p in entry.params] == [
+        ("k_param_0", ".u64", None, None),
+        ("k_param_1", ".b8", 64, 128),
+        ("k_param_2", ".u32", None, None),
+    ]
+    assert entry.directives == {".reqntid": [256, 1, 1], ".reqnctapercluster": [2, 1, 1]}
+
+
+def _client_python() -> str | None:
+    """An interpreter with both client compilers: this one, or `$XDSL_TMEM_CLIENTS_PYTHON`."""
+    if all(importlib.util.find_spec(m) is not None for m in ("triton", "cutlass")):
+        return sys.executable
+    return os.environ.get("XDSL_TMEM_CLIENTS_PYTHON")
+
+
+def test_regenerating_gives_the_committed_files() -> None:
+    python = _client_python()
+    if python is None:
+        pytest.skip("triton / cutlass not installed (pip install -e '.[clients]' or set $XDSL_TMEM_CLIENTS_PYTHON)")
+    proc = subprocess.run(
+        [python, str(CLIENTS / "regenerate.py"), "--check"], capture_output=True, text=True, timeout=900
+    )
+    assert proc.returncode == 0, proc.stderr[-6000:]
