@@ -60,6 +60,23 @@ class LayoutStruct:
     size: int
 
 
+def tensormap_2d(tensor: str, shape: list[int], box_inner_first: list[int], swizzle: str, how: str) -> dict[str, Any]:
+    """A row-major f16 2-D tensor's tiled CUtensorMap, innermost dimension first."""
+    return {
+        "tensor": tensor,
+        "element_type": "f16",
+        "rank": 2,
+        "global_dims": shape[::-1],
+        "global_strides_bytes": [shape[1] * 2],
+        "box_dims": box_inner_first,
+        "element_strides": [1, 1],
+        "interleave": "none",
+        "swizzle": swizzle,
+        "oob_fill": "none (zeros)",
+        "from": how,
+    }
+
+
 def swizzle_of(layout: Any) -> str:
     """The TMA swizzle mode of a shared-memory layout `S<B,M,S> o ...`: 16-byte units (M = 4)
     permuted over 2^B rows: B = 1, 2, 3 → 32B, 64B, 128B (CuTe `Swizzle<B,M,S>`; CUtensorMapSwizzle)."""
@@ -77,7 +94,7 @@ def swizzle_of(layout: Any) -> str:
 def build(
     jit_fn: Any,
     args: list[Any],
-    kernel_params: list[PtrStruct | TmaDesc | LayoutStruct | Param],
+    kernel_params: list[PtrStruct | TmaDesc | LayoutStruct | Param] | Any,
     *,
     source: str,
     tensors: dict[str, tuple[str, list[int], str]],
@@ -85,11 +102,14 @@ def build(
     tolerance: dict[str, float],
     exercises: list[str],
     unverified: list[str] | None = None,
+    compiler_facts: Any = None,
 ) -> tuple[str, Sidecar]:
     LAUNCHES.clear()
     compiled = cute.compile(jit_fn, *args)
     ptx: str = compiled.artifacts.PTX
     (launch,) = LAUNCHES
+    if callable(kernel_params):
+        kernel_params = kernel_params()  # facts the trace recorded on the kernel object
     entries = entry_signatures(ptx)
     (kernel,) = entries
     entry = entries[kernel]
@@ -132,7 +152,10 @@ def build(
         expected=expected,
         tolerance=tolerance,
         exercises=exercises,
-        compiler_facts={"launch_config": {k: (v if isinstance(v, (int, list)) else str(v)) for k, v in launch.items()}},
+        compiler_facts={
+            "launch_config": {k: (v if isinstance(v, (int, list)) else str(v)) for k, v in launch.items()},
+            **(compiler_facts() if callable(compiler_facts) else {}),
+        },
         unverified=[
             "params: the meaning of each PTX parameter is written in the kernel module (CuTe flattens the "
             "@cute.kernel arguments in order); regenerate.py checks only their number and byval sizes",

@@ -42,7 +42,11 @@ def compile_kernel(path: Path) -> tuple[str, str]:
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
-    spec.loader.exec_module(module)
+    sys.path.insert(0, str(path.parent))  # the front end's private helpers (`_gemm.py`)
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(path.parent))
     build = cast(Callable[[], tuple[str, Sidecar]], module.build)
     ptx, sidecar = build()
     ptx = normalise(ptx)
