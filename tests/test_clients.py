@@ -18,12 +18,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from clients.sidecar import Entry, entry_signatures
 from external import run_tool
 from support import ROOT
 
 CLIENTS = ROOT / "tests" / "clients"
-sys.path.insert(0, str(CLIENTS))
-from sidecar import Entry, entry_signatures  # noqa: E402
 
 PTX_FILES = sorted(CLIENTS.glob("*/*.ptx"))
 PTX_IDS = [p.relative_to(CLIENTS).as_posix() for p in PTX_FILES]
@@ -72,7 +71,8 @@ def test_sidecar_matches_entry(ptx: Path) -> None:
         if described["kind"] == "pointer" and described.get("tensor") is not None:
             assert described["tensor"] in sidecar["tensors"]
     for key in ("grid", "block", "cluster"):
-        assert len(sidecar[key]) == 3 and all(isinstance(v, int) and v >= 1 for v in sidecar[key]), key
+        assert len(sidecar[key]) == 3, key
+        assert all(isinstance(v, int) and v >= 1 for v in sidecar[key]), key
     for directive in (".reqntid", ".maxntid"):
         if directive in entry.directives:
             declared_block = [*entry.directives[directive], 1, 1][:3]
@@ -80,7 +80,8 @@ def test_sidecar_matches_entry(ptx: Path) -> None:
     if ".reqnctapercluster" in entry.directives:
         assert [*entry.directives[".reqnctapercluster"], 1, 1][:3] == sidecar["cluster"]
     threads = sidecar["block"][0] * sidecar["block"][1] * sidecar["block"][2]
-    assert threads % 32 == 0 and threads <= 1024
+    assert threads % 32 == 0
+    assert threads <= 1024
     # The shared memory an sm_100 CTA may have (CUDA C Programming Guide, compute capability 10.0).
     assert 0 <= sidecar["dynamic_shared_bytes"] <= 232448
     assert set(sidecar["expected"]) <= set(sidecar["tensors"])

@@ -14,12 +14,14 @@ from dataclasses import dataclass
 from typing import Any
 
 _DUMP = tempfile.mkdtemp(prefix="cute_dsl_dump_")
-os.environ.update({"CUTE_DSL_ARCH": "sm_100a", "CUTE_DSL_KEEP": "ptx", "CUTE_DSL_DUMP_DIR": _DUMP})
+# No JIT cache: `--check` must run the compiler, not read back an earlier result.
+os.environ.update(
+    {"CUTE_DSL_ARCH": "sm_100a", "CUTE_DSL_KEEP": "ptx", "CUTE_DSL_DUMP_DIR": _DUMP, "CUTE_DSL_NO_CACHE": "1"}
+)
 
 import cutlass  # noqa: E402
 import cutlass.cute as cute  # noqa: E402
 from cutlass.base_dsl.dsl import BaseDSL  # noqa: E402
-
 from sidecar import Param, Sidecar, Tensor, entry_signatures  # noqa: E402
 
 LAUNCHES: list[dict[str, Any]] = []

@@ -39,7 +39,8 @@ def compile_kernel(path: Path) -> tuple[str, str]:
     """(normalised PTX, JSON text) of one kernel module."""
     name = f"clients_{path.parent.name}_{path.stem}"
     spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
+    if spec is None or spec.loader is None:
+        raise SystemExit(f"{path}: not a Python module")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     sys.path.insert(0, str(path.parent))  # the front end's private helpers (`_gemm.py`)
@@ -58,7 +59,9 @@ def compile_kernel(path: Path) -> tuple[str, str]:
         raise SystemExit(f"{path}: sidecar parameters {[p.name for p in sidecar.params]} != PTX {entry.params}")
     for directive in (".reqntid", ".maxntid"):
         if directive in entry.directives and entry.directives[directive][0] != sidecar.block[0]:
-            raise SystemExit(f"{path}: block {sidecar.block} but the PTX says {directive} {entry.directives[directive]}")
+            raise SystemExit(
+                f"{path}: block {sidecar.block} but the PTX says {directive} {entry.directives[directive]}"
+            )
     return ptx, json.dumps(sidecar.to_json(), indent=1) + "\n"
 
 

@@ -98,7 +98,9 @@ class Entry:
 
 
 _ENTRY = re.compile(r"\.entry\s+([A-Za-z_$%][\w$]*)\s*\(([^)]*)\)([^{]*)\{", re.S)
-_PARAM = re.compile(r"\.param\s+(?:\.align\s+(\d+)\s+)?(\.[a-z]\w*)\s+(?:\.ptr(?:\s+\.(?:const|global|local|shared))?(?:\s+\.align\s+\d+)?\s+)?([\w$]+)(?:\[(\d+)\])?")
+_PARAM = re.compile(
+    r"\.param\s+(?:\.align\s+(\d+)\s+)?(\.[a-z]\w*)\s+(?:\.ptr(?:\s+\.(?:const|global|local|shared))?(?:\s+\.align\s+\d+)?\s+)?([\w$]+)(?:\[(\d+)\])?"
+)
 _DIRECTIVE = re.compile(r"(\.(?:reqntid|maxntid|reqnctapercluster|minnctapersm|maxnreg|explicitcluster))\b([\d,\s]*)")
 
 

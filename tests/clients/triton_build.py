@@ -13,11 +13,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import triton
+from sidecar import Param, Sidecar, Tensor, entry_signatures
 from triton.backends.compiler import GPUTarget
 from triton.backends.driver import expand_signature
 from triton.compiler import ASTSource
-
-from sidecar import Param, Sidecar, Tensor, entry_signatures
 
 # Triton 3.9 warns that its FP-fusion default changes in 3.10: pin it (fusion on, as 3.9's default).
 os.environ["TRITON_DEFAULT_FP_FUSION"] = "1"
@@ -32,7 +31,14 @@ stamps `.version` from its bundled ptxas (9.4 for 3.9); 9.0 is what ptxas 13.0 r
 TARGET = GPUTarget("cuda", 100, 32)
 """sm_100 with warp size 32; Triton emits `.target sm_100a` for capability 100."""
 
-_NP_DTYPE = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32", "i32": "int32", "i64": "int64", "fp8e4nv": "float8_e4m3fn"}
+_NP_DTYPE = {
+    "fp16": "float16",
+    "bf16": "bfloat16",
+    "fp32": "float32",
+    "i32": "int32",
+    "i64": "int64",
+    "fp8e4nv": "float8_e4m3fn",
+}
 _PTX_INT = {"i32": ".u32", "i64": ".u64", "i1": ".u8"}
 # CUtensorMapDataType as Triton's device-side enum numbers it (third_party/nvidia TMAUtilities.h:
 # 0 UINT8, 1 UINT16, 2 UINT32, 3 INT32, 4 UINT64, 5 INT64, 6 FLOAT16, 7 FLOAT32, 8 FLOAT64, ...).
@@ -108,7 +114,9 @@ def build(
         if isinstance(binding, Ptr) or (isinstance(binding, Scalar) and binding.value % 16 == 0):
             attrs[(index,)] = [["tt.divisibility", 16]]
     src = ASTSource(fn, signature=signature, constexprs=constexprs, attrs=attrs)
-    compiled = triton.compile(src, target=TARGET, options={"num_warps": num_warps, "num_stages": num_stages, "ptx_version": PTX_VERSION})
+    compiled = triton.compile(
+        src, target=TARGET, options={"num_warps": num_warps, "num_stages": num_stages, "ptx_version": PTX_VERSION}
+    )
     meta = compiled.metadata
     ptx: str = compiled.asm["ptx"]
 
@@ -121,9 +129,25 @@ def build(
     for name, binding in bindings.items():
         match binding:
             case Ptr(tensor=tensor, dtype=dtype):
-                meanings.append(("*", Param("", "pointer", ".u64", f"{name}: pointer to {tensor} ({dtype}), 16-byte aligned", tensor)))
+                meanings.append(
+                    (
+                        "*",
+                        Param("", "pointer", ".u64", f"{name}: pointer to {tensor} ({dtype}), 16-byte aligned", tensor),
+                    )
+                )
             case Scalar(value=value, meaning=meaning, dtype=dtype):
-                meanings.append((dtype, Param("", "scalar", _PTX_INT[dtype], f"{name}: {meaning}" + (", compiled assuming a multiple of 16" if value % 16 == 0 else ""), value=value)))
+                meanings.append(
+                    (
+                        dtype,
+                        Param(
+                            "",
+                            "scalar",
+                            _PTX_INT[dtype],
+                            f"{name}: {meaning}" + (", compiled assuming a multiple of 16" if value % 16 == 0 else ""),
+                            value=value,
+                        ),
+                    )
+                )
             case Desc(tensor=tensor, block_shape=block):
                 spec = tensor_specs[tensor]
                 tm = tensordesc_meta[desc_index]
@@ -172,10 +196,9 @@ def build(
     params: list[Param] = []
     for (_, param), ptx_param in zip(meanings, entry.params, strict=False):
         params.append(Param(**{**param.__dict__, "name": ptx_param.name}))
-    for (what, size, align), ptx_param in zip(scratch, entry.params[len(meanings):], strict=True):
-        meaning = (
-            f"{what} memory, appended by Triton's launcher: {size} bytes, {align}-byte aligned"
-            + ("; null when the size is 0 (triton/backends/nvidia/driver.py)" if size == 0 else "")
+    for (what, size, align), ptx_param in zip(scratch, entry.params[len(meanings) :], strict=True):
+        meaning = f"{what} memory, appended by Triton's launcher: {size} bytes, {align}-byte aligned" + (
+            "; null when the size is 0 (triton/backends/nvidia/driver.py)" if size == 0 else ""
         )
         if size:
             tensor_specs[what] = Tensor("uint8", [size], [1], "zeros")

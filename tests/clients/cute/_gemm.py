@@ -45,9 +45,7 @@ class Gemm:
         # Built again inside the kernel rather than passed: a TiledMma argument becomes an opaque
         # by-value struct of run-time MMA fields, which a launcher could not fill from the PTX.
         tiled_mma = self.make_tiled_mma()
-        cluster_layout_vmnk = cute.tiled_divide(
-            cute.make_layout((*self.cluster_mn, 1)), (tiled_mma.thr_id.shape,)
-        )
+        cluster_layout_vmnk = cute.tiled_divide(cute.make_layout((*self.cluster_mn, 1)), (tiled_mma.thr_id.shape,))
         a_smem = sm100_utils.make_smem_layout_a(tiled_mma, self.mma_tiler_mnk, cutlass.Float16, AB_STAGES)
         b_smem = sm100_utils.make_smem_layout_b(tiled_mma, self.mma_tiler_mnk, cutlass.Float16, AB_STAGES)
         a_stage = cute.slice_(a_smem, (None, None, None, 0))
@@ -62,7 +60,7 @@ class Gemm:
         )
         self.a_swizzle = cute_build.swizzle_of(a_smem)
         self.b_swizzle = cute_build.swizzle_of(b_smem)
-        self.tx_bytes = (cute.size_in_bytes(cutlass.Float16, a_stage) + cute.size_in_bytes(cutlass.Float16, b_stage))
+        self.tx_bytes = cute.size_in_bytes(cutlass.Float16, a_stage) + cute.size_in_bytes(cutlass.Float16, b_stage)
 
         @cute.struct
         class Storage:
@@ -75,11 +73,20 @@ class Gemm:
 
         self.storage = Storage
         self.smem_bytes = Storage.size_in_bytes()
-        self.a_box = [cute.size(a_stage, mode=[0, 1]) * cute.size(a_stage, mode=[2]),
-                      cute.size(a_stage, mode=[0, 0]) * cute.size(a_stage, mode=[1])]
-        self.b_box = [cute.size(b_stage, mode=[0, 1]) * cute.size(b_stage, mode=[2]),
-                      cute.size(b_stage, mode=[0, 0]) * cute.size(b_stage, mode=[1])]
-        self.layouts = {"a_smem_stage": str(a_stage), "b_smem_stage": str(b_stage), "tma_a": str(a_op), "tma_b": str(b_op)}
+        self.a_box = [
+            cute.size(a_stage, mode=[0, 1]) * cute.size(a_stage, mode=[2]),
+            cute.size(a_stage, mode=[0, 0]) * cute.size(a_stage, mode=[1]),
+        ]
+        self.b_box = [
+            cute.size(b_stage, mode=[0, 1]) * cute.size(b_stage, mode=[2]),
+            cute.size(b_stage, mode=[0, 0]) * cute.size(b_stage, mode=[1]),
+        ]
+        self.layouts = {
+            "a_smem_stage": str(a_stage),
+            "b_smem_stage": str(b_stage),
+            "tma_a": str(a_op),
+            "tma_b": str(b_op),
+        }
         self.kernel(tma_a, tma_tensor_a, tma_b, tma_tensor_b, c, cluster_layout_vmnk, a_smem, b_smem).launch(
             grid=[self.ctas, 1, 1], block=[THREADS, 1, 1], cluster=[*self.cluster_mn, 1], smem=self.smem_bytes
         )
@@ -127,9 +134,7 @@ class Gemm:
         acc_ring = pipeline.PipelineUmmaAsync.create(
             num_stages=ACC_STAGES,
             producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread),
-            consumer_group=pipeline.CooperativeGroup(
-                pipeline.Agent.Thread, 32 * len(EPILOGUE_WARPS) * self.cta_group
-            ),
+            consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 32 * len(EPILOGUE_WARPS) * self.cta_group),
             barrier_storage=storage.acc_barriers.data_ptr(),
             cta_layout_vmnk=cluster_layout_vmnk,
             defer_sync=True,
@@ -279,9 +284,12 @@ def sidecar_fields(gemm: Gemm, m: int, n: int, k: int, source: str) -> dict:
         "expected": {"c": "a.astype(np.float32) @ b.astype(np.float32).T"},
         "tolerance": {"c": 1e-3},
         "exercises": [
-            f"tcgen05.mma cta_group::{gemm.cta_group}", "TMA A/B ring (PipelineTmaUmma, expect_tx)",
-            "accumulator ring (PipelineUmmaAsync)", "TmemAllocator alloc/relinquish/dealloc",
-            "persistent tile loop", "tcgen05.ld 32x32b epilogue",
+            f"tcgen05.mma cta_group::{gemm.cta_group}",
+            "TMA A/B ring (PipelineTmaUmma, expect_tx)",
+            "accumulator ring (PipelineUmmaAsync)",
+            "TmemAllocator alloc/relinquish/dealloc",
+            "persistent tile loop",
+            "tcgen05.ld 32x32b epilogue",
             *(["cluster 2x1x1, cluster barriers, mapa, remote mbarrier arrive"] if gemm.cta_group == 2 else []),
         ],
         "compiler_facts": lambda: {"tx_bytes_per_stage": gemm.tx_bytes, "layouts": gemm.layouts},

@@ -12,4 +12,6 @@ CTAS = 2
 
 def build():
     gemm, args = _gemm.build(1, M, N, K, TILER, CTAS)
-    return cute_build.build(gemm, args, lambda: _gemm.params(gemm, M, N, K), **_gemm.sidecar_fields(gemm, M, N, K, __file__))
+    return cute_build.build(
+        gemm, args, lambda: _gemm.params(gemm, M, N, K), **_gemm.sidecar_fields(gemm, M, N, K, __file__)
+    )
