@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from clients.sidecar import Entry, entry_signatures
+from clients.sidecar import Entry, entry_signatures, instructions
 from external import run_tool
 from support import ROOT
 
@@ -123,3 +123,40 @@ def test_regenerating_gives_the_committed_files() -> None:
         [python, str(CLIENTS / "regenerate.py"), "--check"], capture_output=True, text=True, timeout=900
     )
     assert proc.returncode == 0, proc.stderr[-6000:]
+
+
+def test_instruction_reader_counts_statements() -> None:
+    """Hand-counted: 5 instructions. Vector operands `{...}` are operands, a bare `{` opens a
+    scope, guards and labels are not part of the opcode, directives are not instructions."""
+    ptx = """
+    .global .align 4 .b32 table[2] = {1, 2};
+    .visible .entry k(.param .u64 k_param_0)
+    {
+        .reg .b32 %r<5>;
+        .reg .pred %p<2>;
+        ld.param.u64 %rd1, [k_param_0];
+        { .reg .b32 t; mov.b32 t, 1; }
+    $L_loop:
+        @!%p1 tcgen05.ld.sync.aligned.32x32b.x2.b32 {%r1, %r2}, [%r3];
+        .loc 1 2 3
+        @%p1 bra $L_loop;
+        $L_a: $L_b: ret;
+    }
+    """
+    assert instructions(ptx) == [
+        "ld.param.u64",
+        "mov.b32",
+        "tcgen05.ld.sync.aligned.32x32b.x2.b32",
+        "bra",
+        "ret",
+    ]
+
+
+def test_readme_statistics_are_current() -> None:
+    """The README's opcode tables are what `regenerate.py --stats` says of the committed PTX."""
+    proc = subprocess.run(
+        [sys.executable, str(CLIENTS / "regenerate.py"), "--stats"], capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr
+    readme = (CLIENTS / "README.md").read_text()
+    assert f"<!-- stats -->\n{proc.stdout}<!-- /stats -->" in readme

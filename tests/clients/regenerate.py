@@ -4,6 +4,7 @@
     python tests/clients/regenerate.py                 # writes name.ptx + name.json for every kernel
     python tests/clients/regenerate.py --check         # compiles again and compares, writes nothing
     python tests/clients/regenerate.py --only gemm_dot # one kernel (file stem), either mode
+    python tests/clients/regenerate.py --stats         # README tables from the committed PTX (no compiler)
 
 Each kernel module defines `build() -> (ptx, Sidecar)`; the PTX is committed in `sidecar.normalise`d
 form (comment lines dropped) and the sidecar as JSON. Exit 1 when a kernel fails to compile or,
@@ -27,7 +28,7 @@ FRONT_ENDS = ("triton", "cute")
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
-from sidecar import Sidecar, entry_signatures, normalise  # noqa: E402
+from sidecar import Sidecar, entry_signatures, instructions, normalise  # noqa: E402
 
 
 def kernel_sources() -> list[Path]:
@@ -65,11 +66,35 @@ def compile_kernel(path: Path) -> tuple[str, str]:
     return ptx, json.dumps(sidecar.to_json(), indent=1) + "\n"
 
 
+def stats() -> str:
+    """Markdown: per PTX file its lines, instructions and distinct opcodes; then every distinct
+    opcode of the corpus (with its modifiers) and how many files use it."""
+    rows = ["| file | lines | instructions | distinct opcodes |", "|---|---:|---:|---:|"]
+    used: dict[str, set[str]] = {}
+    total: dict[str, int] = {}
+    for ptx in sorted(HERE.glob("*/*.ptx")):
+        name = ptx.relative_to(HERE).as_posix()
+        ops = instructions(ptx.read_text())
+        for op in ops:
+            used.setdefault(op, set()).add(name)
+            total[op] = total.get(op, 0) + 1
+        rows.append(f"| `{name}` | {len(ptx.read_text().splitlines())} | {len(ops)} | {len(set(ops))} |")
+    rows += ["", f"{len(used)} distinct opcodes:", "", "| opcode | count | files |", "|---|---:|---|"]
+    for op in sorted(used):
+        files = ", ".join(f.removesuffix(".ptx") for f in sorted(used[op]))
+        rows.append(f"| `{op}` | {total[op]} | {files} |")
+    return "\n".join(rows) + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--check", action="store_true", help="compare with the committed files instead of writing")
     parser.add_argument("--only", action="append", default=[], help="a kernel's file stem (repeatable)")
+    parser.add_argument("--stats", action="store_true", help="print the README's opcode tables and exit")
     args = parser.parse_args(argv)
+    if args.stats:
+        print(stats(), end="")
+        return 0
     sources = [p for p in kernel_sources() if not args.only or p.stem in args.only]
     if not sources:
         print(f"no kernel matches {args.only}", file=sys.stderr)

@@ -142,3 +142,42 @@ def normalise(ptx: str) -> str:
     them with stable paths (checked by `regenerate.py`)."""
     lines = [line.rstrip() for line in ptx.splitlines() if not any(v.match(line) for v in VOLATILE)]
     return "\n".join(lines).strip("\n") + "\n"
+
+
+_LABEL = re.compile(r"^[$%\w]+:")
+_GUARD = re.compile(r"^@!?%?[\w$]+\s+")
+
+
+def instructions(ptx: str) -> list[str]:
+    """The opcodes (with all their `.modifiers`) of every instruction in the module, in order:
+    statements inside `{ }` bodies that are not directives (`.reg`, `.shared`, `.loc`, ...) or
+    labels, with a `@p`/`@!p` guard removed (PTX ISA §4.3 "Statements"). `.loc` and `.file`
+    end at the line's end, not at a `;` (§11.6 "Debugging Directives")."""
+    text = re.sub(r"^[ \t]*\.(?:loc|file)\b[^\n]*", "", _strip_comments(ptx), flags=re.M)
+    opcodes: list[str] = []
+    depth = 0
+    operand_braces = 0
+    statement = ""
+    for char in text:
+        if char == "{" and operand_braces == 0 and (not statement.strip() or (depth == 0 and "=" not in statement)):
+            # A block (a function body, or a scope); a `{` after an opcode opens a vector operand
+            # and one after `=` at module level an initialiser.
+            depth += 1
+            statement = ""
+        elif char == "}" and operand_braces == 0:
+            depth -= 1
+            statement = ""
+        elif char == ";" and operand_braces == 0:
+            body = statement.strip()
+            statement = ""
+            if depth == 0:
+                continue
+            while (label := _LABEL.match(body)) is not None:
+                body = body[label.end() :].strip()
+            body = _GUARD.sub("", body)
+            if body and not body.startswith("."):
+                opcodes.append(body.split()[0])
+        else:
+            operand_braces += {"{": 1, "}": -1}.get(char, 0)
+            statement += char
+    return opcodes
