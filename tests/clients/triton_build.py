@@ -16,6 +16,7 @@ import triton
 from sidecar import Param, Sidecar, Tensor, entry_signatures
 from triton.backends.compiler import GPUTarget
 from triton.backends.driver import expand_signature
+from triton.backends.nvidia.driver import TMA_DTYPE_DEVICE_TO_HOST
 from triton.compiler import ASTSource
 
 # Triton 3.9 warns that its FP-fusion default changes in 3.10: pin it (fusion on, as 3.9's default).
@@ -40,9 +41,9 @@ _NP_DTYPE = {
     "fp8e4nv": "float8_e4m3fn",
 }
 _PTX_INT = {"i32": ".u32", "i64": ".u64", "i1": ".u8"}
-# CUtensorMapDataType as Triton's device-side enum numbers it (third_party/nvidia TMAUtilities.h:
-# 0 UINT8, 1 UINT16, 2 UINT32, 3 INT32, 4 UINT64, 5 INT64, 6 FLOAT16, 7 FLOAT32, 8 FLOAT64, ...).
-_TMA_ELEM = {0: "u8", 1: "u16", 2: "u32", 3: "s32", 4: "u64", 5: "s64", 6: "f16", 7: "f32", 8: "f64", 9: "bf16"}
+# CUtensorMapDataType (CUDA driver API, cuda.h), by value; Triton's metadata numbers element types
+# in its device-side order, which its launcher maps with TMA_DTYPE_DEVICE_TO_HOST.
+_TMA_ELEM = ["u8", "u16", "u32", "s32", "u64", "s64", "f16", "f32", "f64", "bf16", "f32_ftz", "tf32", "tf32_ftz"]
 _SWIZZLE = {0: "none", 1: "32B", 2: "64B", 3: "128B"}
 
 
@@ -156,7 +157,7 @@ def build(
                 box = [int(b) for b in tm["block_size"]]
                 tensormap = {
                     "tensor": tensor,
-                    "element_type": _TMA_ELEM[int(tm["elem_type"])],
+                    "element_type": _TMA_ELEM[TMA_DTYPE_DEVICE_TO_HOST[int(tm["elem_type"])]],
                     "rank": len(spec.shape),
                     "global_dims": spec.shape[::-1],
                     "global_strides_bytes": [s * elem for s in spec.strides[::-1][1:]],
@@ -172,7 +173,7 @@ def build(
                 meanings.append(
                     (
                         "nvTmaDesc",
-                        Param("", "tensormap", ".b8", f"{name}: CUtensorMap of {tensor}, box {list(block)}",
+                        Param("", "tensormap", ".b8", f"{name}: CUtensorMap of {tensor} (Triton block {list(block)}; the TMA box is box_dims)",
                               tensor, tensormap=tensormap, size=128),
                     )
                 )  # fmt: skip

@@ -23,7 +23,6 @@ TMA_WARP, MMA_WARP = 0, 1
 EPILOGUE_WARPS = (2, 3, 4, 5)
 THREADS = 32 * 6
 TMEM_BARRIER_ID = 1
-EPILOGUE_BARRIER_ID = 2
 
 
 class Gemm:
@@ -60,7 +59,11 @@ class Gemm:
         )
         self.a_swizzle = cute_build.swizzle_of(a_smem)
         self.b_swizzle = cute_build.swizzle_of(b_smem)
-        self.tx_bytes = cute.size_in_bytes(cutlass.Float16, a_stage) + cute.size_in_bytes(cutlass.Float16, b_stage)
+        # Only the leader CTA arms the full barrier (PipelineTmaUmma.producer_acquire) and both CTAs'
+        # loads complete on it, so one stage is the pair's bytes with cta_group 2.
+        self.tx_bytes = (
+            cute.size_in_bytes(cutlass.Float16, a_stage) + cute.size_in_bytes(cutlass.Float16, b_stage)
+        ) * cute.size(tiled_mma.thr_id.shape)
 
         @cute.struct
         class Storage:
@@ -223,7 +226,9 @@ class Gemm:
         if warp >= EPILOGUE_WARPS[0]:
             tmem.wait_for_alloc()
             acc = cute.make_tensor(tmem.retrieve_ptr(cutlass.Float32), tCtAcc_fake.layout)
-            epi_tidx = tidx - 32 * EPILOGUE_WARPS[0]
+            # tcgen05.ld lets warp w reach TMEM lanes 32 * (w % 4) .. + 31 only (PTX ISA, "Tensor Memory
+            # accessible by warps"): thread t of warps 2..5 takes lane t % 128, row t % 128 of the tile.
+            epi_tidx = tidx % (32 * len(EPILOGUE_WARPS))
             load_op = cute.make_copy_atom(tcgen05.copy.Ld32x32bOp(tcgen05.copy.Repetition.x32), cutlass.Float32)
             acc_state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, ACC_STAGES)
             for tile in cutlass.range(cluster_id, tiles, clusters):
@@ -241,11 +246,10 @@ class Gemm:
                 acc_ring.consumer_release(acc_state)
                 acc_state.advance()
                 cute.autovec_copy(tTR_rAcc, tTR_gC)
-            # Every epilogue warp is done with TMEM before the MMA warp's allocator frees it.
-
         if warp == MMA_WARP:
             tmem.relinquish_alloc_permit()
 
+        # Every epilogue warp is done with TMEM before the MMA warp's allocator frees it.
         cute.arch.sync_threads()
         if warp == MMA_WARP:
             tmem.free(tmem.retrieve_ptr(cutlass.Float32), tmem_cols)
