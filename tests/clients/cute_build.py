@@ -74,7 +74,8 @@ def tensormap_2d(tensor: str, shape: list[int], box_inner_first: list[int], swiz
         "element_strides": [1, 1],
         "interleave": "none",
         "swizzle": swizzle,
-        "oob_fill": "none (zeros)",
+        "l2_promotion": "not read: the DSL's host code encodes the map at run time",
+        "oob_fill": "none (zeros), the CUtensorMap default; not read from the DSL",
         "from": how,
     }
 

@@ -165,15 +165,17 @@ def build(
                     "element_strides": [1] * len(spec.shape),
                     "interleave": "none",
                     "swizzle": _SWIZZLE[int(tm["swizzle"])],
-                    "l2_promotion": "unknown (Triton's launcher passes none; cuTensorMapEncodeTiled default)",
-                    "oob_fill": "zero",
-                    "from": "CompiledKernel.metadata.tensordesc_meta (swizzle, elem_type, elem_size, block_size) "
-                    "and triton/backends/nvidia/driver.py make_tensordesc_arg (order, padding)",
+                    "l2_promotion": "128B",
+                    "oob_fill": "none (zeros)",
+                    "from": "CompiledKernel.metadata.tensordesc_meta (swizzle, elem_type, elem_size, block_size); "
+                    "order, element strides, interleave, L2 promotion and fill (padding='zero') as "
+                    "triton/backends/nvidia/driver.c fill_tma_descriptor_tiled encodes them",
                 }
                 meanings.append(
                     (
                         "nvTmaDesc",
-                        Param("", "tensormap", ".b8", f"{name}: CUtensorMap of {tensor} (Triton block {list(block)}; the TMA box is box_dims)",
+                        Param("", "tensormap", ".b8",
+                              f"{name}: CUtensorMap of {tensor} (Triton block {list(block)}; TMA box: box_dims)",
                               tensor, tensormap=tensormap, size=128),
                     )
                 )  # fmt: skip
