@@ -11,14 +11,16 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import math
 import os
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
-from clients.sidecar import Entry, entry_signatures, instructions
+from clients.sidecar import Entry, entry_signatures, instructions, make_tensors
 from external import run_tool
 from support import ROOT
 
@@ -106,6 +108,55 @@ def test_sidecar_reader_sees_byval_and_directives() -> None:
         ("k_param_2", ".u32", None, None),
     ]
     assert entry.directives == {".reqntid": [256, 1, 1], ".reqnctapercluster": [2, 1, 1]}
+
+
+@pytest.mark.parametrize("ptx", PTX_FILES, ids=PTX_IDS)
+def test_expected_result_is_a_numpy_expression_of_the_tensors(ptx: Path) -> None:
+    """Each output's expression evaluates over the described inputs to the output's shape."""
+    sidecar = _sidecar(ptx)
+    arrays = make_tensors(sidecar["tensors"])
+    for output, expression in sidecar["expected"].items():
+        value = eval(expression, {"np": np}, dict(arrays))
+        assert value.shape == arrays[output].shape, (output, expression)
+        assert np.isfinite(value).all()
+        assert not np.array_equal(value, arrays[output]), "the expected result must differ from the initial output"
+
+
+_ELEMENT_BYTES = {"u8": 1, "u16": 2, "f16": 2, "bf16": 2, "u32": 4, "s32": 4, "f32": 4, "u64": 8, "s64": 8, "f64": 8}
+_SWIZZLE_SPAN = {"32B": 32, "64B": 64, "128B": 128}
+
+
+@pytest.mark.parametrize("ptx", PTX_FILES, ids=PTX_IDS)
+def test_tensormaps_are_encodable(ptx: Path) -> None:
+    """Each described CUtensorMap obeys `cuTensorMapEncodeTiled`'s rules (CUDA driver API, "Tensor
+    Map Object Management": rank 1-5, global strides multiples of 16 bytes, box dims 1-256, inner
+    box within the swizzle span and a multiple of 16 bytes, element strides 1-8) and describes its
+    tensor (dims and strides are the tensor's, innermost first)."""
+    sidecar = _sidecar(ptx)
+    maps = [p["tensormap"] for p in sidecar["params"] if p["kind"] == "tensormap"]
+    box_bytes = 0
+    for tm in maps:
+        tensor = sidecar["tensors"][tm["tensor"]]
+        elem = _ELEMENT_BYTES[tm["element_type"]]
+        assert np.dtype(tensor["dtype"]).itemsize == elem
+        assert 1 <= tm["rank"] <= 5
+        assert tm["global_dims"] == tensor["shape"][::-1]
+        assert tm["global_strides_bytes"] == [s * elem for s in tensor["strides"][::-1][1:]]
+        assert all(s % 16 == 0 for s in tm["global_strides_bytes"])
+        assert len(tm["box_dims"]) == tm["rank"]
+        assert all(1 <= b <= 256 for b in tm["box_dims"])
+        assert all(1 <= e <= 8 for e in tm["element_strides"])
+        assert tm["interleave"] == "none"
+        assert (tm["box_dims"][0] * elem) % 16 == 0
+        if tm["swizzle"] != "none":
+            assert tm["box_dims"][0] * elem <= _SWIZZLE_SPAN[tm["swizzle"]]
+        if tm["tensor"] in ("a", "b"):
+            box: list[int] = tm["box_dims"]
+            box_bytes += math.prod(box) * elem
+    if "tx_bytes_per_stage" in sidecar["compiler_facts"]:
+        # The A and B boxes of one CTA make one ring stage; with cta_group 2 the leader's barrier
+        # expects both CTAs' bytes.
+        assert box_bytes * sidecar["cluster"][0] == sidecar["compiler_facts"]["tx_bytes_per_stage"]
 
 
 def _client_python() -> str | None:

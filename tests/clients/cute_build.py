@@ -161,7 +161,8 @@ def build(
         },
         unverified=[
             "params: the meaning of each PTX parameter is written in the kernel module (CuTe flattens the "
-            "@cute.kernel arguments in order); regenerate.py checks only their number and byval sizes",
+            "@cute.kernel arguments in order); regenerate.py checks their number and names, "
+            "tests/test_clients.py their byval sizes",
             *(unverified or []),
         ],
     )

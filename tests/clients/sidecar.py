@@ -181,3 +181,23 @@ def instructions(ptx: str) -> list[str]:
             operand_braces += {"{": 1, "}": -1}.get(char, 0)
             statement += char
     return opcodes
+
+
+def make_tensors(tensors: dict[str, Any]) -> dict[str, Any]:
+    """The launch's buffers, from a sidecar's `tensors` (JSON form), as numpy arrays: `zeros`, or
+    `rand:<seed>` = uniform in [-1, 1) from `numpy.random.default_rng(seed)`, rounded to the dtype."""
+    import numpy as np
+
+    arrays: dict[str, Any] = {}
+    for name, spec in tensors.items():
+        dtype = np.dtype(spec["dtype"])
+        init: str = spec["init"]
+        if init == "zeros":
+            arrays[name] = np.zeros(spec["shape"], dtype)
+        elif init.startswith("rand:"):
+            rng = np.random.default_rng(int(init.removeprefix("rand:")))
+            values: np.ndarray[Any, np.dtype[np.float64]] = rng.uniform(-1.0, 1.0, spec["shape"])
+            arrays[name] = values.astype(dtype)
+        else:
+            raise ValueError(f"tensor {name}: unknown init '{init}'")
+    return arrays
