@@ -191,13 +191,13 @@ def make_tensors(tensors: dict[str, Any]) -> dict[str, Any]:
     arrays: dict[str, Any] = {}
     for name, spec in tensors.items():
         dtype = np.dtype(spec["dtype"])
-        init: str = spec["init"]
+        shape = tuple(int(d) for d in spec["shape"])
+        init = str(spec["init"])
         if init == "zeros":
-            arrays[name] = np.zeros(spec["shape"], dtype)
+            arrays[name] = np.zeros(shape, dtype)
         elif init.startswith("rand:"):
             rng = np.random.default_rng(int(init.removeprefix("rand:")))
-            values: np.ndarray[Any, np.dtype[np.float64]] = rng.uniform(-1.0, 1.0, spec["shape"])
-            arrays[name] = values.astype(dtype)
+            arrays[name] = rng.uniform(-1.0, 1.0, shape).astype(dtype)
         else:
             raise ValueError(f"tensor {name}: unknown init '{init}'")
     return arrays
