@@ -4,6 +4,7 @@ shared-memory descriptor, cp and shift.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Self
 
 from xdsl.dialects.builtin import (
@@ -314,6 +315,17 @@ _MASK_LANES = {1: 4, 2: 8}
 """disable-output-lane registers: 4 for cta_group::1, 8 for cta_group::2 (§1.7)."""
 
 
+@dataclass(frozen=True)
+class Tcgen05MMAConfig:
+    """What a `tcgen05.mma` computes, apart from its operands: the instruction's
+    qualifiers `.kind::K`, `.cta_group::N`, `.collector::a::C` and `.ashift`."""
+
+    kind: Tcgen05MMAKind
+    cta_group: int = 1
+    collector_op: Tcgen05MMACollectorOp = Tcgen05MMACollectorOp.DISCARD
+    a_shift: bool = False
+
+
 @irdl_op_definition
 class Tcgen05MMAOp(NVVMOp, CtaGroupUser):
     """`tcgen05.mma.cta_group::N.kind::K[.collector::a::C][.ashift]
@@ -347,20 +359,17 @@ class Tcgen05MMAOp(NVVMOp, CtaGroupUser):
         matrix_b: SSAValue,
         idesc: SSAValue,
         enable_input_d: SSAValue,
-        kind: Tcgen05MMAKind,
-        cta_group: int = 1,
+        config: Tcgen05MMAConfig,
         *,
         scale_input_d: SSAValue | None = None,
         disable_output_lane: SSAValue | None = None,
-        collector_op: Tcgen05MMACollectorOp = Tcgen05MMACollectorOp.DISCARD,
-        a_shift: bool = False,
     ):
         properties: dict[str, Attribute] = {
-            "kind": Tcgen05MMAKindAttr(kind),
-            "ctaGroup": CTAGroupKindAttr.from_int(cta_group),
-            "collectorOp": Tcgen05MMACollectorOpAttr(collector_op),
+            "kind": Tcgen05MMAKindAttr(config.kind),
+            "ctaGroup": CTAGroupKindAttr.from_int(config.cta_group),
+            "collectorOp": Tcgen05MMACollectorOpAttr(config.collector_op),
         }
-        if a_shift:
+        if config.a_shift:
             properties["aShift"] = UnitAttr()
         super().__init__(
             operands=[
@@ -373,6 +382,12 @@ class Tcgen05MMAOp(NVVMOp, CtaGroupUser):
                 disable_output_lane,
             ],
             properties=properties,
+        )
+
+    @property
+    def config(self) -> Tcgen05MMAConfig:
+        return Tcgen05MMAConfig(
+            self.kind.data, self.cta_group.as_int(), self.collector_op.data, self.a_shift is not None
         )
 
     def used_cta_group(self) -> int | None:
