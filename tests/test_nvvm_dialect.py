@@ -239,5 +239,6 @@ def test_mma_config_is_the_qualifiers_of_the_text(
     module = Parser(make_context(), text).parse_module()
     (mma,) = [op for op in module.walk() if isinstance(op, nvvm.Tcgen05MMAOp)]
     assert mma.config == config
-    rebuilt = nvvm.Tcgen05MMAOp(*mma.operands, config)
+    d, a, b, i, e = mma.operands
+    rebuilt = nvvm.Tcgen05MMAOp(d, a, b, i, e, config)
     assert rebuilt.properties == mma.properties
