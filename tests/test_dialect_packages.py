@@ -15,11 +15,15 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-from xdsl.ir import Attribute, Dialect
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Attribute, Dialect, Operation
 from xdsl.irdl import IRDLOperation
 
 import xdsl_tmem.dialects
+from xdsl_tmem.backend.isel import RULES
 from xdsl_tmem.dialects import nvvm, tmem
+from xdsl_tmem.interpreter.executor import Program
+from xdsl_tmem.interpreter.run import default_functions
 
 DIALECTS = Path(xdsl_tmem.dialects.__file__).parent
 
@@ -130,3 +134,28 @@ def test_no_dialect_function_takes_more_than_8_parameters() -> None:
                 if count > MAX_PARAMETERS:
                     too_many.append(f"{path.relative_to(DIALECTS)}:{node.lineno} {node.name} takes {count}")
     assert too_many == []
+
+
+# --------------------------------------------------------------------------------------
+# Every op has the faces docs/development.md lists for its dialect
+# --------------------------------------------------------------------------------------
+
+
+def _interpreted() -> set[type[Operation]]:
+    return set(Program(ModuleOp([]), default_functions(), "visible").table)
+
+
+def test_every_nvvm_op_has_an_isel_rule_and_an_interpreter_implementation() -> None:
+    """Both are found by op class at use (an op without one is reported at its
+    location); this finds a forgotten one before a program needs it."""
+    ops = set(nvvm.NVVM.operations)
+    assert sorted(op.name for op in ops - set(RULES)) == []
+    assert sorted(op.name for op in ops - _interpreted()) == []
+
+
+def test_every_tmem_op_has_an_interpreter_implementation() -> None:
+    """(Its lowering is checked by tests/test_lowering.py; tmem ops have no isel rule:
+    they reach PTX as the nvvm they lower to.)"""
+    ops = set(tmem.Tmem.operations)
+    assert sorted(op.name for op in ops - _interpreted()) == []
+    assert not ops & set(RULES)
