@@ -316,14 +316,15 @@ _MASK_LANES = {1: 4, 2: 8}
 
 
 @dataclass(frozen=True)
-class Tcgen05MMAConfig:
-    """What a `tcgen05.mma` computes, apart from its operands: the instruction's
-    qualifiers `.kind::K`, `.cta_group::N`, `.collector::a::C` and `.ashift`."""
+class Tcgen05MMAForm:
+    """The qualifiers of a `tcgen05.mma`, everything but its operands:
+    `.cta_group::N.kind::K.collector::a::C[.ashift]` (the shape of `ptx.Tcgen05MmaForm`,
+    less `a_tmem`: here A's type says where it lives)."""
 
+    cta_group: int
     kind: Tcgen05MMAKind
-    cta_group: int = 1
-    collector_op: Tcgen05MMACollectorOp = Tcgen05MMACollectorOp.DISCARD
-    a_shift: bool = False
+    collector: Tcgen05MMACollectorOp = Tcgen05MMACollectorOp.DISCARD
+    ashift: bool = False
 
 
 @irdl_op_definition
@@ -354,22 +355,22 @@ class Tcgen05MMAOp(NVVMOp, CtaGroupUser):
 
     def __init__(
         self,
+        form: Tcgen05MMAForm,
         matrix_d: SSAValue,
         matrix_a: SSAValue,
         matrix_b: SSAValue,
         idesc: SSAValue,
         enable_input_d: SSAValue,
-        config: Tcgen05MMAConfig,
         *,
         scale_input_d: SSAValue | None = None,
         disable_output_lane: SSAValue | None = None,
     ):
         properties: dict[str, Attribute] = {
-            "kind": Tcgen05MMAKindAttr(config.kind),
-            "ctaGroup": CTAGroupKindAttr.from_int(config.cta_group),
-            "collectorOp": Tcgen05MMACollectorOpAttr(config.collector_op),
+            "kind": Tcgen05MMAKindAttr(form.kind),
+            "ctaGroup": CTAGroupKindAttr.from_int(form.cta_group),
+            "collectorOp": Tcgen05MMACollectorOpAttr(form.collector),
         }
-        if config.a_shift:
+        if form.ashift:
             properties["aShift"] = UnitAttr()
         super().__init__(
             operands=[
@@ -384,11 +385,8 @@ class Tcgen05MMAOp(NVVMOp, CtaGroupUser):
             properties=properties,
         )
 
-    @property
-    def config(self) -> Tcgen05MMAConfig:
-        return Tcgen05MMAConfig(
-            self.kind.data, self.cta_group.as_int(), self.collector_op.data, self.a_shift is not None
-        )
+    def form(self) -> Tcgen05MMAForm:
+        return Tcgen05MMAForm(self.cta_group.as_int(), self.kind.data, self.collector_op.data, self.a_shift is not None)
 
     def used_cta_group(self) -> int | None:
         return self.cta_group.as_int()
