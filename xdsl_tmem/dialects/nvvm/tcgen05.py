@@ -318,8 +318,8 @@ _MASK_LANES = {1: 4, 2: 8}
 @dataclass(frozen=True)
 class Tcgen05MMAForm:
     """The qualifiers of a `tcgen05.mma`, everything but its operands:
-    `.cta_group::N.kind::K.collector::a::C[.ashift]` (the shape of `ptx.Tcgen05MmaForm`,
-    less `a_tmem`: here A's type says where it lives)."""
+    `.cta_group::N.kind::K.collector::a::C[.ashift]` (the ptx dialect's MMA takes the
+    same form plus `a_tmem`; here A's type says where it lives)."""
 
     cta_group: int
     kind: Tcgen05MMAKind
