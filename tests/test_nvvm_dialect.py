@@ -16,6 +16,7 @@ from xdsl.dialects import llvm, test
 from xdsl.dialects.builtin import IntAttr, IntegerAttr, IntegerType, ModuleOp, VectorType, i1, i16, i32, i64
 from xdsl.dialects.llvm import LLVMPointerType
 from xdsl.ir import Operation, SSAValue
+from xdsl.parser import Parser
 from xdsl.utils.exceptions import VerifyException
 
 from xdsl_tmem.dialects import nvvm
@@ -33,6 +34,7 @@ from xdsl_tmem.dialects.nvvm import (
     Tcgen05MMAKind,
     Tcgen05WaitKind,
 )
+from xdsl_tmem.universe import make_context
 
 RunOpt = Callable[..., OptResult]
 _SSA = re.compile(r"%[\w.$#:-]+")
@@ -79,17 +81,15 @@ def build_all() -> list[Operation]:
         nvvm.Tcgen05WaitOp(Tcgen05WaitKind.LOAD),
         nvvm.Tcgen05StOp(t, v16, Tcgen05LdStShape.SHAPE_16X256B, unpack=True),
         nvvm.Tcgen05WaitOp(Tcgen05WaitKind.STORE),
-        nvvm.Tcgen05MMAOp(t, desc, desc, idesc, en, Tcgen05MMAKind.F16),
+        nvvm.Tcgen05MMAOp(nvvm.Tcgen05MMAForm(1, Tcgen05MMAKind.F16), t, desc, desc, idesc, en),
         nvvm.Tcgen05MMAOp(
+            nvvm.Tcgen05MMAForm(1, Tcgen05MMAKind.TF32, Tcgen05MMACollectorOp.LASTUSE, ashift=True),
             t,
             at,
             desc,
             idesc,
             en,
-            Tcgen05MMAKind.TF32,
             disable_output_lane=v4,
-            collector_op=Tcgen05MMACollectorOp.LASTUSE,
-            a_shift=True,
         ),
         nvvm.Tcgen05CommitOp(slot),
         nvvm.Tcgen05CommitOp(slot, mask16),
@@ -134,7 +134,7 @@ def test_built_ops_verify_and_print_upstream_text(run_opt: RunOpt, upstream: Ups
 
 def test_properties_are_sorted_with_defaults() -> None:
     _, (t, desc, idesc, en) = values(TMEM, i64, i32, i1)
-    mma = nvvm.Tcgen05MMAOp(t, desc, desc, idesc, en, Tcgen05MMAKind.I8, 2, a_shift=True)
+    mma = nvvm.Tcgen05MMAOp(nvvm.Tcgen05MMAForm(2, Tcgen05MMAKind.I8, ashift=True), t, desc, desc, idesc, en)
     assert list(mma.properties) == sorted(mma.properties)
     assert list(mma.properties) == [
         "aShift",
@@ -156,7 +156,7 @@ def test_used_cta_group() -> None:
         (nvvm.Tcgen05CommitOp(s, cta_group=2), 2),
         (nvvm.Tcgen05CpOp(t, d, Tcgen05CpShape.SHAPE_128X256B), 1),
         (nvvm.Tcgen05ShiftOp(t, 2), 2),
-        (nvvm.Tcgen05MMAOp(t, d, d, i, b, Tcgen05MMAKind.F16, 2), 2),
+        (nvvm.Tcgen05MMAOp(nvvm.Tcgen05MMAForm(2, Tcgen05MMAKind.F16), t, d, d, i, b), 2),
     ]
     for op, group in cases:
         assert isinstance(op, nvvm.CtaGroupUser)
@@ -209,3 +209,34 @@ def test_inherent_attributes_in_the_attr_dict_are_properties(run_opt: RunOpt, up
     ):
         assert line in generic.out
         assert line.replace("%p", "%arg0").replace("%t", "%arg1") in expected
+
+
+@pytest.mark.parametrize(
+    ("attributes", "form"),
+    [
+        (
+            "{kind = #nvvm.tcgen05_mma_kind<f16>, ctaGroup = #nvvm.cta_group<cta_1>}",
+            nvvm.Tcgen05MMAForm(1, Tcgen05MMAKind.F16, Tcgen05MMACollectorOp.DISCARD, False),
+        ),
+        (
+            "{aShift, collectorOp = #nvvm.tcgen05_mma_collectorop<lastuse>, "
+            "kind = #nvvm.tcgen05_mma_kind<i8>, ctaGroup = #nvvm.cta_group<cta_2>}",
+            nvvm.Tcgen05MMAForm(2, Tcgen05MMAKind.I8, Tcgen05MMACollectorOp.LASTUSE, True),
+        ),
+    ],
+)
+def test_mma_form_is_the_qualifiers_of_the_text(attributes: str, form: nvvm.Tcgen05MMAForm, upstream: Upstream) -> None:
+    """`Tcgen05MMAOp.form()` reads `.kind`, `.cta_group`, `.collector::a` and `.ashift` as
+    written (mlir-opt-22 accepts the text), and building from it gives the same op."""
+    text = (
+        "llvm.func @f(%d: !llvm.ptr<6>, %a: !llvm.ptr<6>, %b: i64, %i: i32, %e: i1) {\n"
+        f"  nvvm.tcgen05.mma %d, %a, %b, %i, %e {attributes} : (!llvm.ptr<6>, !llvm.ptr<6>, i64, i32, i1)\n"
+        "  llvm.return\n}\n"
+    )
+    upstream.parse(text)
+    module = Parser(make_context(), text).parse_module()
+    (mma,) = [op for op in module.walk() if isinstance(op, nvvm.Tcgen05MMAOp)]
+    assert mma.form() == form
+    d, a, b, i, e = mma.operands
+    rebuilt = nvvm.Tcgen05MMAOp(form, d, a, b, i, e)
+    assert rebuilt.properties == mma.properties

@@ -1,0 +1,283 @@
+"""The `tmem` dialect: Mojo's SM100 structured-kernel TMEM accumulator pipeline.
+
+Every type and op mirrors a Mojo struct or method of Modular's structured kernels
+(`max/kernels/src/linalg/matmul/gpu/sm100_structured/structured_kernels/`: `tmem.mojo`,
+`tile_pipeline.mojo`, `warp_context.mojo`; `max/kernels/src/structured_kernels/pipeline.mojo`);
+`docs/dialect.md` describes each. One module per family, named as the ops are; this
+package defines the `Tmem` dialect and re-exports every public name:
+
+* `types`: the dialect's types and the capacity rules of their parameters;
+* `base`: `TmemOp` and the checks several families share;
+* `allocation` (`TmemAllocation`): `tmem.alloc`, `tmem.from_shared`, ...
+* `stage` (`TmemStage`, `TmemTensor`): `tmem.tmem_stage.*`, `tmem.tensor.*`, loads/stores
+* `pipeline` (`ProducerConsumerPipeline`, e.g. an input pipeline): `tmem.pipeline.*`
+* `output_ring` (`OutputTilePipeline`, formerly `OutputRingBuffer`): `tmem.output_ring.*`
+* `warp_context` (`MmaWarpContext`, `EpilogueWarpContext`, `TmemDeallocBarrier`):
+  `tmem.warp_context.*`, `tmem.dealloc_barrier.*`
+* `regions`: the Mojo `with` blocks of output_ring and warp_context, and `tmem.yield`.
+
+Pipeline state (stage index and phase) is per-warp register state: ops that
+advance it return the new value, which a tile loop carries through `scf.for`
+iter_args. Shared-memory storage is passed as `!llvm.ptr<3>`.
+
+Mojo checks none of the capacity rules (it leaves them to the caller); these
+verifiers do.
+"""
+
+from xdsl.dialects.builtin import i32 as i32  # not ours: kept because interpreter/tmem.py reads `tmem.i32`
+from xdsl.ir import Dialect
+
+from xdsl_tmem.dialects.tmem.allocation import AllocOp, BaseAddressOp, DeallocOp, FromSharedOp, RelinquishOp
+from xdsl_tmem.dialects.tmem.base import TmemOp, check_fits_allocation, check_mma_complete_mask
+from xdsl_tmem.dialects.tmem.output_ring import (
+    AcquireForEpilogueOp,
+    AcquireForMmaOp,
+    ArriveEmptyOp,
+    ReleaseFromEpilogueOp,
+    ReleaseFromMmaOp,
+    RingCreateOp,
+    RingInitBarriersOp,
+)
+from xdsl_tmem.dialects.tmem.pipeline import (
+    ConsumerMbarOp,
+    ConsumerStageOp,
+    ConsumerStepOp,
+    InitBarriersOp,
+    PipelineCreateOp,
+    PipelineInitBarriersOp,
+    ProducerMbarOp,
+    ProducerStageOp,
+    ProducerStepOp,
+    WaitConsumerOp,
+    WaitProducerOp,
+)
+from xdsl_tmem.dialects.tmem.regions import (
+    ConsumerOp,
+    EpilogueContextOp,
+    EpiloguePerKStageOp,
+    MmaContextOp,
+    MmaPerKStageOp,
+    PerKConsumerOp,
+    PerKProducerOp,
+    ProducerOp,
+    TmemRegionOp,
+    YieldOp,
+)
+from xdsl_tmem.dialects.tmem.stage import (
+    LDST_16X256B_COLS_PER_REPEAT,
+    LDST_16X256B_REGS_PER_REPEAT,
+    LOWER_HALF_LANE_OFFSET,
+    LoadLowerOp,
+    LoadUpperOp,
+    StageAddressOp,
+    StageCreateOp,
+    StageFromAllocOp,
+    StageFromOffsetOp,
+    StageIndexOp,
+    StageOffsetOp,
+    StageTensorOp,
+    StoreLowerOp,
+    StoreUpperOp,
+    TensorAddressOp,
+    TensorOffsetOp,
+    WaitLoadOp,
+    WaitStoreOp,
+    folded_i32,
+)
+from xdsl_tmem.dialects.tmem.types import (
+    AllocationType,
+    DeallocBarrierType,
+    EpilogueWarpContextType,
+    MmaWarpContextType,
+    OutputRingType,
+    PipelineType,
+    TensorType,
+    TmemStageType,
+    WarpContextType,
+)
+from xdsl_tmem.dialects.tmem.warp_context import (
+    CompleteDeallocOp,
+    ContextCreateOp,
+    ContextDeallocBarrierOp,
+    ContextOutputRingOp,
+    ContextTmemOp,
+    DeallocBarrierCreateOp,
+    DeallocBarrierInitOp,
+    DeallocBarrierWaitOp,
+    EpilogueCreateOp,
+    EpilogueExitOp,
+    MmaCreateOp,
+    MmaEnterOp,
+    MmaExitOp,
+    SignalCompleteOp,
+    SignalPeerOp,
+    SignalSelfOp,
+    check_count_against_contexts,
+)
+
+Tmem = Dialect(
+    "tmem",
+    [
+        # allocation
+        AllocOp,
+        FromSharedOp,
+        RelinquishOp,
+        DeallocOp,
+        BaseAddressOp,
+        # tmem_stage
+        StageCreateOp,
+        StageFromAllocOp,
+        StageFromOffsetOp,
+        StageOffsetOp,
+        StageIndexOp,
+        StageAddressOp,
+        StageTensorOp,
+        TensorOffsetOp,
+        TensorAddressOp,
+        LoadUpperOp,
+        LoadLowerOp,
+        StoreUpperOp,
+        StoreLowerOp,
+        WaitLoadOp,
+        WaitStoreOp,
+        # pipeline
+        PipelineInitBarriersOp,
+        PipelineCreateOp,
+        WaitProducerOp,
+        WaitConsumerOp,
+        ProducerStageOp,
+        ConsumerStageOp,
+        ProducerStepOp,
+        ConsumerStepOp,
+        ProducerMbarOp,
+        ConsumerMbarOp,
+        # output_ring
+        RingInitBarriersOp,
+        RingCreateOp,
+        AcquireForMmaOp,
+        ReleaseFromMmaOp,
+        AcquireForEpilogueOp,
+        ReleaseFromEpilogueOp,
+        ArriveEmptyOp,
+        ProducerOp,
+        ConsumerOp,
+        PerKProducerOp,
+        PerKConsumerOp,
+        # warp_context
+        DeallocBarrierInitOp,
+        DeallocBarrierCreateOp,
+        SignalPeerOp,
+        SignalSelfOp,
+        SignalCompleteOp,
+        DeallocBarrierWaitOp,
+        CompleteDeallocOp,
+        MmaCreateOp,
+        MmaEnterOp,
+        MmaExitOp,
+        EpilogueCreateOp,
+        EpilogueExitOp,
+        ContextOutputRingOp,
+        ContextTmemOp,
+        ContextDeallocBarrierOp,
+        MmaPerKStageOp,
+        EpiloguePerKStageOp,
+        MmaContextOp,
+        EpilogueContextOp,
+        YieldOp,
+    ],
+    [
+        AllocationType,
+        TmemStageType,
+        TensorType,
+        PipelineType,
+        OutputRingType,
+        DeallocBarrierType,
+        MmaWarpContextType,
+        EpilogueWarpContextType,
+    ],
+)
+
+__all__ = [
+    "LDST_16X256B_COLS_PER_REPEAT",
+    "LDST_16X256B_REGS_PER_REPEAT",
+    "LOWER_HALF_LANE_OFFSET",
+    "AcquireForEpilogueOp",
+    "AcquireForMmaOp",
+    "AllocOp",
+    "AllocationType",
+    "ArriveEmptyOp",
+    "BaseAddressOp",
+    "CompleteDeallocOp",
+    "ConsumerMbarOp",
+    "ConsumerOp",
+    "ConsumerStageOp",
+    "ConsumerStepOp",
+    "ContextCreateOp",
+    "ContextDeallocBarrierOp",
+    "ContextOutputRingOp",
+    "ContextTmemOp",
+    "DeallocBarrierCreateOp",
+    "DeallocBarrierInitOp",
+    "DeallocBarrierType",
+    "DeallocBarrierWaitOp",
+    "DeallocOp",
+    "EpilogueContextOp",
+    "EpilogueCreateOp",
+    "EpilogueExitOp",
+    "EpiloguePerKStageOp",
+    "EpilogueWarpContextType",
+    "FromSharedOp",
+    "InitBarriersOp",
+    "LoadLowerOp",
+    "LoadUpperOp",
+    "MmaContextOp",
+    "MmaCreateOp",
+    "MmaEnterOp",
+    "MmaExitOp",
+    "MmaPerKStageOp",
+    "MmaWarpContextType",
+    "OutputRingType",
+    "PerKConsumerOp",
+    "PerKProducerOp",
+    "PipelineCreateOp",
+    "PipelineInitBarriersOp",
+    "PipelineType",
+    "ProducerMbarOp",
+    "ProducerOp",
+    "ProducerStageOp",
+    "ProducerStepOp",
+    "ReleaseFromEpilogueOp",
+    "ReleaseFromMmaOp",
+    "RelinquishOp",
+    "RingCreateOp",
+    "RingInitBarriersOp",
+    "SignalCompleteOp",
+    "SignalPeerOp",
+    "SignalSelfOp",
+    "StageAddressOp",
+    "StageCreateOp",
+    "StageFromAllocOp",
+    "StageFromOffsetOp",
+    "StageIndexOp",
+    "StageOffsetOp",
+    "StageTensorOp",
+    "StoreLowerOp",
+    "StoreUpperOp",
+    "TensorAddressOp",
+    "TensorOffsetOp",
+    "TensorType",
+    "Tmem",
+    "TmemOp",
+    "TmemRegionOp",
+    "TmemStageType",
+    "WaitConsumerOp",
+    "WaitLoadOp",
+    "WaitProducerOp",
+    "WaitStoreOp",
+    "WarpContextType",
+    "YieldOp",
+    "check_count_against_contexts",
+    "check_fits_allocation",
+    "check_mma_complete_mask",
+    "folded_i32",
+]
