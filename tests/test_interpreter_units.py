@@ -1775,6 +1775,94 @@ def test_clusters_of_a_grid_are_unordered() -> None:
     run_kernel(own, "k", block=32, grid=2, args={"out": np.zeros(2, np.int32)})
 
 
+_SREGS_PER_AXIS = ("tid", "ntid", "ctaid", "nctaid", "cluster.ctaid", "cluster.nctaid", "clusterid", "nclusterid")
+_SREGS_SCALAR = ("laneid", "warpsize", "cluster.ctarank", "cluster.nctarank", *(f"lanemask.{m}" for m in ("eq", "lt", "le", "gt", "ge")))
+
+
+def _sreg_expected(name: str, tid: tuple[int, int, int], ctaid: tuple[int, int, int]) -> int:
+    """PTX ISA 9.0, "Special Registers", for block (64, 2, 1), grid (4, 2, 1), cluster (2, 1, 1)."""
+    block, grid, cluster = (64, 2, 1), (4, 2, 1), (2, 1, 1)
+    base, _, axis = name.rpartition(".")
+    if axis in ("x", "y", "z"):
+        i = "xyz".index(axis)
+        return {
+            "tid": tid[i], "ntid": block[i], "ctaid": ctaid[i], "nctaid": grid[i],
+            "cluster.ctaid": ctaid[i] % cluster[i], "cluster.nctaid": cluster[i],
+            "clusterid": ctaid[i] // cluster[i], "nclusterid": grid[i] // cluster[i],
+        }[base]  # fmt: skip
+    lane = (tid[0] + tid[1] * block[0]) % 32  # a warp is 32 consecutive linear thread ids
+    in_cluster = [c % n for c, n in zip(ctaid, cluster, strict=True)]
+    return {
+        "laneid": lane,
+        "warpsize": 32,
+        "cluster.ctarank": in_cluster[0] + in_cluster[1] * cluster[0] + in_cluster[2] * cluster[0] * cluster[1],
+        "cluster.nctarank": cluster[0] * cluster[1] * cluster[2],
+        "lanemask.eq": 1 << lane,
+        "lanemask.lt": (1 << lane) - 1,
+        "lanemask.le": (1 << (lane + 1)) - 1,
+        "lanemask.gt": 0xFFFFFFFF & ~((1 << (lane + 1)) - 1),
+        "lanemask.ge": 0xFFFFFFFF & ~((1 << lane) - 1),
+    }[name]
+
+
+def test_special_registers_hold_the_ptx_isa_values() -> None:
+    """Every thread of a 2-CTA-cluster grid stores each special register the PTX ISA
+    defines for a launch (not the model's choices: %warpid, %nwarpid, clocks, %smid)."""
+    names = [f"{r}.{a}" for r in _SREGS_PER_AXIS for a in "xyz"] + list(_SREGS_SCALAR)
+    body = """
+    %tx = nvvm.read.ptx.sreg.tid.x : i32
+    %ty = nvvm.read.ptx.sreg.tid.y : i32
+    %cx = nvvm.read.ptx.sreg.ctaid.x : i32
+    %cy = nvvm.read.ptx.sreg.ctaid.y : i32
+    %c4 = arith.constant 4 : i32
+    %c64 = arith.constant 64 : i32
+    %c128 = arith.constant 128 : i32
+    %cn = arith.constant NREGS : i32
+    %cta0 = arith.muli %cy, %c4 : i32
+    %cta = arith.addi %cta0, %cx : i32
+    %t0 = arith.muli %ty, %c64 : i32
+    %t1 = arith.addi %t0, %tx : i32
+    %g0 = arith.muli %cta, %c128 : i32
+    %g1 = arith.addi %g0, %t1 : i32
+    %base = arith.muli %g1, %cn : i32
+""".replace("NREGS", str(len(names)))
+    for k, name in enumerate(names):
+        body += f"""    %r{k} = nvvm.read.ptx.sreg.{name} : i32
+    %k{k} = arith.constant {k} : i32
+    %i{k} = arith.addi %base, %k{k} : i32
+    %p{k} = llvm.getelementptr %out[%i{k}] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, i32
+    llvm.store %r{k}, %p{k} : i32, !llvm.ptr<1>
+"""
+    threads, ctas = 128, 8
+    out = run_kernel(
+        kernel(body), "k", block=(64, 2, 1), grid=(4, 2, 1), cluster=(2, 1, 1),
+        args={"out": np.zeros(threads * ctas * len(names), np.uint32)},
+    ).outputs["out"].reshape(ctas, threads, len(names))  # fmt: skip
+    for cta in range(ctas):
+        for thread in range(threads):
+            tid, ctaid = (thread % 64, thread // 64, 0), (cta % 4, cta // 4, 0)
+            expected = [_sreg_expected(name, tid, ctaid) for name in names]
+            assert out[cta, thread].tolist() == expected, (tid, ctaid)
+
+
+def test_every_special_register_op_is_modelled_under_its_ptx_name() -> None:
+    """The interpreter reads which register an op names from the op's name; that name is
+    the one the backend emits (its table is compared with llc-22's output), and every
+    `nvvm.read.ptx.sreg.*` op of the dialect runs."""
+    from xdsl_tmem.backend.isel.nvvm_sync import _SPECIAL  # pyright: ignore[reportPrivateUsage]
+    from xdsl_tmem.dialects import nvvm
+    from xdsl_tmem.interpreter.nvvm import SREG_PREFIX, sreg_of
+
+    ops = [op for op in nvvm.NVVM.operations if op.name.startswith(SREG_PREFIX)]
+    assert set(_SPECIAL) == set(ops) - {nvvm.WarpSizeOp}  # the backend emits the constant 32 for it
+    for op in _SPECIAL:
+        register, axis = sreg_of(op)
+        suffix = "" if axis is None else "." + "xyz"[axis]
+        assert "%" + register.replace(".", "_") + suffix == _SPECIAL[op]
+    body = "".join(f"    %s{k} = {op.name} : i32\n" for k, op in enumerate(ops))
+    run(kernel(body + store_lane(f"%s{len(ops) - 1}")), out=np.zeros(WARP, np.int32))
+
+
 def run_hazard_schedule(module: ModuleOp, block: int, schedule: str, seed: int) -> KernelHazard:
     with pytest.raises(KernelHazard) as caught:
         run(module, block, schedule=schedule, seed=seed, out=np.zeros(WARP, np.int32))

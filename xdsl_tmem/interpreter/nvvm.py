@@ -10,7 +10,7 @@ require every live lane to be active.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, cast
 
@@ -843,69 +843,68 @@ def _ld_static(op: nvvm.Tcgen05LdOp) -> tuple[LdStPlan, bool, bool]:
     return plan, op.offset is not None, isinstance(op.res.type, VectorType)
 
 
-_SREG_TID = {nvvm.ThreadIdXOp: 0, nvvm.ThreadIdYOp: 1, nvvm.ThreadIdZOp: 2}
-_SREG_NTID = {nvvm.BlockDimXOp: 0, nvvm.BlockDimYOp: 1, nvvm.BlockDimZOp: 2}
-_SREG_CTAID = {nvvm.BlockIdXOp: 0, nvvm.BlockIdYOp: 1, nvvm.BlockIdZOp: 2}
-_SREG_NCTAID = {nvvm.GridDimXOp: 0, nvvm.GridDimYOp: 1, nvvm.GridDimZOp: 2}
-_SREG_CLUSTER_CTAID = {nvvm.BlockInClusterIdXOp: 0, nvvm.BlockInClusterIdYOp: 1, nvvm.BlockInClusterIdZOp: 2}
-_SREG_CLUSTER_NCTAID = {nvvm.ClusterDimBlocksXOp: 0, nvvm.ClusterDimBlocksYOp: 1, nvvm.ClusterDimBlocksZOp: 2}
-_SREG_CLUSTERID = {nvvm.ClusterIdXOp: 0, nvvm.ClusterIdYOp: 1, nvvm.ClusterIdZOp: 2}
-_SREG_NCLUSTERID = {nvvm.ClusterDimXOp: 0, nvvm.ClusterDimYOp: 1, nvvm.ClusterDimZOp: 2}
+SREG_PREFIX = "nvvm.read.ptx.sreg."
+
+
+def sreg_of(op_type: type[Operation]) -> tuple[str, int | None]:
+    """The PTX special register a `nvvm.read.ptx.sreg.*` op reads, from the op's name
+    (the one place it is stated) as (register, axis): `...sreg.cluster.ctaid.y` is
+    `%cluster_ctaid.y`, here ("cluster.ctaid", 1); `...sreg.laneid` is ("laneid", None)."""
+    register = op_type.name.removeprefix(SREG_PREFIX)
+    base, _, axis = register.rpartition(".")
+    return (base, "xyz".index(axis)) if axis in ("x", "y", "z") else (register, None)
+
+
+def _lane_masks(shift: int, complement: bool) -> Value:
+    """`%lanemask_*` (PTX ISA, special registers): the lanes below lane + `shift`, or the
+    others when `complement`."""
+    below = (np.uint64(1) << (np.arange(WARP, dtype=np.uint64) + np.uint64(shift))) - np.uint64(1)
+    return (~below if complement else below).astype(np.uint32)
+
+
+# What each special register holds in a warp (PTX ISA, "Special Registers"). Model
+# choices where the ISA leaves the value to the hardware: the clocks read the cluster's
+# step counter; %warpid (a volatile slot id) is the warp's index and %nwarpid (the
+# slot count) the CTA's warp count; %smid and %gridid are 0, %nsmid 148 (an SM100 part).
+_PER_AXIS: dict[str, Callable[[Warp, int], Value]] = {
+    "tid": lambda warp, axis: warp.thread_coords[axis].copy(),
+    "ntid": lambda warp, axis: warp.launch.block[axis],
+    "ctaid": lambda warp, axis: warp.cta.ctaid[axis],
+    "nctaid": lambda warp, axis: warp.launch.grid[axis],
+    "cluster.ctaid": lambda warp, axis: warp.cta.ctaid[axis] % warp.launch.cluster[axis],
+    "cluster.nctaid": lambda warp, axis: warp.launch.cluster[axis],
+    "clusterid": lambda warp, axis: warp.cta.ctaid[axis] // warp.launch.cluster[axis],
+    "nclusterid": lambda warp, axis: warp.launch.grid[axis] // warp.launch.cluster[axis],
+}
+_SCALAR: dict[str, Callable[[Warp], Value]] = {
+    "laneid": lambda warp: np.arange(WARP, dtype=np.uint32),
+    "warpsize": lambda warp: WARP,
+    "warpid": lambda warp: warp.index,
+    "nwarpid": lambda warp: len(cta_warps(warp)),
+    "cluster.ctarank": lambda warp: warp.cta.rank,
+    "cluster.nctarank": lambda warp: len(warp.cluster.ctas),
+    "lanemask.eq": lambda warp: (np.uint32(1) << np.arange(WARP, dtype=np.uint32)).astype(np.uint32),
+    "lanemask.lt": lambda warp: _lane_masks(0, complement=False),
+    "lanemask.le": lambda warp: _lane_masks(1, complement=False),
+    "lanemask.gt": lambda warp: _lane_masks(1, complement=True),
+    "lanemask.ge": lambda warp: _lane_masks(0, complement=True),
+    "clock": lambda warp: warp.cluster.step,
+    "clock64": lambda warp: warp.cluster.step,
+    "globaltimer": lambda warp: warp.cluster.step,
+    "smid": lambda warp: 0,
+    "gridid": lambda warp: 0,
+    "nsmid": lambda warp: 148,
+}
 
 
 def special_register(warp: Warp, op: Operation) -> Value:
     """The value of a `nvvm.read.ptx.sreg.*` op in this warp."""
-    launch = warp.launch
-    op_type = type(op)
-    if op_type in _SREG_TID:
-        axis = _SREG_TID[op_type]
-        return warp.thread_coords[axis].copy()
-    if op_type in _SREG_NTID:
-        return launch.block[_SREG_NTID[op_type]]
-    if op_type in _SREG_CTAID:
-        return warp.cta.ctaid[_SREG_CTAID[op_type]]
-    if op_type in _SREG_NCTAID:
-        return launch.grid[_SREG_NCTAID[op_type]]
-    if op_type in _SREG_CLUSTER_CTAID:
-        return warp.cta.ctaid[_SREG_CLUSTER_CTAID[op_type]] % launch.cluster[_SREG_CLUSTER_CTAID[op_type]]
-    if op_type in _SREG_CLUSTER_NCTAID:
-        return launch.cluster[_SREG_CLUSTER_NCTAID[op_type]]
-    if op_type in _SREG_CLUSTERID:
-        axis = _SREG_CLUSTERID[op_type]
-        return warp.cta.ctaid[axis] // launch.cluster[axis]
-    if op_type in _SREG_NCLUSTERID:
-        axis = _SREG_NCLUSTERID[op_type]
-        return launch.grid[axis] // launch.cluster[axis]
-    lanes = np.arange(WARP, dtype=np.uint32)
-    match op:
-        case nvvm.LaneIdOp():
-            return lanes.copy()
-        case nvvm.WarpSizeOp():
-            return WARP
-        case nvvm.WarpIdOp():
-            return warp.index  # the hardware slot id is unspecified; we use the warp's index
-        case nvvm.WarpDimOp():
-            return len(cta_warps(warp))
-        case nvvm.ClusterCtaRankOp():
-            return warp.cta.rank
-        case nvvm.ClusterNctaRankOp():
-            return len(warp.cluster.ctas)
-        case nvvm.LaneMaskEqOp():
-            return (np.uint32(1) << lanes).astype(np.uint32)
-        case nvvm.LaneMaskLtOp():
-            return ((np.uint64(1) << lanes.astype(np.uint64)) - np.uint64(1)).astype(np.uint32)
-        case nvvm.LaneMaskLeOp():
-            return ((np.uint64(2) << lanes.astype(np.uint64)) - np.uint64(1)).astype(np.uint32)
-        case nvvm.LaneMaskGtOp():
-            return (~((np.uint64(2) << lanes.astype(np.uint64)) - np.uint64(1))).astype(np.uint32)
-        case nvvm.LaneMaskGeOp():
-            return (~((np.uint64(1) << lanes.astype(np.uint64)) - np.uint64(1))).astype(np.uint32)
-        case nvvm.ClockOp() | nvvm.Clock64Op() | nvvm.GlobalTimerOp():
-            return warp.cluster.step
-        case nvvm.SmIdOp() | nvvm.GridIdOp():
-            return 0
-        case _:  # SmDimOp
-            return 148
+    register, axis = sreg_of(type(op))
+    if axis is not None and register in _PER_AXIS:
+        return _PER_AXIS[register](warp, axis)
+    if axis is None and register in _SCALAR:
+        return _SCALAR[register](warp)
+    raise UnsupportedValue(f"{op.name}: the special register is not modelled")
 
 
 class NvvmFunctions(WarpFunctions):
