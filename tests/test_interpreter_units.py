@@ -1776,7 +1776,8 @@ def test_clusters_of_a_grid_are_unordered() -> None:
 
 
 _SREGS_PER_AXIS = ("tid", "ntid", "ctaid", "nctaid", "cluster.ctaid", "cluster.nctaid", "clusterid", "nclusterid")
-_SREGS_SCALAR = ("laneid", "warpsize", "cluster.ctarank", "cluster.nctarank", *(f"lanemask.{m}" for m in ("eq", "lt", "le", "gt", "ge")))
+_SREGS_SCALAR = ("laneid", "warpsize", "cluster.ctarank", "cluster.nctarank")
+_SREGS_SCALAR += tuple(f"lanemask.{m}" for m in ("eq", "lt", "le", "gt", "ge"))
 
 
 def _sreg_expected(name: str, tid: tuple[int, int, int], ctaid: tuple[int, int, int]) -> int:

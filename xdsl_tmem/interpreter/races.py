@@ -196,42 +196,62 @@ def check(warp: Warp, op: Any, shadow: Shadow, index: NDArray[np.int64], write: 
     """Check an access by `warp` of the bytes `index` of `shadow`, then record it. (The
     `.any()` tests skip the work for bytes nothing has accessed yet: the common case.)"""
     index = index.reshape(-1)
-    vc = warp.clock.vc
+    _check_last_writes(warp, op, shadow, index, write)
+    if write:
+        stamp = _stamp(warp, op)
+        _check_reads(warp, op, shadow, index)
+        shadow.own_write()[index] = stamp
+    else:
+        _record_read(warp, op, shadow, index)
+
+
+def _check_last_writes(warp: Warp, op: Any, shadow: Shadow, index: NDArray[np.int64], write: bool) -> None:
+    """An access races with a write it does not know; a read of shared memory nothing
+    wrote is uninitialised."""
     last = shadow.write[index]
     if last.any():
         if not write and not shadow.host and not last.all():
             _uninitialised(warp, op, shadow, int(index[int(np.argmax(last == NONE))]))
-        unordered = _unordered(vc, last)
+        unordered = _unordered(warp.clock.vc, last)
         if unordered.any():
             k = int(np.argmax(unordered))
             _race(warp, op, shadow, int(index[k]), write, int(last[k]), True)
     elif not write and not shadow.host:
         _uninitialised(warp, op, shadow, int(index[0]))
+
+
+def _check_reads(warp: Warp, op: Any, shadow: Shadow, index: NDArray[np.int64]) -> None:
+    """A write races with the reads it does not know (the last one, or each of several
+    concurrent ones); it then forgets them."""
+    reads = shadow.read[index]
+    if not reads.any():
+        return
+    vc = warp.clock.vc
+    unordered = _unordered(vc, reads)
+    if unordered.any():
+        k = int(np.argmax(unordered))
+        _race(warp, op, shadow, int(index[k]), True, int(reads[k]), False)
+    several = reads == SHARED
+    if several.any():
+        bytes_: list[int] = np.unique(index[several]).tolist()
+        for byte in bytes_:
+            recorded = np.array(shadow.readers[byte], dtype=np.int64)
+            unordered = _unordered(vc, recorded)
+            if unordered.any():
+                _race(warp, op, shadow, byte, True, int(recorded[int(np.argmax(unordered))]), False)
+        shadow.own_read()
+        for byte in bytes_:
+            del shadow.readers[byte]
+    shadow.own_read()[index] = NONE
+
+
+def _record_read(warp: Warp, op: Any, shadow: Shadow, index: NDArray[np.int64]) -> None:
+    """A read replaces the recorded read it knows; reads it does not know are kept."""
     reads = shadow.read[index]
     stamp = _stamp(warp, op)
-    if write:
-        if reads.any():
-            unordered = _unordered(vc, reads)
-            if unordered.any():
-                k = int(np.argmax(unordered))
-                _race(warp, op, shadow, int(index[k]), write, int(reads[k]), False)
-            several = reads == SHARED
-            if several.any():
-                for byte in np.unique(index[several]).tolist():
-                    recorded = np.array(shadow.readers[byte], dtype=np.int64)
-                    unordered = _unordered(vc, recorded)
-                    if unordered.any():
-                        _race(warp, op, shadow, byte, write, int(recorded[int(np.argmax(unordered))]), False)
-                shadow.own_read()
-                for byte in np.unique(index[several]).tolist():
-                    del shadow.readers[byte]
-            shadow.own_read()[index] = NONE
-        shadow.own_write()[index] = stamp
-        return
-    # A read replaces the recorded read it knows; reads it does not know are kept.
     read = shadow.own_read()
     if reads.any():
-        keep = _unordered(vc, reads) | (reads == SHARED)
+        keep = _unordered(warp.clock.vc, reads) | (reads == SHARED)
         if keep.any():
             for byte in np.unique(index[keep]).tolist():
                 readers = shadow.readers.get(byte)
