@@ -46,6 +46,7 @@ from xdsl_tmem.interpreter.executor import Program, Warp
 from xdsl_tmem.interpreter.launch import Geometry
 from xdsl_tmem.interpreter.machine import Blocked, Cluster, Cta, GlobalMemory, Hazard, MBarrier, SharedLayout
 from xdsl_tmem.interpreter.nvvm import (
+    MmaOperands,
     mbarrier_add_tx,
     mbarrier_arrive,
     mbarrier_init,
@@ -1071,7 +1072,7 @@ def mma(
     b_desc = place_kmajor_128b(m, b, B_AT)
     warp = m.warps[0]
     with active(warp, [0]):
-        tcgen05_mma(warp, ANY_OP, kind, 1, d, a_desc, False, b_desc, idesc, accumulate, None, None)
+        tcgen05_mma(warp, ANY_OP, kind, 1, MmaOperands(d, a_desc, b_desc, idesc, accumulate))
 
 
 def d_values(m: Machine, rows: int, n: int, d: str, column: int = 0) -> NDArray[Any]:
@@ -1776,8 +1777,10 @@ def test_clusters_of_a_grid_are_unordered() -> None:
 
 
 _SREGS_PER_AXIS = ("tid", "ntid", "ctaid", "nctaid", "cluster.ctaid", "cluster.nctaid", "clusterid", "nclusterid")
-_SREGS_SCALAR = ("laneid", "warpsize", "cluster.ctarank", "cluster.nctarank")
-_SREGS_SCALAR += tuple(f"lanemask.{m}" for m in ("eq", "lt", "le", "gt", "ge"))
+_SREGS_SCALAR = (
+    "laneid", "warpsize", "cluster.ctarank", "cluster.nctarank",
+    "lanemask.eq", "lanemask.lt", "lanemask.le", "lanemask.gt", "lanemask.ge",
+)  # fmt: skip
 
 
 def _sreg_expected(name: str, tid: tuple[int, int, int], ctaid: tuple[int, int, int]) -> int:

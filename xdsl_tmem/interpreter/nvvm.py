@@ -659,22 +659,29 @@ def cta_pair(warp: Warp, cta_group: int) -> list[Cta]:
     return [ctas[even], ctas[even + 1]]
 
 
-def tcgen05_mma(
-    warp: Warp,
-    op: Operation,
-    kind: str,
-    cta_group: int,
-    d: Value,
-    a: Value,
-    a_in_tmem: bool,
-    b: Value,
-    idesc_value: Value,
-    enable_input_d: Value,
-    scale_input_d: Value,
-    disable_output_lane: Value | None,
-) -> None:
+@dataclass(frozen=True)
+class MmaOperands:
+    """The operand values of one `tcgen05.mma` (per lane, as the op's operands read)."""
+
+    d: Value
+    """The TMEM address of D."""
+    a: Value
+    """A: a shared-memory descriptor, or a TMEM address when `a_in_tmem`."""
+    b: Value
+    """B's shared-memory descriptor."""
+    idesc: Value
+    """The instruction descriptor."""
+    enable_input_d: Value
+    """Accumulate into D (else overwrite it)."""
+    a_in_tmem: bool = False
+    scale_input_d: Value | None = None
+    disable_output_lane: Value | None = None
+
+
+def tcgen05_mma(warp: Warp, op: Operation, kind: str, cta_group: int, operands: MmaOperands) -> None:
     """One MMA per active lane (normally one elected lane): compute at issue, write D,
     and leave it in flight until the issuing thread's next commit completes."""
+    a = operands.a
     if cta_group == 2 and warp.cta.rank % 2:
         raise Hazard(
             "mma-from-non-leader-cta",
@@ -684,20 +691,20 @@ def tcgen05_mma(
             "PTX only says a single thread of the pair issues it",
         )
     for lane in warp.active_lanes():
-        if disable_output_lane is not None and np.asarray(disable_output_lane)[lane].any():
+        if operands.disable_output_lane is not None and np.asarray(operands.disable_output_lane)[lane].any():
             raise UnsupportedValue(
                 "tcgen05.mma with a non-zero disable-output-lane mask is not modelled (its bit order is undocumented)",
             )
         try:
-            idesc = InstrDescriptor.decode(at(idesc_value, lane), kind, cta_group)
-            b_desc = SmemDescriptor.decode(at(b, lane))
-            a_desc = None if a_in_tmem else SmemDescriptor.decode(at(a, lane))
+            idesc = InstrDescriptor.decode(at(operands.idesc, lane), kind, cta_group)
+            b_desc = SmemDescriptor.decode(at(operands.b, lane))
+            a_desc = None if operands.a_in_tmem else SmemDescriptor.decode(at(a, lane))
         except DescriptorError as e:
             raise Hazard("descriptor-invalid", f"tcgen05.mma: {e}") from None
         k = K_PER_MMA[kind]
         ctas = cta_pair(warp, cta_group)
         rows_a, rows_b = idesc.m // cta_group, idesc.n // cta_group
-        d_address = at(d, lane)
+        d_address = at(operands.d, lane)
         d_lane, d_col = d_address >> 16, d_address & 0xFFFF
         if d_lane not in (0, 16) or (d_lane == 16 and not (cta_group == 1 and idesc.m == 64)):
             raise Hazard(
@@ -720,8 +727,8 @@ def tcgen05_mma(
             races.check_operand(warp, op, c, b_desc, rows_b, k, idesc.b_format, idesc.b_mn_major)
         a_full, b_full = np.concatenate(a_parts), np.concatenate(b_parts)
         layout = accumulator_layout(idesc.m, idesc.n, cta_group)
-        accumulate = bool(at(enable_input_d, lane))
-        scale = at(scale_input_d, lane) if scale_input_d is not None else 0
+        accumulate = bool(at(operands.enable_input_d, lane))
+        scale = at(operands.scale_input_d, lane) if operands.scale_input_d is not None else 0
         check_stage_accumulate(warp, op, d_col, layout.column_span, accumulate)
         cells = (layout.lane_set << d_lane, layout.column_set << d_col)
         for v, cta in enumerate(ctas):
@@ -1140,20 +1147,10 @@ class NvvmFunctions(WarpFunctions):
         d, a, b, idesc, enable_input_d, *optional = args
         scale = optional.pop(0) if op.scale_input_d is not None else None
         disable = optional.pop(0) if op.disable_output_lane is not None else None
-        tcgen05_mma(
-            as_warp(interp),
-            op,
-            op.kind.data.value,
-            op.cta_group.as_int(),
-            d,
-            a,
-            not isinstance(op.matrix_a.type, IntegerType),
-            b,
-            idesc,
-            enable_input_d,
-            scale,
-            disable,
+        operands = MmaOperands(
+            d, a, b, idesc, enable_input_d, not isinstance(op.matrix_a.type, IntegerType), scale, disable
         )
+        tcgen05_mma(as_warp(interp), op, op.kind.data.value, op.cta_group.as_int(), operands)
         return ()
 
     @impl(nvvm.Tcgen05MmaSmemDescOp)
