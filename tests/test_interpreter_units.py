@@ -355,6 +355,43 @@ def test_arrive_expect_tx_in_a_kernel(complete: bool) -> None:
         assert "pending 0 of 1, tx 64" in blocked.reason
 
 
+def _probe_kernel(probes: list[str]) -> ModuleOp:
+    """Lane 0 initialises a count-1 barrier, arrives (`%state`), then stores each probe."""
+    body = "".join(
+        f"""      %w{k} = {probe}
+      %x{k} = llvm.zext %w{k} : i1 to i32
+      %k{k} = arith.constant {k} : i32
+      %p{k} = llvm.getelementptr %out[%k{k}] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, i32
+      llvm.store %x{k}, %p{k} : i32, !llvm.ptr<1>
+"""
+        for k, probe in enumerate(probes)
+    )
+    return kernel(
+        f"""
+    %bar = llvm.mlir.addressof @bar : !llvm.ptr<3>
+    %is0 = arith.cmpi eq, %tid, %c0 : i32
+    scf.if %is0 {{
+      nvvm.mbarrier.init %bar, %c1 : !llvm.ptr<3>, i32
+      %state = nvvm.mbarrier.arrive %bar : !llvm.ptr<3> -> i64
+{body}    }}
+""",
+        globals_=[BAR],
+    )
+
+
+@pytest.mark.parametrize("op", ["nvvm.mbarrier.try_wait", "nvvm.mbarrier.test.wait"])
+def test_try_wait_and_test_wait_probe_phases_and_states(op: str) -> None:
+    """PTX ISA, mbarrier.test_wait / try_wait: true once the phase named by the parity,
+    or by the state an arrive returned, has completed. A count-1 barrier after its one
+    arrival: phase 0 (parity 0, the arrive's state) is complete; phase 1 is not, and a
+    warp polling for it with nothing else left to run is deadlocked."""
+    probes = [f"{op} %bar, %c0 : !llvm.ptr<3>, i32 -> i1", f"{op} %bar, %state : !llvm.ptr<3>, i64 -> i1"]
+    assert run(_probe_kernel(probes), out=np.zeros(2, np.int32))["out"].tolist() == [1, 1]
+    parity_1 = _probe_kernel([f"{op} %bar, %c1 : !llvm.ptr<3>, i32 -> i1"])
+    (blocked,) = run_deadlock(parity_1, out=np.zeros(1, np.int32)).blocked
+    assert "polls mbarrier @bar for parity 1" in blocked.reason
+
+
 @pytest.mark.parametrize(
     "use",
     [

@@ -981,19 +981,16 @@ class NvvmFunctions(WarpFunctions):
         mbarrier_wait_parity(as_warp(interp), args[0], args[1])
         return ()
 
-    @impl(nvvm.MBarrierTryWaitOp)
-    def run_mbarrier_try_wait(
-        self, interp: Interpreter, op: nvvm.MBarrierTryWaitOp, args: PythonValues
+    def _mbarrier_probe(
+        self, interp: Interpreter, op: nvvm.MBarrierTryWaitOp | nvvm.MBarrierTestWaitOp, args: PythonValues
     ) -> PythonValues:
+        """`try_wait` (which the hardware may suspend for a time) and `test_wait`, by state
+        (i64) or by phase, probe alike here: neither blocks in the model."""
         is_state = cast(IntegerType, op.state_or_phase.type).width.data == 64
         return (mbarrier_probe(as_warp(interp), args[0], args[1], is_state),)
 
-    @impl(nvvm.MBarrierTestWaitOp)
-    def run_mbarrier_test_wait(
-        self, interp: Interpreter, op: nvvm.MBarrierTestWaitOp, args: PythonValues
-    ) -> PythonValues:
-        is_state = cast(IntegerType, op.state_or_phase.type).width.data == 64
-        return (mbarrier_probe(as_warp(interp), args[0], args[1], is_state),)
+    run_mbarrier_try_wait = impl(nvvm.MBarrierTryWaitOp)(_mbarrier_probe)
+    run_mbarrier_test_wait = impl(nvvm.MBarrierTestWaitOp)(_mbarrier_probe)
 
     # -- fences -------------------------------------------------------------------------
 
