@@ -46,6 +46,7 @@ from xdsl_tmem.interpreter.executor import Program, Warp
 from xdsl_tmem.interpreter.launch import Geometry
 from xdsl_tmem.interpreter.machine import Blocked, Cluster, Cta, GlobalMemory, Hazard, MBarrier, SharedLayout
 from xdsl_tmem.interpreter.nvvm import (
+    MmaOperands,
     mbarrier_add_tx,
     mbarrier_arrive,
     mbarrier_init,
@@ -352,6 +353,43 @@ def test_arrive_expect_tx_in_a_kernel(complete: bool) -> None:
         (blocked,) = run_deadlock(module, out=np.zeros(WARP, np.int32)).blocked
         assert "phase bit 0" in blocked.reason
         assert "pending 0 of 1, tx 64" in blocked.reason
+
+
+def _probe_kernel(probes: list[str]) -> ModuleOp:
+    """Lane 0 initialises a count-1 barrier, arrives (`%state`), then stores each probe."""
+    body = "".join(
+        f"""      %w{k} = {probe}
+      %x{k} = llvm.zext %w{k} : i1 to i32
+      %k{k} = arith.constant {k} : i32
+      %p{k} = llvm.getelementptr %out[%k{k}] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, i32
+      llvm.store %x{k}, %p{k} : i32, !llvm.ptr<1>
+"""
+        for k, probe in enumerate(probes)
+    )
+    return kernel(
+        f"""
+    %bar = llvm.mlir.addressof @bar : !llvm.ptr<3>
+    %is0 = arith.cmpi eq, %tid, %c0 : i32
+    scf.if %is0 {{
+      nvvm.mbarrier.init %bar, %c1 : !llvm.ptr<3>, i32
+      %state = nvvm.mbarrier.arrive %bar : !llvm.ptr<3> -> i64
+{body}    }}
+""",
+        globals_=[BAR],
+    )
+
+
+@pytest.mark.parametrize("op", ["nvvm.mbarrier.try_wait", "nvvm.mbarrier.test.wait"])
+def test_try_wait_and_test_wait_probe_phases_and_states(op: str) -> None:
+    """PTX ISA, mbarrier.test_wait / try_wait: true once the phase named by the parity,
+    or by the state an arrive returned, has completed. A count-1 barrier after its one
+    arrival: phase 0 (parity 0, the arrive's state) is complete; phase 1 is not, and a
+    warp polling for it with nothing else left to run is deadlocked."""
+    probes = [f"{op} %bar, %c0 : !llvm.ptr<3>, i32 -> i1", f"{op} %bar, %state : !llvm.ptr<3>, i64 -> i1"]
+    assert run(_probe_kernel(probes), out=np.zeros(2, np.int32))["out"].tolist() == [1, 1]
+    parity_1 = _probe_kernel([f"{op} %bar, %c1 : !llvm.ptr<3>, i32 -> i1"])
+    (blocked,) = run_deadlock(parity_1, out=np.zeros(1, np.int32)).blocked
+    assert "polls mbarrier @bar for parity 1" in blocked.reason
 
 
 @pytest.mark.parametrize(
@@ -1071,7 +1109,7 @@ def mma(
     b_desc = place_kmajor_128b(m, b, B_AT)
     warp = m.warps[0]
     with active(warp, [0]):
-        tcgen05_mma(warp, ANY_OP, kind, 1, d, a_desc, False, b_desc, idesc, accumulate, None, None)
+        tcgen05_mma(warp, ANY_OP, kind, 1, MmaOperands(d, a_desc, b_desc, idesc, accumulate))
 
 
 def d_values(m: Machine, rows: int, n: int, d: str, column: int = 0) -> NDArray[Any]:
@@ -1773,6 +1811,97 @@ def test_clusters_of_a_grid_are_unordered() -> None:
     llvm.store %tid, %p : i32, !llvm.ptr<1>
 """)
     run_kernel(own, "k", block=32, grid=2, args={"out": np.zeros(2, np.int32)})
+
+
+_SREGS_PER_AXIS = ("tid", "ntid", "ctaid", "nctaid", "cluster.ctaid", "cluster.nctaid", "clusterid", "nclusterid")
+_SREGS_SCALAR = (
+    "laneid", "warpsize", "cluster.ctarank", "cluster.nctarank",
+    "lanemask.eq", "lanemask.lt", "lanemask.le", "lanemask.gt", "lanemask.ge",
+)  # fmt: skip
+
+
+def _sreg_expected(name: str, tid: tuple[int, int, int], ctaid: tuple[int, int, int]) -> int:
+    """PTX ISA 9.0, "Special Registers", for block (64, 2, 1), grid (4, 2, 1), cluster (2, 1, 1)."""
+    block, grid, cluster = (64, 2, 1), (4, 2, 1), (2, 1, 1)
+    base, _, axis = name.rpartition(".")
+    if axis in ("x", "y", "z"):
+        i = "xyz".index(axis)
+        return {
+            "tid": tid[i], "ntid": block[i], "ctaid": ctaid[i], "nctaid": grid[i],
+            "cluster.ctaid": ctaid[i] % cluster[i], "cluster.nctaid": cluster[i],
+            "clusterid": ctaid[i] // cluster[i], "nclusterid": grid[i] // cluster[i],
+        }[base]  # fmt: skip
+    lane = (tid[0] + tid[1] * block[0]) % 32  # a warp is 32 consecutive linear thread ids
+    in_cluster = [c % n for c, n in zip(ctaid, cluster, strict=True)]
+    return {
+        "laneid": lane,
+        "warpsize": 32,
+        "cluster.ctarank": in_cluster[0] + in_cluster[1] * cluster[0] + in_cluster[2] * cluster[0] * cluster[1],
+        "cluster.nctarank": cluster[0] * cluster[1] * cluster[2],
+        "lanemask.eq": 1 << lane,
+        "lanemask.lt": (1 << lane) - 1,
+        "lanemask.le": (1 << (lane + 1)) - 1,
+        "lanemask.gt": 0xFFFFFFFF & ~((1 << (lane + 1)) - 1),
+        "lanemask.ge": 0xFFFFFFFF & ~((1 << lane) - 1),
+    }[name]
+
+
+def test_special_registers_hold_the_ptx_isa_values() -> None:
+    """Every thread of a 2-CTA-cluster grid stores each special register the PTX ISA
+    defines for a launch (not the model's choices: %warpid, %nwarpid, clocks, %smid)."""
+    names = [f"{r}.{a}" for r in _SREGS_PER_AXIS for a in "xyz"] + list(_SREGS_SCALAR)
+    body = """
+    %tx = nvvm.read.ptx.sreg.tid.x : i32
+    %ty = nvvm.read.ptx.sreg.tid.y : i32
+    %cx = nvvm.read.ptx.sreg.ctaid.x : i32
+    %cy = nvvm.read.ptx.sreg.ctaid.y : i32
+    %c4 = arith.constant 4 : i32
+    %c64 = arith.constant 64 : i32
+    %c128 = arith.constant 128 : i32
+    %cn = arith.constant NREGS : i32
+    %cta0 = arith.muli %cy, %c4 : i32
+    %cta = arith.addi %cta0, %cx : i32
+    %t0 = arith.muli %ty, %c64 : i32
+    %t1 = arith.addi %t0, %tx : i32
+    %g0 = arith.muli %cta, %c128 : i32
+    %g1 = arith.addi %g0, %t1 : i32
+    %base = arith.muli %g1, %cn : i32
+""".replace("NREGS", str(len(names)))
+    for k, name in enumerate(names):
+        body += f"""    %r{k} = nvvm.read.ptx.sreg.{name} : i32
+    %k{k} = arith.constant {k} : i32
+    %i{k} = arith.addi %base, %k{k} : i32
+    %p{k} = llvm.getelementptr %out[%i{k}] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, i32
+    llvm.store %r{k}, %p{k} : i32, !llvm.ptr<1>
+"""
+    threads, ctas = 128, 8
+    out = run_kernel(
+        kernel(body), "k", block=(64, 2, 1), grid=(4, 2, 1), cluster=(2, 1, 1),
+        args={"out": np.zeros(threads * ctas * len(names), np.uint32)},
+    ).outputs["out"].reshape(ctas, threads, len(names))  # fmt: skip
+    for cta in range(ctas):
+        for thread in range(threads):
+            tid, ctaid = (thread % 64, thread // 64, 0), (cta % 4, cta // 4, 0)
+            expected = [_sreg_expected(name, tid, ctaid) for name in names]
+            assert out[cta, thread].tolist() == expected, (tid, ctaid)
+
+
+def test_every_special_register_op_is_modelled_under_its_ptx_name() -> None:
+    """The interpreter reads which register an op names from the op's name; that name is
+    the one the backend emits (its table is compared with llc-22's output), and every
+    `nvvm.read.ptx.sreg.*` op of the dialect runs."""
+    from xdsl_tmem.backend.isel.nvvm_sync import _SPECIAL  # pyright: ignore[reportPrivateUsage]
+    from xdsl_tmem.dialects import nvvm
+    from xdsl_tmem.interpreter.nvvm import SREG_PREFIX, sreg_of
+
+    ops = [op for op in nvvm.NVVM.operations if op.name.startswith(SREG_PREFIX)]
+    assert set(_SPECIAL) == set(ops) - {nvvm.WarpSizeOp}  # the backend emits the constant 32 for it
+    for op in _SPECIAL:
+        register, axis = sreg_of(op)
+        suffix = "" if axis is None else "." + "xyz"[axis]
+        assert "%" + register.replace(".", "_") + suffix == _SPECIAL[op]
+    body = "".join(f"    %s{k} = {op.name} : i32\n" for k, op in enumerate(ops))
+    run(kernel(body + store_lane(f"%s{len(ops) - 1}")), out=np.zeros(WARP, np.int32))
 
 
 def run_hazard_schedule(module: ModuleOp, block: int, schedule: str, seed: int) -> KernelHazard:

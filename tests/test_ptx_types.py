@@ -78,70 +78,77 @@ class Case:
         )
 
 
-def _cases() -> Iterator[Case]:
-    def case(op: str, operand: str, result: str, body: str, stored: str = "%r") -> Case:
-        name = re.sub(r"\W", "_", f"{op}_{operand}_{result}")
-        return Case(name, op, operand, result, body, stored)
+def _make_case(op: str, operand: str, result: str, body: str, stored: str = "%r") -> Case:
+    name = re.sub(r"\W", "_", f"{op}_{operand}_{result}")
+    return Case(name, op, operand, result, body, stored)
 
+
+def _computation_cases() -> Iterator[Case]:
     for t in INTS:
         for name in ARITH_INT_BINARY:
-            yield case(f"arith.{name}", t, t, f"%r = arith.{name} %a, %b : {t}")
+            yield _make_case(f"arith.{name}", t, t, f"%r = arith.{name} %a, %b : {t}")
         for name in LLVM_INT_BINARY:
-            yield case(f"llvm.{name}", t, t, f"%r = llvm.{name} %a, %b : {t}")
+            yield _make_case(f"llvm.{name}", t, t, f"%r = llvm.{name} %a, %b : {t}")
         for pred in CMPI:
-            yield case(f"arith.cmpi.{pred}", t, "i1", f"%r = arith.cmpi {pred}, %a, %b : {t}")
-            yield case(f"llvm.icmp.{pred}", t, "i1", f'%r = llvm.icmp "{pred}" %a, %b : {t}')
+            yield _make_case(f"arith.cmpi.{pred}", t, "i1", f"%r = arith.cmpi {pred}, %a, %b : {t}")
+            yield _make_case(f"llvm.icmp.{pred}", t, "i1", f'%r = llvm.icmp "{pred}" %a, %b : {t}')
     for t in FLOATS:
         for name in ARITH_FLOAT_BINARY:
-            yield case(f"arith.{name}", t, t, f"%r = arith.{name} %a, %b : {t}")
+            yield _make_case(f"arith.{name}", t, t, f"%r = arith.{name} %a, %b : {t}")
         for name in LLVM_FLOAT_BINARY:
-            yield case(f"llvm.{name}", t, t, f"%r = llvm.{name} %a, %b : {t}")
-        yield case("arith.negf", t, t, f"%r = arith.negf %a : {t}")
+            yield _make_case(f"llvm.{name}", t, t, f"%r = llvm.{name} %a, %b : {t}")
+        yield _make_case("arith.negf", t, t, f"%r = arith.negf %a : {t}")
         for pred in CMPF:
-            yield case(f"arith.cmpf.{pred}", t, "i1", f"%r = arith.cmpf {pred}, %a, %b : {t}")
+            yield _make_case(f"arith.cmpf.{pred}", t, "i1", f"%r = arith.cmpf {pred}, %a, %b : {t}")
     for t in TYPES:
-        yield case("arith.select", t, t, f"%r = arith.select %c, %a, %b : {t}")
-        yield case("llvm.select", t, t, f"%r = llvm.select %c, %a, %b : i1, {t}")
-        yield case("llvm.load", t, t, "", stored="%a")
+        yield _make_case("arith.select", t, t, f"%r = arith.select %c, %a, %b : {t}")
+        yield _make_case("llvm.select", t, t, f"%r = llvm.select %c, %a, %b : i1, {t}")
+        yield _make_case("llvm.load", t, t, "", stored="%a")
+
+
+def _conversion_cases() -> Iterator[Case]:
     for s in INTS:
         for d in INTS:
             if BITS[s] < BITS[d]:
-                yield case("arith.extui", s, d, f"%r = arith.extui %a : {s} to {d}")
-                yield case("arith.extsi", s, d, f"%r = arith.extsi %a : {s} to {d}")
-                yield case("llvm.zext", s, d, f"%r = llvm.zext %a : {s} to {d}")
-                yield case("llvm.sext", s, d, f"%r = llvm.sext %a : {s} to {d}")
+                yield _make_case("arith.extui", s, d, f"%r = arith.extui %a : {s} to {d}")
+                yield _make_case("arith.extsi", s, d, f"%r = arith.extsi %a : {s} to {d}")
+                yield _make_case("llvm.zext", s, d, f"%r = llvm.zext %a : {s} to {d}")
+                yield _make_case("llvm.sext", s, d, f"%r = llvm.sext %a : {s} to {d}")
             elif BITS[s] > BITS[d]:
-                yield case("arith.trunci", s, d, f"%r = arith.trunci %a : {s} to {d}")
-                yield case("llvm.trunc", s, d, f"%r = llvm.trunc %a : {s} to {d}")
+                yield _make_case("arith.trunci", s, d, f"%r = arith.trunci %a : {s} to {d}")
+                yield _make_case("llvm.trunc", s, d, f"%r = llvm.trunc %a : {s} to {d}")
     for i in INTS:
         for f in FLOATS:
-            yield case("arith.sitofp", i, f, f"%r = arith.sitofp %a : {i} to {f}")
-            yield case("arith.uitofp", i, f, f"%r = arith.uitofp %a : {i} to {f}")
-            yield case("llvm.sitofp", i, f, f"%r = llvm.sitofp %a : {i} to {f}")
-            yield case("arith.fptosi", f, i, f"%r = arith.fptosi %a : {f} to {i}")
-            yield case("arith.fptoui", f, i, f"%r = arith.fptoui %a : {f} to {i}")
+            yield _make_case("arith.sitofp", i, f, f"%r = arith.sitofp %a : {i} to {f}")
+            yield _make_case("arith.uitofp", i, f, f"%r = arith.uitofp %a : {i} to {f}")
+            yield _make_case("llvm.sitofp", i, f, f"%r = llvm.sitofp %a : {i} to {f}")
+            yield _make_case("arith.fptosi", f, i, f"%r = arith.fptosi %a : {f} to {i}")
+            yield _make_case("arith.fptoui", f, i, f"%r = arith.fptoui %a : {f} to {i}")
     for s in FLOATS:
         for d in FLOATS:
             if BITS[s] < BITS[d]:
-                yield case("arith.extf", s, d, f"%r = arith.extf %a : {s} to {d}")
-                yield case("llvm.fpext", s, d, f"%r = llvm.fpext %a : {s} to {d}")
+                yield _make_case("arith.extf", s, d, f"%r = arith.extf %a : {s} to {d}")
+                yield _make_case("llvm.fpext", s, d, f"%r = llvm.fpext %a : {s} to {d}")
             elif BITS[s] > BITS[d]:
-                yield case("arith.truncf", s, d, f"%r = arith.truncf %a : {s} to {d}")
+                yield _make_case("arith.truncf", s, d, f"%r = arith.truncf %a : {s} to {d}")
+
+
+def _bitcast_cases() -> Iterator[Case]:
     for s in TYPES:
         for d in TYPES:
             if s != d and BITS[s] == BITS[d]:
-                yield case("arith.bitcast", s, d, f"%r = arith.bitcast %a : {s} to {d}")
-                yield case("llvm.bitcast", s, d, f"%r = llvm.bitcast %a : {s} to {d}")
+                yield _make_case("arith.bitcast", s, d, f"%r = arith.bitcast %a : {s} to {d}")
+                yield _make_case("llvm.bitcast", s, d, f"%r = llvm.bitcast %a : {s} to {d}")
                 # A bitcast value used by arithmetic (an immediate operand must take the new type).
                 add = "addf" if d in FLOATS else "addi"
                 body = (
                     f"%x = arith.bitcast %a : {s} to {d}\n  %y = arith.bitcast %b : {s} to {d}\n"
                     f"  %r = arith.{add} %x, %y : {d}"
                 )
-                yield case("arith.bitcast.use", s, d, body)
+                yield _make_case("arith.bitcast.use", s, d, body)
 
 
-CASES = list(_cases())
+CASES = [*_computation_cases(), *_conversion_cases(), *_bitcast_cases()]
 
 
 def module(kernels: Sequence[str]) -> str:

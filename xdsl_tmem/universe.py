@@ -4,6 +4,8 @@ Factories import lazily so that loading the plugin costs nothing until a dialect
 or pass is asked for.
 """
 
+from collections.abc import Callable
+
 from xdsl.context import Context
 from xdsl.ir import Dialect
 from xdsl.passes import ModulePass
@@ -69,6 +71,15 @@ TMEM_UNIVERSE = Universe(
     },
     all_targets={"ptx": _ptx_target},
 )
+
+
+def available_passes() -> dict[str, Callable[[], type[ModulePass]]]:
+    """Every pass both drivers accept after `-p`: all of xDSL's (plugins included, which
+    contain ours when the package is installed), then ours for an uninstalled checkout."""
+    passes = dict(Universe.get_multiverse().all_passes)
+    for name, factory in TMEM_UNIVERSE.all_passes.items():
+        passes.setdefault(name, factory)
+    return passes
 
 
 def add_tmem_dialects(ctx: Context) -> None:

@@ -7,7 +7,7 @@
 func.func @f(%r: !tmem.output_ring<2, 256, 1>) {
   func.return
 }
-// CHECK: errors.mlir:[[# @LINE - 3]]:1: error: convert-tmem-to-nvvm: a !tmem.output_ring<2, 256, 1> value flows through func.func, which cannot carry it (only tmem ops and scf.for, scf.if, scf.while with their scf.yield / scf.condition can)
+// CHECK: errors.mlir:[[# @LINE - 3]]:1: error: convert-tmem-to-nvvm: a !tmem.output_ring<2, 256, 1> value flows through func.func, which cannot carry it (only tmem ops and scf.for, scf.if, scf.while, scf.yield, scf.condition can)
 // POLICY: error: pass 'lower-tmem': fence-policy must be strict or mojo, got 'loose'; its options: fence-policy: 'str' = strict
 
 // -----
@@ -22,6 +22,20 @@ func.func @g(%bars: !llvm.ptr<3>, %slot: !llvm.ptr<3>) {
   func.return
 }
 // CHECK: errors.mlir:[[# @LINE - 4]]:3: error: convert-tmem-to-nvvm: a !tmem.output_ring<2, 256, 1> value flows through cf.br, which cannot carry it
+
+// -----
+
+// scf.execute_region is not a forwarding op of the conversion: a tmem value it yields
+// is reported there.
+func.func @h(%bars: !llvm.ptr<3>, %slot: !llvm.ptr<3>) {
+  %a = tmem.from_shared %slot : !tmem.allocation<1, 512>
+  %r = tmem.output_ring.create %bars, %a : !tmem.allocation<1, 512> -> !tmem.output_ring<2, 256, 1>
+  %e = scf.execute_region -> !tmem.output_ring<2, 256, 1> {
+    scf.yield %r : !tmem.output_ring<2, 256, 1>
+  }
+  func.return
+}
+// CHECK: errors.mlir:[[# @LINE - 5]]:3: error: convert-tmem-to-nvvm: a !tmem.output_ring<2, 256, 1> value flows through scf.execute_region, which cannot carry it
 
 // -----
 

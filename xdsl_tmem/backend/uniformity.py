@@ -48,8 +48,6 @@ from xdsl_tmem.dialects import nvvm
 from xdsl_tmem.dialects.traits import UniformPreserving, UniformResult, declares
 from xdsl_tmem.dialects.utils import constant_int
 
-_BRANCHES = (cf.BranchOp, cf.ConditionalBranchOp, llvm.BrOp, llvm.CondBrOp)
-
 
 def _preserves_uniformity(op: Operation) -> bool:
     if isinstance(op, llvm.LoadOp):
@@ -211,88 +209,116 @@ def _top_block(op: Operation, region: Region) -> Block | None:
 def divergent_values(fn: Operation) -> set[SSAValue]:
     """The values of `fn` that may differ between lanes of a warp (see the module
     docstring); a least fixpoint over rules that only add divergence."""
-    warp_slices = _warps_are_tid_x_slices(fn)
-    divergent: set[SSAValue] = set()
-    cfgs = [(region, _CFG(region)) for op in fn.walk() for region in op.regions if len(region.blocks) > 1]
+    return _Divergence(fn).solve()
 
-    def is_warp_index(op: Operation) -> bool:
-        if not warp_slices or not isinstance(op, arith.ShRUIOp | arith.DivUIOp | llvm.LShrOp | llvm.UDivOp):
+
+class _Divergence:
+    """The fixpoint of `divergent_values`: one method per rule of the module docstring."""
+
+    def __init__(self, fn: Operation):
+        self.fn = fn
+        self.warp_slices = _warps_are_tid_x_slices(fn)
+        self.divergent: set[SSAValue] = set()
+        self.cfgs = [(region, _CFG(region)) for op in fn.walk() for region in op.regions if len(region.blocks) > 1]
+
+    def solve(self) -> set[SSAValue]:
+        for block in self._uncovered_blocks():
+            self.mark(block.args)
+        changed = True
+        while changed:
+            changed = False
+            for op in self.fn.walk():
+                if op is not self.fn:
+                    changed |= self.visit(op)
+            changed |= _sync_dependence(self.cfgs, self.divergent, self.mark)
+        return self.divergent
+
+    def mark(self, values: Iterable[SSAValue]) -> bool:
+        """Add `values`; whether any was new."""
+        size = len(self.divergent)
+        self.divergent.update(values)
+        return len(self.divergent) != size
+
+    def any_divergent(self, values: Iterable[SSAValue]) -> bool:
+        return any(v in self.divergent for v in values)
+
+    def _uncovered_blocks(self) -> list[Block]:
+        """Blocks whose arguments no rule covers: divergent from the start."""
+        covered: set[Block] = set()
+        if self.fn.regions and self.fn.regions[0].blocks:
+            covered.add(self.fn.regions[0].blocks[0])  # kernel parameters
+        for op in self.fn.walk():
+            if isinstance(op, scf.ForOp | scf.IfOp | scf.WhileOp):
+                covered.update(b for r in op.regions for b in r.blocks)
+        for _, cfg in self.cfgs:
+            for block in cfg.blocks[1:]:
+                if all(_successor_arguments(p.last_op) is not None for p in cfg.preds[block] if p.last_op is not None):
+                    covered.add(block)
+        return [b for op in self.fn.walk() for r in op.regions for b in r.blocks if b not in covered]
+
+    def visit(self, op: Operation) -> bool:
+        """Apply the rule for `op`; whether it marked anything new."""
+        if declares(type(op), UniformResult) or self._is_warp_index(op):
+            return False
+        match op:
+            case scf.ForOp():
+                return self._for(op)
+            case scf.IfOp():
+                return self._if(op)
+            case scf.WhileOp():
+                return self._while(op)
+            case _:
+                pass
+        if (forwarded := _successor_arguments(op)) is not None:
+            return self._branch(forwarded)
+        if op.results and (not _preserves_uniformity(op) or self.any_divergent(op.operands)):
+            return self.mark(op.results)
+        return False
+
+    def _is_warp_index(self, op: Operation) -> bool:
+        if not self.warp_slices or not isinstance(op, arith.ShRUIOp | arith.DivUIOp | llvm.LShrOp | llvm.UDivOp):
             return False
         source, amount = op.operands
         if not isinstance(source.owner, nvvm.ThreadIdXOp) or (k := constant_int(amount)) is None:
             return False
         return k >= 5 if isinstance(op, arith.ShRUIOp | llvm.LShrOp) else k > 0 and k % 32 == 0
 
-    def mark(values: Iterable[SSAValue]) -> bool:
+    def _for(self, op: scf.ForOp) -> bool:
         changed = False
-        for v in values:
-            if v not in divergent:
-                divergent.add(v)
-                changed = True
+        control = self.any_divergent((op.lb, op.ub, op.step))
+        yielded = op.body.block.last_op
+        assert yielded is not None
+        carried = zip(op.iter_args, op.body.block.args[1:], op.results, strict=True)
+        for i, (init, arg, result) in enumerate(carried):
+            if control or init in self.divergent or yielded.operands[i] in self.divergent:
+                changed |= self.mark([arg, result])
+        if control:
+            changed |= self.mark([op.body.block.args[0]])
         return changed
 
-    def any_divergent(values: Iterable[SSAValue]) -> bool:
-        return any(v in divergent for v in values)
-
-    # Block arguments no rule covers: divergent from the start.
-    covered: set[Block] = set()
-    if fn.regions and fn.regions[0].blocks:
-        covered.add(fn.regions[0].blocks[0])  # kernel parameters
-    for op in fn.walk():
-        if isinstance(op, scf.ForOp | scf.IfOp | scf.WhileOp):
-            covered.update(b for r in op.regions for b in r.blocks)
-    for _, cfg in cfgs:
-        for block in cfg.blocks[1:]:
-            if all(_successor_arguments(p.last_op) is not None for p in cfg.preds[block] if p.last_op is not None):
-                covered.add(block)
-    for op in fn.walk():
-        for region in op.regions:
-            for block in region.blocks:
-                if block not in covered:
-                    mark(block.args)
-
-    changed = True
-    while changed:
+    def _if(self, op: scf.IfOp) -> bool:
         changed = False
-        for op in fn.walk():
-            if op is fn:
-                continue
-            if declares(type(op), UniformResult) or is_warp_index(op):
-                continue
-            if isinstance(op, scf.ForOp):
-                control = any_divergent((op.lb, op.ub, op.step))
-                yielded = op.body.block.last_op
-                assert yielded is not None
-                carried = zip(op.iter_args, op.body.block.args[1:], op.results, strict=True)
-                for i, (init, arg, result) in enumerate(carried):
-                    if control or init in divergent or yielded.operands[i] in divergent:
-                        changed |= mark([arg, result])
-                if control:
-                    changed |= mark([op.body.block.args[0]])
-                continue
-            if isinstance(op, scf.IfOp):
-                yields = [r.block.last_op for r in op.regions if r.blocks]
-                for i, result in enumerate(op.results):
-                    if op.cond in divergent or any(y is not None and y.operands[i] in divergent for y in yields):
-                        changed |= mark([result])
-                continue
-            if isinstance(op, scf.WhileOp):
-                # Conservative: everything the loop carries is divergent if anything
-                # flowing into it, or its condition, is.
-                inner = [v for region in op.regions for o in region.walk() for v in o.operands]
-                if any_divergent((*op.operands, *inner)):
-                    changed |= mark([*op.results, *op.before_region.block.args, *op.after_region.block.args])
-                continue
-            if (forwarded := _successor_arguments(op)) is not None:
-                for block, values in forwarded:
-                    for arg, value in zip(block.args, values, strict=True):
-                        if value in divergent:
-                            changed |= mark([arg])
-                continue
-            if op.results and (not _preserves_uniformity(op) or any_divergent(op.operands)):
-                changed |= mark(op.results)
-        changed |= _sync_dependence(cfgs, divergent, mark)
-    return divergent
+        yields = [r.block.last_op for r in op.regions if r.blocks]
+        for i, result in enumerate(op.results):
+            if op.cond in self.divergent or any(y is not None and y.operands[i] in self.divergent for y in yields):
+                changed |= self.mark([result])
+        return changed
+
+    def _while(self, op: scf.WhileOp) -> bool:
+        # Conservative: everything the loop carries is divergent if anything flowing
+        # into it, or its condition, is.
+        inner = [v for region in op.regions for o in region.walk() for v in o.operands]
+        if self.any_divergent((*op.operands, *inner)):
+            return self.mark([*op.results, *op.before_region.block.args, *op.after_region.block.args])
+        return False
+
+    def _branch(self, forwarded: list[tuple[Block, Sequence[SSAValue]]]) -> bool:
+        changed = False
+        for block, values in forwarded:
+            for arg, value in zip(block.args, values, strict=True):
+                if value in self.divergent:
+                    changed |= self.mark([arg])
+        return changed
 
 
 def _sync_dependence(

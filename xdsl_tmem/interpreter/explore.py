@@ -219,6 +219,11 @@ class _Search:
             result,
             max_steps,
         )
+        self.visited: set[int] = set()
+        """The states searched (by `state_key`)."""
+        self.first: GlobalMemory | None = None
+        """Global memory after the first complete schedule."""
+        self.max_states = 0
 
     def fail(self, run: ClusterRun, error: Exception, path: Path) -> None:
         self.report.instructions = run.state.step
@@ -233,65 +238,86 @@ class _Search:
         """Search up to `max_states` states in all (`result.explored` counts on), a
         frontier of `max_memory` bytes and schedules of `max_depth` steps;
         `result.complete` says whether it finished."""
-        result, max_steps, prepared = self.result, self.max_steps, self.prepared
+        result = self.result
         result.complete, result.limit = True, ""
-        start = ClusterRun(prepared, self.ctaids).copy()  # a copy: leave the launch's buffers as they are
+        start = ClusterRun(self.prepared, self.ctaids).copy()  # a copy: leave the launch's buffers as they are
         max_frontier = max(1, max_memory // start.data_bytes())
         for warp in start.warps:  # so that `next_step` sees each warp's first synchronisation
             try:
-                warp.run(max_steps, to_first=True)
+                warp.run(self.max_steps, to_first=True)
             except (OpError, StepLimit) as e:
                 return self.fail(start, e, None)
-        visited: set[int] = set()
-        first: GlobalMemory | None = None
-        """Global memory after the first complete schedule."""
+        self.visited, self.first, self.max_states = set[int](), None, max_states
         level: list[tuple[ClusterRun, Path]] = [(start, None)]
         depth = 0
         while level:
             following: list[tuple[ClusterRun, Path]] = []
             for run, path in level:
-                key = state_key(run)
-                done = not run.live_warps() and not run.runnable()
-                if done and first is not None:
-                    try:  # also for a final state met before: only its memory may differ
-                        _same_outputs(first, run.state.memory, prepared)
-                    except Hazard as e:
-                        return self.fail(run, e, path)
-                if key in visited:
-                    continue
-                if result.explored == max_states:
-                    result.complete, result.limit = False, "states"
+                if not self.expand(run, path, partial_order, depth != max_depth, following):
                     return None
-                visited.add(key)
-                result.explored += 1
-                runnable = reduce(run, run.runnable()) if partial_order else run.runnable()
-                if not runnable:
-                    try:
-                        if not done:
-                            raise Deadlock(run.live_warps())
-                        run.end_checks()
-                    except (Deadlock, Hazard) as e:
-                        return self.fail(run, e, path)
-                    first = first or run.state.memory
-                    continue
-                if depth == max_depth:
-                    continue
-                for n, index in enumerate(runnable):
-                    child = run if n == len(runnable) - 1 else run.copy()
-                    agent = child.agents[index]
-                    step: Path = (path, Move(index, agent.name, agent.next_op()))
-                    result.transitions += 1
-                    try:
-                        agent.run(max_steps)
-                    except (OpError, StepLimit) as e:
-                        return self.fail(child, e, step)
-                    following.append((child, step))
                 if len(level) + len(following) > max_frontier:
                     result.complete, result.limit = False, "memory"
                     return None
             level = following
             depth += 1
         return None
+
+    def expand(
+        self, run: ClusterRun, path: Path, partial_order: bool, deeper: bool, following: list[tuple[ClusterRun, Path]]
+    ) -> bool:
+        """Visit the state `run` (reached by `path`): check it if final, else add its
+        successors to `following` (when `deeper`); False when the search must stop."""
+        result = self.result
+        key = state_key(run)
+        done = not run.live_warps() and not run.runnable()
+        if done and self.first is not None:
+            try:  # also for a final state met before: only its memory may differ
+                _same_outputs(self.first, run.state.memory, self.prepared)
+            except Hazard as e:
+                self.fail(run, e, path)
+                return False
+        if key in self.visited:
+            return True
+        if result.explored == self.max_states:
+            result.complete, result.limit = False, "states"
+            return False
+        self.visited.add(key)
+        result.explored += 1
+        runnable = reduce(run, run.runnable()) if partial_order else run.runnable()
+        if not runnable:
+            return self.finish(run, path, done)
+        if deeper:
+            return self.successors(run, path, runnable, following)
+        return True
+
+    def finish(self, run: ClusterRun, path: Path, done: bool) -> bool:
+        """A state without a runnable agent: a deadlock unless every warp finished."""
+        try:
+            if not done:
+                raise Deadlock(run.live_warps())
+            run.end_checks()
+        except (Deadlock, Hazard) as e:
+            self.fail(run, e, path)
+            return False
+        self.first = self.first or run.state.memory
+        return True
+
+    def successors(
+        self, run: ClusterRun, path: Path, runnable: list[int], following: list[tuple[ClusterRun, Path]]
+    ) -> bool:
+        """Run each of the `runnable` agents one step from `run` (on a copy but the last)."""
+        for n, index in enumerate(runnable):
+            child = run if n == len(runnable) - 1 else run.copy()
+            agent = child.agents[index]
+            step: Path = (path, Move(index, agent.name, agent.next_op()))
+            self.result.transitions += 1
+            try:
+                agent.run(self.max_steps)
+            except (OpError, StepLimit) as e:
+                self.fail(child, e, step)
+                return False
+            following.append((child, step))
+        return True
 
 
 def _same_outputs(first: GlobalMemory, other: GlobalMemory, prepared: Prepared) -> None:

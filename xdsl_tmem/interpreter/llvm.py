@@ -12,7 +12,7 @@ from typing import Any, cast
 
 import numpy as np
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import IntAttr, VectorType
+from xdsl.dialects.builtin import VectorType
 from xdsl.interpreter import (
     Interpreter,
     PythonValues,
@@ -24,6 +24,7 @@ from xdsl.interpreter import (
 )
 from xdsl.ir import Attribute, Operation
 
+from xdsl_tmem.dialects import nvvm
 from xdsl_tmem.dialects.llvm_ext import AddrSpaceCastOp, ExtractElementOp
 from xdsl_tmem.interpreter import arith as A
 from xdsl_tmem.interpreter.executor import StructuredGen, Warp, WarpFunctions, as_warp, impl_structured
@@ -173,10 +174,9 @@ class LlvmFunctions(WarpFunctions):
         """An address is the same number in every space of the model (machine.py), so
         the cast keeps it and checks what `cvta.to` requires: that it lies in the
         target space's window (shared::cta: this CTA's shared memory)."""
-        target = op.res.type
-        if not isinstance(target, llvm.LLVMPointerType):
+        space = nvvm.address_space(op.res.type)
+        if space is None:
             raise UnsupportedValue("llvm.addrspacecast of vectors of pointers is not supported by the interpreter")
-        space = target.addr_space.data if isinstance(target.addr_space, IntAttr) else 0
         if space not in (0, 1, 3, 7):
             raise UnsupportedValue(f"llvm.addrspacecast to address space {space}: the machine model has no such memory")
         warp = as_warp(interp)

@@ -24,13 +24,12 @@ from __future__ import annotations
 import copy as _copy
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
+from typing import Any, TypeAlias, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
 
-if TYPE_CHECKING:
-    from xdsl_tmem.interpreter.races import Shadow
+from xdsl_tmem.interpreter.shadow import Shadow, Sites
 
 TMEM_LANES = 128
 TMEM_COLUMNS = 512
@@ -370,8 +369,6 @@ class GlobalMemory:
     """Kernel buffers at distinct, 256-byte-aligned addresses from `GLOBAL_BASE`."""
 
     def __init__(self) -> None:
-        from xdsl_tmem.interpreter.races import Sites  # races.py builds on this module
-
         self.buffers: list[Buffer] = []
         self._next = GLOBAL_BASE
         self.sites = Sites()
@@ -385,8 +382,6 @@ class GlobalMemory:
         return clone
 
     def add(self, name: str, array: NDArray[Any]) -> int:
-        from xdsl_tmem.interpreter.races import Shadow  # races.py builds on this module
-
         data = np.ascontiguousarray(array).view(np.uint8).reshape(-1)
         base = self._next
         self.buffers.append(Buffer(name, base, data, Shadow(data.size, base, host=True)))
@@ -451,8 +446,6 @@ class Cta:
     """One CTA's on-chip state."""
 
     def __init__(self, rank: int, ctaid: tuple[int, int, int], layout: SharedLayout):
-        from xdsl_tmem.interpreter.races import Shadow  # races.py builds on this module
-
         self.rank = rank
         self.ctaid = ctaid
         self.layout = layout

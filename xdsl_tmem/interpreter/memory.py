@@ -22,7 +22,7 @@ from xdsl.ir import Attribute, Operation
 
 from xdsl_tmem.interpreter import races
 from xdsl_tmem.interpreter.machine import GLOBAL_BASE, RANK_SHIFT, SHARED_LIMIT, Cluster, Hazard
-from xdsl_tmem.interpreter.races import Shadow
+from xdsl_tmem.interpreter.shadow import Shadow
 from xdsl_tmem.interpreter.values import WARP, Lanes, UnsupportedValue, Value, dtype_of
 
 if TYPE_CHECKING:

@@ -10,7 +10,7 @@ require every live lane to be active.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, cast
 
@@ -659,22 +659,29 @@ def cta_pair(warp: Warp, cta_group: int) -> list[Cta]:
     return [ctas[even], ctas[even + 1]]
 
 
-def tcgen05_mma(
-    warp: Warp,
-    op: Operation,
-    kind: str,
-    cta_group: int,
-    d: Value,
-    a: Value,
-    a_in_tmem: bool,
-    b: Value,
-    idesc_value: Value,
-    enable_input_d: Value,
-    scale_input_d: Value,
-    disable_output_lane: Value | None,
-) -> None:
+@dataclass(frozen=True)
+class MmaOperands:
+    """The operand values of one `tcgen05.mma` (per lane, as the op's operands read)."""
+
+    d: Value
+    """The TMEM address of D."""
+    a: Value
+    """A: a shared-memory descriptor, or a TMEM address when `a_in_tmem`."""
+    b: Value
+    """B's shared-memory descriptor."""
+    idesc: Value
+    """The instruction descriptor."""
+    enable_input_d: Value
+    """Accumulate into D (else overwrite it)."""
+    a_in_tmem: bool = False
+    scale_input_d: Value | None = None
+    disable_output_lane: Value | None = None
+
+
+def tcgen05_mma(warp: Warp, op: Operation, kind: str, cta_group: int, operands: MmaOperands) -> None:
     """One MMA per active lane (normally one elected lane): compute at issue, write D,
     and leave it in flight until the issuing thread's next commit completes."""
+    a = operands.a
     if cta_group == 2 and warp.cta.rank % 2:
         raise Hazard(
             "mma-from-non-leader-cta",
@@ -684,20 +691,20 @@ def tcgen05_mma(
             "PTX only says a single thread of the pair issues it",
         )
     for lane in warp.active_lanes():
-        if disable_output_lane is not None and np.asarray(disable_output_lane)[lane].any():
+        if operands.disable_output_lane is not None and np.asarray(operands.disable_output_lane)[lane].any():
             raise UnsupportedValue(
                 "tcgen05.mma with a non-zero disable-output-lane mask is not modelled (its bit order is undocumented)",
             )
         try:
-            idesc = InstrDescriptor.decode(at(idesc_value, lane), kind, cta_group)
-            b_desc = SmemDescriptor.decode(at(b, lane))
-            a_desc = None if a_in_tmem else SmemDescriptor.decode(at(a, lane))
+            idesc = InstrDescriptor.decode(at(operands.idesc, lane), kind, cta_group)
+            b_desc = SmemDescriptor.decode(at(operands.b, lane))
+            a_desc = None if operands.a_in_tmem else SmemDescriptor.decode(at(a, lane))
         except DescriptorError as e:
             raise Hazard("descriptor-invalid", f"tcgen05.mma: {e}") from None
         k = K_PER_MMA[kind]
         ctas = cta_pair(warp, cta_group)
         rows_a, rows_b = idesc.m // cta_group, idesc.n // cta_group
-        d_address = at(d, lane)
+        d_address = at(operands.d, lane)
         d_lane, d_col = d_address >> 16, d_address & 0xFFFF
         if d_lane not in (0, 16) or (d_lane == 16 and not (cta_group == 1 and idesc.m == 64)):
             raise Hazard(
@@ -720,8 +727,8 @@ def tcgen05_mma(
             races.check_operand(warp, op, c, b_desc, rows_b, k, idesc.b_format, idesc.b_mn_major)
         a_full, b_full = np.concatenate(a_parts), np.concatenate(b_parts)
         layout = accumulator_layout(idesc.m, idesc.n, cta_group)
-        accumulate = bool(at(enable_input_d, lane))
-        scale = at(scale_input_d, lane) if scale_input_d is not None else 0
+        accumulate = bool(at(operands.enable_input_d, lane))
+        scale = at(operands.scale_input_d, lane) if operands.scale_input_d is not None else 0
         check_stage_accumulate(warp, op, d_col, layout.column_span, accumulate)
         cells = (layout.lane_set << d_lane, layout.column_set << d_col)
         for v, cta in enumerate(ctas):
@@ -843,69 +850,68 @@ def _ld_static(op: nvvm.Tcgen05LdOp) -> tuple[LdStPlan, bool, bool]:
     return plan, op.offset is not None, isinstance(op.res.type, VectorType)
 
 
-_SREG_TID = {nvvm.ThreadIdXOp: 0, nvvm.ThreadIdYOp: 1, nvvm.ThreadIdZOp: 2}
-_SREG_NTID = {nvvm.BlockDimXOp: 0, nvvm.BlockDimYOp: 1, nvvm.BlockDimZOp: 2}
-_SREG_CTAID = {nvvm.BlockIdXOp: 0, nvvm.BlockIdYOp: 1, nvvm.BlockIdZOp: 2}
-_SREG_NCTAID = {nvvm.GridDimXOp: 0, nvvm.GridDimYOp: 1, nvvm.GridDimZOp: 2}
-_SREG_CLUSTER_CTAID = {nvvm.BlockInClusterIdXOp: 0, nvvm.BlockInClusterIdYOp: 1, nvvm.BlockInClusterIdZOp: 2}
-_SREG_CLUSTER_NCTAID = {nvvm.ClusterDimBlocksXOp: 0, nvvm.ClusterDimBlocksYOp: 1, nvvm.ClusterDimBlocksZOp: 2}
-_SREG_CLUSTERID = {nvvm.ClusterIdXOp: 0, nvvm.ClusterIdYOp: 1, nvvm.ClusterIdZOp: 2}
-_SREG_NCLUSTERID = {nvvm.ClusterDimXOp: 0, nvvm.ClusterDimYOp: 1, nvvm.ClusterDimZOp: 2}
+SREG_PREFIX = "nvvm.read.ptx.sreg."
+
+
+def sreg_of(op_type: type[Operation]) -> tuple[str, int | None]:
+    """The PTX special register a `nvvm.read.ptx.sreg.*` op reads, from the op's name
+    (the one place it is stated) as (register, axis): `...sreg.cluster.ctaid.y` is
+    `%cluster_ctaid.y`, here ("cluster.ctaid", 1); `...sreg.laneid` is ("laneid", None)."""
+    register = op_type.name.removeprefix(SREG_PREFIX)
+    base, _, axis = register.rpartition(".")
+    return (base, "xyz".index(axis)) if axis in ("x", "y", "z") else (register, None)
+
+
+def _lane_masks(shift: int, complement: bool) -> Value:
+    """`%lanemask_*` (PTX ISA, special registers): the lanes below lane + `shift`, or the
+    others when `complement`."""
+    below = (np.uint64(1) << (np.arange(WARP, dtype=np.uint64) + np.uint64(shift))) - np.uint64(1)
+    return (~below if complement else below).astype(np.uint32)
+
+
+# What each special register holds in a warp (PTX ISA, "Special Registers"). Model
+# choices where the ISA leaves the value to the hardware: the clocks read the cluster's
+# step counter; %warpid (a volatile slot id) is the warp's index and %nwarpid (the
+# slot count) the CTA's warp count; %smid and %gridid are 0, %nsmid 148 (an SM100 part).
+_PER_AXIS: dict[str, Callable[[Warp, int], Value]] = {
+    "tid": lambda warp, axis: warp.thread_coords[axis].copy(),
+    "ntid": lambda warp, axis: warp.launch.block[axis],
+    "ctaid": lambda warp, axis: warp.cta.ctaid[axis],
+    "nctaid": lambda warp, axis: warp.launch.grid[axis],
+    "cluster.ctaid": lambda warp, axis: warp.cta.ctaid[axis] % warp.launch.cluster[axis],
+    "cluster.nctaid": lambda warp, axis: warp.launch.cluster[axis],
+    "clusterid": lambda warp, axis: warp.cta.ctaid[axis] // warp.launch.cluster[axis],
+    "nclusterid": lambda warp, axis: warp.launch.grid[axis] // warp.launch.cluster[axis],
+}
+_SCALAR: dict[str, Callable[[Warp], Value]] = {
+    "laneid": lambda warp: np.arange(WARP, dtype=np.uint32),
+    "warpsize": lambda warp: WARP,
+    "warpid": lambda warp: warp.index,
+    "nwarpid": lambda warp: len(cta_warps(warp)),
+    "cluster.ctarank": lambda warp: warp.cta.rank,
+    "cluster.nctarank": lambda warp: len(warp.cluster.ctas),
+    "lanemask.eq": lambda warp: (np.uint32(1) << np.arange(WARP, dtype=np.uint32)).astype(np.uint32),
+    "lanemask.lt": lambda warp: _lane_masks(0, complement=False),
+    "lanemask.le": lambda warp: _lane_masks(1, complement=False),
+    "lanemask.gt": lambda warp: _lane_masks(1, complement=True),
+    "lanemask.ge": lambda warp: _lane_masks(0, complement=True),
+    "clock": lambda warp: warp.cluster.step,
+    "clock64": lambda warp: warp.cluster.step,
+    "globaltimer": lambda warp: warp.cluster.step,
+    "smid": lambda warp: 0,
+    "gridid": lambda warp: 0,
+    "nsmid": lambda warp: 148,
+}
 
 
 def special_register(warp: Warp, op: Operation) -> Value:
     """The value of a `nvvm.read.ptx.sreg.*` op in this warp."""
-    launch = warp.launch
-    op_type = type(op)
-    if op_type in _SREG_TID:
-        axis = _SREG_TID[op_type]
-        return warp.thread_coords[axis].copy()
-    if op_type in _SREG_NTID:
-        return launch.block[_SREG_NTID[op_type]]
-    if op_type in _SREG_CTAID:
-        return warp.cta.ctaid[_SREG_CTAID[op_type]]
-    if op_type in _SREG_NCTAID:
-        return launch.grid[_SREG_NCTAID[op_type]]
-    if op_type in _SREG_CLUSTER_CTAID:
-        return warp.cta.ctaid[_SREG_CLUSTER_CTAID[op_type]] % launch.cluster[_SREG_CLUSTER_CTAID[op_type]]
-    if op_type in _SREG_CLUSTER_NCTAID:
-        return launch.cluster[_SREG_CLUSTER_NCTAID[op_type]]
-    if op_type in _SREG_CLUSTERID:
-        axis = _SREG_CLUSTERID[op_type]
-        return warp.cta.ctaid[axis] // launch.cluster[axis]
-    if op_type in _SREG_NCLUSTERID:
-        axis = _SREG_NCLUSTERID[op_type]
-        return launch.grid[axis] // launch.cluster[axis]
-    lanes = np.arange(WARP, dtype=np.uint32)
-    match op:
-        case nvvm.LaneIdOp():
-            return lanes.copy()
-        case nvvm.WarpSizeOp():
-            return WARP
-        case nvvm.WarpIdOp():
-            return warp.index  # the hardware slot id is unspecified; we use the warp's index
-        case nvvm.WarpDimOp():
-            return len(cta_warps(warp))
-        case nvvm.ClusterCtaRankOp():
-            return warp.cta.rank
-        case nvvm.ClusterNctaRankOp():
-            return len(warp.cluster.ctas)
-        case nvvm.LaneMaskEqOp():
-            return (np.uint32(1) << lanes).astype(np.uint32)
-        case nvvm.LaneMaskLtOp():
-            return ((np.uint64(1) << lanes.astype(np.uint64)) - np.uint64(1)).astype(np.uint32)
-        case nvvm.LaneMaskLeOp():
-            return ((np.uint64(2) << lanes.astype(np.uint64)) - np.uint64(1)).astype(np.uint32)
-        case nvvm.LaneMaskGtOp():
-            return (~((np.uint64(2) << lanes.astype(np.uint64)) - np.uint64(1))).astype(np.uint32)
-        case nvvm.LaneMaskGeOp():
-            return (~((np.uint64(1) << lanes.astype(np.uint64)) - np.uint64(1))).astype(np.uint32)
-        case nvvm.ClockOp() | nvvm.Clock64Op() | nvvm.GlobalTimerOp():
-            return warp.cluster.step
-        case nvvm.SmIdOp() | nvvm.GridIdOp():
-            return 0
-        case _:  # SmDimOp
-            return 148
+    register, axis = sreg_of(type(op))
+    if axis is not None and register in _PER_AXIS:
+        return _PER_AXIS[register](warp, axis)
+    if axis is None and register in _SCALAR:
+        return _SCALAR[register](warp)
+    raise UnsupportedValue(f"{op.name}: the special register is not modelled")
 
 
 class NvvmFunctions(WarpFunctions):
@@ -975,19 +981,16 @@ class NvvmFunctions(WarpFunctions):
         mbarrier_wait_parity(as_warp(interp), args[0], args[1])
         return ()
 
-    @impl(nvvm.MBarrierTryWaitOp)
-    def run_mbarrier_try_wait(
-        self, interp: Interpreter, op: nvvm.MBarrierTryWaitOp, args: PythonValues
+    def _mbarrier_probe(
+        self, interp: Interpreter, op: nvvm.MBarrierTryWaitOp | nvvm.MBarrierTestWaitOp, args: PythonValues
     ) -> PythonValues:
+        """`try_wait` (which the hardware may suspend for a time) and `test_wait`, by state
+        (i64) or by phase, probe alike here: neither blocks in the model."""
         is_state = cast(IntegerType, op.state_or_phase.type).width.data == 64
         return (mbarrier_probe(as_warp(interp), args[0], args[1], is_state),)
 
-    @impl(nvvm.MBarrierTestWaitOp)
-    def run_mbarrier_test_wait(
-        self, interp: Interpreter, op: nvvm.MBarrierTestWaitOp, args: PythonValues
-    ) -> PythonValues:
-        is_state = cast(IntegerType, op.state_or_phase.type).width.data == 64
-        return (mbarrier_probe(as_warp(interp), args[0], args[1], is_state),)
+    run_mbarrier_try_wait = impl(nvvm.MBarrierTryWaitOp)(_mbarrier_probe)
+    run_mbarrier_test_wait = impl(nvvm.MBarrierTestWaitOp)(_mbarrier_probe)
 
     # -- fences -------------------------------------------------------------------------
 
@@ -1141,20 +1144,10 @@ class NvvmFunctions(WarpFunctions):
         d, a, b, idesc, enable_input_d, *optional = args
         scale = optional.pop(0) if op.scale_input_d is not None else None
         disable = optional.pop(0) if op.disable_output_lane is not None else None
-        tcgen05_mma(
-            as_warp(interp),
-            op,
-            op.kind.data.value,
-            op.cta_group.as_int(),
-            d,
-            a,
-            not isinstance(op.matrix_a.type, IntegerType),
-            b,
-            idesc,
-            enable_input_d,
-            scale,
-            disable,
+        operands = MmaOperands(
+            d, a, b, idesc, enable_input_d, not isinstance(op.matrix_a.type, IntegerType), scale, disable
         )
+        tcgen05_mma(as_warp(interp), op, op.kind.data.value, op.cta_group.as_int(), operands)
         return ()
 
     @impl(nvvm.Tcgen05MmaSmemDescOp)

@@ -27,118 +27,42 @@ global memory become foreign (epoch `FOREIGN_EPOCH`), known to no warp.
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from xdsl_tmem.interpreter.machine import GLOBAL_BASE, SHARED_LIMIT, Cluster, Cta, GlobalMemory, Hazard
+from xdsl_tmem.interpreter.shadow import (
+    COMP_MASK,
+    COMP_SHIFT,
+    EPOCH_MASK,
+    FOREIGN_EPOCH,
+    NONE,
+    SHARED,
+    SITE_SHIFT,
+    Shadow,
+)
 from xdsl_tmem.interpreter.tcgen05 import ELEMENT_BYTES, SmemDescriptor, operand_addresses
 from xdsl_tmem.interpreter.values import UnsupportedValue
 
 if TYPE_CHECKING:
     from xdsl_tmem.interpreter.executor import Warp
 
-NONE = 0
-"""No access recorded (for a write: never written since the launch)."""
-SHARED = 1
-"""Reads by several warps that do not know each other: `Shadow.readers` has them."""
-# An access is one int64: site << 40 | component << 28 | epoch, site >= 1 (so > SHARED).
-_SITE_SHIFT, _COMP_SHIFT = 40, 28
-_COMP_MASK = (1 << 12) - 1
-_EPOCH_MASK = FOREIGN_EPOCH = (1 << _COMP_SHIFT) - 1
-"""The epoch of an access by a cluster that ran before this one: no warp here knows it."""
-MAX_SITES = 1 << 23
-
-
-class Site(NamedTuple):
-    """Who made an access, for reports."""
-
-    op: Any
-    who: str
-
-
-class Sites:
-    """The access sites of a launch, numbered from 1 (shadows store the numbers)."""
-
-    def __init__(self) -> None:
-        self.sites: list[Site] = [Site(None, "nobody")]
-        self._index: dict[tuple[int, str], int] = {}
-
-    def of(self, op: Any, who: str) -> int:
-        key = (id(op), who)
-        index = self._index.get(key)
-        if index is None:
-            index = len(self.sites)
-            if index >= MAX_SITES:
-                raise UnsupportedValue(f"more than {MAX_SITES} memory access sites (op and warp pairs)")
-            self._index[key] = index
-            self.sites.append(Site(op, who))
-        return index
-
 
 def _stamp(warp: Warp, op: Any) -> int:
     """The int64 recording an access by `warp` now."""
     clock = warp.clock
     me, value = clock.generic, int(clock.vc[clock.generic])
-    if me > _COMP_MASK or value >= FOREIGN_EPOCH:
+    if me > COMP_MASK or value >= FOREIGN_EPOCH:
         raise UnsupportedValue("the race checks support 4096 clock components and 2^28 synchronisations per warp")
-    return (warp.cluster.memory.sites.of(op, warp.name) << _SITE_SHIFT) | (me << _COMP_SHIFT) | value
+    return (warp.cluster.memory.sites.of(op, warp.name) << SITE_SHIFT) | (me << COMP_SHIFT) | value
 
 
 def _unordered(vc: NDArray[np.int64], packed: NDArray[np.int64]) -> NDArray[np.bool_]:
     """Which recorded accesses `vc` does not know. A warp knows its own (its component
     only grows), never a foreign one."""
-    return (packed > SHARED) & (vc[(packed >> _COMP_SHIFT) & _COMP_MASK] < (packed & _EPOCH_MASK))
-
-
-class Shadow:
-    """The access history of one memory (a CTA's shared memory or one kernel buffer):
-    per byte, the last write and the last read (or SHARED). Copies share the arrays
-    until one of them changes (exploration copies whole machine states)."""
-
-    __slots__ = ("base", "host", "read", "readers", "shared_read", "shared_write", "write")
-
-    def __init__(self, size: int, base: int, host: bool):
-        self.write: NDArray[np.int64] = np.zeros(size, dtype=np.int64)
-        self.read: NDArray[np.int64] = np.zeros(size, dtype=np.int64)
-        self.readers: dict[int, list[int]] = {}
-        """byte → the concurrent reads of it (where `read` is SHARED)."""
-        self.base = base
-        """The address of byte 0."""
-        self.host = host
-        """Written by the host before the launch (kernel buffers)."""
-        self.shared_write = self.shared_read = False
-        """`write` (`read` and `readers`) is shared with a copy: copy it before changing it."""
-
-    def copy(self) -> Shadow:
-        clone = Shadow.__new__(Shadow)
-        clone.write, clone.read, clone.readers = self.write, self.read, self.readers
-        clone.base, clone.host = self.base, self.host
-        self.shared_write = self.shared_read = clone.shared_write = clone.shared_read = True
-        return clone
-
-    def own_write(self) -> NDArray[np.int64]:
-        if self.shared_write:
-            self.write, self.shared_write = self.write.copy(), False
-        return self.write
-
-    def own_read(self) -> NDArray[np.int64]:
-        if self.shared_read:
-            self.read, self.shared_read = self.read.copy(), False
-            self.readers = {byte: list(r) for byte, r in self.readers.items()}
-        return self.read
-
-    def drop(self) -> None:
-        """Free the history now (the launch is over)."""
-        self.write = self.read = np.zeros(0, dtype=np.int64)
-        self.readers = {}
-        self.shared_write = self.shared_read = False
-
-    @property
-    def nbytes(self) -> int:
-        """The memory this copy holds alone (shared arrays are counted by no copy)."""
-        return (0 if self.shared_write else self.write.nbytes) + (0 if self.shared_read else self.read.nbytes)
+    return (packed > SHARED) & (vc[(packed >> COMP_SHIFT) & COMP_MASK] < (packed & EPOCH_MASK))
 
 
 def new_cluster(memory: GlobalMemory) -> None:
@@ -149,14 +73,14 @@ def new_cluster(memory: GlobalMemory) -> None:
         if shadow.write.any():
             write = shadow.own_write()
             seen = write > SHARED
-            write[seen] = (write[seen] >> _SITE_SHIFT << _SITE_SHIFT) | FOREIGN_EPOCH
+            write[seen] = (write[seen] >> SITE_SHIFT << SITE_SHIFT) | FOREIGN_EPOCH
         if not shadow.read.any():
             continue
         read = shadow.own_read()
         seen = read > SHARED
-        read[seen] = (read[seen] >> _SITE_SHIFT << _SITE_SHIFT) | FOREIGN_EPOCH
+        read[seen] = (read[seen] >> SITE_SHIFT << SITE_SHIFT) | FOREIGN_EPOCH
         for byte, reads in shadow.readers.items():
-            shadow.read[byte] = (reads[0] >> _SITE_SHIFT << _SITE_SHIFT) | FOREIGN_EPOCH
+            shadow.read[byte] = (reads[0] >> SITE_SHIFT << SITE_SHIFT) | FOREIGN_EPOCH
         shadow.readers.clear()
 
 
@@ -196,42 +120,62 @@ def check(warp: Warp, op: Any, shadow: Shadow, index: NDArray[np.int64], write: 
     """Check an access by `warp` of the bytes `index` of `shadow`, then record it. (The
     `.any()` tests skip the work for bytes nothing has accessed yet: the common case.)"""
     index = index.reshape(-1)
-    vc = warp.clock.vc
+    _check_last_writes(warp, op, shadow, index, write)
+    if write:
+        stamp = _stamp(warp, op)
+        _check_reads(warp, op, shadow, index)
+        shadow.own_write()[index] = stamp
+    else:
+        _record_read(warp, op, shadow, index)
+
+
+def _check_last_writes(warp: Warp, op: Any, shadow: Shadow, index: NDArray[np.int64], write: bool) -> None:
+    """An access races with a write it does not know; a read of shared memory nothing
+    wrote is uninitialised."""
     last = shadow.write[index]
     if last.any():
         if not write and not shadow.host and not last.all():
             _uninitialised(warp, op, shadow, int(index[int(np.argmax(last == NONE))]))
-        unordered = _unordered(vc, last)
+        unordered = _unordered(warp.clock.vc, last)
         if unordered.any():
             k = int(np.argmax(unordered))
             _race(warp, op, shadow, int(index[k]), write, int(last[k]), True)
     elif not write and not shadow.host:
         _uninitialised(warp, op, shadow, int(index[0]))
+
+
+def _check_reads(warp: Warp, op: Any, shadow: Shadow, index: NDArray[np.int64]) -> None:
+    """A write races with the reads it does not know (the last one, or each of several
+    concurrent ones); it then forgets them."""
+    reads = shadow.read[index]
+    if not reads.any():
+        return
+    vc = warp.clock.vc
+    unordered = _unordered(vc, reads)
+    if unordered.any():
+        k = int(np.argmax(unordered))
+        _race(warp, op, shadow, int(index[k]), True, int(reads[k]), False)
+    several = reads == SHARED
+    if several.any():
+        bytes_: list[int] = np.unique(index[several]).tolist()
+        for byte in bytes_:
+            recorded = np.array(shadow.readers[byte], dtype=np.int64)
+            unordered = _unordered(vc, recorded)
+            if unordered.any():
+                _race(warp, op, shadow, byte, True, int(recorded[int(np.argmax(unordered))]), False)
+        shadow.own_read()
+        for byte in bytes_:
+            del shadow.readers[byte]
+    shadow.own_read()[index] = NONE
+
+
+def _record_read(warp: Warp, op: Any, shadow: Shadow, index: NDArray[np.int64]) -> None:
+    """A read replaces the recorded read it knows; reads it does not know are kept."""
     reads = shadow.read[index]
     stamp = _stamp(warp, op)
-    if write:
-        if reads.any():
-            unordered = _unordered(vc, reads)
-            if unordered.any():
-                k = int(np.argmax(unordered))
-                _race(warp, op, shadow, int(index[k]), write, int(reads[k]), False)
-            several = reads == SHARED
-            if several.any():
-                for byte in np.unique(index[several]).tolist():
-                    recorded = np.array(shadow.readers[byte], dtype=np.int64)
-                    unordered = _unordered(vc, recorded)
-                    if unordered.any():
-                        _race(warp, op, shadow, byte, write, int(recorded[int(np.argmax(unordered))]), False)
-                shadow.own_read()
-                for byte in np.unique(index[several]).tolist():
-                    del shadow.readers[byte]
-            shadow.own_read()[index] = NONE
-        shadow.own_write()[index] = stamp
-        return
-    # A read replaces the recorded read it knows; reads it does not know are kept.
     read = shadow.own_read()
     if reads.any():
-        keep = _unordered(vc, reads) | (reads == SHARED)
+        keep = _unordered(warp.clock.vc, reads) | (reads == SHARED)
         if keep.any():
             for byte in np.unique(index[keep]).tolist():
                 readers = shadow.readers.get(byte)
@@ -340,10 +284,10 @@ def _name(op: Any) -> str:
 
 
 def _race(warp: Warp, op: Any, shadow: Shadow, byte: int, write: bool, packed: int, earlier_writes: bool) -> None:
-    other = warp.cluster.memory.sites.sites[packed >> _SITE_SHIFT]
+    other = warp.cluster.memory.sites.sites[packed >> SITE_SHIFT]
     where = _where(warp, shadow, byte)
     kind = "global-data-race" if shadow.base >= GLOBAL_BASE else "smem-data-race"
-    if packed & _EPOCH_MASK == FOREIGN_EPOCH:
+    if packed & EPOCH_MASK == FOREIGN_EPOCH:
         order = " in a cluster that ran earlier (the clusters of a grid run concurrently and nothing orders them)"
     else:
         order = ": no barrier, mbarrier phase or cluster barrier orders the two accesses" + (

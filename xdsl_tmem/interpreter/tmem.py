@@ -387,29 +387,29 @@ class TmemFunctions(WarpFunctions):
         stride = op.stage.type.stride.data
         return (Stage((offset - index * stride) & 0xFFFFFFFF, index, stride),)
 
-    @impl(tmem.StageOffsetOp)
-    def run_stage_offset(self, interp: Interpreter, op: tmem.StageOffsetOp, args: PythonValues) -> PythonValues:
-        return (cast(Stage, args[0]).offset,)
-
     @impl(tmem.StageIndexOp)
     def run_stage_index(self, interp: Interpreter, op: tmem.StageIndexOp, args: PythonValues) -> PythonValues:
         return (cast(Stage, args[0]).index,)
 
-    @impl(tmem.StageAddressOp)
-    def run_stage_address(self, interp: Interpreter, op: tmem.StageAddressOp, args: PythonValues) -> PythonValues:
+    def _stage_offset(
+        self, interp: Interpreter, op: tmem.StageOffsetOp | tmem.StageAddressOp | tmem.StageTensorOp, args: PythonValues
+    ) -> PythonValues:
+        """A stage's offset, TMEM address and tensor are one number here: the address of
+        its first column."""
         return (cast(Stage, args[0]).offset,)
 
-    @impl(tmem.StageTensorOp)
-    def run_stage_tensor(self, interp: Interpreter, op: tmem.StageTensorOp, args: PythonValues) -> PythonValues:
-        return (cast(Stage, args[0]).offset,)
+    run_stage_offset = impl(tmem.StageOffsetOp)(_stage_offset)
+    run_stage_address = impl(tmem.StageAddressOp)(_stage_offset)
+    run_stage_tensor = impl(tmem.StageTensorOp)(_stage_offset)
 
-    @impl(tmem.TensorOffsetOp)
-    def run_tensor_offset(self, interp: Interpreter, op: tmem.TensorOffsetOp, args: PythonValues) -> PythonValues:
+    def _tensor_address(
+        self, interp: Interpreter, op: tmem.TensorOffsetOp | tmem.TensorAddressOp, args: PythonValues
+    ) -> PythonValues:
+        """A tensor is its TMEM address, which is also its offset."""
         return (args[0],)
 
-    @impl(tmem.TensorAddressOp)
-    def run_tensor_address(self, interp: Interpreter, op: tmem.TensorAddressOp, args: PythonValues) -> PythonValues:
-        return (args[0],)
+    run_tensor_offset = impl(tmem.TensorOffsetOp)(_tensor_address)
+    run_tensor_address = impl(tmem.TensorAddressOp)(_tensor_address)
 
     @impl(tmem.LoadUpperOp)
     def run_load_upper(self, interp: Interpreter, op: tmem.LoadUpperOp, args: PythonValues) -> PythonValues:

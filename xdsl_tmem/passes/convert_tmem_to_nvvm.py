@@ -805,7 +805,15 @@ class ContextDeallocBarrierLowering(TmemLowering[tmem.ContextDeallocBarrierOp]):
 FORWARDING_OPS: tuple[type[Operation], ...] = (scf.ForOp, scf.IfOp, scf.WhileOp, scf.YieldOp, scf.ConditionOp)
 """Ops that only pass values from operands to block arguments and results (they never
 look inside a value), so a tmem value they carry may be replaced by its lowered values
-in place: the 1:N type conversion of `scf` (upstream's `populateSCFStructuralTypeConversions`)."""
+in place: the 1:N type conversion of `scf`.
+
+This tuple is the definition, not a copy of one: xDSL 0.74's scf ops declare no trait
+that says "forwards values without reading them" (upstream's RegionBranchOpInterface),
+and upstream's own conversion lists the same five ops by name
+(`mlir/lib/Dialect/SCF/Transforms/StructuralTypeConversions.cpp`). It cannot go stale
+silently: a tmem value through any other op is a located error (`_reject_tmem_values`),
+and `tests/test_lowering.py` fails when xDSL's scf dialect gains an op nobody has
+decided on."""
 
 
 def _is_tmem(value: SSAValue) -> bool:
@@ -1021,7 +1029,7 @@ def _reject_tmem_values(op: Operation, values: Sequence[SSAValue]) -> None:
             raise LocatedError(
                 op,
                 f"convert-tmem-to-nvvm: a {value.type} value flows through {op.name}, which cannot carry it "
-                "(only tmem ops and scf.for, scf.if, scf.while with their scf.yield / scf.condition can)",
+                f"(only tmem ops and {', '.join(o.name for o in FORWARDING_OPS)} can)",
             )
 
 

@@ -16,7 +16,7 @@ Each region op becomes the op sequence Mojo's `__enter__` / `__exit__` perform
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -93,33 +93,35 @@ class ExpandEpiloguePerKStagePattern(OpRewritePattern[tmem.EpiloguePerKStageOp])
         rewriter.replace(op, [step, arrive, release], [release.new_ring, step.new_pipeline, *yielded])
 
 
+def _expand_context(
+    rewriter: PatternRewriter,
+    op: tmem.MmaContextOp | tmem.EpilogueContextOp,
+    create: tmem.MmaCreateOp | tmem.EpilogueCreateOp,
+    enter: Callable[[SSAValue], Operation] | None,
+    exit_: Callable[[SSAValue], Operation],
+) -> None:
+    """A warp-context region: `create`, `enter` (if any), the body, `exit_`."""
+    context = _insert(rewriter, op, create).results[0]
+    if enter is not None:
+        _insert(rewriter, op, enter(context))
+    yielded = _inline_body(rewriter, op, [context])
+    rewriter.replace(op, [exit_(context)], yielded)
+
+
 class ExpandMmaContextPattern(OpRewritePattern[tmem.MmaContextOp]):
     """`with MmaWarpContext.create(...) as ctx`: create, enter, body, exit."""
 
     def rewrite(self, op: tmem.MmaContextOp, rewriter: PatternRewriter, /) -> None:
-        create = _insert(
-            rewriter,
-            op,
-            tmem.MmaCreateOp(op.slot, op.accum_barriers, op.dealloc_barrier, op.context_type, op.mask),
-        )
-        context = create.results[0]
-        _insert(rewriter, op, tmem.MmaEnterOp(context))
-        yielded = _inline_body(rewriter, op, [context])
-        rewriter.replace(op, [tmem.MmaExitOp(context)], yielded)
+        create = tmem.MmaCreateOp(op.slot, op.accum_barriers, op.dealloc_barrier, op.context_type, op.mask)
+        _expand_context(rewriter, op, create, tmem.MmaEnterOp, tmem.MmaExitOp)
 
 
 class ExpandEpilogueContextPattern(OpRewritePattern[tmem.EpilogueContextOp]):
     """`Sync.wait(); with EpilogueWarpContext.create(...) as ctx`: create, body, exit."""
 
     def rewrite(self, op: tmem.EpilogueContextOp, rewriter: PatternRewriter, /) -> None:
-        create = _insert(
-            rewriter,
-            op,
-            tmem.EpilogueCreateOp(op.slot, op.accum_barriers, op.dealloc_barrier, op.context_type, op.mask),
-        )
-        context = create.results[0]
-        yielded = _inline_body(rewriter, op, [context])
-        rewriter.replace(op, [tmem.EpilogueExitOp(context)], yielded)
+        create = tmem.EpilogueCreateOp(op.slot, op.accum_barriers, op.dealloc_barrier, op.context_type, op.mask)
+        _expand_context(rewriter, op, create, None, tmem.EpilogueExitOp)
 
 
 EXPAND_PATTERNS: tuple[OpRewritePattern[Any], ...] = (

@@ -36,7 +36,7 @@ from xdsl_tmem.diagnostics import (
     verify_located,
 )
 from xdsl_tmem.tools import cli
-from xdsl_tmem.universe import TMEM_UNIVERSE, add_tmem_dialects
+from xdsl_tmem.universe import TMEM_UNIVERSE, add_tmem_dialects, available_passes
 
 
 class ToolError(Exception):
@@ -81,9 +81,8 @@ class TmemOptMain(xDSLOptMain):
         add_tmem_dialects(self.ctx)
 
     def register_all_passes(self) -> None:
-        super().register_all_passes()
-        for name, factory in TMEM_UNIVERSE.all_passes.items():
-            self.available_passes.setdefault(name, factory)
+        for name, factory in available_passes().items():
+            self.register_pass(name, factory)
 
     def register_all_targets(self) -> None:
         super().register_all_targets()

@@ -30,7 +30,6 @@ from xdsl.context import Context
 from xdsl.dialects import func, llvm
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import PassPipeline
-from xdsl.universe import Universe
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 
 import xdsl_tmem
@@ -49,7 +48,7 @@ from xdsl_tmem.interpreter.run import run_launch
 from xdsl_tmem.interpreter.trace import Tracer
 from xdsl_tmem.interpreter.validate import validate_lowering
 from xdsl_tmem.tools import cli
-from xdsl_tmem.universe import TMEM_UNIVERSE, make_context
+from xdsl_tmem.universe import available_passes, make_context
 
 EXIT_OK, EXIT_ERROR, EXIT_DEADLOCK, EXIT_HAZARD, EXIT_LIMIT, EXIT_VALIDATION = 0, 1, 2, 3, 4, 5
 
@@ -64,15 +63,11 @@ class UsageError(Exception):
 
 
 def parse_pipeline(spec: str, source_map: SourceMap) -> PassPipeline:
-    passes = dict(Universe.get_multiverse().all_passes)
-    for name, factory in TMEM_UNIVERSE.all_passes.items():
-        passes.setdefault(name, factory)
-
     def verify(_previous: Any, module: ModuleOp, _following: Any) -> None:
         verify_located(module, source_map)
 
     try:
-        return cli.parse_pass_pipeline(passes, spec, verify)
+        return cli.parse_pass_pipeline(available_passes(), spec, verify)
     except cli.CliError as e:
         raise UsageError(str(e)) from None
 

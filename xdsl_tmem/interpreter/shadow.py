@@ -1,0 +1,100 @@
+"""The access history (shadow) of a memory for the race checks of `races.py`: per byte,
+the last write and the last read, each an access packed into one int64 (site, clock
+component, epoch). Apart from `races.py` so that the machine (`machine.py`), which holds
+a shadow per memory, and the checks, which read the machine, do not import each other.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import numpy as np
+from numpy.typing import NDArray
+
+from xdsl_tmem.interpreter.values import UnsupportedValue
+
+NONE = 0
+"""No access recorded (for a write: never written since the launch)."""
+SHARED = 1
+"""Reads by several warps that do not know each other: `Shadow.readers` has them."""
+# An access is one int64: site << 40 | component << 28 | epoch, site >= 1 (so > SHARED).
+SITE_SHIFT, COMP_SHIFT = 40, 28
+COMP_MASK = (1 << 12) - 1
+EPOCH_MASK = FOREIGN_EPOCH = (1 << COMP_SHIFT) - 1
+"""The epoch of an access by a cluster that ran before this one: no warp here knows it."""
+MAX_SITES = 1 << 23
+
+
+class Site(NamedTuple):
+    """Who made an access, for reports."""
+
+    op: Any
+    who: str
+
+
+class Sites:
+    """The access sites of a launch, numbered from 1 (shadows store the numbers)."""
+
+    def __init__(self) -> None:
+        self.sites: list[Site] = [Site(None, "nobody")]
+        self._index: dict[tuple[int, str], int] = {}
+
+    def of(self, op: Any, who: str) -> int:
+        key = (id(op), who)
+        index = self._index.get(key)
+        if index is None:
+            index = len(self.sites)
+            if index >= MAX_SITES:
+                raise UnsupportedValue(f"more than {MAX_SITES} memory access sites (op and warp pairs)")
+            self._index[key] = index
+            self.sites.append(Site(op, who))
+        return index
+
+
+class Shadow:
+    """The access history of one memory (a CTA's shared memory or one kernel buffer):
+    per byte, the last write and the last read (or SHARED). Copies share the arrays
+    until one of them changes (exploration copies whole machine states)."""
+
+    __slots__ = ("base", "host", "read", "readers", "shared_read", "shared_write", "write")
+
+    def __init__(self, size: int, base: int, host: bool):
+        self.write: NDArray[np.int64] = np.zeros(size, dtype=np.int64)
+        self.read: NDArray[np.int64] = np.zeros(size, dtype=np.int64)
+        self.readers: dict[int, list[int]] = {}
+        """byte → the concurrent reads of it (where `read` is SHARED)."""
+        self.base = base
+        """The address of byte 0."""
+        self.host = host
+        """Written by the host before the launch (kernel buffers)."""
+        self.shared_write = self.shared_read = False
+        """`write` (`read` and `readers`) is shared with a copy: copy it before changing it."""
+
+    def copy(self) -> Shadow:
+        clone = Shadow.__new__(Shadow)
+        clone.write, clone.read, clone.readers = self.write, self.read, self.readers
+        clone.base, clone.host = self.base, self.host
+        self.shared_write = self.shared_read = clone.shared_write = clone.shared_read = True
+        return clone
+
+    def own_write(self) -> NDArray[np.int64]:
+        if self.shared_write:
+            self.write, self.shared_write = self.write.copy(), False
+        return self.write
+
+    def own_read(self) -> NDArray[np.int64]:
+        if self.shared_read:
+            self.read, self.shared_read = self.read.copy(), False
+            self.readers = {byte: list(r) for byte, r in self.readers.items()}
+        return self.read
+
+    def drop(self) -> None:
+        """Free the history now (the launch is over)."""
+        self.write = self.read = np.zeros(0, dtype=np.int64)
+        self.readers = {}
+        self.shared_write = self.shared_read = False
+
+    @property
+    def nbytes(self) -> int:
+        """The memory this copy holds alone (shared arrays are counted by no copy)."""
+        return (0 if self.shared_write else self.write.nbytes) + (0 if self.shared_read else self.read.nbytes)
