@@ -75,14 +75,15 @@ def _check_address(op: Instruction, space: StateSpaceAttr | None, addr: SSAValue
     if kind is not None and kind != "b64" and not (shared and kind == "b32"):
         need = ".b32 or .b64" if shared else ".b64"
         raise reject(
-            op, f"address {operand_text(addr)}", f"a{_space_suffix(space) or ' generic'} address is {need}", rule
+            op, f"address {operand_text(addr)}", f"a {_space_suffix(space) or 'generic'} address is {need}", rule
         )
 
 
 def _check_vector(op: Instruction, space: StateSpaceAttr | None, type: PtxType, lanes: int, rule: str) -> None:
     """`.v2`/`.v4` up to 128 bits; 256-bit accesses (`.v4` of 64-bit, `.v8` of 32-bit
     elements) only in `.global` (ptxas: "global state space expected for feature '256 bit
-    wide load/store'")."""
+    wide load/store'"). They also need PTX ISA 8.8, which the module (not the
+    instruction) declares: unchecked here."""
     if lanes not in (1, 2, 4, 8):
         raise reject(op, f"a vector of {lanes}", "vectors are .v2/.v4 (.v8 of 32-bit elements)", rule)
     bits = lanes * type.width

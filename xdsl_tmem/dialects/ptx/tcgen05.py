@@ -9,7 +9,6 @@ from typing import ClassVar
 
 from xdsl.dialects.builtin import (
     IntAttr,
-    IntegerType,
     UnitAttr,
 )
 from xdsl.ir import Attribute, SSAValue
@@ -43,7 +42,6 @@ from xdsl_tmem.dialects.ptx.qualifiers import (
     check_only_register,
     check_register,
     immediate,
-    operand_text,
     reject,
     spell,
 )
@@ -92,9 +90,6 @@ class Tcgen05AllocOp(Instruction):
     def verify_(self) -> None:
         if self.space is not None and self.space.data is not StateSpace.SHARED_CTA:
             raise reject(self, f"state space .{self.space.data.value}", "it takes .shared::cta or none", self.RULE)
-        if self.space is None and isinstance(self.addr.type, RegisterType) and self.addr.type.kind.data != "b64":
-            raise reject(self, f"generic address {self.addr.type.register_name}", "it must be a .b64 register",
-                         self.RULE)  # fmt: skip
         check_register(self, "ncols", self.ncols, "b32", self.RULE)
         if (ncols := immediate(self.ncols)) is not None and (ncols not in range(32, 513) or ncols & (ncols - 1)):
             raise reject(self, f"ncols {ncols}", "it must be a power of two in [32, 512]", self.RULE)
@@ -252,8 +247,6 @@ class _Tcgen05LdStOp(Instruction, ABC):
                          rule)  # fmt: skip
         if not halves and split is not None:
             raise reject(self, f"an offset on .{shape.ptx_name}", "only .16x32bx2 takes one", rule)
-        if split is not None and not isinstance(split.type, IntegerType):
-            raise reject(self, f"offset {operand_text(split)}", "it must be an immediate", rule)
         for value in self.registers():
             check_only_register(self, "data register", value, "b32", rule)
 
