@@ -504,9 +504,10 @@ def test_isel_reports_an_invalid_instruction_at_the_kernel(run_opt: RunOpt, ptxa
     """What the selector cannot yet select validly (an i8 extractelement index compares
     with `setp.eq.b8`, which ptxas rejects) is a located error naming the rule, never
     PTX that ptxas rejects."""
+    probe = _PROBE.format(version="8.6", arch="sm_100a", instruction="setp.eq.b8 %p1, %rs1, 1;")
+    probe = probe.replace(".reg .b32", ".reg .pred %p<2>;\n    .reg .b16 %rs<2>;\n    .reg .b32")
     with pytest.raises(ToolFailed, match=r"Unexpected instruction types specified for 'setp'"):
-        ptxas_assemble(ptxas, _PROBE.format(version="8.6", arch="sm_100a", instruction="setp.eq.b8 %p1, %rs1, 1;")
-                       .replace(".reg .b32", ".reg .pred %p<2>;\n    .reg .b16 %rs<2>;\n    .reg .b32"), tmp_path)  # fmt: skip
+        ptxas_assemble(ptxas, probe, tmp_path)
     result = run_opt(_DYNAMIC_EXTRACT.format(index="i8"), "-t", "ptx")
     assert result.code == 1
     assert re.search(

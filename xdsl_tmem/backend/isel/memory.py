@@ -307,7 +307,9 @@ def _extractelement(fs: FunctionSelector, op: llvm_ext.ExtractElementOp) -> None
                 fs.imm(i, op.position.type),
             )
         ).res
-        chosen = fs.emit(ptx.SelpOp(PtxType.of("b", max(bits, 16)), fs.fresh(kind), cast(SSAValue, element), chosen, hit)).res
+        chosen = fs.emit(
+            ptx.SelpOp(PtxType.of("b", max(bits, 16)), fs.fresh(kind), cast(SSAValue, element), chosen, hit)
+        ).res
     fs.define(op.res, [chosen])
 
 
