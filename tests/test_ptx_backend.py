@@ -516,3 +516,21 @@ def test_isel_reports_an_invalid_instruction_at_the_kernel(run_opt: RunOpt, ptxa
         result.err,
     ), result.err
     assert "Traceback" not in result.err
+
+
+def test_ptx_and_isel_functions_take_at_most_eight_parameters() -> None:
+    """Qualifier-heavy constructors take a parameter object (`Tcgen05MmaForm`,
+    `MbarrierWaitForm`, `Ordering`) instead of a long argument list (issue 12)."""
+    root = Path(__file__).parent.parent / "xdsl_tmem"
+    files = [*(root / "dialects" / "ptx").glob("*.py"), *(root / "backend" / "isel").glob("*.py")]
+    long: list[str] = []
+    for path in files:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.FunctionDef):
+                a = node.args
+                names = [*a.posonlyargs, *a.args, *a.kwonlyargs, *filter(None, (a.vararg, a.kwarg))]
+                count = len([n for n in names if n.arg not in ("self", "cls")])
+                if count > 8:
+                    long.append(f"{path.name}:{node.lineno} {node.name} ({count})")
+    assert len(files) > 10
+    assert long == []
