@@ -478,3 +478,59 @@ def test_ptx_ops_declare_what_isel_reads() -> None:
     assert commutative == {f"ptx.{n}" for n in ("add", "mul", "and", "or", "xor", "min", "max")}
     pred_form = {op.name for op in ptx.PTX.operations if issubclass(op, ptx.Instruction) and op.PRED_FORM}
     assert pred_form == {"ptx.and", "ptx.or", "ptx.xor", "ptx.not"}
+
+
+_DYNAMIC_EXTRACT = """\
+module {{
+  llvm.func @k(%p: !llvm.ptr<1>, %i: {index}) attributes {{nvvm.kernel}} {{
+    %v = llvm.load %p : !llvm.ptr<1> -> vector<4xi8>
+    %e = llvm.extractelement %v[%i : {index}] : vector<4xi8>
+    llvm.store %e, %p : i8, !llvm.ptr<1>
+    llvm.return
+  }}
+}}
+"""
+
+
+def test_dynamic_extract_of_i8_vector_assembles(run_opt: RunOpt, ptxas: str, tmp_path: Path) -> None:
+    """An i8 element lives in a .b16 register, so the select chain is `selp.b16`
+    (PTX ISA: selp has no 8-bit types; the selector used to emit `selp.b8`)."""
+    result = run_opt(_DYNAMIC_EXTRACT.format(index="i32"), "-t", "ptx")
+    assert result.code == 0, result.err
+    ptxas_assemble(ptxas, result.out, tmp_path)
+
+
+def test_isel_reports_an_invalid_instruction_at_the_kernel(run_opt: RunOpt, ptxas: str, tmp_path: Path) -> None:
+    """What the selector cannot yet select validly (an i8 extractelement index compares
+    with `setp.eq.b8`, which ptxas rejects) is a located error naming the rule, never
+    PTX that ptxas rejects."""
+    probe = _PROBE.format(version="8.6", arch="sm_100a", instruction="setp.eq.b8 %p1, %rs1, 1;")
+    probe = probe.replace(".reg .b32", ".reg .pred %p<2>;\n    .reg .b16 %rs<2>;\n    .reg .b32")
+    with pytest.raises(ToolFailed, match=r"Unexpected instruction types specified for 'setp'"):
+        ptxas_assemble(ptxas, probe, tmp_path)
+    result = run_opt(_DYNAMIC_EXTRACT.format(index="i8"), "-t", "ptx")
+    assert result.code == 1
+    assert re.search(
+        r"input\.mlir:2:3: error: ptx backend: selected an invalid instruction: ptx\.setp: type \.b8 is not allowed; "
+        r"setp takes \.b16/",
+        result.err,
+    ), result.err
+    assert "Traceback" not in result.err
+
+
+def test_ptx_and_isel_functions_take_at_most_eight_parameters() -> None:
+    """Qualifier-heavy constructors take a parameter object (`Tcgen05MmaForm`,
+    `MbarrierWaitForm`, `Ordering`) instead of a long argument list (issue 12)."""
+    root = Path(__file__).parent.parent / "xdsl_tmem"
+    files = [*(root / "dialects" / "ptx").glob("*.py"), *(root / "backend" / "isel").glob("*.py")]
+    long: list[str] = []
+    for path in files:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.FunctionDef):
+                a = node.args
+                names = [*a.posonlyargs, *a.args, *a.kwonlyargs, *filter(None, (a.vararg, a.kwarg))]
+                count = len([n for n in names if n.arg not in ("self", "cls")])
+                if count > 8:
+                    long.append(f"{path.name}:{node.lineno} {node.name} ({count})")
+    assert len(files) > 10
+    assert long == []

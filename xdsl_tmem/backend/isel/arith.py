@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 import struct
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import cast
 
 from xdsl.dialects import arith, llvm
@@ -42,6 +43,7 @@ from xdsl_tmem.backend.isel.core import (
     vector_elements,
 )
 from xdsl_tmem.dialects import ptx
+from xdsl_tmem.dialects.ptx import CmpOp, IntMode, PtxType, Rounding
 
 # --------------------------------------------------------------------------------------
 # Constants
@@ -107,55 +109,82 @@ def _elementwise(
     fs.define(result, out)
 
 
-_INT_BINARY: dict[type[Operation], tuple[type[ptx.Instruction], str, str | None]] = {
-    # (instruction, type prefix, how operands narrower than their register are
-    # extended first: "s" by sign, "u" with zeros, None when the low bits suffice)
-    arith.AddiOp: (ptx.AddOp, "s", None),
-    llvm.AddOp: (ptx.AddOp, "s", None),
-    arith.SubiOp: (ptx.SubOp, "s", None),
-    llvm.SubOp: (ptx.SubOp, "s", None),
-    arith.MuliOp: (ptx.MulOp, "lo.s", None),
-    llvm.MulOp: (ptx.MulOp, "lo.s", None),
-    arith.DivSIOp: (ptx.DivOp, "s", "s"),
-    llvm.SDivOp: (ptx.DivOp, "s", "s"),
-    arith.DivUIOp: (ptx.DivOp, "u", "u"),
-    llvm.UDivOp: (ptx.DivOp, "u", "u"),
-    arith.RemSIOp: (ptx.RemOp, "s", "s"),
-    llvm.SRemOp: (ptx.RemOp, "s", "s"),
-    arith.RemUIOp: (ptx.RemOp, "u", "u"),
-    llvm.URemOp: (ptx.RemOp, "u", "u"),
-    arith.AndIOp: (ptx.AndOp, "b", None),
-    llvm.AndOp: (ptx.AndOp, "b", None),
-    arith.OrIOp: (ptx.OrOp, "b", None),
-    llvm.OrOp: (ptx.OrOp, "b", None),
-    arith.XOrIOp: (ptx.XorOp, "b", None),
-    llvm.XOrOp: (ptx.XorOp, "b", None),
-    arith.ShLIOp: (ptx.ShlOp, "b", None),
-    llvm.ShlOp: (ptx.ShlOp, "b", None),
-    arith.ShRUIOp: (ptx.ShrOp, "u", "u"),
-    llvm.LShrOp: (ptx.ShrOp, "u", "u"),
-    arith.ShRSIOp: (ptx.ShrOp, "s", "s"),
-    llvm.AShrOp: (ptx.ShrOp, "s", "s"),
-    arith.MaxSIOp: (ptx.MaxOp, "s", "s"),
-    arith.MaxUIOp: (ptx.MaxOp, "u", "u"),
-    arith.MinSIOp: (ptx.MinOp, "s", "s"),
-    arith.MinUIOp: (ptx.MinOp, "u", "u"),
+@dataclass(frozen=True)
+class _Modifiers:
+    """The modifiers of one selected binary instruction (see `_binary`)."""
+
+    mode: IntMode | None = None
+    rounding: Rounding | None = None
+    nan: bool = False
+
+
+_NONE = _Modifiers()
+_LO = _Modifiers(mode=IntMode.LO)
+_RN = _Modifiers(rounding=Rounding.RN)
+_NAN = _Modifiers(nan=True)
+
+_INT_BINARY: dict[type[Operation], tuple[type[ptx.Instruction], str, _Modifiers, str | None]] = {
+    # (instruction, type letter, modifiers, how operands narrower than their register
+    # are extended first: "s" by sign, "u" with zeros, None when the low bits suffice)
+    arith.AddiOp: (ptx.AddOp, "s", _NONE, None),
+    llvm.AddOp: (ptx.AddOp, "s", _NONE, None),
+    arith.SubiOp: (ptx.SubOp, "s", _NONE, None),
+    llvm.SubOp: (ptx.SubOp, "s", _NONE, None),
+    arith.MuliOp: (ptx.MulOp, "s", _LO, None),
+    llvm.MulOp: (ptx.MulOp, "s", _LO, None),
+    arith.DivSIOp: (ptx.DivOp, "s", _NONE, "s"),
+    llvm.SDivOp: (ptx.DivOp, "s", _NONE, "s"),
+    arith.DivUIOp: (ptx.DivOp, "u", _NONE, "u"),
+    llvm.UDivOp: (ptx.DivOp, "u", _NONE, "u"),
+    arith.RemSIOp: (ptx.RemOp, "s", _NONE, "s"),
+    llvm.SRemOp: (ptx.RemOp, "s", _NONE, "s"),
+    arith.RemUIOp: (ptx.RemOp, "u", _NONE, "u"),
+    llvm.URemOp: (ptx.RemOp, "u", _NONE, "u"),
+    arith.AndIOp: (ptx.AndOp, "b", _NONE, None),
+    llvm.AndOp: (ptx.AndOp, "b", _NONE, None),
+    arith.OrIOp: (ptx.OrOp, "b", _NONE, None),
+    llvm.OrOp: (ptx.OrOp, "b", _NONE, None),
+    arith.XOrIOp: (ptx.XorOp, "b", _NONE, None),
+    llvm.XOrOp: (ptx.XorOp, "b", _NONE, None),
+    arith.ShLIOp: (ptx.ShlOp, "b", _NONE, None),
+    llvm.ShlOp: (ptx.ShlOp, "b", _NONE, None),
+    arith.ShRUIOp: (ptx.ShrOp, "u", _NONE, "u"),
+    llvm.LShrOp: (ptx.ShrOp, "u", _NONE, "u"),
+    arith.ShRSIOp: (ptx.ShrOp, "s", _NONE, "s"),
+    llvm.AShrOp: (ptx.ShrOp, "s", _NONE, "s"),
+    arith.MaxSIOp: (ptx.MaxOp, "s", _NONE, "s"),
+    arith.MaxUIOp: (ptx.MaxOp, "u", _NONE, "u"),
+    arith.MinSIOp: (ptx.MinOp, "s", _NONE, "s"),
+    arith.MinUIOp: (ptx.MinOp, "u", _NONE, "u"),
 }
 
-_FLOAT_BINARY: dict[type[Operation], tuple[type[ptx.Instruction], str]] = {
-    arith.AddfOp: (ptx.AddOp, "rn."),
-    arith.SubfOp: (ptx.SubOp, "rn."),
-    arith.MulfOp: (ptx.MulOp, "rn."),
-    arith.DivfOp: (ptx.DivOp, "rn."),
-    arith.MaximumfOp: (ptx.MaxOp, "NaN."),
-    arith.MinimumfOp: (ptx.MinOp, "NaN."),
-    arith.MaxnumfOp: (ptx.MaxOp, ""),
-    arith.MinnumfOp: (ptx.MinOp, ""),
-    llvm.FAddOp: (ptx.AddOp, "rn."),
-    llvm.FSubOp: (ptx.SubOp, "rn."),
-    llvm.FMulOp: (ptx.MulOp, "rn."),
-    llvm.FDivOp: (ptx.DivOp, "rn."),
+_FLOAT_BINARY: dict[type[Operation], tuple[type[ptx.Instruction], _Modifiers]] = {
+    arith.AddfOp: (ptx.AddOp, _RN),
+    arith.SubfOp: (ptx.SubOp, _RN),
+    arith.MulfOp: (ptx.MulOp, _RN),
+    arith.DivfOp: (ptx.DivOp, _RN),
+    arith.MaximumfOp: (ptx.MaxOp, _NAN),
+    arith.MinimumfOp: (ptx.MinOp, _NAN),
+    arith.MaxnumfOp: (ptx.MaxOp, _NONE),
+    arith.MinnumfOp: (ptx.MinOp, _NONE),
+    llvm.FAddOp: (ptx.AddOp, _RN),
+    llvm.FSubOp: (ptx.SubOp, _RN),
+    llvm.FMulOp: (ptx.MulOp, _RN),
+    llvm.FDivOp: (ptx.DivOp, _RN),
 }
+
+
+def _binary(
+    cls: type[ptx.Instruction], t: PtxType, res: ptx.RegisterType, a: SSAValue, b: SSAValue, m: _Modifiers = _NONE
+) -> ptx.Instruction:
+    """The binary instruction `cls` with the modifiers it takes."""
+    if cls is ptx.MulOp:
+        return ptx.MulOp(t, res, a, b, mode=m.mode, rounding=m.rounding)
+    if cls is ptx.AddOp or cls is ptx.SubOp or cls is ptx.DivOp:
+        return cast(type[ptx.AddOp], cls)(t, res, a, b, rounding=m.rounding)
+    if cls is ptx.MinOp or cls is ptx.MaxOp:
+        return cast(type[ptx.MinOp], cls)(t, res, a, b, nan=m.nan)
+    return cast(type[ptx.RemOp], cls)(t, res, a, b)
 
 
 def _immediate_int(value: SSAValue) -> int | None:
@@ -177,10 +206,12 @@ def _widen(fs: FunctionSelector, value: SSAValue, element: Attribute, signed: bo
         return fs.imm(constant, i16)
     if bits == 1:
         return fs.emit(
-            ptx.SelpOp("b16", fs.fresh("b16"), fs.imm(-1 if signed else 1, i16), fs.imm(0, i16), fs.reg(value, "pred"))
+            ptx.SelpOp(
+                PtxType.B16, fs.fresh("b16"), fs.imm(-1 if signed else 1, i16), fs.imm(0, i16), fs.reg(value, "pred")
+            )
         ).res
     sign = "s" if signed else "u"
-    return fs.emit(ptx.CvtOp(f"{sign}16", f"{sign}8", fs.fresh("b16"), fs.reg(value, "b16"))).res
+    return fs.emit(ptx.CvtOp(PtxType.of(sign, 16), PtxType.of(sign, 8), fs.fresh("b16"), fs.reg(value, "b16"))).res
 
 
 def _shift_amount(fs: FunctionSelector, value: SSAValue, element: Attribute) -> SSAValue:
@@ -190,25 +221,29 @@ def _shift_amount(fs: FunctionSelector, value: SSAValue, element: Attribute) -> 
         return fs.imm(constant & ((1 << bits) - 1), i32)
     if bits == 32:
         return fs.reg(value, "b32")
-    return fs.emit(ptx.CvtOp("u32", f"u{bits}", fs.fresh("b32"), fs.reg(value))).res
+    return fs.emit(ptx.CvtOp(PtxType.U32, PtxType.of("u", bits), fs.fresh("b32"), fs.reg(value))).res
 
 
 def _int_binary(fs: FunctionSelector, op: Operation) -> None:
     (result,) = op.results
     element, _ = vector_elements(result.type)
-    cls, prefix, extend = _INT_BINARY[type(op)]
+    cls, letter, modifiers, extend = _INT_BINARY[type(op)]
     bits = bit_width(element)
     if bits == 1 and cls.PRED_FORM:
         operands = list(op.operands[:2])
-        new = cast(Callable[..., Operation], cls)
-        _elementwise(fs, result, operands, lambda res, a: new("pred", res, fs.reg(a[0], "pred"), fs.reg(a[1], "pred")))
+        _elementwise(
+            fs,
+            result,
+            operands,
+            lambda res, a: _binary(cls, PtxType.PRED, res, fs.reg(a[0], "pred"), fs.reg(a[1], "pred")),
+        )
         return
     if bits == 1 and cls in (ptx.ShlOp, ptx.ShrOp):
         # An i1 shift by 1 is poison; by 0 it is the identity.
-        _elementwise(fs, result, [op.operands[0]], lambda res, a: ptx.MovOp("pred", res, fs.reg(a[0], "pred")))
+        _elementwise(fs, result, [op.operands[0]], lambda res, a: ptx.MovOp(PtxType.PRED, res, fs.reg(a[0], "pred")))
         return
     width = max(bits, 16)
-    type_suffix = f"{prefix}{width}"
+    ptx_type = PtxType.of(letter, width)
     commutative = cls.has_trait(Commutative)
 
     def build(res: ptx.RegisterType, args: list[SSAValue]) -> Operation:
@@ -226,57 +261,57 @@ def _int_binary(fs: FunctionSelector, op: Operation) -> None:
             else:
                 a = fs.reg(a, register_kind(i16 if width == 16 else element))
         if bits == 1:
-            wide = fs.emit(cast(Callable[..., ptx.Instruction], cls)(type_suffix, fs.fresh("b16"), a, b)).results[0]
+            wide = fs.emit(_binary(cls, ptx_type, fs.fresh("b16"), a, b, modifiers)).results[0]
             return to_predicate(fs, res, wide)
-        return cast(Callable[..., Operation], cls)(type_suffix, res, a, b)
+        return _binary(cls, ptx_type, res, a, b, modifiers)
 
     _elementwise(fs, result, list(op.operands[:2]), build)
 
 
-def _via_f32(fs: FunctionSelector, float_type: str, values: list[SSAValue]) -> list[SSAValue]:
+def _via_f32(fs: FunctionSelector, float_type: PtxType, values: list[SSAValue]) -> list[SSAValue]:
     """f16/bf16 operands converted to f32 (exactly), for what PTX lacks at 16 bits."""
-    return [fs.emit(ptx.CvtOp("f32", float_type, fs.fresh("b32"), fs.reg(v, "b16"))).res for v in values]
+    return [fs.emit(ptx.CvtOp(PtxType.F32, float_type, fs.fresh("b32"), fs.reg(v, "b16"))).res for v in values]
 
 
 def _ieee_min_max(fs: FunctionSelector, res: ptx.RegisterType, a: SSAValue, b: SSAValue, is_max: bool) -> Operation:
     """f64 `maximumf`/`minimumf` (NaN-propagating, -0 < +0) without `.NaN`, which PTX
     has only for f16/bf16/f32: the expansion llc-22 emits."""
     a, b = fs.reg(a, "b64"), fs.reg(b, "b64")
-    nan = fs.emit(ptx.SetpOp("nan", "f64", fs.fresh("pred"), a, b)).res
+    nan = fs.emit(ptx.SetpOp(CmpOp.NAN, PtxType.F64, fs.fresh("pred"), a, b)).res
     cls = ptx.MaxOp if is_max else ptx.MinOp
-    plain = fs.emit(cls("f64", fs.fresh("b64"), a, b)).res
-    quiet = fs.emit(ptx.SelpOp("f64", fs.fresh("b64"), fs.imm(math.nan, f64), plain, nan)).res
+    plain = fs.emit(cls(PtxType.F64, fs.fresh("b64"), a, b)).res
+    quiet = fs.emit(ptx.SelpOp(PtxType.F64, fs.fresh("b64"), fs.imm(math.nan, f64), plain, nan)).res
     preferred_zero = fs.imm(0 if is_max else -(1 << 63), i64)
-    a_zero = fs.emit(ptx.SetpOp("eq", "b64", fs.fresh("pred"), a, preferred_zero)).res
-    pick_a = fs.emit(ptx.SelpOp("f64", fs.fresh("b64"), a, quiet, a_zero)).res
-    b_zero = fs.emit(ptx.SetpOp("eq", "b64", fs.fresh("pred"), b, preferred_zero)).res
-    pick_b = fs.emit(ptx.SelpOp("f64", fs.fresh("b64"), b, pick_a, b_zero)).res
-    is_zero = fs.emit(ptx.SetpOp("eq", "f64", fs.fresh("pred"), quiet, fs.imm(0.0, f64))).res
-    return ptx.SelpOp("f64", res, pick_b, quiet, is_zero)
+    a_zero = fs.emit(ptx.SetpOp(CmpOp.EQ, PtxType.B64, fs.fresh("pred"), a, preferred_zero)).res
+    pick_a = fs.emit(ptx.SelpOp(PtxType.F64, fs.fresh("b64"), a, quiet, a_zero)).res
+    b_zero = fs.emit(ptx.SetpOp(CmpOp.EQ, PtxType.B64, fs.fresh("pred"), b, preferred_zero)).res
+    pick_b = fs.emit(ptx.SelpOp(PtxType.F64, fs.fresh("b64"), b, pick_a, b_zero)).res
+    is_zero = fs.emit(ptx.SetpOp(CmpOp.EQ, PtxType.F64, fs.fresh("pred"), quiet, fs.imm(0.0, f64))).res
+    return ptx.SelpOp(PtxType.F64, res, pick_b, quiet, is_zero)
 
 
 def _float_binary(fs: FunctionSelector, op: Operation) -> None:
     (result,) = op.results
     element, _ = vector_elements(result.type)
-    cls, prefix = _FLOAT_BINARY[type(op)]
+    cls, modifiers = _FLOAT_BINARY[type(op)]
     float_type = float_type_name(element)
     commutative = cls.has_trait(Commutative)
 
     def build(res: ptx.RegisterType, args: list[SSAValue]) -> Operation:
         a, b = args
-        if cls is ptx.DivOp and float_type in ("f16", "bf16"):
+        if cls is ptx.DivOp and float_type in (PtxType.F16, PtxType.BF16):
             # PTX has no 16-bit float division: divide in f32 and round once.
             x, y = _via_f32(fs, float_type, [a, b])
-            quotient = fs.emit(ptx.DivOp("rn.f32", fs.fresh("b32"), x, y)).res
-            return ptx.CvtOp(float_type, "f32", res, quotient, "rn")
-        if prefix == "NaN." and float_type == "f64":
+            quotient = fs.emit(ptx.DivOp(PtxType.F32, fs.fresh("b32"), x, y, rounding=Rounding.RN)).res
+            return ptx.CvtOp(float_type, PtxType.F32, res, quotient, Rounding.RN)
+        if modifiers.nan and float_type is PtxType.F64:
             return _ieee_min_max(fs, res, a, b, cls is ptx.MaxOp)
         if not isinstance(a.type, ptx.RegisterType):
             if commutative and isinstance(b.type, ptx.RegisterType):
                 a, b = b, a
             else:
                 a = fs.reg(a, res.kind.data)
-        return cast(Callable[..., Operation], cls)(f"{prefix}{float_type}", res, a, b)
+        return _binary(cls, float_type, res, a, b, modifiers)
 
     _elementwise(fs, result, list(op.operands[:2]), build)
 
@@ -292,36 +327,36 @@ def _negf(fs: FunctionSelector, op: arith.NegfOp) -> None:
 
 
 _CMPI = {
-    "eq": ("eq", "b"),
-    "ne": ("ne", "b"),
-    "slt": ("lt", "s"),
-    "sle": ("le", "s"),
-    "sgt": ("gt", "s"),
-    "sge": ("ge", "s"),
-    "ult": ("lt", "u"),
-    "ule": ("le", "u"),
-    "ugt": ("gt", "u"),
-    "uge": ("ge", "u"),
+    "eq": (CmpOp.EQ, "b"),
+    "ne": (CmpOp.NE, "b"),
+    "slt": (CmpOp.LT, "s"),
+    "sle": (CmpOp.LE, "s"),
+    "sgt": (CmpOp.GT, "s"),
+    "sge": (CmpOp.GE, "s"),
+    "ult": (CmpOp.LT, "u"),
+    "ule": (CmpOp.LE, "u"),
+    "ugt": (CmpOp.GT, "u"),
+    "uge": (CmpOp.GE, "u"),
 }
 _CMPI_NAMES = ("eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge")
 _CMPF = {
-    1: "eq", 2: "gt", 3: "ge", 4: "lt", 5: "le", 6: "ne", 7: "num",
-    8: "equ", 9: "gtu", 10: "geu", 11: "ltu", 12: "leu", 13: "neu", 14: "nan",
+    1: CmpOp.EQ, 2: CmpOp.GT, 3: CmpOp.GE, 4: CmpOp.LT, 5: CmpOp.LE, 6: CmpOp.NE, 7: CmpOp.NUM,
+    8: CmpOp.EQU, 9: CmpOp.GTU, 10: CmpOp.GEU, 11: CmpOp.LTU, 12: CmpOp.LEU, 13: CmpOp.NEU, 14: CmpOp.NAN,
 }  # fmt: skip
 
 
 def _compare(
-    fs: FunctionSelector, result: SSAValue, lhs: SSAValue, rhs: SSAValue, predicate: str, float_type: bool
+    fs: FunctionSelector, result: SSAValue, lhs: SSAValue, rhs: SSAValue, predicate: str | CmpOp, float_type: bool
 ) -> None:
     element, _ = vector_elements(lhs.type)
     bits = bit_width(element)
     narrow = not float_type and bits < 16
     sign = "b"
-    if float_type:
-        cmp, type_suffix = predicate, float_type_name(element)
+    if isinstance(predicate, CmpOp):
+        cmp, setp_type = predicate, float_type_name(element)
     else:
         cmp, sign = _CMPI[predicate]
-        type_suffix = f"{sign}{max(bits, 16)}"
+        setp_type = PtxType.of(sign, max(bits, 16))
 
     def build(res: ptx.RegisterType, args: list[SSAValue]) -> Operation:
         a, b = args
@@ -330,7 +365,7 @@ def _compare(
             a, b = _widen(fs, a, element, sign == "s"), _widen(fs, b, element, sign == "s")
         if not isinstance(a.type, ptx.RegisterType):
             a = fs.reg(a, "b16" if narrow else register_kind(element))
-        return ptx.SetpOp(cmp, type_suffix, res, a, b)
+        return ptx.SetpOp(cmp, setp_type, res, a, b)
 
     _elementwise(fs, result, [lhs, rhs], build)
 
@@ -341,8 +376,8 @@ def _cmpi(fs: FunctionSelector, op: arith.CmpiOp) -> None:
     if vector_elements(op.lhs.type)[0] == i1 and predicate in ("eq", "ne"):
         # i1 equality: xor / not.
         def build(res: ptx.RegisterType, args: list[SSAValue]) -> Operation:
-            x = fs.emit(ptx.XorOp("pred", fs.fresh("pred"), fs.reg(args[0], "pred"), fs.reg(args[1], "pred"))).res
-            return ptx.NotOp("pred", res, x) if predicate == "eq" else ptx.MovOp("pred", res, x)
+            x = fs.emit(ptx.XorOp(PtxType.PRED, fs.fresh("pred"), fs.reg(args[0], "pred"), fs.reg(args[1], "pred"))).res
+            return ptx.NotOp(PtxType.PRED, res, x) if predicate == "eq" else ptx.MovOp(PtxType.PRED, res, x)
 
         _elementwise(fs, op.result, [op.lhs, op.rhs], build)
         return
@@ -370,10 +405,10 @@ def _select(fs: FunctionSelector, op: Operation, cond: SSAValue, true: SSAValue,
 
         def build_pred(res: ptx.RegisterType, args: list[SSAValue]) -> Operation:
             c, t, f = (fs.reg(a, "pred") for a in args)
-            on = fs.emit(ptx.AndOp("pred", fs.fresh("pred"), c, t)).res
-            not_c = fs.emit(ptx.NotOp("pred", fs.fresh("pred"), c)).res
-            off = fs.emit(ptx.AndOp("pred", fs.fresh("pred"), not_c, f)).res
-            return ptx.OrOp("pred", res, on, off)
+            on = fs.emit(ptx.AndOp(PtxType.PRED, fs.fresh("pred"), c, t)).res
+            not_c = fs.emit(ptx.NotOp(PtxType.PRED, fs.fresh("pred"), c)).res
+            off = fs.emit(ptx.AndOp(PtxType.PRED, fs.fresh("pred"), not_c, f)).res
+            return ptx.OrOp(PtxType.PRED, res, on, off)
 
         _elementwise(fs, result, [cond, true, false], build_pred)
         return
@@ -382,7 +417,7 @@ def _select(fs: FunctionSelector, op: Operation, cond: SSAValue, true: SSAValue,
         fs,
         result,
         [cond, true, false],
-        lambda res, args: ptx.SelpOp(f"b{bits}", res, args[1], args[2], fs.reg(args[0], "pred")),
+        lambda res, args: ptx.SelpOp(PtxType.of("b", bits), res, args[1], args[2], fs.reg(args[0], "pred")),
     )
 
 
@@ -409,7 +444,7 @@ def _extend(fs: FunctionSelector, op: Operation, signed: bool) -> None:
             result,
             [source],
             lambda res, a: ptx.SelpOp(
-                f"b{dst_bits}", res, fs.imm(one, dst_element), fs.imm(0, dst_element), fs.reg(a[0], "pred")
+                PtxType.of("b", dst_bits), res, fs.imm(one, dst_element), fs.imm(0, dst_element), fs.reg(a[0], "pred")
             ),
         )
         return
@@ -419,7 +454,7 @@ def _extend(fs: FunctionSelector, op: Operation, signed: bool) -> None:
         fs,
         result,
         [source],
-        lambda res, a: ptx.CvtOp(f"{sign}{dst_bits}", f"{sign}{src_bits}", res, fs.reg(a[0])),
+        lambda res, a: ptx.CvtOp(PtxType.of(sign, dst_bits), PtxType.of(sign, src_bits), res, fs.reg(a[0])),
     )
 
 
@@ -445,9 +480,11 @@ def _trunc(fs: FunctionSelector, op: Operation) -> None:
         def to_pred(res: ptx.RegisterType, a: list[SSAValue]) -> Operation:
             width = max(src_bits, 16)
             low = fs.emit(
-                ptx.AndOp(f"b{width}", fs.fresh(register_kind(src_element)), fs.reg(a[0]), fs.imm(1, src_element))
+                ptx.AndOp(
+                    PtxType.of("b", width), fs.fresh(register_kind(src_element)), fs.reg(a[0]), fs.imm(1, src_element)
+                )
             ).res
-            return ptx.SetpOp("ne", f"b{width}", res, low, fs.imm(0, src_element))
+            return ptx.SetpOp(CmpOp.NE, PtxType.of("b", width), res, low, fs.imm(0, src_element))
 
         _elementwise(fs, result, [source], to_pred)
         return
@@ -456,7 +493,12 @@ def _trunc(fs: FunctionSelector, op: Operation) -> None:
         # i16 -> i8: the low byte is the value (the high byte of an i8 is undefined).
         fs.define(result, fs.get(source))
         return
-    _elementwise(fs, result, [source], lambda res, a: ptx.CvtOp(f"u{dst_bits}", f"u{src_bits}", res, fs.reg(a[0])))
+    _elementwise(
+        fs,
+        result,
+        [source],
+        lambda res, a: ptx.CvtOp(PtxType.of("u", dst_bits), PtxType.of("u", src_bits), res, fs.reg(a[0])),
+    )
 
 
 @rule(arith.IndexCastOp)
@@ -472,23 +514,23 @@ def _int_operand_for_convert(fs: FunctionSelector, value: SSAValue, element: Att
     return fs.reg(value)
 
 
-def _convert(fs: FunctionSelector, op: Operation, dst: str, src: str, rounding: str | None) -> None:
+def _convert(fs: FunctionSelector, op: Operation, dst: str, src: str, rounding: Rounding | None) -> None:
     """`cvt[.rounding].<dst>.<src>`, elementwise; `dst`/`src` are the PTX type letters
     (`f`, `s`, `u`)."""
     (source,) = op.operands
     (result,) = op.results
     src_element, dst_element = vector_elements(source.type)[0], vector_elements(result.type)[0]
-    src_type = float_type_name(src_element) if src == "f" else f"{src}{max(bit_width(src_element), 16)}"
+    src_type = float_type_name(src_element) if src == "f" else PtxType.of(src, max(bit_width(src_element), 16))
     if dst != "f" and dst_element == i1:
         # fptosi/fptoui to i1: convert to 16 bits, keep bit 0 (other values are poison).
 
         def to_bit(res: ptx.RegisterType, a: list[SSAValue]) -> Operation:
-            wide = fs.emit(ptx.CvtOp(f"{dst}16", src_type, fs.fresh("b16"), fs.reg(a[0]), rounding)).res
+            wide = fs.emit(ptx.CvtOp(PtxType.of(dst, 16), src_type, fs.fresh("b16"), fs.reg(a[0]), rounding)).res
             return to_predicate(fs, res, wide)
 
         _elementwise(fs, result, [source], to_bit)
         return
-    dst_type = float_type_name(dst_element) if dst == "f" else f"{dst}{max(bit_width(dst_element), 16)}"
+    dst_type = float_type_name(dst_element) if dst == "f" else PtxType.of(dst, max(bit_width(dst_element), 16))
 
     def build(res: ptx.RegisterType, a: list[SSAValue]) -> Operation:
         value = fs.reg(a[0]) if src == "f" else _int_operand_for_convert(fs, a[0], src_element, src == "s")
@@ -499,28 +541,28 @@ def _convert(fs: FunctionSelector, op: Operation, dst: str, src: str, rounding: 
 
 @rule(arith.SIToFPOp, llvm.SIToFPOp)
 def _sitofp(fs: FunctionSelector, op: Operation) -> None:
-    _convert(fs, op, "f", "s", "rn")
+    _convert(fs, op, "f", "s", Rounding.RN)
 
 
 @rule(arith.UIToFPOp)
 def _uitofp(fs: FunctionSelector, op: Operation) -> None:
-    _convert(fs, op, "f", "u", "rn")
+    _convert(fs, op, "f", "u", Rounding.RN)
 
 
 @rule(arith.FPToSIOp)
 def _fptosi(fs: FunctionSelector, op: Operation) -> None:
-    _convert(fs, op, "s", "f", "rzi")
+    _convert(fs, op, "s", "f", Rounding.RZI)
 
 
 @rule(arith.FPToUIOp)
 def _fptoui(fs: FunctionSelector, op: Operation) -> None:
-    _convert(fs, op, "u", "f", "rzi")
+    _convert(fs, op, "u", "f", Rounding.RZI)
 
 
 @rule(arith.ExtFOp, arith.TruncFOp, llvm.FPExtOp)
 def _float_resize(fs: FunctionSelector, op: Operation) -> None:
     narrowing = bit_width(vector_elements(op.results[0].type)[0]) < bit_width(vector_elements(op.operands[0].type)[0])
-    _convert(fs, op, "f", "f", "rn" if narrowing else None)
+    _convert(fs, op, "f", "f", Rounding.RN if narrowing else None)
 
 
 @rule(arith.BitcastOp, llvm.BitcastOp)

@@ -20,6 +20,7 @@ from xdsl_tmem.backend.isel.core import (
     vector_elements,
 )
 from xdsl_tmem.dialects import ptx
+from xdsl_tmem.dialects.ptx import CmpOp, PtxType
 from xdsl_tmem.dialects.utils import constant_int
 
 # --------------------------------------------------------------------------------------
@@ -141,12 +142,12 @@ def _for(fs: FunctionSelector, op: scf.ForOp) -> None:
     body, done = fs.label(), fs.label()
     lb, ub = constant_int(op.lb), constant_int(op.ub)
     if lb is None or ub is None or not lb < ub:
-        skip = fs.emit(ptx.SetpOp("ge", f"s{bits}", fs.fresh("pred"), induction, fs.scalar(op.ub))).res
+        skip = fs.emit(ptx.SetpOp(CmpOp.GE, PtxType.of("s", bits), fs.fresh("pred"), induction, fs.scalar(op.ub))).res
         fs.emit(ptx.BraOp(done, skip, uniform=uniform))
     fs.emit(ptx.LabelOp(body))
     _region_results(fs, op.body, carried)
-    fs.emit(ptx.AddOp(f"s{bits}", cast(ptx.RegisterType, induction.type), induction, fs.scalar(op.step)))
-    again = fs.emit(ptx.SetpOp("lt", f"s{bits}", fs.fresh("pred"), induction, fs.scalar(op.ub))).res
+    fs.emit(ptx.AddOp(PtxType.of("s", bits), cast(ptx.RegisterType, induction.type), induction, fs.scalar(op.step)))
+    again = fs.emit(ptx.SetpOp(CmpOp.LT, PtxType.of("s", bits), fs.fresh("pred"), induction, fs.scalar(op.ub))).res
     fs.emit(ptx.BraOp(body, again, uniform=uniform))
     fs.emit(ptx.LabelOp(done))
     _define_from(fs, op.results, carried)

@@ -34,6 +34,7 @@ from xdsl_tmem.backend.uniformity import divergent_values
 from xdsl_tmem.diagnostics import LocatedError
 from xdsl_tmem.dialects import ptx
 from xdsl_tmem.dialects.nvvm import address_space
+from xdsl_tmem.dialects.ptx import CmpOp, PtxType
 
 if TYPE_CHECKING:
     # Only a type here; `target` (which also holds the xDSL Target and pass) imports isel.
@@ -70,9 +71,9 @@ def bit_width(t: Attribute) -> int:
             raise UnsupportedTypeError(f"type {t} has no PTX lowering (supported: {SUPPORTED_TYPES})")
 
 
-def float_type_name(t: Attribute) -> str:
-    """The PTX float type of `t`: `f16`, `bf16`, `f32` or `f64`."""
-    return "bf16" if isinstance(t, BFloat16Type) else f"f{bit_width(t)}"
+def float_type_name(t: Attribute) -> PtxType:
+    """The PTX float type of `t`: `.f16`, `.bf16`, `.f32` or `.f64`."""
+    return PtxType.BF16 if isinstance(t, BFloat16Type) else PtxType.of("f", bit_width(t))
 
 
 def register_kind(t: Attribute) -> str:
@@ -282,12 +283,12 @@ class FunctionSelector:
         kind = cast(ptx.RegisterType, base.type).kind.data
         bits = 32 if kind == "b32" else 64
         offset = self.imm(address.offset, i32 if bits == 32 else i64)
-        return self.emit(ptx.AddOp(f"s{bits}", self.fresh(kind), base, offset)).res
+        return self.emit(ptx.AddOp(PtxType.of("s", bits), self.fresh(kind), base, offset)).res
 
     def symbol_register(self, symbol: SSAValue) -> SSAValue:
         """`mov.u32 %r, sym`, once per kernel, at its start (the address is constant)."""
         if symbol not in self._symbol_registers:
-            mov = ptx.MovOp("u32", self.fresh("b32"), symbol)
+            mov = ptx.MovOp(PtxType.U32, self.fresh("b32"), symbol)
             self.prologue.add_op(mov)
             self._symbol_registers[symbol] = mov.res
         return self._symbol_registers[symbol]
@@ -358,8 +359,8 @@ class FunctionSelector:
 
 def to_predicate(fs: FunctionSelector, res: ptx.RegisterType, value: SSAValue) -> Operation:
     """`res := (value & 1) != 0` for a 16-bit value (the i1 truncation)."""
-    low = fs.emit(ptx.AndOp("b16", fs.fresh("b16"), value, fs.imm(1, i16))).res
-    return ptx.SetpOp("ne", "b16", res, low, fs.imm(0, i16))
+    low = fs.emit(ptx.AndOp(PtxType.B16, fs.fresh("b16"), value, fs.imm(1, i16))).res
+    return ptx.SetpOp(CmpOp.NE, PtxType.B16, res, low, fs.imm(0, i16))
 
 
-MOV_TYPE = {"pred": "pred", "b16": "b16", "b32": "b32", "b64": "b64"}
+MOV_TYPE = {"pred": PtxType.PRED, "b16": PtxType.B16, "b32": PtxType.B32, "b64": PtxType.B64}

@@ -20,6 +20,7 @@ from xdsl.dialects.builtin import (
     i16,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.utils.exceptions import VerifyException
 
 # Importing a rule module registers its rules (`@rule`) in `core.RULES`.
 from xdsl_tmem.backend.isel import arith as _arith
@@ -40,6 +41,7 @@ from xdsl_tmem.backend.isel.core import (
     register_kind,
 )
 from xdsl_tmem.dialects import ptx
+from xdsl_tmem.dialects.ptx import CmpOp, PtxType, StateSpace
 
 RULE_MODULES = (_arith, _memory, _control, _nvvm_sync, _tcgen05)
 """The rule modules, one per op family (imported for their registrations)."""
@@ -79,24 +81,26 @@ def _load_param(fs: FunctionSelector, arg: SSAValue, name: str) -> None:
     t = arg.type
     symbol = fs.symbol(name)
     if t == i1:
-        byte = fs.emit(ptx.LdOp("param", "b8", [fs.fresh("b16")], symbol)).res[0]
-        low = fs.emit(ptx.AndOp("b16", fs.fresh("b16"), byte, fs.imm(1, i16))).res
-        fs.define(arg, [fs.emit(ptx.SetpOp("ne", "b16", fs.fresh("pred"), low, fs.imm(0, i16))).res])
+        byte = fs.emit(ptx.LdOp(StateSpace.PARAM, PtxType.B8, [fs.fresh("b16")], symbol)).res[0]
+        low = fs.emit(ptx.AndOp(PtxType.B16, fs.fresh("b16"), byte, fs.imm(1, i16))).res
+        fs.define(arg, [fs.emit(ptx.SetpOp(CmpOp.NE, PtxType.B16, fs.fresh("pred"), low, fs.imm(0, i16))).res])
         return
     if isinstance(t, llvm.LLVMPointerType):
         space = address_space(t)
         if space in (6, 7):
-            loaded = fs.emit(ptx.LdOp("param", "b32", [fs.fresh("b32")], symbol)).res[0]
+            loaded = fs.emit(ptx.LdOp(StateSpace.PARAM, PtxType.B32, [fs.fresh("b32")], symbol)).res[0]
         else:
-            loaded = fs.emit(ptx.LdOp("param", "b64", [fs.fresh("b64")], symbol)).res[0]
+            loaded = fs.emit(ptx.LdOp(StateSpace.PARAM, PtxType.B64, [fs.fresh("b64")], symbol)).res[0]
             if space == 3:
-                loaded = fs.emit(ptx.CvtOp("u32", "u64", fs.fresh("b32"), loaded)).res
+                loaded = fs.emit(ptx.CvtOp(PtxType.U32, PtxType.U64, fs.fresh("b32"), loaded)).res
         fs.define(arg, [Address(loaded)])
         return
     if isinstance(t, VectorType):
         raise fs.error(fs.fn, f"vector kernel parameter {t} is not supported")
     kind = register_kind(t)
-    fs.define(arg, [fs.emit(ptx.LdOp("param", f"b{bit_width(t)}", [fs.fresh(kind)], symbol)).res[0]])
+    fs.define(
+        arg, [fs.emit(ptx.LdOp(StateSpace.PARAM, PtxType.of("b", bit_width(t)), [fs.fresh(kind)], symbol)).res[0]]
+    )
 
 
 _DIRECTIVES = (("nvvm.maxntid", ".maxntid"), ("nvvm.reqntid", ".reqntid"))
@@ -149,7 +153,18 @@ def select_kernel(fn: Operation, arch: Arch) -> ptx.EntryOp:
         else:
             fs.body.insert_op_after(op, parameters_end)
             parameters_end = op
+    _verify_instructions(fn, fs.body)
     return ptx.EntryOp(name, params, _directives(fn), Region(fs.body))
+
+
+def _verify_instructions(fn: Operation, body: Block) -> None:
+    """Every selected instruction obeys its PTX ISA rules (the ptx verifiers), so that
+    an instruction ptxas would reject is reported here, at the kernel, not by ptxas."""
+    for op in body.ops:
+        try:
+            op.verify()
+        except VerifyException as e:
+            raise IselError(fn, f"ptx backend: selected an invalid instruction: {e}") from None
 
 
 def _remove_dead_instructions(body: Block) -> None:

@@ -30,6 +30,7 @@ from xdsl_tmem.backend.isel.core import (
     vector_elements,
 )
 from xdsl_tmem.dialects import llvm_ext, ptx
+from xdsl_tmem.dialects.ptx import CmpOp, IntMode, PtxType, StateSpace
 from xdsl_tmem.dialects.utils import constant_int
 
 
@@ -105,14 +106,21 @@ def _gep(fs: FunctionSelector, op: llvm.GEPOp) -> None:
         idx = fs.reg(index)
         kind = "b32" if bits == 32 else "b64"
         if bits == 64 and index_bits == 32:
-            wide = fs.emit(ptx.MulOp("wide.s32", fs.fresh("b64"), idx, fs.imm(scale))).res
-            summed = fs.emit(ptx.AddOp("s64", fs.fresh("b64"), base_reg, wide)).res
+            wide = fs.emit(ptx.MulOp(PtxType.S32, fs.fresh("b64"), idx, fs.imm(scale), mode=IntMode.WIDE)).res
+            summed = fs.emit(ptx.AddOp(PtxType.S64, fs.fresh("b64"), base_reg, wide)).res
         elif bits == 32 and index_bits == 64:
-            narrow = fs.emit(ptx.CvtOp("u32", "u64", fs.fresh("b32"), idx)).res
-            summed = fs.emit(ptx.MadOp("lo.s32", fs.fresh("b32"), narrow, fs.imm(scale), base_reg)).res
+            narrow = fs.emit(ptx.CvtOp(PtxType.U32, PtxType.U64, fs.fresh("b32"), idx)).res
+            summed = fs.emit(
+                ptx.MadOp(PtxType.S32, fs.fresh("b32"), (narrow, fs.imm(scale), base_reg), mode=IntMode.LO)
+            ).res
         else:
             summed = fs.emit(
-                ptx.MadOp(f"lo.s{bits}", fs.fresh(kind), idx, fs.imm(scale, i32 if bits == 32 else i64), base_reg)
+                ptx.MadOp(
+                    PtxType.of("s", bits),
+                    fs.fresh(kind),
+                    (idx, fs.imm(scale, i32 if bits == 32 else i64), base_reg),
+                    mode=IntMode.LO,
+                )
             ).res
         result = Address(summed, result.offset)
     fs.define(op.result, [result])
@@ -125,9 +133,13 @@ def _inttoptr(fs: FunctionSelector, op: llvm.IntToPtrOp) -> None:
     if source_bits == result_bits:
         fs.define(op.output, [Address(fs.reg(value))])
     elif source_bits == 32:
-        fs.define(op.output, [Address(fs.emit(ptx.CvtOp("u64", "u32", fs.fresh("b64"), fs.reg(value))).res)])
+        fs.define(
+            op.output, [Address(fs.emit(ptx.CvtOp(PtxType.U64, PtxType.U32, fs.fresh("b64"), fs.reg(value))).res)]
+        )
     else:
-        fs.define(op.output, [Address(fs.emit(ptx.CvtOp("u32", "u64", fs.fresh("b32"), fs.reg(value))).res)])
+        fs.define(
+            op.output, [Address(fs.emit(ptx.CvtOp(PtxType.U32, PtxType.U64, fs.fresh("b32"), fs.reg(value))).res)]
+        )
 
 
 @rule(llvm.PtrToIntOp)
@@ -139,16 +151,30 @@ def _ptrtoint(fs: FunctionSelector, op: llvm.PtrToIntOp) -> None:
     elif pointer_bits == 32:
         fs.define(
             op.output,
-            [fs.emit(ptx.CvtOp(f"u{result_bits}", "u32", fs.fresh(register_kind(op.output.type)), value)).res],
+            [
+                fs.emit(
+                    ptx.CvtOp(PtxType.of("u", result_bits), PtxType.U32, fs.fresh(register_kind(op.output.type)), value)
+                ).res
+            ],
         )
     else:
         fs.define(
             op.output,
-            [fs.emit(ptx.CvtOp(f"u{result_bits}", "u64", fs.fresh(register_kind(op.output.type)), value)).res],
+            [
+                fs.emit(
+                    ptx.CvtOp(PtxType.of("u", result_bits), PtxType.U64, fs.fresh(register_kind(op.output.type)), value)
+                ).res
+            ],
         )
 
 
-_CVTA_SPACE = {1: "global", 3: "shared", 4: "const", 5: "local", 7: "shared::cluster"}
+_CVTA_SPACE = {
+    1: StateSpace.GLOBAL,
+    3: StateSpace.SHARED,
+    4: StateSpace.CONST,
+    5: StateSpace.LOCAL,
+    7: StateSpace.SHARED_CLUSTER,
+}
 """The address spaces `cvta` converts to and from generic addresses."""
 
 
@@ -172,19 +198,20 @@ def _addrspacecast(fs: FunctionSelector, op: llvm_ext.AddrSpaceCastOp) -> None:
     value = fs.reg(fs.address(op.arg))
     if source != 0:
         if source in SHORT_POINTER_SPACES:
-            value = fs.emit(ptx.CvtOp("u64", "u32", fs.fresh("b64"), value)).res
+            value = fs.emit(ptx.CvtOp(PtxType.U64, PtxType.U32, fs.fresh("b64"), value)).res
         value = fs.emit(ptx.CvtaOp(_CVTA_SPACE[source], fs.fresh("b64"), value, to_generic=True)).res
     if target != 0:
         value = fs.emit(ptx.CvtaOp(_CVTA_SPACE[target], fs.fresh("b64"), value)).res
         if target in SHORT_POINTER_SPACES:
-            value = fs.emit(ptx.CvtOp("u32", "u64", fs.fresh("b32"), value)).res
+            value = fs.emit(ptx.CvtOp(PtxType.U32, PtxType.U64, fs.fresh("b32"), value)).res
     fs.define(op.res, [Address(value)])
 
 
-_STATE_SPACE = {0: "", 1: "global", 3: "shared", 4: "const", 5: "local", 7: "shared::cluster"}
+_STATE_SPACE: dict[int, StateSpace | None] = {0: None, **_CVTA_SPACE}
+"""The `ld`/`st` state space of each address space (none: generic)."""
 
 
-def _state_space(fs: FunctionSelector, op: Operation, pointer: SSAValue) -> str:
+def _state_space(fs: FunctionSelector, op: Operation, pointer: SSAValue) -> StateSpace | None:
     space = address_space(pointer.type)
     if space not in _STATE_SPACE:
         raise fs.error(op, f"{op.name} through an address-space-{space} pointer is not supported")
@@ -201,10 +228,10 @@ def _memory_chunks(element: Attribute, count: int, alignment: int) -> list[tuple
     return [(i, width) for i in range(0, count, width)]
 
 
-def _memory_type(element: Attribute) -> str:
+def _memory_type(element: Attribute) -> PtxType:
     if element == i1:
         raise ValueError("i1 memory access")
-    return f"b{bit_width(element)}" if bit_width(element) >= 16 else "b8"
+    return PtxType.of("b", max(bit_width(element), 8))
 
 
 @rule(llvm.LoadOp)
@@ -219,7 +246,7 @@ def _load(fs: FunctionSelector, op: llvm.LoadOp) -> None:
         # An i1 in memory is a byte holding 0 or 1 (LLVM's layout): load it, test bit 0.
         if count != 1:
             raise fs.error(op, f"llvm.load of {result_type}: vectors of i1 have no PTX lowering")
-        byte = fs.emit(ptx.LdOp(space, "u8", [fs.fresh("b16")], address.base, address.offset)).res[0]
+        byte = fs.emit(ptx.LdOp(space, PtxType.U8, [fs.fresh("b16")], address.base, address.offset)).res[0]
         fs.define(op.dereferenced_value, [fs.emit(to_predicate(fs, fs.fresh("pred"), byte)).results[0]])
         return
     registers: list[Operand] = []
@@ -242,8 +269,10 @@ def _store(fs: FunctionSelector, op: llvm.StoreOp) -> None:
         # Stored as the byte 0 or 1.
         if count != 1:
             raise fs.error(op, f"llvm.store of {op.value.type}: vectors of i1 have no PTX lowering")
-        byte = fs.emit(ptx.SelpOp("b16", fs.fresh("b16"), fs.imm(1, i16), fs.imm(0, i16), fs.reg(op.value, "pred"))).res
-        fs.emit(ptx.StOp(space, "b8", address.base, [byte], address.offset))
+        byte = fs.emit(
+            ptx.SelpOp(PtxType.B16, fs.fresh("b16"), fs.imm(1, i16), fs.imm(0, i16), fs.reg(op.value, "pred"))
+        ).res
+        fs.emit(ptx.StOp(space, PtxType.B8, address.base, [byte], address.offset))
         return
     values = (
         [fs.scalar(op.value)]
@@ -270,9 +299,17 @@ def _extractelement(fs: FunctionSelector, op: llvm_ext.ExtractElementOp) -> None
     chosen = fs.reg(cast(SSAValue, elements[0]), kind)
     for i, element in enumerate(elements[1:], start=1):
         hit = fs.emit(
-            ptx.SetpOp("eq", f"b{bit_width(op.position.type)}", fs.fresh("pred"), position, fs.imm(i, op.position.type))
+            ptx.SetpOp(
+                CmpOp.EQ,
+                PtxType.of("b", bit_width(op.position.type)),
+                fs.fresh("pred"),
+                position,
+                fs.imm(i, op.position.type),
+            )
         ).res
-        chosen = fs.emit(ptx.SelpOp(f"b{bits}", fs.fresh(kind), cast(SSAValue, element), chosen, hit)).res
+        chosen = fs.emit(
+            ptx.SelpOp(PtxType.of("b", max(bits, 16)), fs.fresh(kind), cast(SSAValue, element), chosen, hit)
+        ).res
     fs.define(op.res, [chosen])
 
 

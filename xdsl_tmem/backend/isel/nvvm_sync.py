@@ -11,11 +11,9 @@ from typing import cast
 
 from xdsl.dialects.builtin import (
     IntegerAttr,
-    StringAttr,
-    UnitAttr,
     i32,
 )
-from xdsl.ir import Attribute, SSAValue
+from xdsl.ir import SSAValue
 
 from xdsl_tmem.backend.isel.core import (
     Address,
@@ -24,6 +22,15 @@ from xdsl_tmem.backend.isel.core import (
     rule,
 )
 from xdsl_tmem.dialects import nvvm, ptx
+from xdsl_tmem.dialects.ptx import (
+    BarrierClusterKind,
+    CmpOp,
+    MbarrierTxKind,
+    MbarrierWaitKind,
+    MemSemantic,
+    PtxType,
+    StateSpace,
+)
 
 # --------------------------------------------------------------------------------------
 # Special registers
@@ -78,7 +85,7 @@ def _special(fs: FunctionSelector, op: nvvm.NVVMOp) -> None:
     wide = result.type != i32
     register = fs.fresh("b64" if wide else "b32")
     source = fs.special(_SPECIAL[type(op)])
-    fs.define(result, [fs.emit(ptx.MovOp("u64" if wide else "u32", register, source)).res])
+    fs.define(result, [fs.emit(ptx.MovOp(PtxType.U64 if wide else PtxType.U32, register, source)).res])
 
 
 for _op in _SPECIAL:
@@ -110,13 +117,15 @@ def _barrier(fs: FunctionSelector, op: nvvm.BarrierOp) -> None:
     # bar.red: the i32 predicate operand is tested against zero.
     assert op.reduction_predicate is not None
     assert op.res is not None
-    predicate = fs.emit(ptx.SetpOp("ne", "b32", fs.fresh("pred"), fs.reg(op.reduction_predicate), fs.imm(0))).res
-    reduction = op.reduction_op.data.value
-    if reduction == "popc":
-        result = fs.emit(ptx.BarRedOp("popc.u32", fs.fresh("b32"), barrier_id, count, predicate)).res
+    predicate = fs.emit(
+        ptx.SetpOp(CmpOp.NE, PtxType.B32, fs.fresh("pred"), fs.reg(op.reduction_predicate), fs.imm(0))
+    ).res
+    reduction = op.reduction_op.data
+    if reduction is nvvm.BarrierReduction.POPC:
+        result = fs.emit(ptx.BarRedOp(reduction, fs.fresh("b32"), barrier_id, count, predicate)).res
     else:
-        flag = fs.emit(ptx.BarRedOp(f"{reduction}.pred", fs.fresh("pred"), barrier_id, count, predicate)).res
-        result = fs.emit(ptx.SelpOp("b32", fs.fresh("b32"), fs.imm(1), fs.imm(0), flag)).res
+        flag = fs.emit(ptx.BarRedOp(reduction, fs.fresh("pred"), barrier_id, count, predicate)).res
+        result = fs.emit(ptx.SelpOp(PtxType.B32, fs.fresh("b32"), fs.imm(1), fs.imm(0), flag)).res
     fs.define(op.res, [result])
 
 
@@ -131,43 +140,41 @@ def _bar_warp_sync(fs: FunctionSelector, op: nvvm.SyncWarpOp) -> None:
     fs.emit(ptx.BarWarpSyncOp(fs.scalar(op.mask)))
 
 
-def _cluster_barrier(fs: FunctionSelector, op: nvvm.NVVMOp, kind: str) -> None:
-    properties: dict[str, Attribute] = {"kind": StringAttr(kind)}
-    if op.properties.get("aligned") is not None:
-        properties["aligned"] = UnitAttr()
-    fs.emit(ptx.BarrierClusterOp(properties))
+def _cluster_barrier(
+    fs: FunctionSelector, op: nvvm.NVVMOp, kind: BarrierClusterKind, sem: MemSemantic | None = None
+) -> None:
+    fs.emit(ptx.BarrierClusterOp(kind, sem=sem, aligned=op.properties.get("aligned") is not None))
 
 
 @rule(nvvm.ClusterArriveOp)
 def _cluster_arrive(fs: FunctionSelector, op: nvvm.ClusterArriveOp) -> None:
-    _cluster_barrier(fs, op, "arrive")
+    _cluster_barrier(fs, op, BarrierClusterKind.ARRIVE)
 
 
 @rule(nvvm.ClusterArriveRelaxedOp)
 def _cluster_arrive_relaxed(fs: FunctionSelector, op: nvvm.ClusterArriveRelaxedOp) -> None:
-    _cluster_barrier(fs, op, "arrive.relaxed")
+    _cluster_barrier(fs, op, BarrierClusterKind.ARRIVE, MemSemantic.RELAXED)
 
 
 @rule(nvvm.ClusterWaitOp)
 def _cluster_wait(fs: FunctionSelector, op: nvvm.ClusterWaitOp) -> None:
-    _cluster_barrier(fs, op, "wait")
+    _cluster_barrier(fs, op, BarrierClusterKind.WAIT)
 
 
 @rule(nvvm.FenceMbarrierInitOp)
 def _fence_mbarrier_init(fs: FunctionSelector, op: nvvm.FenceMbarrierInitOp) -> None:
-    fs.emit(ptx.FenceOp({"text": StringAttr("fence.mbarrier_init.release.cluster")}))
+    fs.emit(ptx.FenceMbarrierInitOp())
 
 
 @rule(nvvm.FenceProxyOp)
 def _fence_proxy(fs: FunctionSelector, op: nvvm.FenceProxyOp) -> None:
-    kind = op.kind.data.value
-    text = f"fence.proxy.{kind}"
-    if kind == "async.shared":
-        space = op.space.data.value if op.space is not None else "cta"
-        text = f"fence.proxy.async.shared::{space}"
-    elif kind not in ("alias", "async", "async.global"):
-        raise fs.error(op, f"nvvm.fence.proxy kind {kind} has no PTX lowering")
-    fs.emit(ptx.FenceOp({"text": StringAttr(text)}))
+    kind = op.kind.data
+    space = None
+    if kind is nvvm.ProxyKind.ASYNC_SHARED:
+        space = op.space.data if op.space is not None else nvvm.SharedSpace.CTA
+    elif kind not in (nvvm.ProxyKind.ALIAS, nvvm.ProxyKind.ASYNC, nvvm.ProxyKind.ASYNC_GLOBAL):
+        raise fs.error(op, f"nvvm.fence.proxy kind {kind.value} has no PTX lowering")
+    fs.emit(ptx.FenceProxyOp(kind, space))
 
 
 @rule(nvvm.ElectSyncOp)
@@ -181,7 +188,22 @@ def _mapa(fs: FunctionSelector, op: nvvm.MapaOp) -> None:
     generic = address_space(op.a.type) != 3
     address = fs.reg(fs.address(op.a))
     result = fs.fresh("b64" if generic else "b32")
-    fs.define(op.res, [Address(fs.emit(ptx.MapaOp(result, address, fs.scalar(op.b), generic)).res)])
+    fs.define(
+        op.res,
+        [
+            Address(
+                fs.emit(
+                    ptx.MapaOp(
+                        None if generic else StateSpace.SHARED_CLUSTER,
+                        PtxType.U64 if generic else PtxType.U32,
+                        result,
+                        address,
+                        fs.scalar(op.b),
+                    )
+                ).res
+            )
+        ],
+    )
 
 
 # --------------------------------------------------------------------------------------
@@ -189,38 +211,38 @@ def _mapa(fs: FunctionSelector, op: nvvm.MapaOp) -> None:
 # --------------------------------------------------------------------------------------
 
 
-def _space(fs: FunctionSelector, op: nvvm.NVVMOp, pointer: SSAValue) -> str:
-    """The state-space qualifier llc spells for an mbarrier pointer."""
+def _space(fs: FunctionSelector, op: nvvm.NVVMOp, pointer: SSAValue) -> StateSpace | None:
+    """The state-space qualifier llc spells for an mbarrier pointer (None: generic)."""
     space = address_space(pointer.type)
     if space == 3:
-        return "shared"
+        return StateSpace.SHARED
     if space == 7:
-        return "shared::cluster"
+        return StateSpace.SHARED_CLUSTER
     if space == 0:
-        return ""
+        return None
     raise fs.error(op, f"{op.name} on an address-space-{space} pointer has no PTX lowering")
 
 
-def _shared_address(fs: FunctionSelector, op: nvvm.NVVMOp, pointer: SSAValue) -> tuple[Address, str]:
+def _shared_address(fs: FunctionSelector, op: nvvm.NVVMOp, pointer: SSAValue) -> tuple[Address, StateSpace]:
     """The barrier address and space for arrive and the probes: as upstream does, a
     generic address is converted to a shared one (`cvta.to.shared.u64`)."""
     address, space = fs.address(pointer), _space(fs, op, pointer)
-    if space == "":
-        shared = fs.emit(ptx.CvtaOp("shared", fs.fresh("b64"), fs.reg(address))).res
-        return Address(shared), "shared"
+    if space is None:
+        shared = fs.emit(ptx.CvtaOp(StateSpace.SHARED, fs.fresh("b64"), fs.reg(address))).res
+        return Address(shared), StateSpace.SHARED
     return address, space
 
 
-def _sem_scope(op: nvvm.NVVMOp, default_sem: str) -> str:
+def _sem_scope(op: nvvm.NVVMOp, default_sem: MemSemantic) -> ptx.Ordering | None:
     """`.sem.scope` as llc prints it: nothing for the default (sem, cta)."""
-    scope = cast(nvvm.MemScopeKindAttr, op.properties["scope"]).data.value
+    scope = cast(nvvm.MemScopeKindAttr, op.properties["scope"]).data
     relaxed_attr = op.properties.get("relaxed")
     relaxed = isinstance(relaxed_attr, IntegerAttr) and relaxed_attr.value.data != 0
     if relaxed:
-        return f".relaxed.{scope}"
-    if scope == "cta":
-        return ""
-    return f".{default_sem}.{scope}"
+        return ptx.Ordering(MemSemantic.RELAXED, scope)
+    if scope is nvvm.MemScopeKind.CTA:
+        return None
+    return ptx.Ordering(default_sem, scope)
 
 
 @rule(nvvm.MBarrierInitOp)
@@ -247,10 +269,9 @@ def _arrive(
     predicate: SSAValue | None = None,
 ) -> None:
     address, space = _shared_address(fs, op, addr)
-    qualifiers = (".expect_tx" if expect_tx else "") + _sem_scope(op, "release") + f".{space}"
     results = op.results
     used = bool(results) and bool(results[0].uses)
-    if space == "shared::cluster":
+    if space is StateSpace.SHARED_CLUSTER:
         used = False  # the cluster form only takes the sink `_`
         if count is None:
             count_value: SSAValue | None = fs.imm(1)
@@ -259,7 +280,10 @@ def _arrive(
     else:
         count_value = None if count is None else fs.scalar(count)
     state = fs.fresh("b64") if used and predicate is None else None
-    arrive = ptx.MbarrierArriveOp(qualifiers, address.base, count_value, state, address.offset)
+    order = _sem_scope(op, MemSemantic.RELEASE)
+    arrive = ptx.MbarrierArriveOp(
+        space, address.base, count_value, state, address.offset, expect_tx=expect_tx, order=order
+    )
     if predicate is not None:
         arrive.set_guard(fs.reg(predicate, "pred"))
     fs.emit(arrive)
@@ -277,21 +301,21 @@ def _mbarrier_arrive_expect_tx(fs: FunctionSelector, op: nvvm.MBarrierArriveExpe
     _arrive(fs, op, op.addr, op.txcount, expect_tx=True, predicate=op.predicate)
 
 
-def _tx(fs: FunctionSelector, op: nvvm.MBarrierExpectTxOp | nvvm.MBarrierCompleteTxOp, verb: str) -> None:
+def _tx(fs: FunctionSelector, op: nvvm.MBarrierExpectTxOp | nvvm.MBarrierCompleteTxOp, kind: MbarrierTxKind) -> None:
     address = fs.address(op.addr)
-    scope = op.scope.data.value
-    text = f"mbarrier.{verb}.relaxed.{scope}.{_space(fs, op, op.addr)}.b64"
-    fs.emit(ptx.MbarrierExpectTxOp(text, address.base, fs.scalar(op.txcount), address.offset))
+    order = ptx.Ordering(MemSemantic.RELAXED, op.scope.data)
+    space = _space(fs, op, op.addr)
+    fs.emit(ptx.MbarrierExpectTxOp(kind, space, address.base, fs.scalar(op.txcount), address.offset, order=order))
 
 
 @rule(nvvm.MBarrierExpectTxOp)
 def _mbarrier_expect_tx(fs: FunctionSelector, op: nvvm.MBarrierExpectTxOp) -> None:
-    _tx(fs, op, "expect_tx")
+    _tx(fs, op, MbarrierTxKind.EXPECT_TX)
 
 
 @rule(nvvm.MBarrierCompleteTxOp)
 def _mbarrier_complete_tx(fs: FunctionSelector, op: nvvm.MBarrierCompleteTxOp) -> None:
-    _tx(fs, op, "complete_tx")
+    _tx(fs, op, MbarrierTxKind.COMPLETE_TX)
 
 
 @rule(nvvm.MBarrierTryWaitParityOp)
@@ -302,8 +326,7 @@ def _mbarrier_try_wait_parity(fs: FunctionSelector, op: nvvm.MBarrierTryWaitPari
     fs.emit(ptx.LabelOp(again))
     probe = fs.emit(
         ptx.MbarrierWaitOp(
-            "try_wait.parity",
-            _space(fs, op, op.addr),
+            ptx.MbarrierWaitForm(MbarrierWaitKind.TRY_WAIT, parity=True, space=_space(fs, op, op.addr)),
             fs.fresh("pred"),
             address.base,
             fs.scalar(op.phase),
@@ -314,15 +337,14 @@ def _mbarrier_try_wait_parity(fs: FunctionSelector, op: nvvm.MBarrierTryWaitPari
     fs.emit(ptx.BraOp(again, probe.res, negated=True))
 
 
-def _probe(fs: FunctionSelector, op: nvvm.MBarrierTryWaitOp | nvvm.MBarrierTestWaitOp, verb: str) -> None:
+def _probe(fs: FunctionSelector, op: nvvm.MBarrierTryWaitOp | nvvm.MBarrierTestWaitOp, kind: MbarrierWaitKind) -> None:
     address, space = _shared_address(fs, op, op.addr)
     parity = op.state_or_phase.type == i32
-    kind = verb + (".parity" if parity else "") + _sem_scope(op, "acquire")
+    form = ptx.MbarrierWaitForm(kind, parity, space, _sem_scope(op, MemSemantic.ACQUIRE))
     ticks = getattr(op, "ticks", None)
     probe = fs.emit(
         ptx.MbarrierWaitOp(
-            kind,
-            space,
+            form,
             fs.fresh("pred"),
             address.base,
             fs.scalar(op.state_or_phase),
@@ -335,9 +357,9 @@ def _probe(fs: FunctionSelector, op: nvvm.MBarrierTryWaitOp | nvvm.MBarrierTestW
 
 @rule(nvvm.MBarrierTryWaitOp)
 def _mbarrier_try_wait(fs: FunctionSelector, op: nvvm.MBarrierTryWaitOp) -> None:
-    _probe(fs, op, "try_wait")
+    _probe(fs, op, MbarrierWaitKind.TRY_WAIT)
 
 
 @rule(nvvm.MBarrierTestWaitOp)
 def _mbarrier_test_wait(fs: FunctionSelector, op: nvvm.MBarrierTestWaitOp) -> None:
-    _probe(fs, op, "test_wait")
+    _probe(fs, op, MbarrierWaitKind.TEST_WAIT)

@@ -11,7 +11,6 @@ from __future__ import annotations
 from typing import cast
 
 from xdsl.dialects.builtin import (
-    StringAttr,
     i1,
     i32,
     i64,
@@ -24,6 +23,7 @@ from xdsl_tmem.backend.isel.core import (
     rule,
 )
 from xdsl_tmem.dialects import nvvm, ptx
+from xdsl_tmem.dialects.ptx import PtxType
 from xdsl_tmem.dialects.utils import CtaGroupUser, constant_int
 
 # --------------------------------------------------------------------------------------
@@ -53,20 +53,17 @@ def _tcgen05_dealloc(fs: FunctionSelector, op: nvvm.Tcgen05DeallocOp) -> None:
 
 @rule(nvvm.Tcgen05RelinquishAllocPermitOp)
 def _tcgen05_relinquish(fs: FunctionSelector, op: nvvm.Tcgen05RelinquishAllocPermitOp) -> None:
-    text = f"tcgen05.relinquish_alloc_permit.cta_group::{_cta_group(fs, op)}.sync.aligned"
-    fs.emit(ptx.Tcgen05TextOp({"text": StringAttr(text)}))
+    fs.emit(ptx.Tcgen05RelinquishOp(_cta_group(fs, op)))
 
 
 @rule(nvvm.Tcgen05FenceOp)
 def _tcgen05_fence(fs: FunctionSelector, op: nvvm.Tcgen05FenceOp) -> None:
-    text = f"tcgen05.fence::{op.kind.data.value}_thread_sync"
-    fs.emit(ptx.Tcgen05TextOp({"text": StringAttr(text)}))
+    fs.emit(ptx.Tcgen05FenceOp(op.kind.data))
 
 
 @rule(nvvm.Tcgen05WaitOp)
 def _tcgen05_wait(fs: FunctionSelector, op: nvvm.Tcgen05WaitOp) -> None:
-    which = "ld" if op.kind.data == nvvm.Tcgen05WaitKind.LOAD else "st"
-    fs.emit(ptx.Tcgen05TextOp({"text": StringAttr(f"tcgen05.wait::{which}.sync.aligned")}))
+    fs.emit(ptx.Tcgen05WaitOp(op.kind.data))
 
 
 @rule(nvvm.Tcgen05CommitOp)
@@ -137,16 +134,12 @@ def _tcgen05_mma(fs: FunctionSelector, op: nvvm.Tcgen05MMAOp) -> None:
         scale = fs.imm(value)
     fs.emit(
         ptx.Tcgen05MmaOp(
-            _cta_group(fs, op),
-            kind,
-            collector,
+            ptx.Tcgen05MmaForm(_cta_group(fs, op), kind, collector, a_tmem=a_tmem, ashift=op.a_shift is not None),
             fs.reg(fs.address(op.matrix_d)),
             a,
             fs.reg(op.matrix_b),
             fs.scalar(op.idesc),
             enable,
-            a_tmem=a_tmem,
-            ashift=op.a_shift is not None,
             mask=mask,
             scale=scale,
         )
@@ -178,14 +171,14 @@ def _tcgen05_mma_smem_desc(fs: FunctionSelector, op: nvvm.Tcgen05MmaSmemDescOp) 
         kind = cast(ptx.RegisterType, source.type).kind.data
         width = {"pred": 1, "b16": 16, "b32": 32, "b64": 64}[kind]
         if kind == "pred":
-            source = fs.emit(ptx.SelpOp("b32", fs.fresh("b32"), fs.imm(1), fs.imm(0), source)).res
+            source = fs.emit(ptx.SelpOp(PtxType.B32, fs.fresh("b32"), fs.imm(1), fs.imm(0), source)).res
             width = 32
         if width != 64:
-            source = fs.emit(ptx.CvtOp("u64", f"u{width}", fs.fresh("b64"), source)).res
-        masked = fs.emit(ptx.AndOp("b64", fs.fresh("b64"), source, fs.imm((1 << bits) - 1, i64))).res
+            source = fs.emit(ptx.CvtOp(PtxType.U64, PtxType.of("u", width), fs.fresh("b64"), source)).res
+        masked = fs.emit(ptx.AndOp(PtxType.B64, fs.fresh("b64"), source, fs.imm((1 << bits) - 1, i64))).res
         if shift == 0:
             return masked
-        return fs.emit(ptx.ShlOp("b64", fs.fresh("b64"), masked, fs.imm(shift, i32))).res
+        return fs.emit(ptx.ShlOp(PtxType.B64, fs.fresh("b64"), masked, fs.imm(shift, i32))).res
 
     parts = [
         field(op.start_addr, 14, 0),
@@ -195,7 +188,7 @@ def _tcgen05_mma_smem_desc(fs: FunctionSelector, op: nvvm.Tcgen05MmaSmemDescOp) 
         field(op.leading_dim_mode, 1, 52),
         field(op.swizzle_mode, 3, 61),
     ]
-    descriptor = fs.emit(ptx.OrOp("b64", fs.fresh("b64"), parts[0], fs.imm(1 << 46, i64))).res
+    descriptor = fs.emit(ptx.OrOp(PtxType.B64, fs.fresh("b64"), parts[0], fs.imm(1 << 46, i64))).res
     for part in parts[1:]:
-        descriptor = fs.emit(ptx.OrOp("b64", fs.fresh("b64"), descriptor, part)).res
+        descriptor = fs.emit(ptx.OrOp(PtxType.B64, fs.fresh("b64"), descriptor, part)).res
     fs.define(op.res, [descriptor])

@@ -1,13 +1,16 @@
-"""Arithmetic, logic, comparison, selection and conversion instructions."""
+"""Arithmetic, logic, comparison, selection and conversion instructions.
+
+Each op's mnemonic is derived from typed properties (`type`, `rounding`, `mode`, ...)
+and its verifier states the PTX ISA 9.0 rule for the types and modifiers it takes; the
+rules are checked against ptxas in `tests/test_ptx_backend.py`.
+"""
 
 from __future__ import annotations
 
 from abc import ABC
 from typing import ClassVar
 
-from xdsl.dialects.builtin import (
-    StringAttr,
-)
+from xdsl.dialects.builtin import UnitAttr
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
     irdl_op_definition,
@@ -26,115 +29,361 @@ from xdsl_tmem.dialects.ptx.base import (
     Reg,
     RegisterType,
     RegOrImm,
-    TypedInstruction,
     WritesOnlyRegisters,
 )
+from xdsl_tmem.dialects.ptx.qualifiers import (
+    BIT_TYPES,
+    FLOAT_ROUNDING,
+    FLOAT_TYPES,
+    INTEGER_ROUNDING,
+    INTEGER_TYPES,
+    LOGIC_TYPES,
+    CmpOp,
+    CmpOpAttr,
+    DivPrecision,
+    DivPrecisionAttr,
+    IntMode,
+    IntModeAttr,
+    PtxType,
+    PtxTypeAttr,
+    Rounding,
+    RoundingAttr,
+    check_operand,
+    check_register,
+    check_type,
+    reject,
+    spell,
+    types,
+)
+
+INTEGER_RULE = "PTX ISA 9.0, Integer Arithmetic Instructions"
+FLOAT_RULE = "PTX ISA 9.0, Floating-Point and Half Precision Floating-Point Instructions"
+LOGIC_RULE = "PTX ISA 9.0, Logic and Shift Instructions"
+COMPARE_RULE = "PTX ISA 9.0, Comparison and Selection Instructions"
+MOVE_RULE = "PTX ISA 9.0, Data Movement and Conversion Instructions"
+
+NUMERIC_TYPES = INTEGER_TYPES | FLOAT_TYPES
 
 
-class _BinaryOp(TypedInstruction, ABC):
+def _properties(type: PtxType, **optional: Attribute | None) -> dict[str, Attribute]:
+    props: dict[str, Attribute] = {"type": PtxTypeAttr(type)}
+    props.update({k: v for k, v in optional.items() if v is not None})
+    return props
+
+
+class _TypedOp(Instruction, ABC):
+    """`mnemonic[.modifiers].type`: `MNEMONIC`, then `modifiers()`, then the type.
+
+    `TYPES` are the types the instruction takes (PTX ISA `.type = {...}`); `RULE` is
+    the ISA chapter its verifier cites."""
+
+    MNEMONIC: ClassVar[str]
+    TYPES: ClassVar[frozenset[PtxType]]
+    RULE: ClassVar[str]
+    type = prop_def(PtxTypeAttr)
+
+    @property
+    def ptx_type(self) -> PtxType:
+        return self.type.data
+
+    def modifiers(self) -> list[str]:
+        return []
+
+    def mnemonic(self) -> str:
+        return ".".join([self.MNEMONIC, *self.modifiers(), self.ptx_type.value])
+
+    def rule(self) -> str:
+        return f"{self.RULE}: {self.MNEMONIC}"
+
+    def verify_(self) -> None:
+        check_type(self, self.ptx_type, self.TYPES, self.MNEMONIC, self.rule())
+        self.verify_modifiers()
+        self.verify_operands()
+
+    def verify_modifiers(self) -> None:
+        """Modifier rules beyond the type list (rounding, modes)."""
+
+    def verify_operands(self) -> None:
+        sources = [v for v in self.operands if v is not self.guard]
+        for role, value in zip(("operand a", "operand b", "operand c"), sources, strict=False):
+            check_operand(self, role, value, self.ptx_type, self.rule())
+        for result in self.results:
+            check_operand(self, "destination", result, self.ptx_type, self.rule())
+
+
+def _check_rounding(
+    op: _TypedOp, rounding: Rounding | None, *, required: bool, allowed: frozenset[Rounding] = FLOAT_ROUNDING
+) -> None:
+    """Integer types take no rounding; float types take `allowed` (required or not)."""
+    t = op.ptx_type
+    if rounding is not None and not t.is_float:
+        raise reject(op, f"rounding .{rounding.value} on .{t.value}", "only floating-point types round", op.rule())
+    if rounding is not None and rounding not in allowed:
+        order = [r for r in Rounding if r in allowed]
+        raise reject(op, f"rounding .{rounding.value}", f"{op.MNEMONIC} rounds with {spell(order)}", op.rule())
+    if required and rounding is None and t.is_float:
+        order = [r for r in Rounding if r in allowed]
+        raise reject(op, f"{op.MNEMONIC}.{t.value} without rounding", f"it needs one of {spell(order)}", op.rule())
+
+
+# ---- binary ---------------------------------------------------------------------------------
+
+
+class _BinaryOp(_TypedOp, ABC):
     traits = traits_def(WritesOnlyRegisters())
     res = result_def(Reg)
     lhs = operand_def(RegOrImm)
     rhs = operand_def(RegOrImm)
 
-    def __init__(self, type: str, res: RegisterType, lhs: SSAValue, rhs: SSAValue):
-        super().__init__(operands=[lhs, rhs, None], result_types=[res], properties={"type": StringAttr(type)})
+    def __init__(self, type: PtxType, res: RegisterType, lhs: SSAValue, rhs: SSAValue, **optional: Attribute | None):
+        super().__init__(operands=[lhs, rhs, None], result_types=[res], properties=_properties(type, **optional))
 
     def ptx_operands(self, name: Namer) -> list[str]:
         return [name(self.res), name(self.lhs), name(self.rhs)]
 
 
+class _RoundedBinaryOp(_BinaryOp, ABC):
+    """`op[.rnd].type`: integer forms take no rounding, float forms an optional
+    `.rn/.rz/.rm/.rp` (the default is `.rn`)."""
+
+    TYPES: ClassVar[frozenset[PtxType]] = NUMERIC_TYPES
+    RULE: ClassVar[str] = f"{INTEGER_RULE} / {FLOAT_RULE}"
+    rounding = opt_prop_def(RoundingAttr)
+
+    def __init__(
+        self,
+        type: PtxType,
+        res: RegisterType,
+        lhs: SSAValue,
+        rhs: SSAValue,
+        *,
+        rounding: Rounding | None = None,
+        **optional: Attribute | None,
+    ):
+        super().__init__(type, res, lhs, rhs, rounding=None if rounding is None else RoundingAttr(rounding), **optional)
+
+    def modifiers(self) -> list[str]:
+        return [] if self.rounding is None else [self.rounding.data.value]
+
+    def verify_modifiers(self) -> None:
+        _check_rounding(self, None if self.rounding is None else self.rounding.data, required=False)
+
+
 @irdl_op_definition
-class AddOp(_BinaryOp):
+class AddOp(_RoundedBinaryOp):
     traits = traits_def(Commutative())
     name = "ptx.add"
     MNEMONIC: ClassVar[str] = "add"
 
 
 @irdl_op_definition
-class SubOp(_BinaryOp):
+class SubOp(_RoundedBinaryOp):
     name = "ptx.sub"
     MNEMONIC: ClassVar[str] = "sub"
 
 
 @irdl_op_definition
-class MulOp(_BinaryOp):
-    traits = traits_def(Commutative())
-    """`mul.{lo,hi,wide}.type` for integers, `mul[.rn].f32` for floats (in `type`)."""
+class MulOp(_RoundedBinaryOp):
+    """`mul.{lo,hi,wide}.type` on integers (the mode is required; `.wide` only for 16-
+    and 32-bit types, with a double-width destination), `mul[.rnd].ftype` on floats."""
 
+    traits = traits_def(Commutative())
     name = "ptx.mul"
     MNEMONIC: ClassVar[str] = "mul"
+    mode = opt_prop_def(IntModeAttr)
+
+    def __init__(
+        self,
+        type: PtxType,
+        res: RegisterType,
+        lhs: SSAValue,
+        rhs: SSAValue,
+        *,
+        mode: IntMode | None = None,
+        rounding: Rounding | None = None,
+    ):
+        super().__init__(type, res, lhs, rhs, rounding=rounding, mode=None if mode is None else IntModeAttr(mode))
+
+    def modifiers(self) -> list[str]:
+        return ([] if self.mode is None else [self.mode.data.value]) + super().modifiers()
+
+    def verify_modifiers(self) -> None:
+        super().verify_modifiers()
+        _check_int_mode(self, None if self.mode is None else self.mode.data)
+
+    def verify_operands(self) -> None:
+        _check_wide_operands(self, self.mode, [self.lhs, self.rhs], self.res)
+
+
+def _check_int_mode(op: _TypedOp, mode: IntMode | None) -> None:
+    """`mul`/`mad`: integers need `.lo/.hi/.wide` (`.wide` only 16/32-bit), floats none."""
+    t = op.ptx_type
+    if t.is_float and mode is not None:
+        raise reject(op, f".{mode.value} on .{t.value}", "only integer types take .lo/.hi/.wide", op.rule())
+    if not t.is_float and mode is None:
+        raise reject(op, f"{op.MNEMONIC}.{t.value} without a mode", "integer types need .lo/.hi/.wide", op.rule())
+    if mode is IntMode.WIDE and t.width == 64:
+        raise reject(op, f".wide on .{t.value}", ".wide takes 16- and 32-bit types", op.rule())
+
+
+def _check_wide_operands(
+    op: _TypedOp, mode: IntModeAttr | None, sources: list[SSAValue], res: SSAValue, addend: SSAValue | None = None
+) -> None:
+    """Sources are of the instruction type; with `.wide` the destination (and `mad`'s
+    addend) are double width."""
+    t = op.ptx_type
+    double = mode is not None and mode.data is IntMode.WIDE
+    dest_type = PtxType.of(t.value[0], 2 * t.width) if double else t
+    for role, value in zip(("operand a", "operand b"), sources, strict=True):
+        check_operand(op, role, value, t, op.rule())
+    if addend is not None:
+        check_operand(op, "operand c", addend, dest_type, op.rule())
+    check_operand(op, "destination", res, dest_type, op.rule())
 
 
 @irdl_op_definition
-class DivOp(_BinaryOp):
+class DivOp(_RoundedBinaryOp):
+    """`div.type` on integers; `div.{rnd,approx,full}.f32` and `div.rnd.f64` on floats
+    (a float division needs a rounding mode, or `.approx`/`.full` for `.f32`)."""
+
     name = "ptx.div"
     MNEMONIC: ClassVar[str] = "div"
+    TYPES: ClassVar[frozenset[PtxType]] = INTEGER_TYPES | types("f32", "f64")
+    precision = opt_prop_def(DivPrecisionAttr)
+
+    def __init__(
+        self,
+        type: PtxType,
+        res: RegisterType,
+        lhs: SSAValue,
+        rhs: SSAValue,
+        *,
+        rounding: Rounding | None = None,
+        precision: DivPrecision | None = None,
+    ):
+        precision_attr = None if precision is None else DivPrecisionAttr(precision)
+        super().__init__(type, res, lhs, rhs, rounding=rounding, precision=precision_attr)
+
+    def modifiers(self) -> list[str]:
+        return ([] if self.precision is None else [self.precision.data.value]) + super().modifiers()
+
+    def verify_modifiers(self) -> None:
+        t = self.ptx_type
+        precision = None if self.precision is None else self.precision.data
+        if precision is not None and t is not PtxType.F32:
+            raise reject(self, f".{precision.value} on .{t.value}", ".approx and .full are .f32 only", self.rule())
+        if precision is not None and self.rounding is not None:
+            raise reject(
+                self, f".{precision.value} with .{self.rounding.data.value}", "give a rounding mode or .approx/.full",
+                self.rule(),
+            )  # fmt: skip
+        _check_rounding(self, None if self.rounding is None else self.rounding.data, required=precision is None)
 
 
 @irdl_op_definition
 class RemOp(_BinaryOp):
     name = "ptx.rem"
     MNEMONIC: ClassVar[str] = "rem"
+    TYPES: ClassVar[frozenset[PtxType]] = INTEGER_TYPES
+    RULE: ClassVar[str] = INTEGER_RULE
+
+
+class _LogicOp(_BinaryOp, ABC):
+    """`and`/`or`/`xor` take `.pred` and the bit-size types only."""
+
+    PRED_FORM: ClassVar[bool] = True
+    TYPES: ClassVar[frozenset[PtxType]] = LOGIC_TYPES
+    RULE: ClassVar[str] = LOGIC_RULE
 
 
 @irdl_op_definition
-class AndOp(_BinaryOp):
+class AndOp(_LogicOp):
     traits = traits_def(Commutative())
     name = "ptx.and"
     MNEMONIC: ClassVar[str] = "and"
-    PRED_FORM: ClassVar[bool] = True
 
 
 @irdl_op_definition
-class OrOp(_BinaryOp):
+class OrOp(_LogicOp):
     traits = traits_def(Commutative())
     name = "ptx.or"
     MNEMONIC: ClassVar[str] = "or"
-    PRED_FORM: ClassVar[bool] = True
 
 
 @irdl_op_definition
-class XorOp(_BinaryOp):
+class XorOp(_LogicOp):
     traits = traits_def(Commutative())
     name = "ptx.xor"
     MNEMONIC: ClassVar[str] = "xor"
-    PRED_FORM: ClassVar[bool] = True
+
+
+class _ShiftOp(_BinaryOp, ABC):
+    """The shift amount is a `.u32` register or immediate, whatever the type."""
+
+    RULE: ClassVar[str] = LOGIC_RULE
+
+    def verify_operands(self) -> None:
+        check_operand(self, "destination", self.res, self.ptx_type, self.rule())
+        check_operand(self, "operand a", self.lhs, self.ptx_type, self.rule())
+        check_register(self, "shift amount", self.rhs, "b32", self.rule())
 
 
 @irdl_op_definition
-class ShlOp(_BinaryOp):
+class ShlOp(_ShiftOp):
     name = "ptx.shl"
     MNEMONIC: ClassVar[str] = "shl"
+    TYPES: ClassVar[frozenset[PtxType]] = BIT_TYPES
 
 
 @irdl_op_definition
-class ShrOp(_BinaryOp):
+class ShrOp(_ShiftOp):
     name = "ptx.shr"
     MNEMONIC: ClassVar[str] = "shr"
+    TYPES: ClassVar[frozenset[PtxType]] = BIT_TYPES | INTEGER_TYPES
+
+
+class _MinMaxOp(_BinaryOp, ABC):
+    """`min`/`max` on integers and floats; `.NaN` (propagate NaN) for `.f16/.bf16/.f32`."""
+
+    traits = traits_def(Commutative())
+    TYPES: ClassVar[frozenset[PtxType]] = NUMERIC_TYPES
+    RULE: ClassVar[str] = f"{INTEGER_RULE} / {FLOAT_RULE}"
+    nan = opt_prop_def(UnitAttr)
+
+    def __init__(self, type: PtxType, res: RegisterType, lhs: SSAValue, rhs: SSAValue, *, nan: bool = False):
+        super().__init__(type, res, lhs, rhs, nan=UnitAttr() if nan else None)
+
+    def modifiers(self) -> list[str]:
+        return ["NaN"] if self.nan else []
+
+    def verify_modifiers(self) -> None:
+        t = self.ptx_type
+        if self.nan and t not in types("f16", "bf16", "f32"):
+            raise reject(self, f".NaN on .{t.value}", ".NaN takes .f16/.bf16/.f32", self.rule())
 
 
 @irdl_op_definition
-class MinOp(_BinaryOp):
-    traits = traits_def(Commutative())
+class MinOp(_MinMaxOp):
     name = "ptx.min"
     MNEMONIC: ClassVar[str] = "min"
 
 
 @irdl_op_definition
-class MaxOp(_BinaryOp):
-    traits = traits_def(Commutative())
+class MaxOp(_MinMaxOp):
     name = "ptx.max"
     MNEMONIC: ClassVar[str] = "max"
 
 
-class _UnaryOp(TypedInstruction, ABC):
+# ---- unary ------------------------------------------------------------------------------------
+
+
+class _UnaryOp(_TypedOp, ABC):
     traits = traits_def(WritesOnlyRegisters())
     res = result_def(Reg)
     src = operand_def(RegOrImm)
 
-    def __init__(self, type: str, res: RegisterType, src: SSAValue):
-        super().__init__(operands=[src, None], result_types=[res], properties={"type": StringAttr(type)})
+    def __init__(self, type: PtxType, res: RegisterType, src: SSAValue):
+        super().__init__(operands=[src, None], result_types=[res], properties=_properties(type))
 
     def ptx_operands(self, name: Namer) -> list[str]:
         return [name(self.res), name(self.src)]
@@ -145,41 +394,66 @@ class NotOp(_UnaryOp):
     name = "ptx.not"
     MNEMONIC: ClassVar[str] = "not"
     PRED_FORM: ClassVar[bool] = True
+    TYPES: ClassVar[frozenset[PtxType]] = LOGIC_TYPES
+    RULE: ClassVar[str] = LOGIC_RULE
 
 
 @irdl_op_definition
 class NegOp(_UnaryOp):
+    """`neg` takes the signed integer and float types (never `.u`/`.b`)."""
+
     name = "ptx.neg"
     MNEMONIC: ClassVar[str] = "neg"
+    TYPES: ClassVar[frozenset[PtxType]] = types("s16", "s32", "s64") | FLOAT_TYPES
+    RULE: ClassVar[str] = f"{INTEGER_RULE} / {FLOAT_RULE}"
 
 
 @irdl_op_definition
-class MovOp(TypedInstruction):
+class MovOp(_TypedOp):
     """`mov.type d, a` — a register, immediate, symbol address or special register."""
 
     traits = traits_def(WritesOnlyRegisters())
 
     name = "ptx.mov"
     MNEMONIC: ClassVar[str] = "mov"
+    TYPES: ClassVar[frozenset[PtxType]] = types("pred", "b16", "b32", "b64", "f32", "f64") | INTEGER_TYPES
+    RULE: ClassVar[str] = MOVE_RULE
     res = result_def(Reg)
     src = operand_def(MovSource)
 
-    def __init__(self, type: str, res: RegisterType, src: SSAValue):
-        super().__init__(operands=[src, None], result_types=[res], properties={"type": StringAttr(type)})
+    def __init__(self, type: PtxType, res: RegisterType, src: SSAValue):
+        super().__init__(operands=[src, None], result_types=[res], properties=_properties(type))
 
     def ptx_operands(self, name: Namer) -> list[str]:
         return [name(self.res), name(self.src)]
 
 
-class _TernaryOp(TypedInstruction, ABC):
+# ---- ternary ----------------------------------------------------------------------------------
+
+
+class _TernaryOp(_TypedOp, ABC):
     traits = traits_def(WritesOnlyRegisters())
     res = result_def(Reg)
     a = operand_def(RegOrImm)
     b = operand_def(RegOrImm)
     c = operand_def(RegOrImm)
+    rounding = opt_prop_def(RoundingAttr)
 
-    def __init__(self, type: str, res: RegisterType, a: SSAValue, b: SSAValue, c: SSAValue):
-        super().__init__(operands=[a, b, c, None], result_types=[res], properties={"type": StringAttr(type)})
+    def __init__(
+        self,
+        type: PtxType,
+        res: RegisterType,
+        abc: tuple[SSAValue, SSAValue, SSAValue],
+        *,
+        mode: IntMode | None = None,
+        rounding: Rounding | None = None,
+    ):
+        props = _properties(
+            type,
+            mode=None if mode is None else IntModeAttr(mode),
+            rounding=None if rounding is None else RoundingAttr(rounding),
+        )
+        super().__init__(operands=[*abc, None], result_types=[res], properties=props)
 
     def ptx_operands(self, name: Namer) -> list[str]:
         return [name(self.res), name(self.a), name(self.b), name(self.c)]
@@ -187,89 +461,181 @@ class _TernaryOp(TypedInstruction, ABC):
 
 @irdl_op_definition
 class MadOp(_TernaryOp):
-    """`mad.{lo,wide}.type d, a, b, c` = a * b + c."""
+    """`mad.{lo,hi,wide}.type d, a, b, c` = a * b + c on integers; `mad.rnd.{f32,f64}`
+    (rounding required) on floats."""
 
     name = "ptx.mad"
     MNEMONIC: ClassVar[str] = "mad"
+    TYPES: ClassVar[frozenset[PtxType]] = INTEGER_TYPES | types("f32", "f64")
+    RULE: ClassVar[str] = f"{INTEGER_RULE} / {FLOAT_RULE}"
+    mode = opt_prop_def(IntModeAttr)
+
+    def modifiers(self) -> list[str]:
+        mode = [] if self.mode is None else [self.mode.data.value]
+        return mode + ([] if self.rounding is None else [self.rounding.data.value])
+
+    def verify_modifiers(self) -> None:
+        _check_rounding(self, None if self.rounding is None else self.rounding.data, required=True)
+        _check_int_mode(self, None if self.mode is None else self.mode.data)
+
+    def verify_operands(self) -> None:
+        _check_wide_operands(self, self.mode, [self.a, self.b], self.res, self.c)
 
 
 @irdl_op_definition
 class FmaOp(_TernaryOp):
-    """`fma.rn.f32 d, a, b, c`."""
+    """`fma.rnd.ftype d, a, b, c`: floats only, rounding required."""
 
     name = "ptx.fma"
     MNEMONIC: ClassVar[str] = "fma"
+    TYPES: ClassVar[frozenset[PtxType]] = FLOAT_TYPES
+    RULE: ClassVar[str] = FLOAT_RULE
+
+    def modifiers(self) -> list[str]:
+        return [] if self.rounding is None else [self.rounding.data.value]
+
+    def verify_modifiers(self) -> None:
+        _check_rounding(self, None if self.rounding is None else self.rounding.data, required=True)
+
+
+# ---- selection, comparison, conversion --------------------------------------------------------
 
 
 @irdl_op_definition
-class SelpOp(TypedInstruction):
-    """`selp.type d, a, b, p` = p ? a : b."""
+class SelpOp(_TypedOp):
+    """`selp.type d, a, b, p` = p ? a : b (no `.pred` or 8-bit or half types; `p` a
+    predicate register)."""
 
     traits = traits_def(WritesOnlyRegisters())
 
     name = "ptx.selp"
     MNEMONIC: ClassVar[str] = "selp"
+    TYPES: ClassVar[frozenset[PtxType]] = BIT_TYPES | INTEGER_TYPES | types("f32", "f64")
+    RULE: ClassVar[str] = COMPARE_RULE
     res = result_def(Reg)
     a = operand_def(RegOrImm)
     b = operand_def(RegOrImm)
     cond = operand_def(Reg)
 
-    def __init__(self, type: str, res: RegisterType, a: SSAValue, b: SSAValue, cond: SSAValue):
-        super().__init__(operands=[a, b, cond, None], result_types=[res], properties={"type": StringAttr(type)})
+    def __init__(self, type: PtxType, res: RegisterType, a: SSAValue, b: SSAValue, cond: SSAValue):
+        super().__init__(operands=[a, b, cond, None], result_types=[res], properties=_properties(type))
 
     def ptx_operands(self, name: Namer) -> list[str]:
         return [name(self.res), name(self.a), name(self.b), name(self.cond)]
 
+    def verify_operands(self) -> None:
+        for role, value in (("destination", self.res), ("operand a", self.a), ("operand b", self.b)):
+            check_operand(self, role, value, self.ptx_type, self.rule())
+        check_operand(self, "selector", self.cond, PtxType.PRED, self.rule())
+
 
 @irdl_op_definition
-class SetpOp(Instruction):
-    """`setp.cmp.type p, a, b`."""
+class SetpOp(_TypedOp):
+    """`setp.cmp.type p, a, b`: the comparison operators allowed depend on the type
+    class (bit-size: `eq ne`; signed: `eq ne lt le gt ge`; unsigned: also `lo ls hi hs`;
+    float: also `equ neu ltu leu gtu geu num nan`)."""
 
     traits = traits_def(WritesOnlyRegisters())
 
     name = "ptx.setp"
-    cmp = prop_def(StringAttr)
-    type = prop_def(StringAttr)
+    MNEMONIC: ClassVar[str] = "setp"
+    TYPES: ClassVar[frozenset[PtxType]] = BIT_TYPES | NUMERIC_TYPES
+    RULE: ClassVar[str] = COMPARE_RULE
+    cmp = prop_def(CmpOpAttr)
     res = result_def(Reg)
     lhs = operand_def(RegOrImm)
     rhs = operand_def(RegOrImm)
 
-    def __init__(self, cmp: str, type: str, res: RegisterType, lhs: SSAValue, rhs: SSAValue):
-        super().__init__(
-            operands=[lhs, rhs, None],
-            result_types=[res],
-            properties={"cmp": StringAttr(cmp), "type": StringAttr(type)},
-        )
+    def __init__(self, cmp: CmpOp, type: PtxType, res: RegisterType, lhs: SSAValue, rhs: SSAValue):
+        props = _properties(type)
+        props["cmp"] = CmpOpAttr(cmp)
+        super().__init__(operands=[lhs, rhs, None], result_types=[res], properties=props)
 
-    def mnemonic(self) -> str:
-        return f"setp.{self.cmp.data}.{self.type.data}"
+    def modifiers(self) -> list[str]:
+        return [self.cmp.data.value]
 
     def ptx_operands(self, name: Namer) -> list[str]:
         return [name(self.res), name(self.lhs), name(self.rhs)]
 
+    def verify_modifiers(self) -> None:
+        cmp, t = self.cmp.data, self.ptx_type
+        if not cmp.allowed_for(t):
+            allowed = [c for c in CmpOp if c.allowed_for(t)]
+            raise reject(self, f"comparison .{cmp.value} on .{t.value}", f".{t.value} compares with {spell(allowed)}",
+                         self.rule())  # fmt: skip
+
+    def verify_operands(self) -> None:
+        check_operand(self, "operand a", self.lhs, self.ptx_type, self.rule())
+        check_operand(self, "operand b", self.rhs, self.ptx_type, self.rule())
+        check_operand(self, "destination", self.res, PtxType.PRED, self.rule())
+
+
+CVT_TYPES = types("u8", "u16", "u32", "u64", "s8", "s16", "s32", "s64") | FLOAT_TYPES
+
 
 @irdl_op_definition
 class CvtOp(Instruction):
-    """`cvt[.rnd].dtype.stype d, a`; `modifier` holds the rounding mode if any."""
+    """`cvt[.rnd].dtype.atype d, a`. Rounding (PTX ISA 9.0, cvt): float → integer needs
+    an integer rounding (`.rni .rzi .rmi .rpi`); integer → float and narrowing float →
+    float need a float rounding (`.rn .rz .rm .rp`); a same-size float → float may take
+    an integer rounding (round to integral); everything else takes none."""
 
     traits = traits_def(WritesOnlyRegisters())
 
     name = "ptx.cvt"
-    dtype = prop_def(StringAttr)
-    stype = prop_def(StringAttr)
-    modifier = opt_prop_def(StringAttr)
+    dtype = prop_def(PtxTypeAttr)
+    stype = prop_def(PtxTypeAttr)
+    rounding = opt_prop_def(RoundingAttr)
     res = result_def(Reg)
     src = operand_def(Reg)
 
-    def __init__(self, dtype: str, stype: str, res: RegisterType, src: SSAValue, modifier: str | None = None):
-        props: dict[str, Attribute] = {"dtype": StringAttr(dtype), "stype": StringAttr(stype)}
-        if modifier is not None:
-            props["modifier"] = StringAttr(modifier)
+    RULE: ClassVar[str] = f"{MOVE_RULE}: cvt"
+
+    def __init__(
+        self, dtype: PtxType, stype: PtxType, res: RegisterType, src: SSAValue, rounding: Rounding | None = None
+    ):
+        props: dict[str, Attribute] = {"dtype": PtxTypeAttr(dtype), "stype": PtxTypeAttr(stype)}
+        if rounding is not None:
+            props["rounding"] = RoundingAttr(rounding)
         super().__init__(operands=[src, None], result_types=[res], properties=props)
 
     def mnemonic(self) -> str:
-        rounding = "" if self.modifier is None else f".{self.modifier.data}"
-        return f"cvt{rounding}.{self.dtype.data}.{self.stype.data}"
+        rounding = "" if self.rounding is None else f".{self.rounding.data.value}"
+        return f"cvt{rounding}.{self.dtype.data.value}.{self.stype.data.value}"
 
     def ptx_operands(self, name: Namer) -> list[str]:
         return [name(self.res), name(self.src)]
+
+    def allowed_rounding(self) -> tuple[frozenset[Rounding], bool]:
+        """(the roundings this type pair takes, whether one is required)."""
+        d, s = self.dtype.data, self.stype.data
+        if s.is_float and not d.is_float:
+            return INTEGER_ROUNDING, True
+        if not s.is_float and d.is_float:
+            return FLOAT_ROUNDING, True
+        if s.is_float and d.is_float:
+            if d.width < s.width:
+                return FLOAT_ROUNDING, True
+            if d.width == s.width and d != s:
+                return FLOAT_ROUNDING, False  # f16 <-> bf16 (ptxas: rounding optional)
+            if d == s:
+                return INTEGER_ROUNDING, False
+        return frozenset(), False
+
+    def verify_(self) -> None:
+        d, s = self.dtype.data, self.stype.data
+        for which, t in (("destination", d), ("source", s)):
+            if t not in CVT_TYPES:
+                order = [x for x in PtxType if x in CVT_TYPES]
+                raise reject(self, f"{which} type .{t.value}", f"cvt converts {spell(order)}", self.RULE)
+        allowed, required = self.allowed_rounding()
+        rounding = None if self.rounding is None else self.rounding.data
+        pair = f".{d.value}.{s.value}"
+        if rounding is not None and rounding not in allowed:
+            takes = f"{pair} takes {spell([r for r in Rounding if r in allowed])}" if allowed else f"{pair} takes none"
+            raise reject(self, f"rounding .{rounding.value} on {pair}", takes, self.RULE)
+        if rounding is None and required:
+            order = [r for r in Rounding if r in allowed]
+            raise reject(self, f"cvt{pair} without rounding", f"it needs one of {spell(order)}", self.RULE)
+        check_operand(self, "destination", self.res, d, self.RULE, wider=True)
+        check_operand(self, "source", self.src, s, self.RULE, wider=True)

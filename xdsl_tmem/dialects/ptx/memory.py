@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import ClassVar
 
 from xdsl.dialects.builtin import (
     IntAttr,
-    StringAttr,
     UnitAttr,
 )
 from xdsl.ir import Attribute, SSAValue
@@ -21,7 +21,6 @@ from xdsl.irdl import (
     var_operand_def,
     var_result_def,
 )
-from xdsl.utils.exceptions import VerifyException
 
 from xdsl_tmem.dialects.ptx.base import (
     Address,
@@ -34,116 +33,230 @@ from xdsl_tmem.dialects.ptx.base import (
     address_text,
     vector_text,
 )
+from xdsl_tmem.dialects.ptx.qualifiers import (
+    INTEGER_TYPES,
+    SHARED_SPACES,
+    PtxType,
+    PtxTypeAttr,
+    StateSpace,
+    StateSpaceAttr,
+    check_operand,
+    check_register,
+    check_type,
+    operand_text,
+    reject,
+    spell,
+    types,
+)
+
+MEMORY_RULE = "PTX ISA 9.0, Data Movement and Conversion Instructions"
+LD_ST_TYPES = types("b8", "b16", "b32", "b64", "u8", "s8", "f32", "f64") | INTEGER_TYPES
+LD_SPACES = frozenset(StateSpace)
+ST_SPACES = SHARED_SPACES | {StateSpace.GLOBAL, StateSpace.LOCAL, StateSpace.PARAM_FUNC}
+"""`st` cannot write `.const` nor a kernel's `.param` (ptxas: "Illegal to write to
+function input parameter")."""
+
+
+def _space_suffix(space: StateSpaceAttr | None) -> str:
+    return "" if space is None else f".{space.data.value}"
+
+
+def _check_space(op: Instruction, space: StateSpaceAttr | None, allowed: frozenset[StateSpace], rule: str) -> None:
+    if space is not None and space.data not in allowed:
+        order = [s for s in StateSpace if s in allowed]
+        raise reject(op, f"state space .{space.data.value}", f"it takes {spell(order)} or none (generic)", rule)
+
+
+def _check_address(op: Instruction, space: StateSpaceAttr | None, addr: SSAValue, rule: str) -> None:
+    """Outside the shared windows an address register is 64-bit (`.address_size 64`;
+    ptxas: "32-bit address ... conflicting with .address_size 64")."""
+    shared = space is not None and space.data in SHARED_SPACES
+    kind = addr.type.kind.data if isinstance(addr.type, RegisterType) else None
+    if kind is not None and kind != "b64" and not (shared and kind == "b32"):
+        need = ".b32 or .b64" if shared else ".b64"
+        raise reject(
+            op, f"address {operand_text(addr)}", f"a {_space_suffix(space) or 'generic'} address is {need}", rule
+        )
+
+
+def _check_vector(op: Instruction, space: StateSpaceAttr | None, type: PtxType, lanes: int, rule: str) -> None:
+    """`.v2`/`.v4` up to 128 bits; 256-bit accesses (`.v4` of 64-bit, `.v8` of 32-bit
+    elements) only in `.global` (ptxas: "global state space expected for feature '256 bit
+    wide load/store'"). They also need PTX ISA 8.8, which the module (not the
+    instruction) declares: unchecked here."""
+    if lanes not in (1, 2, 4, 8):
+        raise reject(op, f"a vector of {lanes}", "vectors are .v2/.v4 (.v8 of 32-bit elements)", rule)
+    bits = lanes * type.width
+    wide_ok = space is not None and space.data is StateSpace.GLOBAL and (lanes, type.width) in ((4, 64), (8, 32))
+    if bits > 128 and not wide_ok:
+        raise reject(op, f".v{lanes}.{type.value} ({bits} bits)", "256-bit accesses are .global .v4 64-bit/.v8 32-bit "
+                     "only, others at most 128 bits", rule)  # fmt: skip
 
 
 @irdl_op_definition
 class LdOp(Instruction):
-    """`ld.space[.vN].type d|{d..}, [addr+offset]`."""
+    """`ld[.space][.vN].type d|{d..}, [addr+offset]`; destinations may be wider than the
+    type (an `.u8` into a `.b16` register)."""
 
     name = "ptx.ld"
-    space = prop_def(StringAttr)
-    type = prop_def(StringAttr)
+    space = opt_prop_def(StateSpaceAttr)
+    type = prop_def(PtxTypeAttr)
     offset = prop_def(IntAttr)
     res = var_result_def(Reg)
     addr = operand_def(Address)
 
-    def __init__(self, space: str, type: str, res: Sequence[RegisterType], addr: SSAValue, offset: int = 0):
-        super().__init__(
-            operands=[addr, None],
-            result_types=[res],
-            properties={"space": StringAttr(space), "type": StringAttr(type), "offset": IntAttr(offset)},
-        )
+    RULE: ClassVar[str] = f"{MEMORY_RULE}: ld"
+
+    def __init__(
+        self, space: StateSpace | None, type: PtxType, res: Sequence[RegisterType], addr: SSAValue, offset: int = 0
+    ):
+        props: dict[str, Attribute] = {"type": PtxTypeAttr(type), "offset": IntAttr(offset)}
+        if space is not None:
+            props["space"] = StateSpaceAttr(space)
+        super().__init__(operands=[addr, None], result_types=[res], properties=props)
 
     def mnemonic(self) -> str:
         vec = f".v{len(self.res)}" if len(self.res) > 1 else ""
-        space = f".{self.space.data}" if self.space.data else ""
-        return f"ld{space}{vec}.{self.type.data}"
+        return f"ld{_space_suffix(self.space)}{vec}.{self.type.data.value}"
 
     def ptx_operands(self, name: Namer) -> list[str]:
         dest = vector_text(name, self.res) if len(self.res) > 1 else name(self.res[0])
         return [dest, address_text(name, self.addr, self.offset.data)]
 
     def verify_(self) -> None:
-        if len(self.res) not in (1, 2, 4):
-            raise VerifyException(f"ptx.ld: vector width must be 1, 2 or 4, got {len(self.res)}")
+        t = self.type.data
+        check_type(self, t, LD_ST_TYPES, "ld", self.RULE)
+        _check_space(self, self.space, LD_SPACES, self.RULE)
+        _check_vector(self, self.space, t, len(self.res), self.RULE)
+        _check_address(self, self.space, self.addr, self.RULE)
+        for value in self.res:
+            check_operand(self, "destination", value, t, self.RULE, wider=True)
 
 
 @irdl_op_definition
 class StOp(Instruction):
-    """`st.space[.vN].type [addr+offset], a|{a..}`."""
+    """`st[.space][.vN].type [addr+offset], a|{a..}`; sources may be wider than the type."""
 
     name = "ptx.st"
-    space = prop_def(StringAttr)
-    type = prop_def(StringAttr)
+    space = opt_prop_def(StateSpaceAttr)
+    type = prop_def(PtxTypeAttr)
     offset = prop_def(IntAttr)
     addr = operand_def(Address)
     values = var_operand_def(RegOrImm)
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
 
-    def __init__(self, space: str, type: str, addr: SSAValue, values: Sequence[SSAValue], offset: int = 0):
-        super().__init__(
-            operands=[addr, values, None],
-            properties={"space": StringAttr(space), "type": StringAttr(type), "offset": IntAttr(offset)},
-        )
+    RULE: ClassVar[str] = f"{MEMORY_RULE}: st"
+
+    def __init__(
+        self, space: StateSpace | None, type: PtxType, addr: SSAValue, values: Sequence[SSAValue], offset: int = 0
+    ):
+        props: dict[str, Attribute] = {"type": PtxTypeAttr(type), "offset": IntAttr(offset)}
+        if space is not None:
+            props["space"] = StateSpaceAttr(space)
+        super().__init__(operands=[addr, values, None], properties=props)
 
     def mnemonic(self) -> str:
         vec = f".v{len(self.values)}" if len(self.values) > 1 else ""
-        space = f".{self.space.data}" if self.space.data else ""
-        return f"st{space}{vec}.{self.type.data}"
+        return f"st{_space_suffix(self.space)}{vec}.{self.type.data.value}"
 
     def ptx_operands(self, name: Namer) -> list[str]:
         src = vector_text(name, self.values) if len(self.values) > 1 else name(self.values[0])
         return [address_text(name, self.addr, self.offset.data), src]
 
     def verify_(self) -> None:
-        if len(self.values) not in (1, 2, 4):
-            raise VerifyException(f"ptx.st: vector width must be 1, 2 or 4, got {len(self.values)}")
+        t = self.type.data
+        check_type(self, t, LD_ST_TYPES, "st", self.RULE)
+        _check_space(self, self.space, ST_SPACES, self.RULE)
+        _check_vector(self, self.space, t, len(self.values), self.RULE)
+        _check_address(self, self.space, self.addr, self.RULE)
+        for value in self.values:
+            check_operand(self, "source", value, t, self.RULE, wider=True)
+
+
+CVTA_SPACES = SHARED_SPACES | {
+    StateSpace.GLOBAL,
+    StateSpace.LOCAL,
+    StateSpace.CONST,
+    StateSpace.PARAM,
+    StateSpace.PARAM_ENTRY,
+}
 
 
 @irdl_op_definition
 class CvtaOp(Instruction):
-    """`cvta.to.shared.u64 d, a` (a generic address into a shared-window one), or with
-    `to_generic` `cvta.shared.u64 d, a` (the other way)."""
+    """`cvta.to.space.u64 d, a` (a generic address into a `space` one), or with
+    `to_generic` `cvta.space.u64 d, a` (the other way). `.u32` is for `.address_size 32`
+    modules, which we never emit, so only `.u64` verifies."""
 
     traits = traits_def(WritesOnlyRegisters())
 
     name = "ptx.cvta"
-    space = prop_def(StringAttr)
+    space = prop_def(StateSpaceAttr)
+    type = prop_def(PtxTypeAttr)
     to_generic = opt_prop_def(UnitAttr)
     res = result_def(Reg)
     src = operand_def(Reg)
 
-    def __init__(self, space: str, res: RegisterType, src: SSAValue, to_generic: bool = False):
-        props: dict[str, Attribute] = {"space": StringAttr(space)}
+    RULE: ClassVar[str] = f"{MEMORY_RULE}: cvta"
+
+    def __init__(
+        self,
+        space: StateSpace,
+        res: RegisterType,
+        src: SSAValue,
+        to_generic: bool = False,
+        type: PtxType = PtxType.U64,
+    ):
+        props: dict[str, Attribute] = {"space": StateSpaceAttr(space), "type": PtxTypeAttr(type)}
         if to_generic:
             props["to_generic"] = UnitAttr()
         super().__init__(operands=[src, None], result_types=[res], properties=props)
 
     def mnemonic(self) -> str:
-        return f"cvta.{self.space.data}.u64" if self.to_generic else f"cvta.to.{self.space.data}.u64"
+        direction = "" if self.to_generic else ".to"
+        return f"cvta{direction}.{self.space.data.value}.{self.type.data.value}"
 
     def ptx_operands(self, name: Namer) -> list[str]:
         return [name(self.res), name(self.src)]
 
+    def verify_(self) -> None:
+        check_type(self, self.type.data, types("u64"), "cvta (with .address_size 64)", self.RULE)
+        _check_space(self, self.space, CVTA_SPACES, self.RULE)
+        check_operand(self, "destination", self.res, PtxType.U64, self.RULE)
+        check_operand(self, "source", self.src, PtxType.U64, self.RULE)
+
 
 @irdl_op_definition
 class MapaOp(Instruction):
-    """`mapa.shared::cluster.u32 d, a, rank` (32-bit shared window addresses) or
-    `mapa.u64 d, a, rank` (generic addresses)."""
+    """`mapa.shared::cluster.u32 d, a, rank` (shared::cluster window addresses) or
+    `mapa.u64 d, a, rank` (generic addresses): `d` and `a` of the type, `rank` a `.b32`
+    register or immediate. (ptxas also accepts `.s32/.s64`; the ISA lists `.u32/.u64`.)"""
 
     name = "ptx.mapa"
-    generic = opt_prop_def(UnitAttr)
+    space = opt_prop_def(StateSpaceAttr)
+    type = prop_def(PtxTypeAttr)
     res = result_def(Reg)
     addr = operand_def(Address)
     rank = operand_def(RegOrImm)
 
-    def __init__(self, res: RegisterType, addr: SSAValue, rank: SSAValue, generic: bool = False):
-        super().__init__(
-            operands=[addr, rank, None], result_types=[res], properties={"generic": UnitAttr()} if generic else {}
-        )
+    RULE: ClassVar[str] = f"{MEMORY_RULE}: mapa"
+
+    def __init__(self, space: StateSpace | None, type: PtxType, res: RegisterType, addr: SSAValue, rank: SSAValue):
+        props: dict[str, Attribute] = {"type": PtxTypeAttr(type)}
+        if space is not None:
+            props["space"] = StateSpaceAttr(space)
+        super().__init__(operands=[addr, rank, None], result_types=[res], properties=props)
 
     def mnemonic(self) -> str:
-        return "mapa.u64" if self.generic else "mapa.shared::cluster.u32"
+        return f"mapa{_space_suffix(self.space)}.{self.type.data.value}"
 
     def ptx_operands(self, name: Namer) -> list[str]:
         return [name(self.res), name(self.addr), name(self.rank)]
+
+    def verify_(self) -> None:
+        t = self.type.data
+        check_type(self, t, types("u32", "u64"), "mapa", self.RULE)
+        _check_space(self, self.space, frozenset({StateSpace.SHARED_CLUSTER}), self.RULE)
+        check_operand(self, "destination", self.res, t, self.RULE)
+        check_operand(self, "address", self.addr, t, self.RULE)
+        check_register(self, "rank", self.rank, "b32", self.RULE)

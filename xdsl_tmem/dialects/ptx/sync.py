@@ -1,13 +1,21 @@
-"""Barriers, fences, mbarriers and warp election."""
+"""Barriers, fences, mbarriers and warp election.
+
+Qualifiers are typed (`.sem` a `MemSemantic`, `.scope` the nvvm dialect's
+`MemScopeKind`, state spaces a `StateSpace`, `bar.red`'s operation the nvvm dialect's
+`BarrierReduction`); each verifier states the PTX ISA 9.0 rule (Parallel
+Synchronization and Communication Instructions) and is checked against ptxas.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import ClassVar
+
 from xdsl.dialects.builtin import (
     IntAttr,
-    StringAttr,
     UnitAttr,
 )
-from xdsl.ir import SSAValue
+from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     irdl_op_definition,
@@ -19,9 +27,9 @@ from xdsl.irdl import (
     result_def,
 )
 
+from xdsl_tmem.dialects import nvvm
 from xdsl_tmem.dialects.ptx.base import (
     Address,
-    FixedInstruction,
     Instruction,
     Namer,
     Reg,
@@ -29,8 +37,57 @@ from xdsl_tmem.dialects.ptx.base import (
     RegOrImm,
     address_text,
 )
+from xdsl_tmem.dialects.ptx.qualifiers import (
+    SHARED_CTA_SPACES,
+    SHARED_SPACES,
+    BarrierClusterKind,
+    BarrierClusterKindAttr,
+    MbarrierTxKind,
+    MbarrierTxKindAttr,
+    MbarrierWaitKind,
+    MbarrierWaitKindAttr,
+    MemSemantic,
+    MemSemanticAttr,
+    StateSpace,
+    StateSpaceAttr,
+    check_only_register,
+    check_register,
+    immediate,
+    reject,
+    spell,
+)
 
-# ---- barriers and fences ------------------------------------------------------------
+SYNC_RULE = "PTX ISA 9.0, Parallel Synchronization and Communication Instructions"
+
+
+def _space_suffix(space: StateSpaceAttr | None) -> str:
+    return "" if space is None else f".{space.data.value}"
+
+
+def _check_space(op: Instruction, space: StateSpaceAttr | None, allowed: frozenset[StateSpace], rule: str) -> None:
+    if space is not None and space.data not in allowed:
+        order = [s for s in StateSpace if s in allowed]
+        raise reject(op, f"state space .{space.data.value}", f"it takes {spell(order)} or none (generic)", rule)
+
+
+def _check_mbarrier_address(op: Instruction, space: StateSpaceAttr | None, addr: SSAValue, rule: str) -> None:
+    """A generic mbarrier address is a 64-bit register (`.address_size 64`)."""
+    if space is None and isinstance(addr.type, RegisterType) and addr.type.kind.data != "b64":
+        raise reject(op, f"generic address {addr.type.register_name}", "a generic address is a .b64 register", rule)
+
+
+# ---- barriers -------------------------------------------------------------------------------
+
+
+def _check_barrier_operands(op: Instruction, id: SSAValue, count: SSAValue | None, rule: str) -> None:
+    """`bar`: the barrier number is 0..15 and a thread count a multiple of the warp size
+    (both `.u32` registers or immediates)."""
+    check_register(op, "barrier number", id, "b32", rule)
+    check_register(op, "thread count", count, "b32", rule)
+    if (number := immediate(id)) is not None and not 0 <= number <= 15:
+        raise reject(op, f"barrier number {number}", "barriers are numbered 0..15", rule)
+    if (threads := immediate(count)) is not None and (threads <= 0 or threads % 32):
+        raise reject(op, f"thread count {threads}", "it must be a positive multiple of the warp size (32)", rule)
 
 
 @irdl_op_definition
@@ -42,6 +99,8 @@ class BarSyncOp(Instruction):
     count = opt_operand_def(RegOrImm)
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
 
+    RULE: ClassVar[str] = f"{SYNC_RULE}: bar.sync"
+
     def __init__(self, id: SSAValue, count: SSAValue | None = None):
         super().__init__(operands=[id, count, None])
 
@@ -51,39 +110,59 @@ class BarSyncOp(Instruction):
     def ptx_operands(self, name: Namer) -> list[str]:
         return [name(self.id)] + ([] if self.count is None else [name(self.count)])
 
+    def verify_(self) -> None:
+        _check_barrier_operands(self, self.id, self.count, self.RULE)
+
 
 @irdl_op_definition
 class BarRedOp(Instruction):
-    """`bar.red.{popc.u32,and.pred,or.pred} d, id[, count], p`."""
+    """`bar.red.popc.u32 d, id[, count], p` (`d` a `.b32` register) or
+    `bar.red.{and,or}.pred d, id[, count], p` (`d` a predicate); `p` is a predicate."""
 
     name = "ptx.bar_red"
-    reduction = prop_def(StringAttr)  # "popc.u32", "and.pred", "or.pred"
+    reduction = prop_def(nvvm.BarrierReductionAttr)
     res = result_def(Reg)
     id = operand_def(RegOrImm)
     count = opt_operand_def(RegOrImm)
     pred = operand_def(Reg)
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
 
-    def __init__(self, reduction: str, res: RegisterType, id: SSAValue, count: SSAValue | None, pred: SSAValue):
+    RULE: ClassVar[str] = f"{SYNC_RULE}: bar.red"
+
+    def __init__(
+        self, reduction: nvvm.BarrierReduction, res: RegisterType, id: SSAValue, count: SSAValue | None, pred: SSAValue
+    ):
         super().__init__(
-            operands=[id, count, pred, None], result_types=[res], properties={"reduction": StringAttr(reduction)}
+            operands=[id, count, pred, None],
+            result_types=[res],
+            properties={"reduction": nvvm.BarrierReductionAttr(reduction)},
         )
 
+    def popc(self) -> bool:
+        return self.reduction.data is nvvm.BarrierReduction.POPC
+
     def mnemonic(self) -> str:
-        return f"bar.red.{self.reduction.data}"
+        return f"bar.red.{self.reduction.data.value}.{'u32' if self.popc() else 'pred'}"
 
     def ptx_operands(self, name: Namer) -> list[str]:
         count = [] if self.count is None else [name(self.count)]
         return [name(self.res), name(self.id), *count, name(self.pred)]
 
+    def verify_(self) -> None:
+        _check_barrier_operands(self, self.id, self.count, self.RULE)
+        check_only_register(self, "destination", self.res, "b32" if self.popc() else "pred", self.RULE)
+        check_only_register(self, "predicate operand", self.pred, "pred", self.RULE)
+
 
 @irdl_op_definition
 class BarArriveOp(Instruction):
-    """`bar.arrive id, count`."""
+    """`bar.arrive id, count` (the thread count is required)."""
 
     name = "ptx.bar_arrive"
     id = operand_def(RegOrImm)
     count = operand_def(RegOrImm)
+
+    RULE: ClassVar[str] = f"{SYNC_RULE}: bar.arrive"
 
     def __init__(self, id: SSAValue, count: SSAValue):
         super().__init__(operands=[id, count, None])
@@ -94,13 +173,18 @@ class BarArriveOp(Instruction):
     def ptx_operands(self, name: Namer) -> list[str]:
         return [name(self.id), name(self.count)]
 
+    def verify_(self) -> None:
+        _check_barrier_operands(self, self.id, self.count, self.RULE)
+
 
 @irdl_op_definition
 class BarWarpSyncOp(Instruction):
-    """`bar.warp.sync membermask`."""
+    """`bar.warp.sync membermask` (a `.b32` register or immediate)."""
 
     name = "ptx.bar_warp_sync"
     mask = operand_def(RegOrImm)
+
+    RULE: ClassVar[str] = f"{SYNC_RULE}: bar.warp.sync"
 
     def __init__(self, mask: SSAValue):
         super().__init__(operands=[mask, None])
@@ -111,145 +195,379 @@ class BarWarpSyncOp(Instruction):
     def ptx_operands(self, name: Namer) -> list[str]:
         return [name(self.mask)]
 
+    def verify_(self) -> None:
+        check_register(self, "member mask", self.mask, "b32", self.RULE)
+
+
+_CLUSTER_SEMANTICS = {
+    BarrierClusterKind.ARRIVE: frozenset({MemSemantic.RELEASE, MemSemantic.RELAXED}),
+    BarrierClusterKind.WAIT: frozenset({MemSemantic.ACQUIRE}),
+}
+
 
 @irdl_op_definition
-class BarrierClusterOp(FixedInstruction):
-    """`barrier.cluster.{arrive,wait}[.relaxed][.aligned]`."""
+class BarrierClusterOp(Instruction):
+    """`barrier.cluster.arrive[.release|.relaxed][.aligned]`,
+    `barrier.cluster.wait[.acquire][.aligned]`."""
 
     name = "ptx.barrier_cluster"
-    kind = prop_def(StringAttr)  # "arrive", "arrive.relaxed", "wait"
+    kind = prop_def(BarrierClusterKindAttr)
+    sem = opt_prop_def(MemSemanticAttr)
     aligned = opt_prop_def(UnitAttr)
 
+    RULE: ClassVar[str] = f"{SYNC_RULE}: barrier.cluster"
+
+    def __init__(self, kind: BarrierClusterKind, *, sem: MemSemantic | None = None, aligned: bool = False):
+        props: dict[str, Attribute] = {"kind": BarrierClusterKindAttr(kind)}
+        if sem is not None:
+            props["sem"] = MemSemanticAttr(sem)
+        if aligned:
+            props["aligned"] = UnitAttr()
+        super().__init__(operands=[None], properties=props)
+
     def mnemonic(self) -> str:
-        return f"barrier.cluster.{self.kind.data}" + (".aligned" if self.aligned else "")
+        sem = "" if self.sem is None else f".{self.sem.data.value}"
+        return f"barrier.cluster.{self.kind.data.value}{sem}" + (".aligned" if self.aligned else "")
+
+    def ptx_operands(self, name: Namer) -> list[str]:
+        return []
+
+    def verify_(self) -> None:
+        allowed = _CLUSTER_SEMANTICS[self.kind.data]
+        if self.sem is not None and self.sem.data not in allowed:
+            order = [s for s in MemSemantic if s in allowed]
+            raise reject(self, f".{self.sem.data.value} on barrier.cluster.{self.kind.data.value}",
+                         f"it takes {spell(order)}", self.RULE)  # fmt: skip
+
+
+# ---- fences ---------------------------------------------------------------------------------
+
+
+_FENCE_SEMANTICS = frozenset({MemSemantic.SC, MemSemantic.ACQ_REL, MemSemantic.ACQUIRE, MemSemantic.RELEASE})
 
 
 @irdl_op_definition
-class FenceOp(FixedInstruction):
-    """`fence.proxy.async.shared::cta`, `fence.mbarrier_init.release.cluster`, ...
-    (the whole mnemonic in `text`)."""
+class FenceOp(Instruction):
+    """`fence.sem.scope`: a memory fence (`.sc`, `.acq_rel`, `.acquire`, `.release`;
+    the scope is required)."""
 
     name = "ptx.fence"
-    text = prop_def(StringAttr)
+    sem = prop_def(MemSemanticAttr)
+    scope = prop_def(nvvm.MemScopeKindAttr)
+
+    RULE: ClassVar[str] = f"{SYNC_RULE}: membar/fence"
+
+    def __init__(self, sem: MemSemantic, scope: nvvm.MemScopeKind):
+        super().__init__(
+            operands=[None], properties={"sem": MemSemanticAttr(sem), "scope": nvvm.MemScopeKindAttr(scope)}
+        )
 
     def mnemonic(self) -> str:
-        return self.text.data
+        return f"fence.{self.sem.data.value}.{self.scope.data.value}"
+
+    def ptx_operands(self, name: Namer) -> list[str]:
+        return []
+
+    def verify_(self) -> None:
+        if self.sem.data not in _FENCE_SEMANTICS:
+            order = [s for s in MemSemantic if s in _FENCE_SEMANTICS]
+            raise reject(self, f"semantics .{self.sem.data.value}", f"fence takes {spell(order)}", self.RULE)
+
+
+_PROXY_KINDS = frozenset({nvvm.ProxyKind.ALIAS, nvvm.ProxyKind.ASYNC, nvvm.ProxyKind.ASYNC_GLOBAL})
+
+
+@irdl_op_definition
+class FenceProxyOp(Instruction):
+    """`fence.proxy.{alias,async,async.global}` and
+    `fence.proxy.async.shared::{cta,cluster}` (the shared form needs its space, the
+    others take none). The `tensormap` proxy fences have another syntax (not modelled)."""
+
+    name = "ptx.fence_proxy"
+    kind = prop_def(nvvm.ProxyKindAttr)
+    space = opt_prop_def(nvvm.SharedSpaceAttr)
+
+    RULE: ClassVar[str] = f"{SYNC_RULE}: membar/fence (fence.proxy)"
+
+    def __init__(self, kind: nvvm.ProxyKind, space: nvvm.SharedSpace | None = None):
+        props: dict[str, Attribute] = {"kind": nvvm.ProxyKindAttr(kind)}
+        if space is not None:
+            props["space"] = nvvm.SharedSpaceAttr(space)
+        super().__init__(operands=[None], properties=props)
+
+    def mnemonic(self) -> str:
+        space = "" if self.space is None else f"::{self.space.data.value}"
+        return f"fence.proxy.{self.kind.data.value}{space}"
+
+    def ptx_operands(self, name: Namer) -> list[str]:
+        return []
+
+    def verify_(self) -> None:
+        kind = self.kind.data
+        if kind is nvvm.ProxyKind.ASYNC_SHARED:
+            if self.space is None:
+                raise reject(self, "fence.proxy.async.shared without ::cta/::cluster", "the space is required",
+                             self.RULE)  # fmt: skip
+            return
+        if kind not in _PROXY_KINDS:
+            allowed = spell([k for k in nvvm.ProxyKind if k in _PROXY_KINDS or k is nvvm.ProxyKind.ASYNC_SHARED])
+            raise reject(self, f"proxy kind .{kind.value}", f"fence.proxy takes {allowed}", self.RULE)
+        if self.space is not None:
+            raise reject(self, f"space ::{self.space.data.value} on .{kind.value}", "only async.shared takes a space",
+                         self.RULE)  # fmt: skip
+
+
+@irdl_op_definition
+class FenceMbarrierInitOp(Instruction):
+    """`fence.mbarrier_init.release.cluster` (the only semantics and scope it takes)."""
+
+    name = "ptx.fence_mbarrier_init"
+
+    def __init__(self):
+        super().__init__(operands=[None])
+
+    def mnemonic(self) -> str:
+        return "fence.mbarrier_init.release.cluster"
+
+    def ptx_operands(self, name: Namer) -> list[str]:
+        return []
 
 
 # ---- mbarrier ---------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class Ordering:
+    """`.sem.scope` of an mbarrier operation; PTX takes both or neither."""
+
+    sem: MemSemantic
+    scope: nvvm.MemScopeKind
+
+
+_MBARRIER_SCOPES = frozenset({nvvm.MemScopeKind.CTA, nvvm.MemScopeKind.CLUSTER})
+
+
+def _ordering_properties(order: Ordering | None) -> dict[str, Attribute]:
+    if order is None:
+        return {}
+    return {"sem": MemSemanticAttr(order.sem), "scope": nvvm.MemScopeKindAttr(order.scope)}
+
+
+def _ordering_text(sem: MemSemanticAttr | None, scope: nvvm.MemScopeKindAttr | None) -> str:
+    return ("" if sem is None else f".{sem.data.value}") + ("" if scope is None else f".{scope.data.value}")
+
+
+def _check_ordering(
+    op: Instruction,
+    sem: MemSemanticAttr | None,
+    scope: nvvm.MemScopeKindAttr | None,
+    allowed: frozenset[MemSemantic],
+    rule: str,
+) -> None:
+    """`.sem` and `.scope` come together (ptxas: "requires scope" / "requires order");
+    the scope is `.cta` or `.cluster`; the semantics are per instruction."""
+    if (sem is None) != (scope is None):
+        given = f".{sem.data.value}" if sem is not None else f".{scope.data.value}" if scope is not None else ""
+        raise reject(op, f"{given} alone", "semantics and scope are given together", rule)
+    if sem is not None and sem.data not in allowed:
+        order = [s for s in MemSemantic if s in allowed]
+        raise reject(op, f"semantics .{sem.data.value}", f"it takes {spell(order)}", rule)
+    if scope is not None and scope.data not in _MBARRIER_SCOPES:
+        raise reject(op, f"scope .{scope.data.value}", "mbarrier scopes are .cta/.cluster", rule)
+
+
 @irdl_op_definition
 class MbarrierInitOp(Instruction):
-    """`mbarrier.init[.shared].b64 [addr], count`."""
+    """`mbarrier.init[.shared{::cta}].b64 [addr], count`."""
 
     name = "ptx.mbarrier_init"
-    space = prop_def(StringAttr)  # "shared" or "" (generic)
+    space = opt_prop_def(StateSpaceAttr)
     offset = prop_def(IntAttr)
     addr = operand_def(Address)
     count = operand_def(RegOrImm)
 
-    def __init__(self, space: str, addr: SSAValue, count: SSAValue, offset: int = 0):
-        super().__init__(
-            operands=[addr, count, None], properties={"space": StringAttr(space), "offset": IntAttr(offset)}
-        )
+    RULE: ClassVar[str] = f"{SYNC_RULE}: mbarrier.init"
+
+    def __init__(self, space: StateSpace | None, addr: SSAValue, count: SSAValue, offset: int = 0):
+        props: dict[str, Attribute] = {"offset": IntAttr(offset)}
+        if space is not None:
+            props["space"] = StateSpaceAttr(space)
+        super().__init__(operands=[addr, count, None], properties=props)
 
     def mnemonic(self) -> str:
-        return "mbarrier.init" + (f".{self.space.data}" if self.space.data else "") + ".b64"
+        return f"mbarrier.init{_space_suffix(self.space)}.b64"
 
     def ptx_operands(self, name: Namer) -> list[str]:
         return [address_text(name, self.addr, self.offset.data), name(self.count)]
+
+    def verify_(self) -> None:
+        _check_space(self, self.space, SHARED_CTA_SPACES, self.RULE)
+        _check_mbarrier_address(self, self.space, self.addr, self.RULE)
+        check_register(self, "count", self.count, "b32", self.RULE)
+
+
+@irdl_op_definition
+class MbarrierInvalOp(Instruction):
+    """`mbarrier.inval[.shared{::cta}].b64 [addr]`."""
+
+    name = "ptx.mbarrier_inval"
+    space = opt_prop_def(StateSpaceAttr)
+    offset = prop_def(IntAttr)
+    addr = operand_def(Address)
+
+    RULE: ClassVar[str] = f"{SYNC_RULE}: mbarrier.inval"
+
+    def __init__(self, space: StateSpace | None, addr: SSAValue, offset: int = 0):
+        props: dict[str, Attribute] = {"offset": IntAttr(offset)}
+        if space is not None:
+            props["space"] = StateSpaceAttr(space)
+        super().__init__(operands=[addr, None], properties=props)
+
+    def mnemonic(self) -> str:
+        return f"mbarrier.inval{_space_suffix(self.space)}.b64"
+
+    def ptx_operands(self, name: Namer) -> list[str]:
+        return [address_text(name, self.addr, self.offset.data)]
+
+    def verify_(self) -> None:
+        _check_space(self, self.space, SHARED_CTA_SPACES, self.RULE)
+        _check_mbarrier_address(self, self.space, self.addr, self.RULE)
 
 
 @irdl_op_definition
 class MbarrierArriveOp(Instruction):
     """`mbarrier.arrive[.expect_tx][.sem.scope][.space].b64 state|_, [addr][, count]`.
 
-    `qualifiers` is everything between `mbarrier.arrive` and `.b64` (e.g. `.shared`,
-    `.release.cluster.shared::cluster`, `.expect_tx.shared`); without a `state`
-    result the sink `_` is printed.
-    """
+    Without a `state` result the sink `_` is printed; the `.shared::cluster` form only
+    takes the sink; `.expect_tx` needs its count (the transaction bytes)."""
 
     name = "ptx.mbarrier_arrive"
-    qualifiers = prop_def(StringAttr)
+    expect_tx = opt_prop_def(UnitAttr)
+    sem = opt_prop_def(MemSemanticAttr)
+    scope = opt_prop_def(nvvm.MemScopeKindAttr)
+    space = opt_prop_def(StateSpaceAttr)
     offset = prop_def(IntAttr)
     state = opt_result_def(Reg)
     addr = operand_def(Address)
     count = opt_operand_def(RegOrImm)
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
 
+    RULE: ClassVar[str] = f"{SYNC_RULE}: mbarrier.arrive"
+
     def __init__(
         self,
-        qualifiers: str,
+        space: StateSpace | None,
         addr: SSAValue,
         count: SSAValue | None = None,
         state: RegisterType | None = None,
         offset: int = 0,
+        *,
+        expect_tx: bool = False,
+        order: Ordering | None = None,
     ):
+        props: dict[str, Attribute] = {"offset": IntAttr(offset), **_ordering_properties(order)}
+        if space is not None:
+            props["space"] = StateSpaceAttr(space)
+        if expect_tx:
+            props["expect_tx"] = UnitAttr()
         super().__init__(
-            operands=[addr, count, None],
-            result_types=[[state] if state is not None else []],
-            properties={"qualifiers": StringAttr(qualifiers), "offset": IntAttr(offset)},
+            operands=[addr, count, None], result_types=[[state] if state is not None else []], properties=props
         )
 
     def mnemonic(self) -> str:
-        return f"mbarrier.arrive{self.qualifiers.data}.b64"
+        expect_tx = ".expect_tx" if self.expect_tx else ""
+        order = _ordering_text(self.sem, self.scope)
+        return f"mbarrier.arrive{expect_tx}{order}{_space_suffix(self.space)}.b64"
 
     def ptx_operands(self, name: Namer) -> list[str]:
         state = "_" if self.state is None else name(self.state)
         count = [] if self.count is None else [name(self.count)]
         return [state, address_text(name, self.addr, self.offset.data), *count]
 
+    def verify_(self) -> None:
+        rule = self.RULE
+        _check_space(self, self.space, SHARED_SPACES, rule)
+        _check_ordering(self, self.sem, self.scope, frozenset({MemSemantic.RELEASE, MemSemantic.RELAXED}), rule)
+        _check_mbarrier_address(self, self.space, self.addr, rule)
+        cluster = self.space is not None and self.space.data is StateSpace.SHARED_CLUSTER
+        if cluster and self.state is not None:
+            raise reject(self, f"state register {self.state.type}", "the .shared::cluster form writes the sink _", rule)
+        if self.expect_tx and self.count is None:
+            raise reject(self, ".expect_tx without a count", "it takes the transaction count", rule)
+        if self.state is not None:
+            check_only_register(self, "state", self.state, "b64", rule)
+        check_register(self, "count", self.count, "b32", rule)
+
 
 @irdl_op_definition
 class MbarrierExpectTxOp(Instruction):
-    """`mbarrier.{expect_tx,complete_tx}.relaxed.cta.shared.b64 [addr], tx`."""
+    """`mbarrier.{expect_tx,complete_tx}[.relaxed.scope][.space].b64 [addr], tx`."""
 
     name = "ptx.mbarrier_tx"
-    text = prop_def(StringAttr)
+    kind = prop_def(MbarrierTxKindAttr)
+    sem = opt_prop_def(MemSemanticAttr)
+    scope = opt_prop_def(nvvm.MemScopeKindAttr)
+    space = opt_prop_def(StateSpaceAttr)
     offset = prop_def(IntAttr)
     addr = operand_def(Address)
     tx = operand_def(RegOrImm)
 
-    def __init__(self, text: str, addr: SSAValue, tx: SSAValue, offset: int = 0):
-        super().__init__(operands=[addr, tx, None], properties={"text": StringAttr(text), "offset": IntAttr(offset)})
+    RULE: ClassVar[str] = f"{SYNC_RULE}: mbarrier.expect_tx / mbarrier.complete_tx"
+
+    def __init__(
+        self,
+        kind: MbarrierTxKind,
+        space: StateSpace | None,
+        addr: SSAValue,
+        tx: SSAValue,
+        offset: int = 0,
+        *,
+        order: Ordering | None = None,
+    ):
+        props: dict[str, Attribute] = {"kind": MbarrierTxKindAttr(kind), "offset": IntAttr(offset)}
+        props.update(_ordering_properties(order))
+        if space is not None:
+            props["space"] = StateSpaceAttr(space)
+        super().__init__(operands=[addr, tx, None], properties=props)
 
     def mnemonic(self) -> str:
-        return self.text.data
+        order = _ordering_text(self.sem, self.scope)
+        return f"mbarrier.{self.kind.data.value}{order}{_space_suffix(self.space)}.b64"
 
     def ptx_operands(self, name: Namer) -> list[str]:
         return [address_text(name, self.addr, self.offset.data), name(self.tx)]
 
+    def verify_(self) -> None:
+        _check_space(self, self.space, SHARED_SPACES, self.RULE)
+        _check_ordering(self, self.sem, self.scope, frozenset({MemSemantic.RELAXED}), self.RULE)
+        _check_mbarrier_address(self, self.space, self.addr, self.RULE)
+        check_register(self, "transaction count", self.tx, "b32", self.RULE)
 
-@irdl_op_definition
-class MbarrierInvalOp(Instruction):
-    """`mbarrier.inval[.shared].b64 [addr]`."""
 
-    name = "ptx.mbarrier_inval"
-    space = prop_def(StringAttr)
-    offset = prop_def(IntAttr)
-    addr = operand_def(Address)
+@dataclass(frozen=True)
+class MbarrierWaitForm:
+    """The qualifiers of an mbarrier probe: `mbarrier.<kind>[.parity][.sem.scope][.space]`."""
 
-    def __init__(self, space: str, addr: SSAValue, offset: int = 0):
-        super().__init__(operands=[addr, None], properties={"space": StringAttr(space), "offset": IntAttr(offset)})
-
-    def mnemonic(self) -> str:
-        return "mbarrier.inval" + (f".{self.space.data}" if self.space.data else "") + ".b64"
-
-    def ptx_operands(self, name: Namer) -> list[str]:
-        return [address_text(name, self.addr, self.offset.data)]
+    kind: MbarrierWaitKind
+    parity: bool = True
+    space: StateSpace | None = StateSpace.SHARED
+    order: Ordering | None = None
 
 
 @irdl_op_definition
 class MbarrierWaitOp(Instruction):
-    """`mbarrier.{try_wait,test_wait}[.parity][.space].b64 p, [addr], phase[, ticks]`.
+    """`mbarrier.{try_wait,test_wait}[.parity][.sem.scope][.space].b64 p, [addr], phase|state[, ticks]`.
 
-    One probe; the blocking wait is this plus `@!p bra` back to it.
-    """
+    One probe; the blocking wait is this plus `@!p bra` back to it. With `.parity` the
+    phase is a `.b32` register or immediate, else the `.b64` state of an arrive;
+    `test_wait` never suspends, so it takes no time hint."""
 
     name = "ptx.mbarrier_wait"
-    kind = prop_def(StringAttr)  # "try_wait.parity", "test_wait.parity", "try_wait", ...
-    space = prop_def(StringAttr)
+    kind = prop_def(MbarrierWaitKindAttr)
+    parity = opt_prop_def(UnitAttr)
+    sem = opt_prop_def(MemSemanticAttr)
+    scope = opt_prop_def(nvvm.MemScopeKindAttr)
+    space = opt_prop_def(StateSpaceAttr)
     offset = prop_def(IntAttr)
     res = result_def(Reg)
     addr = operand_def(Address)
@@ -257,37 +575,58 @@ class MbarrierWaitOp(Instruction):
     ticks = opt_operand_def(RegOrImm)
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
 
+    RULE: ClassVar[str] = f"{SYNC_RULE}: mbarrier.test_wait / mbarrier.try_wait"
+
     def __init__(
         self,
-        kind: str,
-        space: str,
+        form: MbarrierWaitForm,
         res: RegisterType,
         addr: SSAValue,
         phase: SSAValue,
         ticks: SSAValue | None = None,
         offset: int = 0,
     ):
-        super().__init__(
-            operands=[addr, phase, ticks, None],
-            result_types=[res],
-            properties={"kind": StringAttr(kind), "space": StringAttr(space), "offset": IntAttr(offset)},
-        )
+        props: dict[str, Attribute] = {"kind": MbarrierWaitKindAttr(form.kind), "offset": IntAttr(offset)}
+        props.update(_ordering_properties(form.order))
+        if form.parity:
+            props["parity"] = UnitAttr()
+        if form.space is not None:
+            props["space"] = StateSpaceAttr(form.space)
+        super().__init__(operands=[addr, phase, ticks, None], result_types=[res], properties=props)
 
     def mnemonic(self) -> str:
-        return f"mbarrier.{self.kind.data}" + (f".{self.space.data}" if self.space.data else "") + ".b64"
+        parity = ".parity" if self.parity else ""
+        order = _ordering_text(self.sem, self.scope)
+        return f"mbarrier.{self.kind.data.value}{parity}{order}{_space_suffix(self.space)}.b64"
 
     def ptx_operands(self, name: Namer) -> list[str]:
         ticks = [] if self.ticks is None else [name(self.ticks)]
         return [name(self.res), address_text(name, self.addr, self.offset.data), name(self.phase), *ticks]
 
+    def verify_(self) -> None:
+        rule = self.RULE
+        _check_space(self, self.space, SHARED_CTA_SPACES, rule)
+        _check_ordering(self, self.sem, self.scope, frozenset({MemSemantic.ACQUIRE, MemSemantic.RELAXED}), rule)
+        _check_mbarrier_address(self, self.space, self.addr, rule)
+        check_only_register(self, "destination", self.res, "pred", rule)
+        if self.parity:
+            check_register(self, "phase parity", self.phase, "b32", rule)
+        else:
+            check_only_register(self, "state", self.phase, "b64", rule)
+        if self.ticks is not None and self.kind.data is MbarrierWaitKind.TEST_WAIT:
+            raise reject(self, "a time hint on test_wait", "only try_wait takes suspendTimeHint", rule)
+        check_register(self, "time hint", self.ticks, "b32", rule)
+
 
 @irdl_op_definition
 class ElectSyncOp(Instruction):
-    """`elect.sync _|p, membermask`."""
+    """`elect.sync _|p, membermask`: `p` a predicate, the mask a `.b32` register or immediate."""
 
     name = "ptx.elect_sync"
     res = result_def(Reg)
     mask = operand_def(RegOrImm)
+
+    RULE: ClassVar[str] = "PTX ISA 9.0, Parallel Synchronization and Communication Instructions: elect.sync"
 
     def __init__(self, res: RegisterType, mask: SSAValue):
         super().__init__(operands=[mask, None], result_types=[res])
@@ -297,3 +636,7 @@ class ElectSyncOp(Instruction):
 
     def ptx_operands(self, name: Namer) -> list[str]:
         return [f"_|{name(self.res)}", name(self.mask)]
+
+    def verify_(self) -> None:
+        check_only_register(self, "destination", self.res, "pred", self.RULE)
+        check_register(self, "member mask", self.mask, "b32", self.RULE)

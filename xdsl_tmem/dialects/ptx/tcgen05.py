@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import ClassVar
 
 from xdsl.dialects.builtin import (
     IntAttr,
-    StringAttr,
     UnitAttr,
 )
 from xdsl.ir import Attribute, SSAValue
@@ -26,7 +27,6 @@ from xdsl.utils.exceptions import VerifyException
 from xdsl_tmem.dialects import nvvm
 from xdsl_tmem.dialects.ptx.base import (
     Address,
-    FixedInstruction,
     Imm,
     Instruction,
     Namer,
@@ -36,20 +36,40 @@ from xdsl_tmem.dialects.ptx.base import (
     address_text,
     vector_text,
 )
+from xdsl_tmem.dialects.ptx.qualifiers import (
+    StateSpace,
+    StateSpaceAttr,
+    check_only_register,
+    check_register,
+    immediate,
+    reject,
+    spell,
+)
 
 # ---- tcgen05 ------------------------------------------------------------------------------
 
 
+TCGEN05_RULE = "PTX ISA 9.0, Tensor Core 5th Generation Family Instructions"
+
+
+def _check_taddr(op: Instruction, value: SSAValue, rule: str) -> None:
+    """Tensor-memory addresses are 32-bit (`.b32` registers)."""
+    check_only_register(op, "tensor memory address", value, "b32", rule)
+
+
 @irdl_op_definition
 class Tcgen05AllocOp(Instruction):
-    """`tcgen05.alloc.cta_group::N.sync.aligned[.shared::cta].b32 [dst], ncols`."""
+    """`tcgen05.alloc.cta_group::N.sync.aligned[.shared::cta].b32 [dst], ncols`: an
+    immediate `ncols` is a power of two in [32, 512]."""
 
     name = "ptx.tcgen05_alloc"
     cta_group = prop_def(nvvm.CTAGroupKindAttr)
-    shared = opt_prop_def(UnitAttr)
+    space = opt_prop_def(StateSpaceAttr)
     offset = prop_def(IntAttr)
     addr = operand_def(Address)
     ncols = operand_def(RegOrImm)
+
+    RULE: ClassVar[str] = f"{TCGEN05_RULE}: tcgen05.alloc"
 
     def __init__(self, cta_group: int, shared: bool, addr: SSAValue, ncols: SSAValue, offset: int = 0):
         props: dict[str, Attribute] = {
@@ -57,25 +77,35 @@ class Tcgen05AllocOp(Instruction):
             "offset": IntAttr(offset),
         }
         if shared:
-            props["shared"] = UnitAttr()
+            props["space"] = StateSpaceAttr(StateSpace.SHARED_CTA)
         super().__init__(operands=[addr, ncols, None], properties=props)
 
     def mnemonic(self) -> str:
-        space = ".shared::cta" if self.shared else ""
+        space = "" if self.space is None else f".{self.space.data.value}"
         return f"tcgen05.alloc.cta_group::{self.cta_group.as_int()}.sync.aligned{space}.b32"
 
     def ptx_operands(self, name: Namer) -> list[str]:
         return [address_text(name, self.addr, self.offset.data), name(self.ncols)]
 
+    def verify_(self) -> None:
+        if self.space is not None and self.space.data is not StateSpace.SHARED_CTA:
+            raise reject(self, f"state space .{self.space.data.value}", "it takes .shared::cta or none", self.RULE)
+        check_register(self, "ncols", self.ncols, "b32", self.RULE)
+        if (ncols := immediate(self.ncols)) is not None and (ncols not in range(32, 513) or ncols & (ncols - 1)):
+            raise reject(self, f"ncols {ncols}", "it must be a power of two in [32, 512]", self.RULE)
+
 
 @irdl_op_definition
 class Tcgen05DeallocOp(Instruction):
-    """`tcgen05.dealloc.cta_group::N.sync.aligned.b32 taddr, ncols`."""
+    """`tcgen05.dealloc.cta_group::N.sync.aligned.b32 taddr, ncols`: an immediate
+    `ncols` is a positive multiple of 32."""
 
     name = "ptx.tcgen05_dealloc"
     cta_group = prop_def(nvvm.CTAGroupKindAttr)
     taddr = operand_def(Reg)
     ncols = operand_def(RegOrImm)
+
+    RULE: ClassVar[str] = f"{TCGEN05_RULE}: tcgen05.dealloc"
 
     def __init__(self, cta_group: int, taddr: SSAValue, ncols: SSAValue):
         super().__init__(
@@ -88,22 +118,70 @@ class Tcgen05DeallocOp(Instruction):
     def ptx_operands(self, name: Namer) -> list[str]:
         return [name(self.taddr), name(self.ncols)]
 
+    def verify_(self) -> None:
+        _check_taddr(self, self.taddr, self.RULE)
+        check_register(self, "ncols", self.ncols, "b32", self.RULE)
+        if (ncols := immediate(self.ncols)) is not None and (ncols <= 0 or ncols % 32):
+            raise reject(self, f"ncols {ncols}", "it must be a positive multiple of 32", self.RULE)
+
 
 @irdl_op_definition
-class Tcgen05TextOp(FixedInstruction):
-    """Operand-less tcgen05 instructions: relinquish_alloc_permit, fence, wait."""
+class Tcgen05RelinquishOp(Instruction):
+    """`tcgen05.relinquish_alloc_permit.cta_group::N.sync.aligned`."""
 
-    name = "ptx.tcgen05"
-    text = prop_def(StringAttr)
+    name = "ptx.tcgen05_relinquish_alloc_permit"
+    cta_group = prop_def(nvvm.CTAGroupKindAttr)
+
+    def __init__(self, cta_group: int):
+        super().__init__(operands=[None], properties={"cta_group": nvvm.CTAGroupKindAttr.from_int(cta_group)})
 
     def mnemonic(self) -> str:
-        return self.text.data
+        return f"tcgen05.relinquish_alloc_permit.cta_group::{self.cta_group.as_int()}.sync.aligned"
+
+    def ptx_operands(self, name: Namer) -> list[str]:
+        return []
+
+
+@irdl_op_definition
+class Tcgen05FenceOp(Instruction):
+    """`tcgen05.fence::{before,after}_thread_sync`."""
+
+    name = "ptx.tcgen05_fence"
+    kind = prop_def(nvvm.Tcgen05FenceKindAttr)
+
+    def __init__(self, kind: nvvm.Tcgen05FenceKind):
+        super().__init__(operands=[None], properties={"kind": nvvm.Tcgen05FenceKindAttr(kind)})
+
+    def mnemonic(self) -> str:
+        return f"tcgen05.fence::{self.kind.data.value}_thread_sync"
+
+    def ptx_operands(self, name: Namer) -> list[str]:
+        return []
+
+
+@irdl_op_definition
+class Tcgen05WaitOp(Instruction):
+    """`tcgen05.wait::{ld,st}.sync.aligned`."""
+
+    name = "ptx.tcgen05_wait"
+    kind = prop_def(nvvm.Tcgen05WaitKindAttr)
+
+    def __init__(self, kind: nvvm.Tcgen05WaitKind):
+        super().__init__(operands=[None], properties={"kind": nvvm.Tcgen05WaitKindAttr(kind)})
+
+    def mnemonic(self) -> str:
+        which = "ld" if self.kind.data is nvvm.Tcgen05WaitKind.LOAD else "st"
+        return f"tcgen05.wait::{which}.sync.aligned"
+
+    def ptx_operands(self, name: Namer) -> list[str]:
+        return []
 
 
 @irdl_op_definition
 class Tcgen05CommitOp(Instruction):
     """`tcgen05.commit.cta_group::N.mbarrier::arrive::one.shared::cluster[.multicast::cluster].b64
-    [mbar][, mask]` — the mask must be a .b16 register (ptx-nvvm.md §1.6)."""
+    [mbar][, mask]` — the mask must be a .b16 register (ptxas rejects a .b32 register or
+    an immediate)."""
 
     name = "ptx.tcgen05_commit"
     cta_group = prop_def(nvvm.CTAGroupKindAttr)
@@ -111,6 +189,8 @@ class Tcgen05CommitOp(Instruction):
     addr = operand_def(Address)
     mask = opt_operand_def(Reg)
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
+
+    RULE: ClassVar[str] = f"{TCGEN05_RULE}: tcgen05.commit"
 
     def __init__(self, cta_group: int, addr: SSAValue, mask: SSAValue | None = None, offset: int = 0):
         super().__init__(
@@ -129,10 +209,7 @@ class Tcgen05CommitOp(Instruction):
         return [address_text(name, self.addr, self.offset.data), *mask]
 
     def verify_(self) -> None:
-        if self.mask is not None:
-            mask_type = self.mask.type
-            if not isinstance(mask_type, RegisterType) or mask_type.kind.data != "b16":
-                raise VerifyException("ptx.tcgen05_commit: the multicast mask must be a .b16 register")
+        check_only_register(self, "multicast mask", self.mask, "b16", self.RULE)
 
 
 class _Tcgen05LdStOp(Instruction, ABC):
@@ -143,6 +220,9 @@ class _Tcgen05LdStOp(Instruction, ABC):
 
     @abstractmethod
     def registers(self) -> Sequence[SSAValue]: ...
+
+    @abstractmethod
+    def address_and_split(self) -> tuple[SSAValue, SSAValue | None]: ...
 
     def qualifiers(self) -> str:
         shape = self.shape.data
@@ -157,6 +237,18 @@ class _Tcgen05LdStOp(Instruction, ABC):
                 f"{self.name}: .{shape.ptx_name} moves {shape.registers_per_num} x num registers (num a power "
                 f"of two, at most {nvvm.MAX_LDST_REGISTERS} registers): got {count}"
             )
+        rule = f"{TCGEN05_RULE}: tcgen05.ld / tcgen05.st"
+        taddr, split = self.address_and_split()
+        _check_taddr(self, taddr, rule)
+        # The .16x32bx2 shape (and only it) takes the immediate half-split column offset.
+        halves = shape is nvvm.Tcgen05LdStShape.SHAPE_16X32BX2
+        if halves and split is None:
+            raise reject(self, f".{shape.ptx_name} without its offset", "it takes the immediate half-split offset",
+                         rule)  # fmt: skip
+        if not halves and split is not None:
+            raise reject(self, f"an offset on .{shape.ptx_name}", "only .16x32bx2 takes one", rule)
+        for value in self.registers():
+            check_only_register(self, "data register", value, "b32", rule)
 
 
 @irdl_op_definition
@@ -185,6 +277,9 @@ class Tcgen05LdOp(_Tcgen05LdStOp):
 
     def registers(self) -> Sequence[SSAValue]:
         return self.res
+
+    def address_and_split(self) -> tuple[SSAValue, SSAValue | None]:
+        return self.taddr, self.split
 
     def mnemonic(self) -> str:
         pack = ".pack::16b" if self.pack else ""
@@ -222,6 +317,9 @@ class Tcgen05StOp(_Tcgen05LdStOp):
     def registers(self) -> Sequence[SSAValue]:
         return self.values
 
+    def address_and_split(self) -> tuple[SSAValue, SSAValue | None]:
+        return self.taddr, self.split
+
     def mnemonic(self) -> str:
         unpack = ".unpack::16b" if self.unpack else ""
         return f"tcgen05.st.sync.aligned.{self.qualifiers()}{unpack}.b32"
@@ -229,6 +327,22 @@ class Tcgen05StOp(_Tcgen05LdStOp):
     def ptx_operands(self, name: Namer) -> list[str]:
         split = [] if self.split is None else [name(self.split)]
         return [f"[{name(self.taddr)}]", *split, vector_text(name, self.values)]
+
+
+@dataclass(frozen=True)
+class Tcgen05MmaForm:
+    """The qualifiers of a `tcgen05.mma` and where its A operand lives:
+    `.cta_group::N.kind::K.collector::a::C[.ashift]`, A in tensor memory (`[a]`) or
+    an shared-memory descriptor (`a`)."""
+
+    cta_group: int
+    kind: nvvm.Tcgen05MMAKind
+    collector: nvvm.Tcgen05MMACollectorOp = nvvm.Tcgen05MMACollectorOp.DISCARD
+    a_tmem: bool = False
+    ashift: bool = False
+
+
+_SCALED_KINDS = frozenset({nvvm.Tcgen05MMAKind.F16, nvvm.Tcgen05MMAKind.TF32, nvvm.Tcgen05MMAKind.I8})
 
 
 @irdl_op_definition
@@ -251,32 +365,39 @@ class Tcgen05MmaOp(Instruction):
     scale = opt_operand_def(Imm)
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
 
+    RULE: ClassVar[str] = f"{TCGEN05_RULE}: tcgen05.mma"
+
     def __init__(
         self,
-        cta_group: int,
-        kind: nvvm.Tcgen05MMAKind,
-        collector: nvvm.Tcgen05MMACollectorOp,
+        form: Tcgen05MmaForm,
         d: SSAValue,
         a: SSAValue,
         b: SSAValue,
         idesc: SSAValue,
         enable_input_d: SSAValue,
         *,
-        a_tmem: bool = False,
-        ashift: bool = False,
         mask: Sequence[SSAValue] = (),
         scale: SSAValue | None = None,
     ):
         props: dict[str, Attribute] = {
-            "cta_group": nvvm.CTAGroupKindAttr.from_int(cta_group),
-            "kind": nvvm.Tcgen05MMAKindAttr(kind),
-            "collector": nvvm.Tcgen05MMACollectorOpAttr(collector),
+            "cta_group": nvvm.CTAGroupKindAttr.from_int(form.cta_group),
+            "kind": nvvm.Tcgen05MMAKindAttr(form.kind),
+            "collector": nvvm.Tcgen05MMACollectorOpAttr(form.collector),
         }
-        if a_tmem:
+        if form.a_tmem:
             props["a_tmem"] = UnitAttr()
-        if ashift:
+        if form.ashift:
             props["ashift"] = UnitAttr()
         super().__init__(operands=[d, a, b, idesc, mask, enable_input_d, scale, None], properties=props)
+
+    def form(self) -> Tcgen05MmaForm:
+        return Tcgen05MmaForm(
+            self.cta_group.as_int(),
+            self.kind.data,
+            self.collector.data,
+            self.a_tmem is not None,
+            self.ashift is not None,
+        )
 
     def mnemonic(self) -> str:
         # llc-22 spells `.ashift` after the collector, except in the
@@ -291,6 +412,58 @@ class Tcgen05MmaOp(Instruction):
         mask = [vector_text(name, self.disable_output_lane)] if self.disable_output_lane else []
         scale = [] if self.scale is None else [name(self.scale)]
         return [f"[{name(self.d)}]", a, name(self.b), name(self.idesc), *mask, name(self.enable_input_d), *scale]
+
+    def verify_(self) -> None:
+        rule = self.RULE
+        if self.ashift and not self.a_tmem:
+            raise reject(self, ".ashift with A in shared memory", ".ashift needs A in tensor memory ([a])", rule)
+        lanes = 4 * self.cta_group.as_int()
+        if self.disable_output_lane and len(self.disable_output_lane) != lanes:
+            raise reject(self, f"a disable-output-lane vector of {len(self.disable_output_lane)}",
+                         f".cta_group::{self.cta_group.as_int()} takes {lanes} .b32 registers", rule)  # fmt: skip
+        if self.scale is not None:
+            kind = self.kind.data
+            if kind not in _SCALED_KINDS:
+                allowed = spell([k for k in nvvm.Tcgen05MMAKind if k in _SCALED_KINDS])
+                raise reject(self, f"scale-input-d with .kind::{kind.value}", f"it takes .kind{allowed}"
+                             " (the ISA lists f16/tf32; ptxas also accepts i8)", rule)  # fmt: skip
+            if (value := immediate(self.scale)) is not None and not 0 <= value <= 15:
+                raise reject(self, f"scale-input-d {value}", "it must be in [0, 15]", rule)
+        _check_taddr(self, self.d, rule)
+        if self.a_tmem:
+            _check_taddr(self, self.a, rule)
+        else:
+            check_only_register(self, "A descriptor", self.a, "b64", rule)
+        check_only_register(self, "B descriptor", self.b, "b64", rule)
+        check_register(self, "instruction descriptor", self.idesc, "b32", rule)
+        for value in self.disable_output_lane:
+            check_only_register(self, "disable-output-lane", value, "b32", rule)
+        if isinstance(self.enable_input_d.type, RegisterType):
+            check_only_register(self, "enable-input-d", self.enable_input_d, "pred", rule)
+
+
+def _cp_shape_text(shape: nvvm.Tcgen05CpShape) -> str:
+    return shape.value.removeprefix("shape_")
+
+
+def _multicast_text(multicast: nvvm.Tcgen05CpMulticast) -> str:
+    """`warpx2::02_13`, `warpx4`, or "" for none."""
+    value = multicast.value
+    if value.startswith("warpx2"):
+        return f"warpx2::{value.removeprefix('warpx2_')}"
+    return "" if multicast is nvvm.Tcgen05CpMulticast.NONE else value
+
+
+_WARPX2 = frozenset({nvvm.Tcgen05CpMulticast.WARPX2_01_23, nvvm.Tcgen05CpMulticast.WARPX2_02_13})
+_CP_MULTICAST = {
+    nvvm.Tcgen05CpShape.SHAPE_128X256B: frozenset({nvvm.Tcgen05CpMulticast.NONE}),
+    nvvm.Tcgen05CpShape.SHAPE_4X256B: frozenset({nvvm.Tcgen05CpMulticast.NONE}),
+    nvvm.Tcgen05CpShape.SHAPE_128X128B: frozenset({nvvm.Tcgen05CpMulticast.NONE}),
+    nvvm.Tcgen05CpShape.SHAPE_64X128B: _WARPX2,
+    nvvm.Tcgen05CpShape.SHAPE_32X128B: frozenset({nvvm.Tcgen05CpMulticast.WARPX4}),
+}
+"""tcgen05.cp: which warp multicast each shape takes (`.64x128b` a `.warpx2`,
+`.32x128b` `.warpx4`, the others none)."""
 
 
 @irdl_op_definition
@@ -325,11 +498,8 @@ class Tcgen05CpOp(Instruction):
         super().__init__(operands=[taddr, desc, None], properties=props)
 
     def mnemonic(self) -> str:
-        qualifiers = f".cta_group::{self.cta_group.as_int()}.{self.shape.data.value.removeprefix('shape_')}"
-        multicast = self.multicast.data.value
-        if multicast.startswith("warpx2"):
-            qualifiers += f".warpx2::{multicast.removeprefix('warpx2_')}"
-        elif multicast != "none":
+        qualifiers = f".cta_group::{self.cta_group.as_int()}.{_cp_shape_text(self.shape.data)}"
+        if multicast := _multicast_text(self.multicast.data):
             qualifiers += f".{multicast}"
         if self.src_format is not None:
             qualifiers += f".b8x16.{self.src_format.data.value}"
@@ -337,6 +507,17 @@ class Tcgen05CpOp(Instruction):
 
     def ptx_operands(self, name: Namer) -> list[str]:
         return [f"[{name(self.taddr)}]", name(self.desc)]
+
+    def verify_(self) -> None:
+        rule = f"{TCGEN05_RULE}: tcgen05.cp"
+        shape, multicast = self.shape.data, self.multicast.data
+        allowed = _CP_MULTICAST[shape]
+        if multicast not in allowed:
+            order = ", ".join(_multicast_text(m) or "none" for m in nvvm.Tcgen05CpMulticast if m in allowed)
+            raise reject(self, f"multicast {_multicast_text(multicast) or 'none'} with .{_cp_shape_text(shape)}",
+                         f"that shape takes {order}", rule)  # fmt: skip
+        _check_taddr(self, self.taddr, rule)
+        check_only_register(self, "shared memory descriptor", self.desc, "b64", rule)
 
 
 @irdl_op_definition
@@ -355,3 +536,6 @@ class Tcgen05ShiftOp(Instruction):
 
     def ptx_operands(self, name: Namer) -> list[str]:
         return [f"[{name(self.taddr)}]"]
+
+    def verify_(self) -> None:
+        _check_taddr(self, self.taddr, f"{TCGEN05_RULE}: tcgen05.shift")

@@ -1,0 +1,545 @@
+"""The ptx dialect's verifiers against ptxas, rule by rule.
+
+Each case is one PTX ISA rule: a valid instruction and one that breaks the rule, both
+built as typed ptx ops. Our verifier must accept the first and reject the second with a
+message naming the op, the bad value and what is allowed; ptxas (the independent
+oracle) must assemble the printed valid line and reject the printed invalid one, each in
+a tiny kernel. The printed lines come from the ops' derived mnemonics, so a wrong
+mnemonic fails the ptxas half too.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from external import ToolFailed, run_tool
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, IntegerType, f32
+from xdsl.ir import SSAValue
+from xdsl.utils.exceptions import VerifyException
+
+from xdsl_tmem.backend.printer import operand_text
+from xdsl_tmem.dialects import nvvm, ptx
+from xdsl_tmem.dialects.ptx import CmpOp, IntMode, MemSemantic, PtxType, Rounding, StateSpace
+
+ARCH = "sm_100a"
+VERSION = "8.8"
+"""PTX ISA 8.8: the oldest version with every valid form below (256-bit `ld.global`)."""
+KERNEL = """\
+.version {version}
+.target {arch}
+.address_size 64
+.shared .align 8 .b8 smem[64];
+.visible .entry k(.param .u64 k_param_0)
+{{
+    .reg .pred %p<9>;
+    .reg .b16 %rs<9>;
+    .reg .b32 %r<9>;
+    .reg .b64 %rd<9>;
+{lines}
+    ret;
+}}
+"""
+
+T = PtxType
+CTA = nvvm.MemScopeKind.CTA
+CLUSTER = nvvm.MemScopeKind.CLUSTER
+
+
+def reg(kind: str, index: int = 1) -> SSAValue:
+    return ptx.RegisterOp(ptx.RegisterType(kind, index)).result
+
+
+def p(i: int = 1) -> SSAValue:
+    return reg("pred", i)
+
+
+def rs(i: int = 1) -> SSAValue:
+    return reg("b16", i)
+
+
+def r(i: int = 1) -> SSAValue:
+    return reg("b32", i)
+
+
+def rd(i: int = 1) -> SSAValue:
+    return reg("b64", i)
+
+
+def t(kind: str, index: int = 1) -> ptx.RegisterType:
+    return ptx.RegisterType(kind, index)
+
+
+def imm(value: int, width: int = 32) -> SSAValue:
+    return ptx.ImmOp(IntegerAttr(value, IntegerType(width))).result
+
+
+def fimm(value: float) -> SSAValue:
+    return ptx.ImmOp(FloatAttr(value, f32)).result
+
+
+def smem() -> SSAValue:
+    return ptx.SymbolOp("smem").result
+
+
+Build = Callable[[], ptx.Instruction]
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    good: Build
+    bad: Build
+    says: tuple[str, ...]
+    """Fragments of our message: the bad value and what is allowed."""
+
+
+def _without(build: Build, prop: str) -> Build:
+    """The op with one property removed (forms the typed constructors cannot build)."""
+
+    def make() -> ptx.Instruction:
+        op = build()
+        del op.properties[prop]
+        return op
+
+    return make
+
+
+def _wait(
+    kind: ptx.MbarrierWaitKind = ptx.MbarrierWaitKind.TRY_WAIT,
+    *,
+    parity: bool = True,
+    space: StateSpace | None = StateSpace.SHARED,
+    order: ptx.Ordering | None = None,
+) -> ptx.MbarrierWaitForm:
+    return ptx.MbarrierWaitForm(kind, parity, space, order)
+
+
+MMA1 = ptx.Tcgen05MmaForm(1, nvvm.Tcgen05MMAKind.F16)
+MMA_TMEM = ptx.Tcgen05MmaForm(1, nvvm.Tcgen05MMAKind.F16, a_tmem=True)
+CP = nvvm.Tcgen05CpShape
+MC = nvvm.Tcgen05CpMulticast
+LDST = nvvm.Tcgen05LdStShape
+
+RULES = [
+    # ---- integer and floating-point arithmetic ----
+    Rule("add-int-rounding", lambda: ptx.AddOp(T.S32, t("b32"), r(2), r(3)),
+         lambda: ptx.AddOp(T.S32, t("b32"), r(2), r(3), rounding=Rounding.RN),
+         ("rounding .rn on .s32", "only floating-point types round")),
+    Rule("add-float-integral-rounding", lambda: ptx.AddOp(T.F32, t("b32"), r(2), r(3), rounding=Rounding.RZ),
+         lambda: ptx.AddOp(T.F32, t("b32"), r(2), r(3), rounding=Rounding.RNI),
+         ("rounding .rni", "add rounds with .rn/.rz/.rm/.rp")),
+    Rule("add-bit-type", lambda: ptx.AddOp(T.U32, t("b32"), r(2), r(3)),
+         lambda: ptx.AddOp(T.B32, t("b32"), r(2), r(3)), ("type .b32", "add takes .u16/.u32/.u64/.s16")),
+    Rule("sub-no-pred", lambda: ptx.SubOp(T.F64, t("b64"), rd(2), rd(3), rounding=Rounding.RP),
+         lambda: ptx.SubOp(T.PRED, t("pred"), p(2), p(1)), ("type .pred", "sub takes")),
+    Rule("mul-int-needs-mode", lambda: ptx.MulOp(T.S32, t("b32"), r(2), r(3), mode=IntMode.LO),
+         lambda: ptx.MulOp(T.S32, t("b32"), r(2), r(3)), ("mul.s32 without a mode", ".lo/.hi/.wide")),
+    Rule("mul-float-no-mode", lambda: ptx.MulOp(T.F32, t("b32"), r(2), r(3), rounding=Rounding.RN),
+         lambda: ptx.MulOp(T.F32, t("b32"), r(2), r(3), mode=IntMode.LO), (".lo on .f32", "only integer types")),
+    Rule("mul-wide-64", lambda: ptx.MulOp(T.S32, t("b64"), r(2), r(3), mode=IntMode.WIDE),
+         lambda: ptx.MulOp(T.S64, t("b64"), rd(2), rd(3), mode=IntMode.WIDE),
+         (".wide on .s64", ".wide takes 16- and 32-bit types")),
+    Rule("mul-wide-destination", lambda: ptx.MulOp(T.S32, t("b64"), r(2), r(3), mode=IntMode.WIDE),
+         lambda: ptx.MulOp(T.S32, t("b32"), r(2), r(3), mode=IntMode.WIDE),
+         ("destination a .b32 register (%r1)", "it must be a .b64 register")),
+    Rule("mad-lo-integer-only", lambda: ptx.MadOp(T.S32, t("b32"), (r(2), r(3), r(4)), mode=IntMode.LO),
+         lambda: ptx.MadOp(T.F32, t("b32"), (r(2), r(3), r(4)), mode=IntMode.LO, rounding=Rounding.RN),
+         (".lo on .f32", "only integer types take .lo/.hi/.wide")),
+    Rule("mad-float-needs-rounding",
+         lambda: ptx.MadOp(T.F32, t("b32"), (r(2), r(3), r(4)), rounding=Rounding.RN),
+         lambda: ptx.MadOp(T.F32, t("b32"), (r(2), r(3), r(4))), ("mad.f32 without rounding", ".rn/.rz/.rm/.rp")),
+    Rule("fma-needs-rounding", lambda: ptx.FmaOp(T.F32, t("b32"), (r(2), r(3), r(4)), rounding=Rounding.RN),
+         lambda: ptx.FmaOp(T.F32, t("b32"), (r(2), r(3), r(4))), ("fma.f32 without rounding", "it needs one of .rn")),
+    Rule("fma-float-only", lambda: ptx.FmaOp(T.F64, t("b64"), (rd(2), rd(3), rd(4)), rounding=Rounding.RN),
+         lambda: ptx.FmaOp(T.S32, t("b32"), (r(2), r(3), r(4)), rounding=Rounding.RN),
+         ("type .s32", "fma takes .f16/.bf16/.f32/.f64")),
+    Rule("div-float-needs-rounding", lambda: ptx.DivOp(T.F32, t("b32"), r(2), r(3), precision=ptx.DivPrecision.FULL),
+         lambda: ptx.DivOp(T.F32, t("b32"), r(2), r(3)), ("div.f32 without rounding", ".rn/.rz/.rm/.rp")),
+    Rule("div-approx-f32-only", lambda: ptx.DivOp(T.F32, t("b32"), r(2), r(3), precision=ptx.DivPrecision.APPROX),
+         lambda: ptx.DivOp(T.F64, t("b64"), rd(2), rd(3), precision=ptx.DivPrecision.APPROX),
+         (".approx on .f64", ".approx and .full are .f32 only")),
+    Rule("div-approx-or-rounding", lambda: ptx.DivOp(T.F32, t("b32"), r(2), r(3), rounding=Rounding.RZ),
+         lambda: ptx.DivOp(T.F32, t("b32"), r(2), r(3), rounding=Rounding.RN, precision=ptx.DivPrecision.APPROX),
+         (".approx with .rn", "give a rounding mode or .approx/.full")),
+    Rule("div-f64-needs-rounding", lambda: ptx.DivOp(T.F64, t("b64"), rd(2), rd(3), rounding=Rounding.RN),
+         lambda: ptx.DivOp(T.F64, t("b64"), rd(2), rd(3)), ("div.f64 without rounding",)),
+    Rule("div-int-no-rounding", lambda: ptx.DivOp(T.S32, t("b32"), r(2), r(3)),
+         lambda: ptx.DivOp(T.S32, t("b32"), r(2), r(3), rounding=Rounding.RN), ("rounding .rn on .s32",)),
+    Rule("rem-integer-only", lambda: ptx.RemOp(T.U64, t("b64"), rd(2), rd(3)),
+         lambda: ptx.RemOp(T.F32, t("b32"), r(2), r(3)), ("type .f32", "rem takes .u16/.u32/.u64/.s16/.s32/.s64")),
+    Rule("min-nan-not-f64", lambda: ptx.MinOp(T.F32, t("b32"), r(2), r(3), nan=True),
+         lambda: ptx.MinOp(T.F64, t("b64"), rd(2), rd(3), nan=True), (".NaN on .f64", ".NaN takes .f16/.bf16/.f32")),
+    Rule("max-no-bit-type", lambda: ptx.MaxOp(T.U16, t("b16"), rs(2), rs(3)),
+         lambda: ptx.MaxOp(T.B32, t("b32"), r(2), r(3)), ("type .b32", "max takes")),
+    Rule("neg-signed-or-float", lambda: ptx.NegOp(T.S32, t("b32"), r(2)),
+         lambda: ptx.NegOp(T.U32, t("b32"), r(2)), ("type .u32", "neg takes .s16/.s32/.s64/.f16/.bf16/.f32/.f64")),
+    # ---- logic and shift ----
+    Rule("and-bit-types", lambda: ptx.AndOp(T.B32, t("b32"), r(2), r(3)),
+         lambda: ptx.AndOp(T.U32, t("b32"), r(2), r(3)), ("type .u32", "and takes .pred/.b16/.b32/.b64")),
+    Rule("or-bit-types", lambda: ptx.OrOp(T.PRED, t("pred"), p(2), p(1)),
+         lambda: ptx.OrOp(T.S64, t("b64"), rd(2), rd(3)), ("type .s64", "or takes .pred/.b16/.b32/.b64")),
+    Rule("xor-bit-types", lambda: ptx.XorOp(T.B16, t("b16"), rs(2), imm(1, 16)),
+         lambda: ptx.XorOp(T.F32, t("b32"), r(2), r(3)), ("type .f32", "xor takes")),
+    Rule("not-bit-types", lambda: ptx.NotOp(T.PRED, t("pred"), p(2)),
+         lambda: ptx.NotOp(T.S32, t("b32"), r(2)), ("type .s32", "not takes .pred/.b16/.b32/.b64")),
+    Rule("shl-bit-types", lambda: ptx.ShlOp(T.B32, t("b32"), r(2), imm(3)),
+         lambda: ptx.ShlOp(T.U32, t("b32"), r(2), imm(3)), ("type .u32", "shl takes .b16/.b32/.b64")),
+    Rule("shr-no-float", lambda: ptx.ShrOp(T.S16, t("b16"), rs(2), r(3)),
+         lambda: ptx.ShrOp(T.F32, t("b32"), r(2), r(3)), ("type .f32", "shr takes")),
+    Rule("shift-amount-u32", lambda: ptx.ShlOp(T.B64, t("b64"), rd(2), r(3)),
+         lambda: ptx.ShlOp(T.B64, t("b64"), rd(2), rd(3)),
+         ("shift amount a .b64 register (%rd3)", "it must be a .b32 register or an immediate")),
+    # ---- moves, operands and immediates ----
+    Rule("mov-types", lambda: ptx.MovOp(T.B16, t("b16"), rs(2)),
+         lambda: ptx.MovOp(T.B8, t("b16"), rs(2)), ("type .b8", "mov takes .pred/.b16")),
+    Rule("float-type-float-literal", lambda: ptx.MovOp(T.F32, t("b32"), fimm(1.0)),
+         lambda: ptx.MovOp(T.F32, t("b32"), imm(1)), ("the immediate 1", "a .f32 operand takes a float literal")),
+    Rule("int-type-int-literal", lambda: ptx.AddOp(T.S32, t("b32"), r(2), imm(1)),
+         lambda: ptx.AddOp(T.S32, t("b32"), r(2), fimm(1.0)),
+         ("the immediate 0f3F800000", "a .s32 operand takes an integer literal")),
+    Rule("float-literal-width", lambda: ptx.MovOp(T.B32, t("b32"), fimm(1.0)),
+         lambda: ptx.MovOp(T.B16, t("b16"), fimm(1.0)), ("the immediate 0f3F800000", "a .b16 operand takes a 16-bit")),
+    Rule("operand-register-class", lambda: ptx.AddOp(T.S32, t("b32"), r(2), r(3)),
+         lambda: ptx.AddOp(T.S32, t("b32"), rd(2), r(3)),
+         ("operand a a .b64 register (%rd2)", "it must be a .b32 register")),
+    Rule("destination-register-class", lambda: ptx.AddOp(T.S64, t("b64"), rd(2), rd(3)),
+         lambda: ptx.AddOp(T.S32, t("b64"), r(2), r(3)), ("destination a .b64 register (%rd1)",)),
+    # ---- comparison and selection ----
+    Rule("selp-no-pred-type", lambda: ptx.SelpOp(T.B32, t("b32"), r(2), r(3), p(1)),
+         lambda: ptx.SelpOp(T.PRED, t("pred"), p(2), p(1), p(2)), ("type .pred", "selp takes")),
+    Rule("selp-selector-predicate", lambda: ptx.SelpOp(T.F32, t("b32"), r(2), r(3), p(1)),
+         lambda: ptx.SelpOp(T.B32, t("b32"), r(2), r(3), r(4)),
+         ("selector a .b32 register (%r4)", "it must be a .pred register")),
+    Rule("setp-bit-eq-ne", lambda: ptx.SetpOp(CmpOp.EQ, T.B32, t("pred"), r(2), r(3)),
+         lambda: ptx.SetpOp(CmpOp.LT, T.B32, t("pred"), r(2), r(3)),
+         ("comparison .lt on .b32", ".b32 compares with .eq/.ne")),
+    Rule("setp-lo-unsigned", lambda: ptx.SetpOp(CmpOp.LO, T.U32, t("pred"), r(2), r(3)),
+         lambda: ptx.SetpOp(CmpOp.LO, T.S32, t("pred"), r(2), r(3)),
+         ("comparison .lo on .s32", ".s32 compares with .eq/.ne/.lt/.le/.gt/.ge")),
+    Rule("setp-unordered-float", lambda: ptx.SetpOp(CmpOp.EQU, T.F32, t("pred"), r(2), r(3)),
+         lambda: ptx.SetpOp(CmpOp.EQU, T.U32, t("pred"), r(2), r(3)), ("comparison .equ on .u32",)),
+    Rule("setp-lo-not-float", lambda: ptx.SetpOp(CmpOp.NAN, T.F64, t("pred"), rd(2), rd(3)),
+         lambda: ptx.SetpOp(CmpOp.LO, T.F32, t("pred"), r(2), r(3)), ("comparison .lo on .f32",)),
+    Rule("setp-predicate-result", lambda: ptx.SetpOp(CmpOp.NE, T.B16, t("pred"), rs(2), rs(3)),
+         lambda: ptx.SetpOp(CmpOp.EQ, T.B32, t("b32"), r(2), r(3)),
+         ("destination a .b32 register (%r1)", "it must be a .pred register")),
+    # ---- cvt ----
+    Rule("cvt-float-to-int-integral", lambda: ptx.CvtOp(T.S32, T.F32, t("b32"), r(2), Rounding.RZI),
+         lambda: ptx.CvtOp(T.S32, T.F32, t("b32"), r(2)), ("cvt.s32.f32 without rounding", ".rni/.rzi/.rmi/.rpi")),
+    Rule("cvt-float-to-int-not-rn", lambda: ptx.CvtOp(T.U16, T.F16, t("b16"), rs(2), Rounding.RNI),
+         lambda: ptx.CvtOp(T.S32, T.F32, t("b32"), r(2), Rounding.RN),
+         ("rounding .rn on .s32.f32", ".s32.f32 takes .rni/.rzi/.rmi/.rpi")),
+    Rule("cvt-int-to-float-rounding", lambda: ptx.CvtOp(T.F32, T.S32, t("b32"), r(2), Rounding.RN),
+         lambda: ptx.CvtOp(T.F64, T.S32, t("b64"), r(2)), ("cvt.f64.s32 without rounding", ".rn/.rz/.rm/.rp")),
+    Rule("cvt-int-to-float-not-integral", lambda: ptx.CvtOp(T.F16, T.S32, t("b16"), r(2), Rounding.RZ),
+         lambda: ptx.CvtOp(T.F32, T.S32, t("b32"), r(2), Rounding.RZI), ("rounding .rzi on .f32.s32",)),
+    Rule("cvt-narrowing-float", lambda: ptx.CvtOp(T.F32, T.F64, t("b32"), rd(2), Rounding.RN),
+         lambda: ptx.CvtOp(T.F16, T.F32, t("b16"), r(2)), ("cvt.f16.f32 without rounding",)),
+    Rule("cvt-widening-float", lambda: ptx.CvtOp(T.F32, T.F16, t("b32"), rs(2)),
+         lambda: ptx.CvtOp(T.F64, T.F32, t("b64"), r(2), Rounding.RN), ("rounding .rn on .f64.f32", "takes none")),
+    Rule("cvt-same-float-integral", lambda: ptx.CvtOp(T.F32, T.F32, t("b32"), r(2), Rounding.RZI),
+         lambda: ptx.CvtOp(T.F32, T.F32, t("b32"), r(2), Rounding.RN), (".f32.f32 takes .rni/.rzi/.rmi/.rpi",)),
+    Rule("cvt-int-no-rounding", lambda: ptx.CvtOp(T.U32, T.U64, t("b32"), rd(2)),
+         lambda: ptx.CvtOp(T.U32, T.U64, t("b32"), rd(2), Rounding.RZI), ("rounding .rzi on .u32.u64", "takes none")),
+    Rule("cvt-no-bit-types", lambda: ptx.CvtOp(T.S16, T.S8, t("b16"), rs(2)),
+         lambda: ptx.CvtOp(T.B32, T.U64, t("b32"), rd(2)), ("destination type .b32", "cvt converts .u8")),
+    Rule("cvt-source-width", lambda: ptx.CvtOp(T.U16, T.U32, t("b16"), rd(2)),
+         lambda: ptx.CvtOp(T.U32, T.U32, t("b32"), rs(2)), ("source a .b16 register (%rs2)", ".b32 (or wider)")),
+    # ---- ld / st / cvta / mapa ----
+    Rule("ld-types", lambda: ptx.LdOp(StateSpace.SHARED, T.U8, [t("b32")], r(2)),
+         lambda: ptx.LdOp(StateSpace.SHARED, T.PRED, [t("pred")], r(2)), ("type .pred", "ld takes .b8")),
+    Rule("ld-destination-width", lambda: ptx.LdOp(StateSpace.SHARED, T.F32, [t("b64")], r(2)),
+         lambda: ptx.LdOp(StateSpace.SHARED, T.B64, [t("b32")], r(2)),
+         ("destination a .b32 register (%r1)", ".b64 (or wider)")),
+    Rule("ld-256-bit-global-only",
+         lambda: ptx.LdOp(StateSpace.GLOBAL, T.B64, [t("b64", i) for i in (1, 2, 3, 4)], rd(5)),
+         lambda: ptx.LdOp(StateSpace.SHARED, T.B64, [t("b64", i) for i in (1, 2, 3, 4)], r(2)),
+         (".v4.b64 (256 bits)", "256-bit accesses are .global")),
+    Rule("ld-vector-width", lambda: ptx.LdOp(StateSpace.SHARED, T.B32, [t("b32", i) for i in (1, 2, 3, 4)], r(5)),
+         lambda: ptx.LdOp(StateSpace.SHARED, T.B32, [t("b32", i) for i in (1, 2, 3)], r(5)),
+         ("a vector of 3", ".v2/.v4")),
+    Rule("ld-global-64-bit-address", lambda: ptx.LdOp(StateSpace.GLOBAL, T.B32, [t("b32")], rd(2)),
+         lambda: ptx.LdOp(StateSpace.GLOBAL, T.B32, [t("b32")], r(2)),
+         ("address a .b32 register (%r2)", "a .global address is .b64")),
+    Rule("st-not-const", lambda: ptx.StOp(StateSpace.GLOBAL, T.B32, rd(2), [r(1)]),
+         lambda: ptx.StOp(StateSpace.CONST, T.B32, rd(2), [r(1)]),
+         ("state space .const", "it takes .global/.local/.shared/.shared::cta/.shared::cluster/.param::func")),
+    Rule("st-not-kernel-param", lambda: ptx.StOp(StateSpace.SHARED, T.B32, smem(), [r(1)]),
+         lambda: ptx.StOp(StateSpace.PARAM, T.B32, ptx.SymbolOp("k_param_0").result, [r(1)]),
+         ("state space .param",)),
+    Rule("st-float-literal", lambda: ptx.StOp(StateSpace.SHARED, T.F32, r(2), [fimm(1.0)]),
+         lambda: ptx.StOp(StateSpace.SHARED, T.F32, r(2), [imm(1)]), ("source the immediate 1",)),
+    Rule("st-no-pred", lambda: ptx.StOp(StateSpace.SHARED, T.U8, r(2), [r(1)]),
+         lambda: ptx.StOp(StateSpace.SHARED, T.PRED, r(2), [p(1)]), ("type .pred", "st takes")),
+    Rule("cvta-u64", lambda: ptx.CvtaOp(StateSpace.SHARED, t("b64"), rd(2)),
+         lambda: ptx.CvtaOp(StateSpace.SHARED, t("b32"), r(2), type=T.U32),
+         ("type .u32", "cvta (with .address_size 64) takes .u64")),
+    Rule("cvta-registers", lambda: ptx.CvtaOp(StateSpace.GLOBAL, t("b64"), rd(2), to_generic=True),
+         lambda: ptx.CvtaOp(StateSpace.SHARED, t("b32"), rd(2)), ("destination a .b32 register (%r1)",)),
+    Rule("mapa-cluster-space", lambda: ptx.MapaOp(StateSpace.SHARED_CLUSTER, T.U32, t("b32"), r(2), r(3)),
+         lambda: ptx.MapaOp(StateSpace.SHARED_CTA, T.U32, t("b32"), r(2), r(3)),
+         ("state space .shared::cta", "it takes .shared::cluster")),
+    Rule("mapa-rank-32-bit", lambda: ptx.MapaOp(None, T.U64, t("b64"), rd(2), r(3)),
+         lambda: ptx.MapaOp(None, T.U64, t("b64"), rd(2), rd(3)), ("rank a .b64 register (%rd3)",)),
+    # ---- barriers and fences ----
+    Rule("bar-number", lambda: ptx.BarSyncOp(imm(15)), lambda: ptx.BarSyncOp(imm(16)),
+         ("barrier number 16", "barriers are numbered 0..15")),
+    Rule("bar-thread-count", lambda: ptx.BarSyncOp(imm(0), imm(64)), lambda: ptx.BarSyncOp(imm(0), imm(33)),
+         ("thread count 33", "multiple of the warp size")),
+    Rule("bar-operand-32-bit", lambda: ptx.BarSyncOp(r(1)), lambda: ptx.BarSyncOp(rd(1)),
+         ("barrier number a .b64 register (%rd1)",)),
+    Rule("bar-arrive-count", lambda: ptx.BarArriveOp(imm(1), imm(32)), lambda: ptx.BarArriveOp(imm(1), imm(31)),
+         ("thread count 31",)),
+    Rule("bar-red-popc-result",
+         lambda: ptx.BarRedOp(nvvm.BarrierReduction.POPC, t("b32"), imm(0), None, p(1)),
+         lambda: ptx.BarRedOp(nvvm.BarrierReduction.POPC, t("pred"), imm(0), None, p(1)),
+         ("destination a .pred register (%p1)", "it must be a .b32 register")),
+    Rule("bar-red-predicate", lambda: ptx.BarRedOp(nvvm.BarrierReduction.AND, t("pred"), imm(0), imm(64), p(2)),
+         lambda: ptx.BarRedOp(nvvm.BarrierReduction.OR, t("pred"), imm(0), None, r(2)),
+         ("predicate operand a .b32 register (%r2)",)),
+    Rule("bar-warp-sync-mask", lambda: ptx.BarWarpSyncOp(r(1)), lambda: ptx.BarWarpSyncOp(rd(1)),
+         ("member mask a .b64 register (%rd1)",)),
+    Rule("elect-predicate", lambda: ptx.ElectSyncOp(t("pred"), imm(-1)), lambda: ptx.ElectSyncOp(t("b32"), imm(-1)),
+         ("destination a .b32 register (%r1)", "it must be a .pred register")),
+    Rule("barrier-cluster-wait-sem",
+         lambda: ptx.BarrierClusterOp(ptx.BarrierClusterKind.WAIT, sem=MemSemantic.ACQUIRE, aligned=True),
+         lambda: ptx.BarrierClusterOp(ptx.BarrierClusterKind.WAIT, sem=MemSemantic.RELAXED),
+         (".relaxed on barrier.cluster.wait", "it takes .acquire")),
+    Rule("barrier-cluster-arrive-sem",
+         lambda: ptx.BarrierClusterOp(ptx.BarrierClusterKind.ARRIVE, sem=MemSemantic.RELAXED),
+         lambda: ptx.BarrierClusterOp(ptx.BarrierClusterKind.ARRIVE, sem=MemSemantic.ACQUIRE),
+         (".acquire on barrier.cluster.arrive", "it takes .relaxed/.release")),
+    Rule("fence-sem", lambda: ptx.FenceOp(MemSemantic.ACQ_REL, nvvm.MemScopeKind.GPU),
+         lambda: ptx.FenceOp(MemSemantic.RELAXED, nvvm.MemScopeKind.GPU),
+         ("semantics .relaxed", "fence takes .acquire/.release/.acq_rel/.sc")),
+    Rule("fence-proxy-shared-space",
+         lambda: ptx.FenceProxyOp(nvvm.ProxyKind.ASYNC_SHARED, nvvm.SharedSpace.CLUSTER),
+         lambda: ptx.FenceProxyOp(nvvm.ProxyKind.ASYNC_SHARED), ("without ::cta/::cluster", "the space is required")),
+    Rule("fence-proxy-kind", lambda: ptx.FenceProxyOp(nvvm.ProxyKind.ASYNC_GLOBAL),
+         lambda: ptx.FenceProxyOp(nvvm.ProxyKind.TENSORMAP), ("proxy kind .tensormap", "fence.proxy takes .alias")),
+    Rule("fence-proxy-space-only-shared", lambda: ptx.FenceProxyOp(nvvm.ProxyKind.ALIAS),
+         lambda: ptx.FenceProxyOp(nvvm.ProxyKind.ALIAS, nvvm.SharedSpace.CTA), ("space ::cta on .alias",)),
+    # ---- mbarrier ----
+    Rule("mbarrier-init-space", lambda: ptx.MbarrierInitOp(StateSpace.SHARED_CTA, r(1), imm(1)),
+         lambda: ptx.MbarrierInitOp(StateSpace.SHARED_CLUSTER, r(1), imm(1)),
+         ("state space .shared::cluster", "it takes .shared/.shared::cta or none")),
+    Rule("mbarrier-init-generic-address", lambda: ptx.MbarrierInitOp(None, rd(1), r(2)),
+         lambda: ptx.MbarrierInitOp(None, r(1), imm(1)), ("generic address %r1", ".b64 register")),
+    Rule("mbarrier-init-count", lambda: ptx.MbarrierInitOp(StateSpace.SHARED, r(1), r(2)),
+         lambda: ptx.MbarrierInitOp(StateSpace.SHARED, r(1), rd(2)), ("count a .b64 register (%rd2)",)),
+    Rule("mbarrier-inval-space", lambda: ptx.MbarrierInvalOp(StateSpace.SHARED, r(1)),
+         lambda: ptx.MbarrierInvalOp(StateSpace.SHARED_CLUSTER, r(1)), ("state space .shared::cluster",)),
+    Rule("mbarrier-arrive-cluster-sink",
+         lambda: ptx.MbarrierArriveOp(StateSpace.SHARED_CLUSTER, r(1), imm(1)),
+         lambda: ptx.MbarrierArriveOp(StateSpace.SHARED_CLUSTER, r(1), state=t("b64")),
+         ("state register !ptx.reg<b64, 1>", "the .shared::cluster form writes the sink _")),
+    Rule("mbarrier-arrive-sem",
+         lambda: ptx.MbarrierArriveOp(StateSpace.SHARED, r(1), state=t("b64"), order=ptx.Ordering(
+             MemSemantic.RELAXED, CTA)),
+         lambda: ptx.MbarrierArriveOp(StateSpace.SHARED, r(1), state=t("b64"), order=ptx.Ordering(
+             MemSemantic.ACQUIRE, CTA)),
+         ("semantics .acquire", "it takes .relaxed/.release")),
+    Rule("mbarrier-arrive-scope",
+         lambda: ptx.MbarrierArriveOp(StateSpace.SHARED, r(1), state=t("b64"), order=ptx.Ordering(
+             MemSemantic.RELEASE, CLUSTER)),
+         lambda: ptx.MbarrierArriveOp(StateSpace.SHARED, r(1), state=t("b64"), order=ptx.Ordering(
+             MemSemantic.RELEASE, nvvm.MemScopeKind.GPU)),
+         ("scope .gpu", "mbarrier scopes are .cta/.cluster")),
+    Rule("mbarrier-arrive-sem-needs-scope",
+         lambda: ptx.MbarrierArriveOp(StateSpace.SHARED, r(1), state=t("b64"), order=ptx.Ordering(
+             MemSemantic.RELEASE, CTA)),
+         _without(lambda: ptx.MbarrierArriveOp(StateSpace.SHARED, r(1), state=t("b64"), order=ptx.Ordering(
+             MemSemantic.RELEASE, CTA)), "scope"),
+         (".release alone", "semantics and scope are given together")),
+    Rule("mbarrier-arrive-expect-tx-count",
+         lambda: ptx.MbarrierArriveOp(StateSpace.SHARED, r(1), imm(16), t("b64"), expect_tx=True),
+         lambda: ptx.MbarrierArriveOp(StateSpace.SHARED, r(1), None, t("b64"), expect_tx=True),
+         (".expect_tx without a count", "transaction count")),
+    Rule("mbarrier-arrive-state-64-bit", lambda: ptx.MbarrierArriveOp(StateSpace.SHARED, r(1), r(2), t("b64")),
+         lambda: ptx.MbarrierArriveOp(StateSpace.SHARED, r(1), r(2), t("b32")),
+         ("state a .b32 register (%r1)", "it must be a .b64 register")),
+    Rule("mbarrier-tx-relaxed-only",
+         lambda: ptx.MbarrierExpectTxOp(ptx.MbarrierTxKind.COMPLETE_TX, StateSpace.SHARED, r(1), imm(16),
+                                        order=ptx.Ordering(MemSemantic.RELAXED, CTA)),
+         lambda: ptx.MbarrierExpectTxOp(ptx.MbarrierTxKind.EXPECT_TX, StateSpace.SHARED, r(1), imm(16),
+                                        order=ptx.Ordering(MemSemantic.RELEASE, CTA)),
+         ("semantics .release", "it takes .relaxed")),
+    Rule("mbarrier-tx-count-32-bit",
+         lambda: ptx.MbarrierExpectTxOp(ptx.MbarrierTxKind.EXPECT_TX, StateSpace.SHARED_CLUSTER, r(1), r(2),
+                                        order=ptx.Ordering(MemSemantic.RELAXED, CLUSTER)),
+         lambda: ptx.MbarrierExpectTxOp(ptx.MbarrierTxKind.EXPECT_TX, StateSpace.SHARED, r(1), rd(2)),
+         ("transaction count a .b64 register (%rd2)",)),
+    Rule("mbarrier-wait-parity-phase", lambda: ptx.MbarrierWaitOp(_wait(), t("pred"), r(1), r(2), r(3)),
+         lambda: ptx.MbarrierWaitOp(_wait(), t("pred"), r(1), rd(2)), ("phase parity a .b64 register (%rd2)",)),
+    Rule("mbarrier-wait-state", lambda: ptx.MbarrierWaitOp(_wait(parity=False), t("pred"), r(1), rd(2)),
+         lambda: ptx.MbarrierWaitOp(_wait(parity=False), t("pred"), r(1), r(2)),
+         ("state a .b32 register (%r2)", "it must be a .b64 register")),
+    Rule("mbarrier-test-wait-no-hint",
+         lambda: ptx.MbarrierWaitOp(_wait(ptx.MbarrierWaitKind.TEST_WAIT), t("pred"), r(1), r(2)),
+         lambda: ptx.MbarrierWaitOp(_wait(ptx.MbarrierWaitKind.TEST_WAIT), t("pred"), r(1), r(2), r(3)),
+         ("a time hint on test_wait", "only try_wait takes suspendTimeHint")),
+    Rule("mbarrier-wait-sem",
+         lambda: ptx.MbarrierWaitOp(_wait(order=ptx.Ordering(MemSemantic.ACQUIRE, CLUSTER)), t("pred"), r(1), r(2)),
+         lambda: ptx.MbarrierWaitOp(_wait(order=ptx.Ordering(MemSemantic.RELEASE, CLUSTER)), t("pred"), r(1), r(2)),
+         ("semantics .release", "it takes .relaxed/.acquire")),
+    Rule("mbarrier-wait-space",
+         lambda: ptx.MbarrierWaitOp(_wait(space=StateSpace.SHARED_CTA), t("pred"), r(1), imm(0)),
+         lambda: ptx.MbarrierWaitOp(_wait(space=StateSpace.SHARED_CLUSTER), t("pred"), r(1), imm(0)),
+         ("state space .shared::cluster", "it takes .shared/.shared::cta or none")),
+    Rule("mbarrier-wait-predicate", lambda: ptx.MbarrierWaitOp(_wait(space=None), t("pred"), rd(1), r(2)),
+         lambda: ptx.MbarrierWaitOp(_wait(), t("b32"), r(1), r(2)), ("destination a .b32 register (%r1)",)),
+    # ---- tcgen05 ----
+    Rule("tcgen05-alloc-power-of-two", lambda: ptx.Tcgen05AllocOp(1, True, r(1), imm(512)),
+         lambda: ptx.Tcgen05AllocOp(1, True, r(1), imm(48)), ("ncols 48", "a power of two in [32, 512]")),
+    Rule("tcgen05-alloc-range", lambda: ptx.Tcgen05AllocOp(2, True, smem(), imm(32)),
+         lambda: ptx.Tcgen05AllocOp(1, True, r(1), imm(1024)), ("ncols 1024",)),
+    Rule("tcgen05-dealloc-multiple-of-32", lambda: ptx.Tcgen05DeallocOp(1, r(1), imm(96)),
+         lambda: ptx.Tcgen05DeallocOp(1, r(1), imm(48)), ("ncols 48", "a positive multiple of 32")),
+    Rule("tcgen05-dealloc-taddr", lambda: ptx.Tcgen05DeallocOp(1, r(1), r(2)),
+         lambda: ptx.Tcgen05DeallocOp(1, rd(1), imm(32)), ("tensor memory address a .b64 register (%rd1)",)),
+    Rule("tcgen05-commit-mask-b16", lambda: ptx.Tcgen05CommitOp(1, r(1), rs(1)),
+         lambda: ptx.Tcgen05CommitOp(1, r(1), r(2)), ("multicast mask a .b32 register (%r2)", ".b16 register")),
+    Rule("tcgen05-ld-offset-only-16x32bx2", lambda: ptx.Tcgen05LdOp(LDST.SHAPE_16X32BX2, [t("b32")], r(2), imm(2)),
+         lambda: ptx.Tcgen05LdOp(LDST.SHAPE_32X32B, [t("b32")], r(2), imm(2)),
+         ("an offset on .32x32b", "only .16x32bx2 takes one")),
+    Rule("tcgen05-ld-16x32bx2-needs-offset", lambda: ptx.Tcgen05LdOp(LDST.SHAPE_32X32B, [t("b32")], r(2)),
+         lambda: ptx.Tcgen05LdOp(LDST.SHAPE_16X32BX2, [t("b32")], r(2)),
+         (".16x32bx2 without its offset", "immediate half-split offset")),
+    Rule("tcgen05-st-data-b32", lambda: ptx.Tcgen05StOp(LDST.SHAPE_16X64B, r(2), [r(1)]),
+         lambda: ptx.Tcgen05StOp(LDST.SHAPE_16X64B, r(2), [rd(1)]), ("data register a .b64 register (%rd1)",)),
+    Rule("tcgen05-ld-taddr", lambda: ptx.Tcgen05LdOp(LDST.SHAPE_16X128B, [t("b32", 1), t("b32", 2)], r(3)),
+         lambda: ptx.Tcgen05LdOp(LDST.SHAPE_32X32B, [t("b32")], rd(2)), ("tensor memory address a .b64",)),
+    Rule("tcgen05-mma-ashift-tmem", lambda: ptx.Tcgen05MmaOp(
+        ptx.Tcgen05MmaForm(1, nvvm.Tcgen05MMAKind.F16, a_tmem=True, ashift=True), r(1), r(3), rd(2), r(2), p(1)),
+         lambda: ptx.Tcgen05MmaOp(ptx.Tcgen05MmaForm(1, nvvm.Tcgen05MMAKind.F16, ashift=True), r(1), rd(1), rd(2),
+                                  r(2), p(1)),
+         (".ashift with A in shared memory", ".ashift needs A in tensor memory")),
+    Rule("tcgen05-mma-mask-lanes",
+         lambda: ptx.Tcgen05MmaOp(MMA1, r(1), rd(1), rd(2), r(2), p(1), mask=[r(3), r(4), r(5), r(6)]),
+         lambda: ptx.Tcgen05MmaOp(MMA1, r(1), rd(1), rd(2), r(2), p(1), mask=[r(3), r(4), r(5), r(6)] * 2),
+         ("a disable-output-lane vector of 8", ".cta_group::1 takes 4 .b32 registers")),
+    Rule("tcgen05-mma-scale-kind",
+         lambda: ptx.Tcgen05MmaOp(ptx.Tcgen05MmaForm(1, nvvm.Tcgen05MMAKind.TF32), r(1), rd(1), rd(2), r(2), p(1),
+                                  scale=imm(3)),
+         lambda: ptx.Tcgen05MmaOp(ptx.Tcgen05MmaForm(1, nvvm.Tcgen05MMAKind.F8F6F4), r(1), rd(1), rd(2), r(2), p(1),
+                                  scale=imm(3)),
+         ("scale-input-d with .kind::f8f6f4",)),
+    Rule("tcgen05-mma-scale-range",
+         lambda: ptx.Tcgen05MmaOp(MMA1, r(1), rd(1), rd(2), r(2), p(1), scale=imm(15)),
+         lambda: ptx.Tcgen05MmaOp(MMA1, r(1), rd(1), rd(2), r(2), p(1), scale=imm(16)),
+         ("scale-input-d 16", "it must be in [0, 15]")),
+    Rule("tcgen05-mma-enable-predicate", lambda: ptx.Tcgen05MmaOp(MMA1, r(1), rd(1), rd(2), imm(5), imm(1)),
+         lambda: ptx.Tcgen05MmaOp(MMA1, r(1), rd(1), rd(2), r(2), r(3)),
+         ("enable-input-d a .b32 register (%r3)", "it must be a .pred register")),
+    Rule("tcgen05-mma-a-descriptor", lambda: ptx.Tcgen05MmaOp(MMA_TMEM, r(1), r(2), rd(2), r(2), p(1)),
+         lambda: ptx.Tcgen05MmaOp(MMA1, r(1), r(2), rd(2), r(2), p(1)), ("A descriptor a .b32 register (%r2)",)),
+    Rule("tcgen05-mma-b-descriptor", lambda: ptx.Tcgen05MmaOp(MMA1, r(1), rd(1), rd(2), r(2), p(1)),
+         lambda: ptx.Tcgen05MmaOp(MMA1, r(1), rd(1), r(2), r(2), p(1)), ("B descriptor a .b32 register (%r2)",)),
+    Rule("tcgen05-mma-d-tmem", lambda: ptx.Tcgen05MmaOp(MMA1, r(1), rd(1), rd(2), r(2), p(1)),
+         lambda: ptx.Tcgen05MmaOp(MMA1, rd(1), rd(1), rd(2), r(2), p(1)), ("tensor memory address a .b64",)),
+    Rule("tcgen05-cp-64x128b-warpx2", lambda: ptx.Tcgen05CpOp(1, CP.SHAPE_64X128B, MC.WARPX2_02_13, None, r(1), rd(1)),
+         lambda: ptx.Tcgen05CpOp(1, CP.SHAPE_64X128B, MC.NONE, None, r(1), rd(1)),
+         ("multicast none with .64x128b", "that shape takes warpx2::02_13, warpx2::01_23")),
+    Rule("tcgen05-cp-128x256b-none", lambda: ptx.Tcgen05CpOp(1, CP.SHAPE_128X256B, MC.NONE, None, r(1), rd(1)),
+         lambda: ptx.Tcgen05CpOp(1, CP.SHAPE_128X256B, MC.WARPX4, None, r(1), rd(1)),
+         ("multicast warpx4 with .128x256b", "that shape takes none")),
+    Rule("tcgen05-cp-32x128b-warpx4", lambda: ptx.Tcgen05CpOp(2, CP.SHAPE_32X128B, MC.WARPX4, None, r(1), rd(1)),
+         lambda: ptx.Tcgen05CpOp(1, CP.SHAPE_32X128B, MC.WARPX2_01_23, None, r(1), rd(1)),
+         ("multicast warpx2::01_23 with .32x128b", "that shape takes warpx4")),
+    Rule("tcgen05-cp-descriptor", lambda: ptx.Tcgen05CpOp(1, CP.SHAPE_4X256B, MC.NONE, None, r(1), rd(1)),
+         lambda: ptx.Tcgen05CpOp(1, CP.SHAPE_4X256B, MC.NONE, None, r(1), r(2)),
+         ("shared memory descriptor a .b32 register (%r2)",)),
+    Rule("tcgen05-shift-taddr", lambda: ptx.Tcgen05ShiftOp(1, r(1)), lambda: ptx.Tcgen05ShiftOp(1, rd(1)),
+         ("tensor memory address a .b64 register (%rd1)",)),
+]  # fmt: skip
+
+
+def kernel(line: str) -> str:
+    return KERNEL.format(version=VERSION, arch=ARCH, lines=f"    {line}")
+
+
+def assemble(ptxas: str, text: str) -> str | None:
+    """None if ptxas accepts `text`, else its message."""
+    with tempfile.TemporaryDirectory() as tmp:
+        source = Path(tmp) / "k.ptx"
+        source.write_text(text)
+        try:
+            run_tool([ptxas, f"-arch={ARCH}", str(source), "-o", str(Path(tmp) / "k.cubin")])
+        except ToolFailed as e:
+            return str(e)
+    return None
+
+
+@pytest.fixture(scope="module")
+def ptxas_verdicts(ptxas: str) -> dict[str, tuple[str | None, str | None]]:
+    """(ptxas on the valid line, ptxas on the invalid line) per rule, two at a time."""
+
+    def verdicts(rule: Rule) -> tuple[str | None, str | None]:
+        good, bad = rule.good().ptx_line(operand_text), rule.bad().ptx_line(operand_text)
+        return assemble(ptxas, kernel(good)), assemble(ptxas, kernel(bad))
+
+    with ThreadPoolExecutor(2) as pool:
+        return dict(zip((rule.id for rule in RULES), pool.map(verdicts, RULES), strict=True))
+
+
+def test_rule_ids_are_unique() -> None:
+    assert len({rule.id for rule in RULES}) == len(RULES)
+
+
+@pytest.mark.parametrize("rule", RULES, ids=lambda rule: rule.id)
+def test_ptx_verifier_agrees_with_ptxas(rule: Rule, ptxas_verdicts: dict[str, tuple[str | None, str | None]]) -> None:
+    good, bad = rule.good(), rule.bad()
+    good.verify()
+    with pytest.raises(VerifyException) as caught:
+        bad.verify()
+    message = str(caught.value)
+    assert message.startswith(f"{bad.name}: "), message
+    assert "PTX ISA 9.0" in message, message
+    for fragment in rule.says:
+        assert fragment in message, (fragment, message)
+    on_good, on_bad = ptxas_verdicts[rule.id]
+    assert on_good is None, f"ptxas rejects the valid {good.ptx_line(operand_text)}:\n{on_good}"
+    assert on_bad is not None, f"ptxas accepts {bad.ptx_line(operand_text)}, which our verifier rejects: {message}"
+
+
+def test_every_instruction_has_a_rule_case() -> None:
+    """Every typed instruction with operands or qualifiers to check has at least one
+    rule checked against ptxas (the operand-less fixed forms have nothing to get wrong)."""
+    checked = {rule.bad().name for rule in RULES}
+    fixed = {"ptx.ret", "ptx.bra", "ptx.fence_mbarrier_init", "ptx.tcgen05_relinquish_alloc_permit",
+             "ptx.tcgen05_fence", "ptx.tcgen05_wait"}  # fmt: skip
+    instructions = {op.name for op in ptx.PTX.operations if issubclass(op, ptx.Instruction)}
+    missing = instructions - checked - fixed
+    assert not missing, sorted(missing)
+
+
+def test_every_string_property_is_a_label() -> None:
+    """No free-string qualifier remains on an instruction: the only `StringAttr`
+    properties of the ptx instructions are label names (PTX's own free text)."""
+    from xdsl.dialects.builtin import StringAttr
+    from xdsl.irdl import BaseAttr
+
+    strings = {
+        (op.name, name)
+        for op in ptx.PTX.operations
+        if issubclass(op, ptx.Instruction)
+        for name, definition in op.get_irdl_definition().properties.items()
+        if isinstance(definition.constr, BaseAttr) and definition.constr.attr is StringAttr
+    }
+    assert strings == {("ptx.bra", "target")}
+
+
+def test_fixed_forms_print_their_isa_spelling() -> None:
+    """The operand-less instructions derive the mnemonics ptxas accepts (checked
+    against ptxas through the examples in test_ptx_backend; here the spelling)."""
+    assert ptx.Tcgen05WaitOp(nvvm.Tcgen05WaitKind.LOAD).mnemonic() == "tcgen05.wait::ld.sync.aligned"
+    assert ptx.Tcgen05FenceOp(nvvm.Tcgen05FenceKind.AFTER).mnemonic() == "tcgen05.fence::after_thread_sync"
+    assert ptx.Tcgen05RelinquishOp(2).mnemonic() == "tcgen05.relinquish_alloc_permit.cta_group::2.sync.aligned"
+    assert ptx.FenceMbarrierInitOp().mnemonic() == "fence.mbarrier_init.release.cluster"
+    assert ptx.SubOp(T.F32, t("b32"), r(2), r(3), rounding=Rounding.RM).mnemonic() == "sub.rm.f32"
+    assert ptx.MadOp(T.S32, t("b64"), (r(2), r(3), rd(4)), mode=IntMode.WIDE).mnemonic() == "mad.wide.s32"
