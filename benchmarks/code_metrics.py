@@ -40,6 +40,8 @@ DOCUMENTED = {
     "xdsl_tmem.dialects.traits.UPSTREAM_TRAITS": "the traits of xDSL's own ops, which we cannot annotate",
     "xdsl_tmem.dialects.llvm_ext.LLVM_EXTENSION_OPS": "the registration of our llvm ops, as a dialect's op list",
     "xdsl_tmem.passes.convert_tmem_to_nvvm.FORWARDING_OPS": "upstream's SCF structural type conversion, by name",
+    "xdsl_tmem.backend.isel.arith._INT_BINARY": "the isel rules of upstream's integer ops (a missing one is refused)",
+    "xdsl_tmem.backend.isel.arith._FLOAT_BINARY": "the isel rules of upstream's float ops (a missing one is refused)",
 }
 """Lists that are the definition of what they list (each says why where it is defined)."""
 

@@ -1887,19 +1887,16 @@ def test_special_registers_hold_the_ptx_isa_values() -> None:
 
 
 def test_every_special_register_op_is_modelled_under_its_ptx_name() -> None:
-    """The interpreter reads which register an op names from the op's name; that name is
-    the one the backend emits (its table is compared with llc-22's output), and every
-    `nvvm.read.ptx.sreg.*` op of the dialect runs."""
-    from xdsl_tmem.backend.isel.nvvm_sync import _SPECIAL  # pyright: ignore[reportPrivateUsage]
+    """Which register an op reads is derived from the op's name; PTX's spelling of it
+    (PTX ISA, "Special Registers") for a sample, and every `nvvm.read.ptx.sreg.*` op of
+    the dialect runs. (The backend's spelling is compared with llc-22's output.)"""
     from xdsl_tmem.dialects import nvvm
-    from xdsl_tmem.interpreter.nvvm import SREG_PREFIX, sreg_of
 
-    ops = [op for op in nvvm.NVVM.operations if op.name.startswith(SREG_PREFIX)]
-    assert set(_SPECIAL) == set(ops) - {nvvm.WarpSizeOp}  # the backend emits the constant 32 for it
-    for op in _SPECIAL:
-        register, axis = sreg_of(op)
-        suffix = "" if axis is None else "." + "xyz"[axis]
-        assert "%" + register.replace(".", "_") + suffix == _SPECIAL[op]
+    ops = [op for op in nvvm.NVVM.operations if issubclass(op, nvvm.SpecialRegisterOp)]
+    assert {op for op in nvvm.NVVM.operations if op.name.startswith("nvvm.read.ptx.sreg.")} == set(ops)
+    spelled = {op.ptx_register() for op in ops}
+    assert {"%tid.x", "%cluster_ctaid.y", "%cluster_nctarank", "%lanemask_eq", "%clock64", "%nwarpid"} <= spelled
+    assert len(spelled) == len(ops)
     body = "".join(f"    %s{k} = {op.name} : i32\n" for k, op in enumerate(ops))
     run(kernel(body + store_lane(f"%s{len(ops) - 1}")), out=np.zeros(WARP, np.int32))
 

@@ -81,20 +81,10 @@ def _strides(shape: list[int]) -> list[int]:
     return strides
 
 
-def build(
-    fn: Any,
+def _signature(
     bindings: dict[str, Ptr | Scalar | Desc | Const],
-    *,
-    source: str,
-    tensors: dict[str, tuple[str, list[int], str]],
-    grid: list[int],
-    expected: dict[str, str],
-    tolerance: dict[str, float],
-    exercises: list[str],
-    num_warps: int = 4,
-    num_stages: int = 3,
-    unverified: list[str] | None = None,
-) -> tuple[str, Sidecar]:
+) -> tuple[dict[str, str], dict[str, Any], dict[tuple[int, ...], list[list[Any]]]]:
+    """Triton's signature, constexprs and specialisation attributes for `bindings`."""
     signature: dict[str, str] = {}
     constexprs: dict[str, Any] = {}
     for name, binding in bindings.items():
@@ -114,6 +104,24 @@ def build(
     for index, binding in enumerate(bindings.values()):
         if isinstance(binding, Ptr) or (isinstance(binding, Scalar) and binding.value % 16 == 0):
             attrs[(index,)] = [["tt.divisibility", 16]]
+    return signature, constexprs, attrs
+
+
+def build(
+    fn: Any,
+    bindings: dict[str, Ptr | Scalar | Desc | Const],
+    *,
+    source: str,
+    tensors: dict[str, tuple[str, list[int], str]],
+    grid: list[int],
+    expected: dict[str, str],
+    tolerance: dict[str, float],
+    exercises: list[str],
+    num_warps: int = 4,
+    num_stages: int = 3,
+    unverified: list[str] | None = None,
+) -> tuple[str, Sidecar]:
+    signature, constexprs, attrs = _signature(bindings)
     src = ASTSource(fn, signature=signature, constexprs=constexprs, attrs=attrs)
     compiled = triton.compile(
         src, target=TARGET, options={"num_warps": num_warps, "num_stages": num_stages, "ptx_version": PTX_VERSION}

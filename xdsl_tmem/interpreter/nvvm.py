@@ -850,18 +850,6 @@ def _ld_static(op: nvvm.Tcgen05LdOp) -> tuple[LdStPlan, bool, bool]:
     return plan, op.offset is not None, isinstance(op.res.type, VectorType)
 
 
-SREG_PREFIX = "nvvm.read.ptx.sreg."
-
-
-def sreg_of(op_type: type[Operation]) -> tuple[str, int | None]:
-    """The PTX special register a `nvvm.read.ptx.sreg.*` op reads, from the op's name
-    (the one place it is stated) as (register, axis): `...sreg.cluster.ctaid.y` is
-    `%cluster_ctaid.y`, here ("cluster.ctaid", 1); `...sreg.laneid` is ("laneid", None)."""
-    register = op_type.name.removeprefix(SREG_PREFIX)
-    base, _, axis = register.rpartition(".")
-    return (base, "xyz".index(axis)) if axis in ("x", "y", "z") else (register, None)
-
-
 def _lane_masks(shift: int, complement: bool) -> Value:
     """`%lanemask_*` (PTX ISA, special registers): the lanes below lane + `shift`, or the
     others when `complement`."""
@@ -906,7 +894,8 @@ _SCALAR: dict[str, Callable[[Warp], Value]] = {
 
 def special_register(warp: Warp, op: Operation) -> Value:
     """The value of a `nvvm.read.ptx.sreg.*` op in this warp."""
-    register, axis = sreg_of(type(op))
+    assert isinstance(op, nvvm.SpecialRegisterOp)
+    register, axis = op.special_register()
     if axis is not None and register in _PER_AXIS:
         return _PER_AXIS[register](warp, axis)
     if axis is None and register in _SCALAR:

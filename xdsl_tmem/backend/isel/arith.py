@@ -123,6 +123,8 @@ _LO = _Modifiers(mode=IntMode.LO)
 _RN = _Modifiers(rounding=Rounding.RN)
 _NAN = _Modifiers(nan=True)
 
+# The instruction-selection rules of xDSL's integer and float binary ops, one entry per op:
+# a table is their definition (an op without an entry has no rule and is refused).
 _INT_BINARY: dict[type[Operation], tuple[type[ptx.Instruction], str, _Modifiers, str | None]] = {
     # (instruction, type letter, modifiers, how operands narrower than their register
     # are extended first: "s" by sign, "u" with zeros, None when the low bits suffice)

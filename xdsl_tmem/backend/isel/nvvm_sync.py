@@ -36,60 +36,19 @@ from xdsl_tmem.dialects.ptx import (
 # Special registers
 # --------------------------------------------------------------------------------------
 
-_SPECIAL: dict[type[nvvm.NVVMOp], str] = {
-    nvvm.ThreadIdXOp: "%tid.x",
-    nvvm.ThreadIdYOp: "%tid.y",
-    nvvm.ThreadIdZOp: "%tid.z",
-    nvvm.BlockDimXOp: "%ntid.x",
-    nvvm.BlockDimYOp: "%ntid.y",
-    nvvm.BlockDimZOp: "%ntid.z",
-    nvvm.BlockIdXOp: "%ctaid.x",
-    nvvm.BlockIdYOp: "%ctaid.y",
-    nvvm.BlockIdZOp: "%ctaid.z",
-    nvvm.GridDimXOp: "%nctaid.x",
-    nvvm.GridDimYOp: "%nctaid.y",
-    nvvm.GridDimZOp: "%nctaid.z",
-    nvvm.LaneIdOp: "%laneid",
-    nvvm.WarpIdOp: "%warpid",
-    nvvm.WarpDimOp: "%nwarpid",
-    nvvm.SmIdOp: "%smid",
-    nvvm.SmDimOp: "%nsmid",
-    nvvm.GridIdOp: "%gridid",
-    nvvm.ClusterIdXOp: "%clusterid.x",
-    nvvm.ClusterIdYOp: "%clusterid.y",
-    nvvm.ClusterIdZOp: "%clusterid.z",
-    nvvm.ClusterDimXOp: "%nclusterid.x",
-    nvvm.ClusterDimYOp: "%nclusterid.y",
-    nvvm.ClusterDimZOp: "%nclusterid.z",
-    nvvm.BlockInClusterIdXOp: "%cluster_ctaid.x",
-    nvvm.BlockInClusterIdYOp: "%cluster_ctaid.y",
-    nvvm.BlockInClusterIdZOp: "%cluster_ctaid.z",
-    nvvm.ClusterDimBlocksXOp: "%cluster_nctaid.x",
-    nvvm.ClusterDimBlocksYOp: "%cluster_nctaid.y",
-    nvvm.ClusterDimBlocksZOp: "%cluster_nctaid.z",
-    nvvm.ClusterCtaRankOp: "%cluster_ctarank",
-    nvvm.ClusterNctaRankOp: "%cluster_nctarank",
-    nvvm.LaneMaskEqOp: "%lanemask_eq",
-    nvvm.LaneMaskLeOp: "%lanemask_le",
-    nvvm.LaneMaskLtOp: "%lanemask_lt",
-    nvvm.LaneMaskGeOp: "%lanemask_ge",
-    nvvm.LaneMaskGtOp: "%lanemask_gt",
-    nvvm.ClockOp: "%clock",
-    nvvm.Clock64Op: "%clock64",
-    nvvm.GlobalTimerOp: "%globaltimer",
-}
 
-
-def _special(fs: FunctionSelector, op: nvvm.NVVMOp) -> None:
+def _special(fs: FunctionSelector, op: nvvm.SpecialRegisterOp) -> None:
     (result,) = op.results
     wide = result.type != i32
     register = fs.fresh("b64" if wide else "b32")
-    source = fs.special(_SPECIAL[type(op)])
+    source = fs.special(op.ptx_register())
     fs.define(result, [fs.emit(ptx.MovOp(PtxType.U64 if wide else PtxType.U32, register, source)).res])
 
 
-for _op in _SPECIAL:
-    rule(_op)(_special)
+# `%warpsize` is the constant 32 (below), as llc-22 emits it.
+for _op in nvvm.NVVM.operations:
+    if issubclass(_op, nvvm.SpecialRegisterOp) and _op is not nvvm.WarpSizeOp:
+        rule(_op)(_special)
 
 
 @rule(nvvm.WarpSizeOp)

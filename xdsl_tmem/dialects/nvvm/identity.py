@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC
+from typing import ClassVar
 
 from xdsl.dialects.builtin import (
     I32,
@@ -83,18 +84,36 @@ class MapaOp(NVVMOp):
 # --------------------------------------------------------------------------------------
 
 
-class _SregOp(NVVMOp, ABC):
+class SpecialRegisterOp(NVVMOp, ABC):
     """`mov.u32 %r, %<sreg>;`. Upstream allows any LLVM type; an integer is the
     only meaningful one, so that is what we accept."""
 
     res = result_def(IntegerType)
     assembly_format = "attr-dict `:` type($res)"
 
+    PREFIX: ClassVar[str] = "nvvm.read.ptx.sreg."
+
     def __init__(self, result_type: IntegerType = i32):
         super().__init__(result_types=[result_type])
 
+    @classmethod
+    def special_register(cls) -> tuple[str, int | None]:
+        """The register the op reads, from its name (the one place it is stated), as
+        (register, axis): `...sreg.cluster.ctaid.y` is ("cluster.ctaid", 1),
+        `...sreg.laneid` is ("laneid", None)."""
+        register = cls.name.removeprefix(cls.PREFIX)
+        base, _, axis = register.rpartition(".")
+        return (base, "xyz".index(axis)) if axis in ("x", "y", "z") else (register, None)
 
-class _RangeSregOp(_SregOp, ABC):
+    @classmethod
+    def ptx_register(cls) -> str:
+        """PTX's spelling (PTX ISA, "Special Registers"): dots inside the name become
+        underscores, `%cluster_ctaid.y`, `%lanemask_eq`."""
+        register, axis = cls.special_register()
+        return "%" + register.replace(".", "_") + ("" if axis is None else "." + "xyz"[axis])
+
+
+class _RangeSregOp(SpecialRegisterOp, ABC):
     """A special register with an optional `range <iN, lower, upper>` (LLVM `range`
     return attribute on the intrinsic call)."""
 
@@ -113,7 +132,7 @@ class _RangeSregOp(_SregOp, ABC):
             raise self.error(f"range type {self.range.int_type} must match the result type {self.res.type}")
 
 
-class _PureSregOp(_SregOp, ABC):
+class _PureSregOp(SpecialRegisterOp, ABC):
     traits = traits_def(Pure())
 
 
@@ -388,7 +407,7 @@ class LaneMaskGtOp(_PureSregOp):
 
 
 @irdl_op_definition
-class ClockOp(_SregOp):
+class ClockOp(SpecialRegisterOp):
     """`%clock` (not pure: every read differs)."""
 
     traits = traits_def(WarpLocal(), LaneVarying())
@@ -397,7 +416,7 @@ class ClockOp(_SregOp):
 
 
 @irdl_op_definition
-class Clock64Op(_SregOp):
+class Clock64Op(SpecialRegisterOp):
     traits = traits_def(WarpLocal(), LaneVarying())
 
     name = "nvvm.read.ptx.sreg.clock64"
@@ -407,7 +426,7 @@ class Clock64Op(_SregOp):
 
 
 @irdl_op_definition
-class GlobalTimerOp(_SregOp):
+class GlobalTimerOp(SpecialRegisterOp):
     traits = traits_def(WarpLocal(), LaneVarying())
 
     name = "nvvm.read.ptx.sreg.globaltimer"

@@ -13,7 +13,7 @@ from xdsl.dialects.builtin import (
     i1,
     i32,
 )
-from xdsl.ir import Attribute, Region, SSAValue
+from xdsl.ir import Attribute, Operation, Region, SSAValue
 from xdsl.irdl import (
     BaseAttr,
     IRDLOperation,
@@ -49,11 +49,23 @@ class YieldOp(IRDLOperation):
 
     name = "tmem.yield"
     values = var_operand_def()
-    traits = lazy_traits_def(lambda: (IsTerminator(), HasParent(*_REGION_OPS), WarpLocal()))
+    traits = lazy_traits_def(lambda: (IsTerminator(), HasParent(*_region_ops()), WarpLocal()))
     assembly_format = "attr-dict ($values^ `:` type($values))?"
 
     def __init__(self, *values: SSAValue):
         super().__init__(operands=[values])
+
+
+def _region_ops() -> tuple[type[Operation], ...]:
+    """Every tmem op with a body (the parents a `tmem.yield` may have): the concrete
+    subclasses of `TmemRegionOp` (those that name an op)."""
+    found: list[type[Operation]] = []
+    pending: list[type[Operation]] = [TmemRegionOp]
+    while pending:
+        cls = pending.pop()
+        found += [sub for sub in cls.__subclasses__() if "name" in vars(sub)]
+        pending += cls.__subclasses__()
+    return tuple(found)
 
 
 class TmemRegionOp(TmemOp, ABC):
@@ -252,15 +264,3 @@ class EpilogueContextOp(_ContextRegionOp):
 
     name = "tmem.warp_context.epilogue"
     context_type = prop_def(EpilogueWarpContextType)
-
-
-_REGION_OPS = (
-    ProducerOp,
-    ConsumerOp,
-    PerKProducerOp,
-    PerKConsumerOp,
-    MmaPerKStageOp,
-    EpiloguePerKStageOp,
-    MmaContextOp,
-    EpilogueContextOp,
-)

@@ -4,9 +4,7 @@ views, and their 16x256b tcgen05.ld/st with the waits.
 
 from __future__ import annotations
 
-import operator
 from abc import ABC
-from collections.abc import Callable
 from typing import ClassVar, cast
 
 from xdsl.dialects import arith
@@ -17,7 +15,7 @@ from xdsl.dialects.builtin import (
     f32,
     i32,
 )
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
     irdl_op_definition,
     operand_def,
@@ -270,25 +268,19 @@ class _StageAccessOp(TmemOp, ABC):
             )
 
 
-_I32_FOLDS: dict[type[Operation], Callable[[int, int], int]] = {
-    arith.AddiOp: operator.add,
-    arith.SubiOp: operator.sub,
-    arith.MuliOp: operator.mul,
-}
-
-
 def folded_i32(value: SSAValue, depth: int = 8) -> int | None:
-    """The signed i32 `value` folds to: a constant, or `arith.addi/subi/muli` of values
-    that fold (wrapping as i32 does); None if it is not a constant."""
+    """The signed i32 `value` folds to: a constant, or an arith binary op that xDSL can
+    fold (`py_operation`: addi, subi, muli, andi, ori, xori) of values that fold, wrapping
+    as i32 does; None if it is not a constant."""
     if (constant := constant_int(value)) is not None:
         return constant
     owner = value.owner
-    if not isinstance(owner, Operation) or (fold := _I32_FOLDS.get(type(owner))) is None or depth == 0:
+    if not isinstance(owner, arith.SignlessIntegerBinaryOperation) or depth == 0:
         return None
     lhs, rhs = (folded_i32(operand, depth - 1) for operand in owner.operands)
-    if lhs is None or rhs is None:
+    if lhs is None or rhs is None or (folded := owner.py_operation(lhs, rhs)) is None:
         return None
-    wrapped = fold(lhs, rhs) & 0xFFFF_FFFF
+    wrapped = folded & 0xFFFF_FFFF
     return wrapped - (1 << 32) if wrapped >= 1 << 31 else wrapped
 
 
