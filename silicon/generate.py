@@ -202,7 +202,9 @@ def int_slots(w: int) -> list[Slot]:
     out += [unary(f"cvt.{r}.f16.{sd}", w, "b16") for r in ("rn", "rz")]
     out += [unary(f"cvt.rn.bf16.{sd}", w, "b16")] if w == 32 else []
     if w == 32:
-        out += [s(f"prmt.b32{m} {{d0}}, %a32, %b32, %d;") for m in ("", ".f4e", ".b4e", ".rc8", ".ecl", ".ecr", ".rc16")]
+        out += [
+            s(f"prmt.b32{m} {{d0}}, %a32, %b32, %d;") for m in ("", ".f4e", ".b4e", ".rc8", ".ecl", ".ecr", ".rc16")
+        ]
         out += [s(f"lop3.b32 {{d0}}, %a32, %b32, %c32, {lut};") for lut in (0x96, 0xE8, 0xCA, 0x80, 0xFE, 0x01, 0x3C)]
         out += [s(f"shf.l.{m}.b32 {{d0}}, %a32, %b32, %d;") for m in ("wrap", "clamp")]
         out += [s(f"shf.r.{m}.b32 {{d0}}, %a32, %b32, %d;") for m in ("wrap", "clamp")]

@@ -14,7 +14,7 @@ outputs, and the context is reset before the next one.
 `--fake` replaces the GPU by a launcher that checks the launch and returns the initial
 buffers: a dry run of everything but the kernels, on a machine without a GPU.
 
-Needs numpy-free Python 3.11+ only, plus `cuda.bindings` (cuda-python) for a real run.
+Needs Python 3.11+ and, for a real run, `cuda.bindings` (cuda-python); no numpy.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ import ctypes
 import datetime
 import hashlib
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -161,8 +162,12 @@ class CudaLauncher:
     def describe(self) -> dict[str, str]:
         d = self.drv
         name = self.check(d.cuDeviceGetName(256, self.dev)).split(b"\0")[0].decode()
-        major = self.check(d.cuDeviceGetAttribute(d.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, self.dev))
-        minor = self.check(d.cuDeviceGetAttribute(d.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, self.dev))
+        major = self.check(
+            d.cuDeviceGetAttribute(d.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, self.dev)
+        )
+        minor = self.check(
+            d.cuDeviceGetAttribute(d.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, self.dev)
+        )
         api = int(self.check(d.cuDriverGetVersion()))
         try:
             smi = subprocess.run(
@@ -265,14 +270,12 @@ def run_all(launcher: Launcher, specs: list[Spec], out: Path) -> dict[str, Any]:
         inputs = [decode(b.init, b.nbytes) for b in spec.buffers]
         done = threading.Event()
 
-        def watchdog(name: str = spec.name) -> None:
+        def watchdog(name: str = spec.name, done: threading.Event = done) -> None:
             if not done.wait(WATCHDOG_S):
                 print(f"{name}: no result after {WATCHDOG_S:.0f} s, taken as hung; stopping", flush=True)
                 result["hung"] = name
                 flush()
                 sys.stdout.flush()
-                import os
-
                 os._exit(3)
 
         threading.Thread(target=watchdog, daemon=True).start()
