@@ -108,7 +108,8 @@ def compare(fx: dict[str, Any]) -> tuple[Comparison, Comparison]:
                 pair = memo[key] = (ref, observed(text, ops, p0, ref))
             for i, s in enumerate(group):
                 width: int = s["width"]
-                got = outs[t * nslots + s["out"]] & ((1 << width) - 1)
+                slot: int = s["out"]
+                got = outs[t * nslots + slot] & ((1 << width) - 1)
                 for result, expected in ((ptx, pair[0]), (obs, pair[1])):
                     tally(result, text, s, ops, expected[i], got)
     return ptx, obs

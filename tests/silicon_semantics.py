@@ -822,6 +822,9 @@ def observed(text: str, ops: Operands, p0: bool, ref: list[int | None] | None = 
             f = (f & ~(1 << (srcs[2] + i))) | (((srcs[0] >> i) & 1) << (srcs[2] + i))
             i += 1
         return [f]
+    # rule: integer division or remainder by zero gives all ones (PTX ISA: unspecified)
+    if base in ("div", "rem") and t[0] in "su" and ux(srcs[1], int(t[1:])) == 0:
+        return [(1 << int(t[1:])) - 1]
     # rule: testp.normal is true for +-0
     if base == "testp" and mods[0] == "normal":
         v = decode(srcs[0], FLOAT_TYPES[t])
