@@ -260,6 +260,33 @@ def half_slots(t: str) -> list[Slot]:
     return out
 
 
+def misc_slots() -> list[Slot]:
+    """Carry chains (CC.CF across instructions), set, bmsk, szext, cvt.pack, f16x2 comparisons."""
+    out: list[Slot] = [
+        s("add.cc.u32 {d0}, %a32, %b32; addc.cc.u32 {d1}, %c32, %d; addc.u32 {d2}, %e, 0;", "b32", "b32", "b32"),
+        s("sub.cc.u32 {d0}, %a32, %b32; subc.cc.u32 {d1}, %c32, %d; subc.u32 {d2}, %e, 0;", "b32", "b32", "b32"),
+        s("add.cc.s32 {d0}, %a32, %b32; addc.s32 {d1}, %c32, %d;", "b32", "b32"),
+        s(
+            "mad.lo.cc.u32 {d0}, %a32, %b32, %c32; madc.hi.cc.u32 {d1}, %a32, %b32, %d; addc.u32 {d2}, %e, 0;",
+            "b32",
+            "b32",
+            "b32",
+        ),
+        s("add.cc.u64 {d0}, %a64, %b64; addc.u64 {d1}, %c64, 0;", "b64", "b64"),
+        s("sub.cc.u64 {d0}, %a64, %b64; subc.u64 {d1}, %c64, 0;", "b64", "b64"),
+    ]
+    out += [s(f"set.{c}.u32.f32 {{d0}}, %a32, %b32;") for c in ("lt", "equ", "nan")]
+    out += [s("set.lt.f32.s32 {d0}, %a32, %b32;"), s("set.ne.s32.u32 {d0}, %a32, %b32;")]
+    out += [s("set.gtu.and.u32.f32 {d0}, %a32, %b32, %p0;")]
+    out += [s("set.lt.f16x2.f16x2 {d0}, %a32, %b32;"), s("set.lt.u32.f16x2 {d0}, %a32, %b32;")]
+    out += [s("setp.lt.f16x2 {d0}|{d1}, %a32, %b32;", "pred", "pred")]
+    out += [s(f"bmsk.{m}.b32 {{d0}}, %d, %e;") for m in ("clamp", "wrap")]
+    out += [s(f"szext.{m}.{t} {{d0}}, %a32, %d;") for m in ("clamp", "wrap") for t in ("s32", "u32")]
+    out += [s(f"cvt.pack.sat.{t}.s32.b32 {{d0}}, %a32, %b32, %c32;") for t in ("s8", "u8")]
+    out += [s(f"cvt.pack.sat.{t}.s32 {{d0}}, %a32, %b32;") for t in ("s16", "u16")]
+    return out
+
+
 FP8_SLOTS = [
     unary("cvt.rn.f16x2.e4m3x2", 16, "b32"),
     unary("cvt.rn.f16x2.e5m2x2", 16, "b32"),
@@ -275,6 +302,7 @@ FAMILIES: dict[str, list[Slot]] = {
     "f16": half_slots("f16"),
     "bf16": half_slots("bf16"),
     "fp8": FP8_SLOTS,
+    "misc": misc_slots(),
 }
 
 PRED_SETUP = {
@@ -285,6 +313,7 @@ PRED_SETUP = {
     "f16": "setp.lt.f16 %p0, %a16, %b16;",
     "bf16": "setp.lt.bf16 %p0, %a16, %b16;",
     "fp8": "setp.ne.b16 %p0, %a16, %b16;",
+    "misc": "setp.lt.s32 %p0, %a32, %b32;",
 }
 
 
@@ -358,6 +387,7 @@ def pools(family: str) -> tuple[list[int], int]:
         "int64": (I64_EDGES, 64),
         "f16": (F16_EDGES, 16),
         "bf16": (BF16_EDGES, 16),
+        "misc": (I32_EDGES, 32),
     }[family]
 
 
@@ -389,7 +419,7 @@ def make_inputs(family: str) -> tuple[int, bytes]:
         a = operand(pool, width, rng, ia)
         b = operand(pool, width, rng, ib)
         c = operand(pool, width, rng, rng.randrange(n))
-        if family.startswith("int"):
+        if family.startswith("int") or family == "misc":
             # sign-extend 32-bit values so %a64 of the 32-bit family is a proper s64 too
             a, b, c = (x | (0xFFFFFFFF << 32) if width == 32 and x >> 31 else x for x in (a, b, c))
         d, e = rng.choice(CONTROL), rng.choice(CONTROL)

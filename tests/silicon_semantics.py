@@ -687,10 +687,14 @@ def int_op(base: str, mods: list[str], t: str, srcs: list[int]) -> int | None:
 
 def evaluate(text: str, ops: Operands, p0: bool) -> list[int | None]:
     """The expected bits of each result of one generated instruction (predicates as 0/1)."""
+    if text.count(";") > 1:
+        return evaluate_chain(text, ops)
     opcode, _, rest = text.rstrip(";").partition(" ")
     parts = opcode.split(".")
     base, mods = parts[0], parts[1:]
     args = [x.strip() for x in rest.replace("{", "").replace("}", "").split(",")]
+    if base in ("set", "bmsk", "szext") or (base == "cvt" and "pack" in mods):
+        return [misc_op(base, mods, [ops.reg(a) for a in args[1:] if "%p" not in a], args, p0)]
     if base == "mov":  # pack / unpack
         dsts = [x for x in args if x.startswith(("%h", "%r", "%rd")) and not x.startswith(("%rd_",))]
         srcs = [x for x in args if x not in dsts]
@@ -756,6 +760,11 @@ def setp_like(base: str, mods: list[str], srcs_t: list[str], ops: Operands, p0: 
     cmp = mods[0]
     boolop = mods[1] if len(mods) > 2 and mods[1] in ("and", "or", "xor") else None
     a, b = ops.reg(srcs_t[0]), ops.reg(srcs_t[1])
+    if t in ("f16x2", "bf16x2"):  # p from the low halves, q from the high halves
+        f = FLOAT_TYPES[t[:-2]]
+        lo = fcmp(cmp, decode(a & 0xFFFF, f), decode(b & 0xFFFF, f))
+        hi = fcmp(cmp, decode(a >> 16 & 0xFFFF, f), decode(b >> 16 & 0xFFFF, f))
+        return [int(lo), int(hi)]
     if t in FLOAT_TYPES:
         f = FLOAT_TYPES[t]
         if "ftz" in mods:
@@ -775,6 +784,83 @@ def setp_like(base: str, mods: list[str], srcs_t: list[str], ops: Operands, p0: 
 
     return [int(combine(r)), int(combine(not r))]
 
+
+
+def evaluate_chain(text: str, ops: Operands) -> list[int | None]:
+    """Instructions joined by `;` that pass the carry flag CC.CF (`.cc` writes it, `addc`/`subc`/`madc` read it).
+
+    PTX ISA: `add.cc` sets CF to the carry out; `sub.cc` sets it to the borrow out and
+    `subc` computes a - (b + CF); `madc` adds CF to c.
+    """
+    cf = 0
+    out: list[int | None] = []
+    for instr in [x.strip() for x in text.split(";") if x.strip()]:
+        opcode, _, rest = instr.partition(" ")
+        parts = opcode.split(".")
+        base, t = parts[0], parts[-1]
+        w = int(t[1:])
+        srcs = [ops.reg(x) for x in [y.strip() for y in rest.split(",")][1:]]
+        carry_in = cf if base.endswith("c") else 0
+        name = base.removesuffix("c") if base in ("addc", "subc", "madc") else base
+        if name == "add":
+            r = ux(srcs[0], w) + ux(srcs[1], w) + carry_in
+            new_cf = r >> w
+        elif name == "sub":
+            r = ux(srcs[0], w) - ux(srcs[1], w) - carry_in
+            new_cf = 1 if r < 0 else 0
+        else:  # mad.lo / mad.hi (madc.lo / madc.hi)
+            p = ux(srcs[0], w) * ux(srcs[1], w)
+            part = ux(p, w) if "lo" in parts else p >> w
+            r = part + ux(srcs[2], w) + carry_in
+            new_cf = r >> w
+        if "cc" in parts:
+            cf = new_cf
+        out.append(ux(r, w))
+    return out
+
+
+def misc_op(base: str, mods: list[str], srcs: list[int], args: list[str], p0: bool) -> int | None:
+    if base == "set":
+        cmp, dt, st = mods[0], mods[-2], mods[-1]
+        boolop = mods[1] if len(mods) > 3 else None
+        if st in ("f16x2", "bf16x2"):
+            f = FLOAT_TYPES[st[:-2]]
+            out = 0
+            for i in range(2):
+                r = fcmp(cmp, decode(srcs[0] >> (16 * i) & 0xFFFF, f), decode(srcs[1] >> (16 * i) & 0xFFFF, f))
+                one = 0xFFFF if dt[0] in "su" else encode(Fraction(1), FLOAT_TYPES[dt[:-2]], "rn")
+                out |= (one if r else 0) << (16 * i)
+            return out
+        if st in FLOAT_TYPES:
+            r = fcmp(cmp, decode(srcs[0], FLOAT_TYPES[st]), decode(srcs[1], FLOAT_TYPES[st]))
+        else:
+            w, signed = int_type(st)
+            x, y = (sx(srcs[0], w), sx(srcs[1], w)) if signed else (ux(srcs[0], w), ux(srcs[1], w))
+            r = {"eq": x == y, "ne": x != y, "lt": x < y, "le": x <= y, "gt": x > y, "ge": x >= y}[cmp]
+        if boolop is not None:
+            c = (not p0) if args[-1].startswith("!") else p0
+            r = {"and": r and c, "or": r or c, "xor": r != c}[boolop]
+        if dt == "f32":
+            return 0x3F800000 if r else 0
+        return 0xFFFFFFFF if r else 0
+    if base == "bmsk":  # PTX ISA bmsk: a bit field of width b at position a
+        pos, width = srcs
+        if mods[0] == "clamp":
+            pos, width = min(pos, 32), min(width, 32)
+        else:
+            pos, width = pos & 31, width & 31
+        return ux(((1 << width) - 1) << pos, 32) if pos < 32 else 0
+    if base == "szext":  # PTX ISA szext: sign- or zero-extend the low b bits of a
+        n = min(srcs[1], 32) if mods[0] == "clamp" else srcs[1] & 31
+        v = ux(srcs[0], n) if n else 0
+        return ux(sx(v, n), 32) if mods[1] == "s32" and n else v
+    # cvt.pack.sat: a and b saturated to the narrow type, a above b; for 8-bit types c's low half above
+    dt = mods[2]
+    w, signed = int_type(dt)
+    lo, hi = (-(1 << (w - 1)), (1 << (w - 1)) - 1) if signed else (0, (1 << w) - 1)
+    a, b = (ux(clamp(sx(v, 32), lo, hi), w) for v in srcs[:2])
+    packed_ab = a << w | b
+    return packed_ab | (ux(srcs[2], 16) << 16 if w == 8 else 0)
 
 # --- what silicon does where the PTX ISA is silent or says otherwise -----------------------
 #
@@ -806,6 +892,8 @@ def nan_convert(bits: int, sf: Fmt, df: Fmt) -> int:
 def observed(text: str, ops: Operands, p0: bool, ref: list[int | None] | None = None) -> list[int | None]:
     """`evaluate` (or its result `ref`) with the observed H100 behaviour applied (see the rules above)."""
     ref = evaluate(text, ops, p0) if ref is None else ref
+    if text.count(";") > 1:
+        return ref
     opcode, _, rest = text.rstrip(";").partition(" ")
     parts = opcode.split(".")
     base, mods = parts[0], parts[1:]
