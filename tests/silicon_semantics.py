@@ -785,7 +785,6 @@ def setp_like(base: str, mods: list[str], srcs_t: list[str], ops: Operands, p0: 
     return [int(combine(r)), int(combine(not r))]
 
 
-
 def evaluate_chain(text: str, ops: Operands) -> list[int | None]:
     """Instructions joined by `;` that pass the carry flag CC.CF (`.cc` writes it, `addc`/`subc`/`madc` read it).
 
@@ -861,6 +860,7 @@ def misc_op(base: str, mods: list[str], srcs: list[int], args: list[str], p0: bo
     a, b = (ux(clamp(sx(v, 32), lo, hi), w) for v in srcs[:2])
     packed_ab = a << w | b
     return packed_ab | (ux(srcs[2], 16) << 16 if w == 8 else 0)
+
 
 # --- what silicon does where the PTX ISA is silent or says otherwise -----------------------
 #

@@ -17,25 +17,26 @@ import hashlib
 import importlib.util
 import json
 import re
+import struct
 import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
-from silicon_replay import FIXTURES, PROGRAMS, ROOT, compare, load, output_words
+from silicon_replay import FIXTURES, PROGRAMS, ROOT, buffer_bytes, compare, load, output_words
 
 from xdsl_tmem.backend.ptxas import assemble
 
 NAMES = sorted(p.stem for p in FIXTURES.glob("*.json"))
 SPECS = sorted(p.stem for p in PROGRAMS.glob("*.json"))
 PTX_FILES = sorted(p.name for p in PROGRAMS.glob("*.ptx"))
-FAMILIES = ["int32", "int64", "f32", "f64", "f16", "bf16", "fp8"]
+FAMILIES = ["int32", "int64", "f32", "f64", "f16", "bf16", "fp8", "misc"]
 
 
 def test_every_spec_has_a_fixture() -> None:
     assert SPECS == NAMES
-    assert len(NAMES) == 12
+    assert len(NAMES) == 15
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -135,6 +136,7 @@ PTX_ISA_DISAGREEMENTS: dict[str, set[str]] = {
     "f16": set(),
     "bf16": set(),
     "fp8": set(),
+    "misc": set(),
 }
 """Where the PTX ISA's definition and silicon give different non-NaN bits (docs/silicon.md):
 64-bit bfe/bfi positions and lengths are not reduced to 8 bits; NaN converts to a 64-bit
@@ -164,6 +166,7 @@ PTX_ISA_NAN_DIFFERENCES: dict[str, set[str]] = {
     "f16": {"abs.f16", "neg.f16", "neg.f16x2", "cvt.f64.f16"},
     "bf16": {"abs.bf16", "neg.bf16", "neg.bf16x2", "cvt.f32.bf16", "cvt.f64.bf16"},
     "fp8": set(),
+    "misc": set(),
 }
 """Where both give a NaN but not the same one (the reference returns PTX's canonical NaN):
 f64 arithmetic propagates an operand's payload and makes 0xFFF8000000000000 itself;
@@ -177,6 +180,7 @@ MIN_CASES = {
     "f16": 31_000,
     "bf16": 18_000,
     "fp8": 768,
+    "misc": 44_800,
 }
 
 
@@ -285,3 +289,20 @@ def test_cluster_dsmem(n: int) -> None:
             ]  # fmt: skip
             i = 16 * (cta * 64 + tid)
             assert w[i : i + 16] == expected, (cta, tid)
+
+
+def test_mbarrier_ring() -> None:
+    w = output_words(load("mbarrier_ring"))
+    for tid in range(64):
+        warp, lane = divmod(tid, 32)
+        consumed = [1000 * i + lane for i in range(24)] if warp == 1 else [0] * 24
+        # stage 0's barriers completed phases 0-5: parity 1 names the last one
+        assert w[32 * tid : 32 * tid + 26] == [*consumed, 24, 3], tid
+
+
+def test_bulk_copy() -> None:
+    fx = load("bulk_copy")
+    src = fx["params"][0]
+    data = list(struct.unpack("<128I", buffer_bytes(src["init"], src["nbytes"])))
+    assert output_words(fx, "out_ptr") == data + data
+    assert output_words(fx, "flags_ptr") == [1] * 64
