@@ -23,6 +23,9 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import ml_dtypes
+import numpy as np
+import numpy.typing as npt
 import pytest
 from silicon_replay import FIXTURES, PROGRAMS, ROOT, buffer_bytes, compare, load, output_words
 
@@ -306,3 +309,81 @@ def test_bulk_copy() -> None:
     data = list(struct.unpack("<128I", buffer_bytes(src["init"], src["nbytes"])))
     assert output_words(fx, "out_ptr") == data + data
     assert output_words(fx, "flags_ptr") == [1] * 64
+
+
+# --- numpy / ml_dtypes where they are authoritative ---------------------------------------
+
+NUMPY_SLOTS: dict[str, list[tuple[str, str]]] = {
+    "f32": [("add.rn.f32", "add"), ("sub.rn.f32", "sub"), ("mul.rn.f32", "mul"), ("div.rn.f32", "div"),
+            ("sqrt.rn.f32", "sqrt"), ("cvt.rn.f16.f32", "f16"), ("cvt.rn.bf16.f32", "bf16"), ("cvt.f64.f32", "f64")],
+    "f64": [("add.rn.f64", "add"), ("sub.rn.f64", "sub"), ("mul.rn.f64", "mul"), ("div.rn.f64", "div"),
+            ("sqrt.rn.f64", "sqrt"), ("cvt.rn.f32.f64", "f32")],
+    "int32": [("add.s32", "add"), ("sub.s32", "sub"), ("mul.lo.s32", "mul")],
+    "int64": [("add.s64", "add"), ("sub.s64", "sub"), ("mul.lo.s64", "mul")],
+}  # fmt: skip
+
+
+def numpy_result(op: str, a: npt.NDArray[Any], b: npt.NDArray[Any]) -> npt.NDArray[Any]:
+    with np.errstate(all="ignore"):
+        if op == "add":
+            return a + b
+        if op == "sub":
+            return a - b
+        if op == "mul":
+            return a * b
+        if op == "div":
+            return a / b
+        if op == "sqrt":
+            return np.sqrt(a)
+        return a.astype({"f16": np.float16, "bf16": ml_dtypes.bfloat16, "f32": np.float32, "f64": np.float64}[op])
+
+
+@pytest.mark.parametrize("family", sorted(NUMPY_SLOTS))
+def test_numpy_agrees_where_authoritative(family: str) -> None:
+    """IEEE round-to-nearest arithmetic and conversions, and integer wraparound, as numpy computes them.
+
+    A NaN result is only required to be a NaN (numpy keeps x86's payload rules).
+    """
+    fx = load(f"gen_{family}")
+    width = 32 if family in ("f32", "int32") else 64
+    utype, ftype = (np.uint32, np.float32) if width == 32 else (np.uint64, np.float64)
+    param = fx["params"][0]
+    records = np.frombuffer(buffer_bytes(param["init"], param["nbytes"]), dtype=np.uint64).reshape(-1, 4)
+    a_bits, b_bits = records[:, 0].astype(utype), records[:, 1].astype(utype)
+    view = utype if family.startswith("int") else ftype
+    a, b = a_bits.view(view), b_bits.view(view)
+    slots = fx["generated"]["slots"]
+    outs = np.frombuffer(buffer_bytes(fx["outputs"]["out_ptr"], fx["outputs"]["out_ptr"]["nbytes"]), dtype=np.uint64)
+    outs = outs.reshape(len(records), len(slots))
+    for opcode, op in NUMPY_SLOTS[family]:
+        slot = next(s for s in slots if s["opcode"] == opcode)
+        want = numpy_result(op, a, b)
+        bits = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[want.dtype.itemsize]
+        got = outs[:, slot["out"]].astype(bits)
+        if family.startswith("int"):
+            assert np.array_equal(got, want.astype(bits)), opcode
+            continue
+        nan = np.isnan(want.astype(np.float64))
+        got_float = got.view(want.dtype).astype(np.float64)
+        assert np.array_equal(np.isnan(got_float), nan), opcode
+        assert np.array_equal(got[~nan], want.view(bits)[~nan]), opcode
+        assert nan.any(), opcode  # the edge values reach NaN results
+
+
+@pytest.mark.parametrize(("opcode", "fp8"), [("cvt.rn.f16x2.e4m3x2", "e4m3"), ("cvt.rn.f16x2.e5m2x2", "e5m2")])
+def test_ml_dtypes_agree_on_fp8(opcode: str, fp8: str) -> None:
+    """Every e4m3 / e5m2 byte widened to f16 as ml_dtypes does it (the byte pair's high byte to the high half)."""
+    fx = load("gen_fp8")
+    param = fx["params"][0]
+    records = np.frombuffer(buffer_bytes(param["init"], param["nbytes"]), dtype=np.uint64).reshape(-1, 4)
+    pairs = records[:, 0].astype(np.uint16)
+    dtype = ml_dtypes.float8_e4m3fn if fp8 == "e4m3" else ml_dtypes.float8_e5m2
+    halves = [(pairs >> shift).astype(np.uint8).view(dtype).astype(np.float16).view(np.uint16) for shift in (0, 8)]
+    want = halves[0].astype(np.uint32) | halves[1].astype(np.uint32) << 16
+    slots = fx["generated"]["slots"]
+    slot = next(s for s in slots if s["opcode"] == opcode)
+    outs = np.frombuffer(buffer_bytes(fx["outputs"]["out_ptr"], fx["outputs"]["out_ptr"]["nbytes"]), dtype=np.uint64)
+    got = outs.reshape(len(records), len(slots))[:, slot["out"]].astype(np.uint32)
+    nan = np.isnan(want.view(np.float16).reshape(-1, 2)).any(axis=1)
+    assert nan.sum() == (2 if fp8 == "e4m3" else 6) * 2  # the NaN encodings, in either byte
+    assert np.array_equal(got[~nan], want[~nan])
