@@ -6,10 +6,11 @@ interpreter. Every result is derived from a definition outside this repository's
 * floating point: IEEE 754-2019 arithmetic on exact rationals (`fractions.Fraction`),
   rounded to the destination format by the rounding-direction attribute (`.rn` ties to
   even, `.rna` ties away, `.rz`, `.rm`, `.rp`); `.ftz` / `.sat` / `.relu` / `.satfinite`
-  and NaN/infinity rules of conversions as the PTX ISA states them (sections 9.7.3
-  "Floating-Point Instructions", 9.7.9.21 "cvt");
-* integers and bits: the pseudocode of the PTX ISA (sections 9.7.1 and 9.7.2: `bfe`,
-  `bfi`, `prmt`, `lop3`, `shf`, `bfind`, `dp4a`, `dp2a`, shifts clamped at the width).
+  and NaN/infinity rules of conversions as the PTX ISA states them (chapter "Instruction
+  Set": the floating-point instructions and `cvt`);
+* integers and bits: the descriptions and pseudocode of the PTX ISA's integer, logic and
+  shift instructions (`bfe`, `bfi`, `prmt`, `lop3`, `shf`, `bfind`, `bmsk`, `szext`,
+  `dp4a`, `dp2a`, `cvt.pack`, carry chains, shifts clamped at the width).
 
 `evaluate(opcode, text, ops)` returns the expected bits of each result, or `None` where
 the PTX ISA leaves the result unspecified or approximate (`.approx`, `ex2`, `sin`, integer
@@ -874,8 +875,8 @@ F64_DEFAULT_NAN = 0xFFF8000000000000
 
 F64_NAN_ORDER = {"div": (0, 1), "fma": (1, 2, 0)}
 """f64 arithmetic returns one of its NaN operands, quieted, sign kept; with two NaN operands
-`add sub mul min max` return b's, `div` a's, `fma` b's, then c's, then a's. (The operand
-order is what ptxas's SASS feeds the unit; another compiler may differ.)"""
+`add sub mul min max` return b's, `div` a's, `fma` b's, then c's, then a's (presumably
+the operand order of the SASS the JIT emitted; not inspected)."""
 
 
 def quiet(bits: int, f: Fmt) -> int:
