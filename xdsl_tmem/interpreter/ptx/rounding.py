@@ -1,0 +1,219 @@
+"""Exact IEEE-754 rounding on numpy lanes, for every PTX rounding modifier.
+
+numpy rounds to nearest only. The directed modes (`.rz .rm .rp`) and fused operations
+(`fma`) are therefore computed as an exact pair `(r, e)` in float64 — `r` the
+round-to-nearest float64 of the exact result `x`, `e` a float64 whose sign is the sign of
+`x - r` (zero when `r` is exact) — from error-free transformations (Knuth's TwoSum,
+Dekker's TwoProduct), and then rounded once to the target format:
+
+* to float64: `r`, stepped one ulp when the mode asks for the other neighbour of `x`;
+* to a narrower format: `r` is first rounded *to odd* (its last bit made 1 when inexact),
+  which keeps the information that `x` is not representable, so a single rounding of it
+  to any format of at most 51 significand bits equals the rounding of `x` itself
+  (Boldo & Melquiond, "Emulation of FMA and correctly rounded sums: proved algorithms
+  using rounding to odd", IEEE Trans. Computers 57(4), 2008).
+
+These transformations are exact as long as no intermediate over- or underflows in
+float64; the narrow formats (f32 and below) never come near those limits, and f64
+`mul`/`div`/`sqrt` take their error's sign on the operands' significands. The one corner
+left: `fma.f64` whose product a*b lies beyond 2^996 or below 2^-960 may be off by one ulp
+(Dekker's product over/underflows); it is not handled and not tested.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+
+from .base import Lanes
+
+F64 = np.dtype(np.float64)
+F32 = np.dtype(np.float32)
+F16 = np.dtype(np.float16)
+BF16 = np.dtype(ml_dtypes.bfloat16)
+
+MODES = ("rn", "rz", "rm", "rp")
+
+_SPLIT = np.float64(134217729.0)  # 2^27 + 1, Dekker's splitting constant for float64
+
+SMALLEST_NORMAL: dict[np.dtype[Any], Any] = {
+    F64: np.float64(2.0**-1022),
+    F32: np.float32(2.0**-126),
+    F16: np.float16(2.0**-14),
+    BF16: ml_dtypes.bfloat16(2.0**-126),
+}
+
+CANONICAL_NAN_BITS: dict[np.dtype[Any], int] = {
+    F64: 0x7FFFFFFFFFFFFFFF,
+    F32: 0x7FFFFFFF,
+    F16: 0x7FFF,
+    BF16: 0x7FFF,
+}
+_UINT = {8: np.dtype(np.uint64), 4: np.dtype(np.uint32), 2: np.dtype(np.uint16), 1: np.dtype(np.uint8)}
+_SINT = {8: np.dtype(np.int64), 4: np.dtype(np.int32), 2: np.dtype(np.int16), 1: np.dtype(np.int8)}
+
+
+def canonical_nan(dtype: np.dtype[Any]) -> Any:
+    """The canonical NaN of `dtype` (all-ones payload, sign clear) as a 0-d array."""
+    return np.array(CANONICAL_NAN_BITS[dtype], dtype=_UINT[dtype.itemsize]).view(dtype)
+
+
+def canonicalize(x: Lanes) -> Lanes:
+    """Every NaN lane replaced by the canonical NaN of its dtype."""
+    return np.where(x != x, canonical_nan(x.dtype), x)
+
+
+def flush(x: Lanes) -> Lanes:
+    """`.ftz`: subnormal lanes become zero of the same sign (x * 0 keeps the sign)."""
+    return np.where(np.abs(x) < SMALLEST_NORMAL[x.dtype], x * 0, x)
+
+
+def saturate(x: Lanes) -> Lanes:
+    """`.sat`: clamp to [0.0, 1.0], NaN to +0.0 (PTX ISA, floating-point instructions)."""
+    zero = np.zeros((), x.dtype)
+    return np.where(x != x, zero, np.clip(x, zero, np.ones((), x.dtype)))
+
+
+def two_sum(a: Lanes, b: Lanes) -> tuple[Lanes, Lanes]:
+    """Knuth's TwoSum: s = RN(a + b) and e = (a + b) - s exactly (e = 0 where s is not finite)."""
+    s = a + b
+    bb = s - a
+    e = (a - (s - bb)) + (b - bb)
+    return s, np.where(np.isfinite(s), e, 0.0)
+
+
+def _split(a: Lanes) -> tuple[Lanes, Lanes]:
+    c = _SPLIT * a
+    hi = c - (c - a)
+    return hi, a - hi
+
+
+def two_prod(a: Lanes, b: Lanes) -> tuple[Lanes, Lanes]:
+    """Dekker's TwoProduct: p = RN(a * b) and e = a * b - p exactly (float64, no over/underflow)."""
+    p = a * b
+    ah, al = _split(a)
+    bh, bl = _split(b)
+    e = al * bl - (((p - ah * bh) - al * bh) - ah * bl)
+    return p, np.where(np.isfinite(p) & np.isfinite(e), e, 0.0)
+
+
+def to_odd(r: Lanes, e: Lanes) -> Lanes:
+    """Round-to-odd float64 of x = r + e, given r = RN(x) and the sign of e."""
+    bits = r.view(np.int64)
+    step = np.where((e > 0) == (r > 0), 1, -1)
+    return np.where((e != 0) & ((bits & 1) == 0), bits + step, bits).view(np.float64)
+
+
+def _odd32(s: Lanes) -> Lanes:
+    """Round-to-odd float32 of the float64 `s` (finite beyond 2^128 become ±max finite)."""
+    t = s.astype(np.float32)
+    tf = t.astype(np.float64)
+    bits = t.view(np.int32)
+    big = np.isinf(t) & np.isfinite(s)
+    bits = np.where(big, np.where(s > 0, np.int32(0x7F7FFFFF), np.int32(-0x00800001)), bits)
+    tf = np.where(big, bits.view(np.float32).astype(np.float64), tf)
+    step = np.where(np.abs(s) > np.abs(tf), 1, -1)
+    return np.where((tf != s) & ((bits & 1) == 0), bits + step, bits).astype(np.int32).view(np.float32)
+
+
+def nearest(s: Lanes, dtype: np.dtype[Any]) -> Lanes:
+    """Round the float64 `s` (exact or rounded to odd) to nearest-even in `dtype`.
+
+    numpy's float64 -> float32/float16 casts round once, correctly; ml_dtypes' casts from
+    float64 go through float32 (double rounding), so other formats take a round-to-odd
+    float32 first, which is exact for any format of at most 22 significand bits.
+    """
+    if dtype == F32 or dtype == F16 or dtype == F64:
+        return s.astype(dtype)
+    return _odd32(s).astype(dtype)
+
+
+def directed(s: Lanes, dtype: np.dtype[Any], mode: str) -> Lanes:
+    """Round the float64 `s` (exact or rounded to odd) to `dtype` (f32, f16, bf16) in `mode`."""
+    t = nearest(s, dtype)
+    if mode == "rn":
+        return t
+    tf = t.astype(np.float64)
+    if mode == "rz":
+        return np.where(np.abs(tf) > np.abs(s), np.nextafter(t, np.zeros((), dtype)), t)
+    if mode == "rm":
+        return np.where(tf > s, np.nextafter(t, np.array(-np.inf, dtype)), t)
+    assert mode == "rp", mode
+    return np.where(tf < s, np.nextafter(t, np.array(np.inf, dtype)), t)
+
+
+def round_pair(r: Lanes, e: Lanes, dtype: np.dtype[Any], mode: str, finite: Lanes | None = None) -> Lanes:
+    """Round x = r + e (r = RN64(x), sign(e) = sign(x - r)) to `dtype` in `mode`.
+
+    `finite`, for float64 results, marks lanes whose exact result is finite, so that an
+    overflow to ±inf under `.rz .rm .rp` comes back as ±max where the mode asks for it.
+    """
+    if dtype != F64:
+        return directed(to_odd(r, e), dtype, mode)
+    if mode == "rn":
+        return r
+    if mode == "rz":
+        step = ((e != 0) & ((e > 0) != (r > 0))) | (np.isinf(r) if finite is None else np.isinf(r) & finite)
+        return np.where(step, np.nextafter(r, 0.0), r)
+    over = np.isinf(r) & (False if finite is None else finite)
+    if mode == "rm":
+        return np.where((e < 0) | (over & (r > 0)), np.nextafter(r, -np.inf), r)
+    assert mode == "rp", mode
+    return np.where((e > 0) | (over & (r < 0)), np.nextafter(r, np.inf), r)
+
+
+def fma64(a: Lanes, b: Lanes, c: Lanes) -> tuple[Lanes, Lanes]:
+    """(r, e) of a * b + c for float64 lanes (Boldo & Melquiond's emulated FMA).
+
+    uh + ul = a * b exactly; th + tl = c + uh exactly; v = RO(tl + ul); then th + v rounds
+    like the exact a * b + c in every mode, and its TwoSum gives r and the sign of e.
+    """
+    uh, ul = two_prod(a, b)
+    th, tl = two_sum(c, uh)
+    v = to_odd(*two_sum(tl, ul))
+    r, e = two_sum(th, v)
+    exact = uh + c  # infinities and NaN as IEEE fma gives them
+    special = ~np.isfinite(exact) | ~np.isfinite(r)
+    return np.where(special, a * b + c, r), np.where(special, 0.0, e)
+
+
+def _residual_sign(a: Lanes, q: Lanes, b: Lanes) -> Lanes:
+    """sign(a - q * b) exactly, for q = RN(a / b) or RN(sqrt(a)) (b = q): on the operands'
+    significands (frexp), so that Dekker's product neither over- nor underflows."""
+    mq, eq = np.frexp(q)
+    mb, eb = np.frexp(b)
+    ma, ea = np.frexp(a)
+    shift = np.clip(ea - eq - eb, -60, 60)  # a ~ q * b: the shift is within a few units
+    ph, pl = two_prod(mq, mb)
+    return np.sign((np.ldexp(ma, shift) - ph) - pl)
+
+
+def div64(a: Lanes, b: Lanes) -> tuple[Lanes, Lanes]:
+    """(q, e) of a / b for float64 lanes: e's sign from the residual a - q*b."""
+    q = a / b
+    e = np.where(np.isfinite(q) & (q != 0) & (b != 0), _residual_sign(a, q, b) * np.sign(b), 0.0)
+    # q = 0 from an underflow: the exact quotient has a's sign times b's
+    e = np.where((q == 0) & (a != 0) & np.isfinite(b), np.sign(a) * np.sign(b), e)
+    return q, e
+
+
+def sqrt64(a: Lanes) -> tuple[Lanes, Lanes]:
+    """(q, e) of sqrt(a) for float64 lanes: e's sign from the residual a - q*q."""
+    q = np.sqrt(a)
+    e = np.where(np.isfinite(q) & (q > 0), _residual_sign(a, q, q), 0.0)
+    return q, e
+
+
+def mul64(a: Lanes, b: Lanes) -> tuple[Lanes, Lanes]:
+    """(p, e) of a * b for float64 lanes, the error's sign taken on the significands (no
+    over/underflow in Dekker's product): sign(ma * mb - p * 2^-(ea + eb))."""
+    p = a * b
+    ma, ea = np.frexp(a)
+    mb, eb = np.frexp(b)
+    ph, pl = two_prod(ma, mb)
+    e = np.sign((ph - np.ldexp(p, -(ea + eb))) + pl)
+    e = np.where(np.isfinite(p), e, 0.0)
+    # an underflow to zero: the exact product has the operands' signs
+    return p, np.where((p == 0) & (a != 0) & (b != 0), np.sign(a) * np.sign(b), e)
