@@ -5,6 +5,7 @@ rules, Python integers restating the PTX ISA's pseudo-code, and ml_dtypes' forma
 from __future__ import annotations
 
 import math
+import operator
 import struct
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -99,13 +100,13 @@ def same(got: Any, want: float | Fraction) -> bool:
     return g == want
 
 
-def f32(*xs: float) -> Lanes:
+def f32(*xs: float | np.floating[Any]) -> Lanes:
     return np.array(xs, np.float32)
 
 
 # edge values: zeros, the smallest subnormal and normal, values around 1, the largest finite,
 # halfway cases, and a few irrational-looking ones
-EDGE32 = [
+_EDGE = [
     0.0,
     -0.0,
     1.4e-45,
@@ -129,13 +130,23 @@ EDGE32 = [
     -1e-30,
     float(np.float32(np.pi)),
 ]
-EDGE32 = [float(np.float32(v)) for v in EDGE32]
+EDGE32 = [float(np.float32(v)) for v in _EDGE]
+
+
+def _fma(a: Fraction, b: Fraction, c: Fraction) -> Fraction:
+    return a * b + c
+
+
+def _div(a: Fraction, b: Fraction) -> Fraction:
+    return a / b
+
+
 EXACT: dict[str, Callable[..., Fraction]] = {
-    "add": lambda a, b: a + b,
-    "sub": lambda a, b: a - b,
-    "mul": lambda a, b: a * b,
-    "fma": lambda a, b, c: a * b + c,
-    "div": lambda a, b: a / b,
+    "add": operator.add,
+    "sub": operator.sub,
+    "mul": operator.mul,
+    "fma": _fma,
+    "div": _div,
 }
 
 
@@ -239,7 +250,7 @@ def test_half_types_rn(ty: str, fmt: Fmt) -> None:
     """add/sub/mul/fma .rn on f16 and bf16 (and their x2 packs, element-wise), every pair of a grid
     of values incl. subnormals, against exact rounding."""
     dt = LANE_DTYPE[ty]
-    grid = np.array([0, 1, -1.5, 3.25, 1e-5, 6e-8, 60000, 1.0078125, 0.333, -2.0**-14, 255.5, 1e30], np.float32)
+    grid = np.array([0, 1, -1.5, 3.25, 1e-5, 6e-8, 60000, 1.0078125, 0.333, -(2.0**-14), 255.5, 1e30], np.float32)
     grid = grid.astype(dt)
     grid = grid[np.isfinite(grid)]
     even = grid.size**2 // 2 * 2  # x2 packs take pairs
@@ -267,10 +278,13 @@ def test_ftz_sat_relu_rules() -> None:
     assert run("mul", "rn.ftz.f32", f32(1e-20), f32(1e-20))[0] == 0  # 1e-40 result flushed
     assert run("mul", "rn.f32", f32(1e-20), f32(1e-20))[0] != 0
     sat = run("add", "rn.sat.f32", f32(0.75, -3, np.nan, np.inf), f32(0.5, 1, 0, 0))
-    assert sat.tolist() == [1.0, 0.0, 0.0, 1.0] and not np.signbit(sat[2])
+    assert sat.tolist() == [1.0, 0.0, 0.0, 1.0]
+    assert not np.signbit(sat[2])
     h = np.array([-2.0, 3.0, np.nan], np.float16)
     relu = run("fma", "rn.relu.f16", h, np.ones(3, np.float16), np.zeros(3, np.float16))
-    assert relu[0] == 0 and relu[1] == 3 and relu[2].view(np.uint16) == 0x7FFF
+    assert relu[0] == 0
+    assert relu[1] == 3
+    assert relu[2].view(np.uint16) == 0x7FFF
 
 
 def test_nan_results_are_canonical() -> None:
@@ -289,9 +303,13 @@ def test_min_max_rules() -> None:
     a = f32(1, nan, nan, -0.0, 0.0, -3)
     b = f32(2, 5, nan, 0.0, -0.0, 2)
     mn, mx = run("min", "f32", a, b), run("max", "f32", a, b)
-    assert mn[:2].tolist() == [1, 5] and mx[:2].tolist() == [2, 5]
+    assert mn[:2].tolist() == [1, 5]
+    assert mx[:2].tolist() == [2, 5]
     assert mn.view(np.uint32)[2] == 0x7FFFFFFF
-    assert np.signbit(mn[3]) and np.signbit(mn[4]) and not np.signbit(mx[3]) and not np.signbit(mx[4])
+    assert np.signbit(mn[3])
+    assert np.signbit(mn[4])
+    assert not np.signbit(mx[3])
+    assert not np.signbit(mx[4])
     assert run("min", "NaN.f32", a, b).view(np.uint32)[1] == 0x7FFFFFFF
     xs = run("max", "xorsign.abs.f32", a[5:], b[5:])
     assert xs[0] == -3  # |-3| > |2|, sign(-3) ^ sign(2) = negative
@@ -299,7 +317,9 @@ def test_min_max_rules() -> None:
     assert three[0] == 7
 
 
-@pytest.mark.parametrize("cmp", ["eq", "ne", "lt", "le", "gt", "ge", "equ", "neu", "ltu", "leu", "gtu", "geu", "num", "nan"])
+@pytest.mark.parametrize(
+    "cmp", ["eq", "ne", "lt", "le", "gt", "ge", "equ", "neu", "ltu", "leu", "gtu", "geu", "num", "nan"]
+)
 def test_setp_float_ordered_and_unordered(cmp: str) -> None:
     """setp: ordered comparisons are false if either operand is NaN, the unordered (…u) ones true;
     num: both are numbers; nan: either is NaN. p|q gives q = !p; .and/.or/.xor combine with c."""
@@ -325,11 +345,13 @@ def test_setp_float_ordered_and_unordered(cmp: str) -> None:
             want = unordered or ops[cmp[:-1]](x, y)
         else:
             want = not unordered and ops[cmp](x, y)
-        assert p[i] == want and q[i] == (not want), (cmp, x, y)
+        assert p[i] == want, (cmp, x, y)
+        assert q[i] == (not want), (cmp, x, y)
     c = np.array([True, False] * (len(pairs) // 2))
     assert np.array_equal(run("setp", f"{cmp}.and.f32", a, b, c), p & c)
     p2, q2 = run("setp", f"{cmp}.xor.f32", a, b, c, pair=True)
-    assert np.array_equal(p2, p ^ c) and np.array_equal(q2, ~p ^ c)
+    assert np.array_equal(p2, p ^ c)
+    assert np.array_equal(q2, ~p ^ c)
 
 
 def test_setp_integer_and_f16x2() -> None:
@@ -343,7 +365,8 @@ def test_setp_integer_and_f16x2() -> None:
     h = np.array([1, 9, 4, 2], np.float16).view(np.uint32)
     k = np.array([2, 3, 4, 5], np.float16).view(np.uint32)
     p, q = run("setp", "lt.f16x2", h, k)
-    assert p.tolist() == [True, False] and q.tolist() == [False, True]
+    assert p.tolist() == [True, False]
+    assert q.tolist() == [False, True]
 
 
 def test_selp_slct() -> None:
@@ -361,12 +384,16 @@ def test_approx_functions_special_values() -> None:
     ex = run("ex2", "approx.f32", f32(-np.inf, np.inf, 3))
     assert ex.tolist() == [0.0, np.inf, 8.0]
     lg = run("lg2", "approx.f32", f32(0, -1, 8))
-    assert lg[0] == -np.inf and np.isnan(lg[1]) and lg[2] == 3
+    assert lg[0] == -np.inf
+    assert np.isnan(lg[1])
+    assert lg[2] == 3
     rs = run("rsqrt", "approx.f32", f32(0.0, -0.0, 4))
     assert rs.tolist() == [np.inf, -np.inf, 0.5]
     assert np.isnan(run("sin", "approx.f32", f32(np.inf))[0])
     d = run("div", "approx.f32", f32(1, np.inf, 3), f32(2.0**127, 2.0**127, 2))
-    assert d[0] == 0 and np.isnan(d[1]) and d[2] == 1.5
+    assert d[0] == 0
+    assert np.isnan(d[1])
+    assert d[2] == 1.5
     th = run("tanh", "approx.f16x2", np.array([0.5, -20], np.float16).view(np.uint32))
     assert th.view(np.float16).tolist() == [np.float16(math.tanh(0.5)), -1.0]
 
@@ -374,7 +401,8 @@ def test_approx_functions_special_values() -> None:
 def test_abs_neg_copysign_testp() -> None:
     """abs/neg act on the sign bit; copysign d, a, b: "copy sign of a into value of b"; testp."""
     x = f32(-2, 0.0, 1e-40, np.inf, np.nan)
-    assert run("abs", "f32", x)[0] == 2 and run("neg", "f32", x)[1].view(np.uint32) == 0x80000000
+    assert run("abs", "f32", x)[0] == 2
+    assert run("neg", "f32", x)[1].view(np.uint32) == 0x80000000
     assert run("copysign", "f32", f32(-1, 1), f32(3, -4)).tolist() == [-3, 4]
     assert run("testp", "subnormal.f32", x).tolist() == [False, False, True, False, False]
     assert run("testp", "normal.f32", x).tolist() == [True, False, False, False, False]
@@ -417,7 +445,10 @@ def test_cvt_f64_to_f32_and_int_to_float(mode: str) -> None:
     for i in range(d.size):
         assert same(got[i], ieee_round(Fraction(float(d[i])), F32, mode))
     ints = np.concatenate(
-        [rng.integers(-(2**63), 2**63 - 1, 300, dtype=np.int64), [2**63 - 1, -(2**63), 2**53 + 1, 2**24 + 1, -(2**24) - 1]]
+        [
+            rng.integers(-(2**63), 2**63 - 1, 300, dtype=np.int64),
+            [2**63 - 1, -(2**63), 2**53 + 1, 2**24 + 1, -(2**24) - 1],
+        ]
     ).astype(np.int64)
     for dst, fmt in (("f32", F32), ("f64", F64), ("f16", F16)):
         got = run("cvt", f"{mode}.{dst}.s64", ints)
@@ -434,7 +465,9 @@ def test_cvt_float_to_int(ty: str) -> None:
     """cvt.irnd.ity.fty: rounded to an integer by .rni (nearest even) .rzi .rmi .rpi; "NaN -> 0";
     the result saturates to the type's range (float-to-integer conversions always saturate)."""
     info = np.iinfo(LANE_DTYPE[ty])
-    x = np.array([np.nan, np.inf, -np.inf, 2.5, -2.5, 3.5, -0.7, 0.7, 1e30, -1e30, 2.0**63, 2.0**64, 127.5, -128.5, 1e-40])
+    x = np.array(
+        [np.nan, np.inf, -np.inf, 2.5, -2.5, 3.5, -0.7, 0.7, 1e30, -1e30, 2.0**63, 2.0**64, 127.5, -128.5, 1e-40]
+    )
     rounders = {"rni": round, "rzi": math.trunc, "rmi": math.floor, "rpi": math.ceil}
     for rnd, fn in rounders.items():
         for src in ("f64", "f32"):
@@ -544,7 +577,8 @@ def test_cvt_f16x2_pack_order_and_relu() -> None:
     d = run("cvt", "rn.f16x2.f32", f32(1.0), f32(2.0))
     assert d[0] == (0x3C00 << 16) | 0x4000
     r = run("cvt", "rn.relu.bf16x2.f32", f32(-1.0), f32(3.0)).view(ml_dtypes.bfloat16)
-    assert float(r[1]) == 0 and float(r[0]) == 3
+    assert float(r[1]) == 0
+    assert float(r[0]) == 3
 
 
 def test_mov_pack_unpack() -> None:
@@ -733,8 +767,11 @@ def _ref_fns(mask: int, base: int, offset: int) -> int:
 
 
 @settings(max_examples=30, deadline=None)
-@given(st.lists(U32, min_size=32, max_size=32), st.lists(st.integers(0, 31), min_size=32, max_size=32),
-       st.lists(st.integers(-33, 33), min_size=32, max_size=32))
+@given(
+    st.lists(U32, min_size=32, max_size=32),
+    st.lists(st.integers(0, 31), min_size=32, max_size=32),
+    st.lists(st.integers(-33, 33), min_size=32, max_size=32),
+)
 def test_fns(masks: list[int], bases: list[int], offs: list[int]) -> None:
     got = run("fns", "b32", u32s(masks), u32s(bases), np.array(offs, np.int32))
     assert got.tolist() == [_ref_fns(m, b, o) for m, b, o in zip(masks, bases, offs, strict=True)]
@@ -781,7 +818,9 @@ def test_lop3_every_lut() -> None:
         got = fn(a, b, c, lut)
         for i in range(0, 32, 7):
             x, y, z = int(a[i]), int(b[i]), int(c[i])
-            want = sum(((lut >> (((x >> k) & 1) << 2 | ((y >> k) & 1) << 1 | ((z >> k) & 1))) & 1) << k for k in range(32))
+            want = sum(
+                ((lut >> (((x >> k) & 1) << 2 | ((y >> k) & 1) << 1 | ((z >> k) & 1))) & 1) << k for k in range(32)
+            )
             assert int(got[i]) == want, lut
     assert fn(np.array([0xF0], np.uint32), np.array([0xCC], np.uint32), np.array([0xAA], np.uint32), 0x96)[0] == 0x96
 
@@ -850,5 +889,7 @@ def test_unsupported_spellings_are_named(op: str, mods: str, fragment: str) -> N
     its modifiers and why."""
     with pytest.raises(UnsupportedInstruction) as info:
         decode(op, tuple(mods.split(".")))
-    assert info.value.opcode == op and info.value.modifiers == tuple(mods.split("."))
-    assert fragment in str(info.value) and f"{op}.{mods}" in str(info.value)
+    assert info.value.opcode == op
+    assert info.value.modifiers == tuple(mods.split("."))
+    assert fragment in str(info.value)
+    assert f"{op}.{mods}" in str(info.value)

@@ -143,3 +143,25 @@ class Spelling:
 
 def _list(items: Iterable[str]) -> str:
     return " ".join(f".{i}" for i in sorted(items)) or "none"
+
+
+# Typed wrappers for the lambdas of the decoders: they give each parameter the type
+# `Lanes` (for the type checker only; each returns its argument unchanged).
+def fn1(f: Callable[[Lanes], Any]) -> Callable[[Lanes], Any]:
+    return f
+
+
+def fn2(f: Callable[[Lanes, Lanes], Any]) -> Callable[[Lanes, Lanes], Any]:
+    return f
+
+
+def fn3(f: Callable[[Lanes, Lanes, Lanes], Any]) -> Callable[[Lanes, Lanes, Lanes], Any]:
+    return f
+
+
+def fn4(f: Callable[[Lanes, Lanes, Lanes, Lanes], Any]) -> Callable[[Lanes, Lanes, Lanes, Lanes], Any]:
+    return f
+
+
+def fnv(f: Callable[..., Any]) -> Callable[..., Any]:
+    return f

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from .base import BITS, FLOAT, INTEGER, SIGNED, UNSIGNED, Lanes, Semantics, Spelling
+from .base import BITS, FLOAT, INTEGER, SIGNED, UNSIGNED, Lanes, Semantics, Spelling, fn2, fn3
 from .floating import ELEMENT, PACKED
 from .rounding import flush
 
@@ -32,14 +32,14 @@ def _float_cmp(cmp: str) -> Callable[[Lanes, Lanes], Lanes]:
     """Ordered comparisons are false when either operand is NaN (`ne` too); the unordered
     ones (`equ ... geu`) are true then; `num`: neither is NaN; `nan`: either is."""
     if cmp == "num":
-        return lambda a, b: (a == a) & (b == b)
+        return fn2(lambda a, b: (a == a) & (b == b))
     if cmp == "nan":
-        return lambda a, b: (a != a) | (b != b)
+        return fn2(lambda a, b: (a != a) | (b != b))
     if cmp.endswith("u"):
         base = _ORDERED[cmp[:-1]]
-        return lambda a, b: base(a, b) | (a != a) | (b != b)
+        return fn2(lambda a, b: base(a, b) | (a != a) | (b != b))
     if cmp == "ne":
-        return lambda a, b: (a != b) & (a == a) & (b == b)
+        return fn2(lambda a, b: (a != b) & (a == a) & (b == b))
     return _ORDERED[cmp]
 
 
@@ -57,7 +57,7 @@ def decode_setp(s: Spelling, pair: bool) -> Semantics:
         base = _float_cmp(cmp)
         if "ftz" in s.flags:
             inner = base
-            base = lambda a, b: inner(flush(a), flush(b))  # noqa: E731
+            base = fn2(lambda a, b: inner(flush(a), flush(b)))
     else:
         if ty in BITS and cmp not in ("eq", "ne"):
             s.fail(f"bit-size types compare with .eq or .ne only, not .{cmp}")
@@ -76,7 +76,7 @@ def decode_setp(s: Spelling, pair: bool) -> Semantics:
         if bop:
             combine = _BOOL[bop]
             return Semantics(
-                lambda a, b, c: tuple(combine(h, c) for h in halves(a, b)), operands, ("pred", "pred")
+                fn3(lambda a, b, c: tuple(combine(h, c) for h in halves(a, b))), operands, ("pred", "pred")
             )
         return Semantics(halves, operands, ("pred", "pred"))
     if bop:
@@ -88,7 +88,7 @@ def decode_setp(s: Spelling, pair: bool) -> Semantics:
                 return combine(t, c), combine(~t, c)
 
             return Semantics(both, operands, ("pred", "pred"))
-        return Semantics(lambda a, b, c: combine(base(a, b), c), operands, ("pred",))
+        return Semantics(fn3(lambda a, b, c: combine(base(a, b), c)), operands, ("pred",))
     if pair:
 
         def pq(a: Lanes, b: Lanes) -> tuple[Lanes, Lanes]:
@@ -103,7 +103,7 @@ def decode_selp(s: Spelling) -> Semantics:
     """selp.type d, a, b, c: d = c ? a : b."""
     ty = s.one_type((INTEGER - {"b8", "u8", "s8"}) | {"f32", "f64"})
     s.only(set())
-    return Semantics(lambda a, b, c: np.where(c, a, b), (ty, ty, "pred"), (ty,))
+    return Semantics(fn3(lambda a, b, c: np.where(c, a, b)), (ty, ty, "pred"), (ty,))
 
 
 def decode_slct(s: Spelling) -> Semantics:
@@ -111,5 +111,5 @@ def decode_slct(s: Spelling) -> Semantics:
     dty, cty = s.two_types((INTEGER - {"b8", "u8", "s8"}) | {"f32", "f64"}, {"s32", "f32"})
     s.only({"ftz"} if cty == "f32" else set())
     if "ftz" in s.flags:
-        return Semantics(lambda a, b, c: np.where(flush(c) >= 0, a, b), (dty, dty, cty), (dty,))
-    return Semantics(lambda a, b, c: np.where(c >= 0, a, b), (dty, dty, cty), (dty,))
+        return Semantics(fn3(lambda a, b, c: np.where(flush(c) >= 0, a, b)), (dty, dty, cty), (dty,))
+    return Semantics(fn3(lambda a, b, c: np.where(c >= 0, a, b)), (dty, dty, cty), (dty,))

@@ -17,9 +17,9 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
-from .base import LANE_DTYPE, UNSIGNED, WIDTH, Lanes, Semantics, Spelling
+from .base import LANE_DTYPE, UNSIGNED, WIDTH, Lanes, Semantics, Spelling, fn1, fn2
 from .floating import ELEMENT
-from .rounding import F64, MODES, canonicalize, directed, flush, round_pair, saturate, to_odd, two_sum
+from .rounding import F64, MODES, canonicalize, directed, finfo, flush, largest, round_pair, saturate, to_odd, two_sum
 
 Fn = Callable[..., Any]
 
@@ -72,18 +72,18 @@ def _to_float(dst: str, mode: str, src_int: bool) -> Fn:
     elem = ELEMENT[dst]
     if src_int:
         if elem == F64:
-            return lambda a: round_pair(*_int_to_pair(a), F64, mode)
-        return lambda a: directed(to_odd(*_int_to_pair(a)), elem, mode)
+            return fn1(lambda a: round_pair(*_int_to_pair(a), F64, mode))
+        return fn1(lambda a: directed(to_odd(*_int_to_pair(a)), elem, mode))
     if elem == F64:
-        return lambda a: a.astype(np.float64)
-    return lambda a: directed(a.astype(np.float64), elem, mode)
+        return fn1(lambda a: a.astype(np.float64))
+    return fn1(lambda a: directed(a.astype(np.float64), elem, mode))
 
 
 def _narrow8(name: str, relu: bool) -> Callable[[Lanes], Lanes]:
     """float32 lanes -> the bits (uint8) of a narrow float, .rn.satfinite: NaN stays NaN where the
     format has one (else: +max, unverified), beyond max (incl. inf) -> signed max."""
     dt = EIGHT_BIT[name]
-    mx = np.float32(float(ml_dtypes.finfo(dt).max))
+    mx = np.float32(float(finfo(dt).max))
     nan_bits = _NAN8 if name in _HAS_NAN else np.array(mx).astype(dt).view(np.uint8)
 
     def narrow(x: Lanes) -> Lanes:
@@ -133,7 +133,7 @@ def _unpack2(x: Lanes, dt: np.dtype[Any]) -> tuple[Lanes, Lanes]:
     return v[:, 0], v[:, 1]
 
 
-def decode_cvt(s: Spelling) -> Semantics:  # noqa: C901 - one branch per conversion class
+def decode_cvt(s: Spelling) -> Semantics:
     types = s.types
     if len(types) != 2:
         s.fail(f"cvt needs a destination and a source type, got {len(types)} types")
@@ -154,18 +154,20 @@ def decode_cvt(s: Spelling) -> Semantics:  # noqa: C901 - one branch per convers
             lo, hi = np.array(info.min, dt), np.array(info.max, dt)
             if src in UNSIGNED:  # compare in the unsigned 64-bit domain
                 return Semantics(
-                    lambda a: np.where(a.astype(np.uint64) > np.uint64(info.max), hi, a.astype(dt)), (src,), (dst,)
+                    fn1(lambda a: np.where(a.astype(np.uint64) > np.uint64(info.max), hi, a.astype(dt))), (src,), (dst,)
                 )
             return Semantics(
-                lambda a: np.where(
-                    a < 0,
-                    np.where(a.astype(np.int64) < info.min, lo, a.astype(dt)),
-                    np.where(a.astype(np.uint64) > np.uint64(info.max), hi, a.astype(dt)),
+                fn1(
+                    lambda a: np.where(
+                        a < 0,
+                        np.where(a.astype(np.int64) < info.min, lo, a.astype(dt)),
+                        np.where(a.astype(np.uint64) > np.uint64(info.max), hi, a.astype(dt)),
+                    )
                 ),
                 (src,),
                 (dst,),
             )
-        return Semantics(lambda a: a.astype(dt), (src,), (dst,))
+        return Semantics(fn1(lambda a: a.astype(dt)), (src,), (dst,))
 
     # integer <- float
     if dst in CVT_INT and src in CVT_FLOAT:
@@ -177,7 +179,7 @@ def decode_cvt(s: Spelling) -> Semantics:  # noqa: C901 - one branch per convers
         fn = _float_to_int(dst, imode)
         if ftz:
             inner = fn
-            fn = lambda a: inner(flush(a))  # noqa: E731
+            fn = fn1(lambda a: inner(flush(a)))
         return Semantics(fn, (src,), (dst,))
 
     # float <- integer
@@ -188,7 +190,7 @@ def decode_cvt(s: Spelling) -> Semantics:  # noqa: C901 - one branch per convers
         fn = _to_float(dst, fmodes, True)
         if sat:
             inner = fn
-            fn = lambda a: saturate(inner(a))  # noqa: E731
+            fn = fn1(lambda a: saturate(inner(a)))
         return Semantics(fn, (src,), (dst,))
 
     # float <- float
@@ -200,7 +202,7 @@ def decode_cvt(s: Spelling) -> Semantics:  # noqa: C901 - one branch per convers
         if dst == src:
             if fmodes:
                 s.fail(f"same-type cvt takes an integer rounding (.rni .rzi .rmi .rpi), not .{fmodes}")
-            fn = INT_ROUND[imode] if imode else (lambda a: a)
+            fn = INT_ROUND[imode] if imode else (fn1(lambda a: a))
         elif imode:
             s.fail(f".{imode} is for same-type float cvt or float-to-integer")
         elif narrowing:
@@ -211,16 +213,16 @@ def decode_cvt(s: Spelling) -> Semantics:  # noqa: C901 - one branch per convers
             if fmodes:
                 s.fail(f"cvt.{dst}.{src} is exact and takes no rounding modifier")
             elem = ELEMENT[dst]
-            fn = lambda a: a.astype(elem)  # noqa: E731
+            fn = fn1(lambda a: a.astype(elem))
         steps: list[Fn] = []
         if ftz and src == "f32":
             steps.append(flush)
         steps.append(fn)
         if relu:
-            steps.append(lambda x: np.where(x < 0, np.zeros((), x.dtype), x))
+            steps.append(fn1(lambda x: np.where(x < 0, np.zeros((), x.dtype), x)))
         if satfinite:
-            mx = ml_dtypes.finfo(ELEMENT[dst]).max
-            steps.append(lambda x: np.clip(x, -mx, mx))
+            mx = largest(ELEMENT[dst])
+            steps.append(fn1(lambda x: np.clip(x, -mx, mx)))
         if ftz and dst == "f32":
             steps.append(flush)
         steps.append(saturate if sat else canonicalize)
@@ -241,7 +243,7 @@ def decode_cvt(s: Spelling) -> Semantics:  # noqa: C901 - one branch per convers
             s.fail(f"cvt.{dst}.f32 needs .rn (or .rz)")
         elem = ELEMENT[dst]
         one = _to_float(dst[:-2], fmodes, False)
-        mx = ml_dtypes.finfo(elem).max
+        mx = largest(elem)
 
         def half(x: Lanes) -> Lanes:
             y = one(x)
@@ -251,7 +253,7 @@ def decode_cvt(s: Spelling) -> Semantics:  # noqa: C901 - one branch per convers
                 y = np.clip(y, -mx, mx)
             return canonicalize(y)
 
-        return Semantics(lambda a, b: _pack2(half(b), half(a)), ("f32", "f32"), (dst,))
+        return Semantics(fn2(lambda a, b: _pack2(half(b), half(a))), ("f32", "f32"), (dst,))
 
     # narrow float pairs
     if dst in EIGHT_BIT and src in ("f32", "f16x2", "bf16x2"):
@@ -272,7 +274,7 @@ def decode_cvt(s: Spelling) -> Semantics:  # noqa: C901 - one branch per convers
 
             return Semantics(from_f32, ("f32", "f32"), (dst,))
         return Semantics(
-            lambda a: _pack2(*(narrow(h.astype(np.float32)) for h in _unpack2(a, np.dtype(np.float16)))),
+            fn1(lambda a: _pack2(*(narrow(h.astype(np.float32)) for h in _unpack2(a, np.dtype(np.float16))))),
             (src,),
             (dst,),
         )
@@ -307,11 +309,13 @@ def decode_cvt(s: Spelling) -> Semantics:  # noqa: C901 - one branch per convers
 def decode_mov(s: Spelling, pack: int, unpack: int) -> Semantics:
     """mov.type d, a (a copy), mov.b32/b64 d, {a, b[, c, d]} (pack, first element lowest) and
     mov.b32/b64 {a, b[, c, d]}, d (unpack)."""
-    ty = s.one_type({"pred", "b16", "b32", "b64", "u16", "u32", "u64", "s16", "s32", "s64", "f16", "bf16", "f32", "f64"})
+    ty = s.one_type(
+        {"pred", "b16", "b32", "b64", "u16", "u32", "u64", "s16", "s32", "s64", "f16", "bf16", "f32", "f64"}
+    )
     s.only(set())
     n = pack or unpack
     if not n:
-        return Semantics(lambda a: a, (ty,), (ty,))
+        return Semantics(fn1(lambda a: a), (ty,), (ty,))
     if ty not in ("b32", "b64") or n not in (2, 4) or (pack and unpack):
         s.fail(f"vector mov packs/unpacks 2 or 4 elements into .b32/.b64, not {n} into .{ty}")
     part = f"b{WIDTH[ty] // n}"
@@ -331,4 +335,3 @@ def decode_mov(s: Spelling, pack: int, unpack: int) -> Semantics:
         return tuple(np.ascontiguousarray(v[:, i]) for i in range(n))
 
     return Semantics(do_unpack, (ty,), (part,) * n)
-

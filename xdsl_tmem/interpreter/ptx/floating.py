@@ -14,10 +14,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import ml_dtypes
 import numpy as np
 
-from .base import Lanes, Semantics, Spelling
+from .base import Lanes, Semantics, Spelling, fn1, fn2, fnv
 from .rounding import (
     BF16,
     F16,
@@ -27,8 +26,9 @@ from .rounding import (
     canonical_nan,
     canonicalize,
     div64,
-    fma64,
+    finfo,
     flush,
+    fma64,
     mul64,
     round_pair,
     saturate,
@@ -45,10 +45,10 @@ Fn = Callable[..., Any]
 def packed(fn: Fn, elem: np.dtype[Any], n: int) -> Fn:
     """Lift an element-wise function of `n` operands to `.f16x2`/`.bf16x2` registers (uint32 lanes)."""
     if n == 1:
-        return lambda a: fn(a.view(elem)).view(np.uint32)
+        return fn1(lambda a: fn(a.view(elem)).view(np.uint32))
     if n == 2:
-        return lambda a, b: fn(a.view(elem), b.view(elem)).view(np.uint32)
-    return lambda *xs: fn(*(x.view(elem) for x in xs)).view(np.uint32)
+        return fn2(lambda a, b: fn(a.view(elem), b.view(elem)).view(np.uint32))
+    return fnv(lambda *xs: fn(*(x.view(elem) for x in xs)).view(np.uint32))
 
 
 def _finish(fn: Fn, elem: np.dtype[Any], *, ftz: bool, sat: bool, relu: bool = False, canon: bool = True) -> Fn:
@@ -58,7 +58,7 @@ def _finish(fn: Fn, elem: np.dtype[Any], *, ftz: bool, sat: bool, relu: bool = F
         post.append(flush)
     if relu:  # .relu: negative results become +0, NaN becomes the canonical NaN
         zero = np.zeros((), elem)
-        post.append(lambda x: np.where(x < zero, zero, x))
+        post.append(fn1(lambda x: np.where(x < zero, zero, x)))
     if sat:
         post.append(saturate)
     elif canon:
@@ -100,17 +100,17 @@ def _exact(kind: str, elem: np.dtype[Any], mode: str) -> Fn:
             "mul": np.multiply,
             "div": np.divide,
             "sqrt": np.sqrt,
-            "rcp": lambda a: np.divide(np.ones((), elem), a),
+            "rcp": fn1(lambda a: np.divide(np.ones((), elem), a)),
         }[kind]
     if elem == F64:
         pair: dict[str, Callable[..., tuple[Lanes, Lanes]]] = {
             "add": two_sum,
-            "sub": lambda a, b: two_sum(a, -b),
+            "sub": fn2(lambda a, b: two_sum(a, -b)),
             "mul": mul64,
             "fma": fma64,
             "div": div64,
             "sqrt": sqrt64,
-            "rcp": lambda a: div64(np.ones_like(a), a),
+            "rcp": fn1(lambda a: div64(np.ones_like(a), a)),
         }
         op = pair[kind]
 
@@ -149,9 +149,9 @@ def _exact(kind: str, elem: np.dtype[Any], mode: str) -> Fn:
 
 
 _APPROX: dict[str, Callable[[Lanes], Lanes]] = {
-    "rcp": lambda a: 1.0 / a,
+    "rcp": fn1(lambda a: 1.0 / a),
     "sqrt": np.sqrt,
-    "rsqrt": lambda a: 1.0 / np.sqrt(a),
+    "rsqrt": fn1(lambda a: 1.0 / np.sqrt(a)),
     "ex2": np.exp2,
     "lg2": np.log2,
     "sin": np.sin,
@@ -162,7 +162,7 @@ _APPROX: dict[str, Callable[[Lanes], Lanes]] = {
 
 def _approx(kind: str, elem: np.dtype[Any]) -> Fn:
     fn = _APPROX[kind]
-    return lambda a: fn(a.astype(np.float64)).astype(elem)
+    return fn1(lambda a: fn(a.astype(np.float64)).astype(elem))
 
 
 def _div_approx(a: Lanes, b: Lanes) -> Lanes:
@@ -206,24 +206,24 @@ def _sign_ops(kind: str, elem: np.dtype[Any]) -> Fn:
     u = np.dtype(f"u{elem.itemsize}")
     top = np.array(1 << (8 * elem.itemsize - 1), dtype=u)
     if kind == "abs":
-        return lambda a: (a.view(u) & ~top).view(elem)
-    return lambda a: (a.view(u) ^ top).view(elem)
+        return fn1(lambda a: (a.view(u) & ~top).view(elem))
+    return fn1(lambda a: (a.view(u) ^ top).view(elem))
 
 
 def _copysign(elem: np.dtype[Any]) -> Fn:
     """copysign d, a, b: "copy sign of a into value of b" — the magnitude of b, the sign of a."""
     u = np.dtype(f"u{elem.itemsize}")
     top = np.array(1 << (8 * elem.itemsize - 1), dtype=u)
-    return lambda a, b: ((a.view(u) & top) | (b.view(u) & ~top)).view(elem)
+    return fn2(lambda a, b: ((a.view(u) & top) | (b.view(u) & ~top)).view(elem))
 
 
 _TESTP: dict[str, Callable[[Lanes, Any], Lanes]] = {
-    "finite": lambda a, tiny: np.isfinite(a),
-    "infinite": lambda a, tiny: np.isinf(a),
-    "number": lambda a, tiny: a == a,
-    "notanumber": lambda a, tiny: a != a,
-    "normal": lambda a, tiny: np.isfinite(a) & (np.abs(a) >= tiny),
-    "subnormal": lambda a, tiny: (np.abs(a) < tiny) & (a != 0),
+    "finite": fn2(lambda a, tiny: np.isfinite(a)),
+    "infinite": fn2(lambda a, tiny: np.isinf(a)),
+    "number": fn2(lambda a, tiny: a == a),
+    "notanumber": fn2(lambda a, tiny: a != a),
+    "normal": fn2(lambda a, tiny: np.isfinite(a) & (np.abs(a) >= tiny)),
+    "subnormal": fn2(lambda a, tiny: (np.abs(a) < tiny) & (a != 0)),
 }
 
 
@@ -259,7 +259,9 @@ def decode_float(s: Spelling, ty: str) -> Semantics:
         if "sat" in flags and "relu" in flags:
             s.fail(".sat and .relu exclude each other")
         kind = "fma" if fused else op
-        fn = _finish(_exact(kind, elem, mode or "rn"), elem, ftz="ftz" in flags, sat="sat" in flags, relu="relu" in flags)
+        fn = _finish(
+            _exact(kind, elem, mode or "rn"), elem, ftz="ftz" in flags, sat="sat" in flags, relu="relu" in flags
+        )
         return done(fn, 3 if fused else 2)
     if op in ("div", "rcp", "sqrt"):
         if ty not in ("f32", "f64"):
@@ -327,9 +329,9 @@ def decode_float(s: Spelling, ty: str) -> Semantics:
         s.only(_TESTP)
         if test is None:
             s.fail(f"testp needs one of {' '.join('.' + t for t in _TESTP)}")
-        tiny = ml_dtypes.finfo(elem).smallest_normal
+        tiny = finfo(elem).smallest_normal
         t = _TESTP[test]
-        return Semantics(lambda a: t(a, tiny), (ty,), ("pred",))
+        return Semantics(fn1(lambda a: t(a, tiny)), (ty,), ("pred",))
     if bf or half or ty in ("f32", "f64"):
         s.fail(f"{op} is not a floating-point instruction this model executes")
     s.fail(f"type .{ty} is not a floating-point type")

@@ -11,11 +11,11 @@ flagged as unverified until a silicon fixture decides.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
-from .base import BITS, LANE_DTYPE, SIGNED, UNSIGNED, WIDTH, Lanes, Semantics, Spelling
+from .base import BITS, LANE_DTYPE, SIGNED, UNSIGNED, WIDTH, Lanes, Semantics, Spelling, fn1, fn2, fn3, fn4, fnv
 
 Fn = Callable[..., Any]
 
@@ -65,12 +65,12 @@ def _mul(mode: str, ty: str) -> Fn:
         if mode == "wide":
             raise AssertionError("no mul.wide on 64-bit types")
         signed = ty in SIGNED
-        return lambda a, b: mul_hi64(a, b, signed)
+        return fn2(lambda a, b: mul_hi64(a, b, signed))
     wide = LANE_DTYPE[_wider(ty)]
     if mode == "wide":
-        return lambda a, b: a.astype(wide) * b.astype(wide)
+        return fn2(lambda a, b: a.astype(wide) * b.astype(wide))
     shift = np.array(WIDTH[ty], wide)
-    return lambda a, b: ((a.astype(wide) * b.astype(wide)) >> shift).astype(dt)
+    return fn2(lambda a, b: ((a.astype(wide) * b.astype(wide)) >> shift).astype(dt))
 
 
 def _carry_add(dt: np.dtype[Any]) -> Fn:
@@ -178,13 +178,13 @@ def _fns(mask: Lanes, base: Lanes, offset: Lanes) -> Lanes:
     b = base.view(np.int32).astype(np.int64)[:, None]
     off = offset.view(np.int32).astype(np.int64)[:, None]
     want = np.abs(off)
-    up = np.where(pos >= b, bits, 0)
-    down = np.where(pos <= b, bits, 0)
-    cum_up = np.cumsum(up, axis=1)
-    cum_down = np.cumsum(down[:, ::-1], axis=1)[:, ::-1]
-    hit = np.where(off > 0, (up == 1) & (cum_up == want), (down == 1) & (cum_down == want))
-    hit = np.where(off == 0, (pos == b) & (bits == 1), hit)
-    found = hit.any(axis=1)
+    up: Lanes = np.where(pos >= b, bits, 0)
+    down: Lanes = np.where(pos <= b, bits, 0)
+    cum_up: Lanes = np.cumsum(up, axis=1)
+    cum_down: Lanes = np.cumsum(down[:, ::-1], axis=1)[:, ::-1]
+    walk = cast(Lanes, np.where(off > 0, (up == 1) & (cum_up == want), (down == 1) & (cum_down == want)))
+    hit: Lanes = np.where(off == 0, (pos == b) & (bits == 1), walk)
+    found = cast(Lanes, hit.any(axis=1))
     return np.where(found, np.argmax(hit, axis=1), 0xFFFFFFFF).astype(np.uint32)
 
 
@@ -275,10 +275,10 @@ def _shift(op: str, ty: str) -> Fn:
     signed type is arithmetic (sign fill), on .b/.u types logical."""
     dt, w = LANE_DTYPE[ty], WIDTH[ty]
     if op == "shl":
-        return lambda a, b: np.where(b >= w, np.zeros((), dt), a << np.minimum(b, w - 1).astype(dt))
+        return fn2(lambda a, b: np.where(b >= w, np.zeros((), dt), a << np.minimum(b, w - 1).astype(dt)))
     if ty in SIGNED:
-        return lambda a, b: a >> np.minimum(b, w - 1).astype(dt)
-    return lambda a, b: np.where(b >= w, np.zeros((), dt), a >> np.minimum(b, w - 1).astype(dt))
+        return fn2(lambda a, b: a >> np.minimum(b, w - 1).astype(dt))
+    return fn2(lambda a, b: np.where(b >= w, np.zeros((), dt), a >> np.minimum(b, w - 1).astype(dt)))
 
 
 def _divrem(op: str, ty: str) -> Fn:
@@ -289,8 +289,8 @@ def _divrem(op: str, ty: str) -> Fn:
     ones = np.array(-1).astype(u)
     if ty in UNSIGNED:
         if op == "div":
-            return lambda a, b: np.where(b == 0, ones, a // np.where(b == 0, np.ones((), dt), b))
-        return lambda a, b: np.where(b == 0, a, a % np.where(b == 0, np.ones((), dt), b))
+            return fn2(lambda a, b: np.where(b == 0, ones, a // np.where(b == 0, np.ones((), dt), b)))
+        return fn2(lambda a, b: np.where(b == 0, a, a % np.where(b == 0, np.ones((), dt), b)))
 
     def signed(a: Lanes, b: Lanes) -> Lanes:
         ua, ub = a.view(u), b.view(u)
@@ -341,10 +341,10 @@ def _sat32(x: Lanes) -> Lanes:
 def _x2(fn: Fn, ty: str) -> Fn:
     """Lift a 16-bit lane function to u16x2/s16x2 registers (uint32 lanes)."""
     e = np.int16 if ty == "s16x2" else np.uint16
-    return lambda *xs: fn(*(x.view(e) for x in xs)).view(np.uint32)
+    return fnv(lambda *xs: fn(*(x.view(e) for x in xs)).view(np.uint32))
 
 
-def decode_integer(s: Spelling) -> Semantics:  # noqa: C901 - one branch per opcode
+def decode_integer(s: Spelling) -> Semantics:
     op = s.opcode
     flags = s.flags
 
@@ -356,12 +356,12 @@ def decode_integer(s: Spelling) -> Semantics:  # noqa: C901 - one branch per opc
                 s.fail(f"{op}.cc takes .u32 .s32 .u64 .s64 and no .sat")
             f = (_carry_add if op == "add" else _carry_sub)(LANE_DTYPE[ty])
             false = np.zeros(1, np.bool_)
-            return Semantics(lambda a, b: f(a, b, false), (ty, ty), (ty, "cc"))
+            return Semantics(fn2(lambda a, b: f(a, b, false)), (ty, ty), (ty, "cc"))
         base = np.add if op == "add" else np.subtract
         if "sat" in flags:
             if ty != "s32":
                 s.fail(f"{op}.sat takes .s32 only")
-            return Semantics(lambda a, b: _sat32(base(a.astype(np.int64), b.astype(np.int64))), (ty, ty), (ty,))
+            return Semantics(fn2(lambda a, b: _sat32(base(a.astype(np.int64), b.astype(np.int64)))), (ty, ty), (ty,))
         return Semantics(_x2(base, ty) if ty in ARITH_X2 else base, (ty, ty), (ty,))
     if op in ("addc", "subc"):
         ty = s.one_type({"u32", "s32", "u64", "s64"})
@@ -369,7 +369,7 @@ def decode_integer(s: Spelling) -> Semantics:  # noqa: C901 - one branch per opc
         f = (_carry_add if op == "addc" else _carry_sub)(LANE_DTYPE[ty])
         if "cc" in flags:
             return Semantics(f, (ty, ty, "cc"), (ty, "cc"))
-        return Semantics(lambda a, b, cin: f(a, b, cin)[0], (ty, ty, "cc"), (ty,))
+        return Semantics(fn3(lambda a, b, cin: f(a, b, cin)[0]), (ty, ty, "cc"), (ty,))
     if op in ("mul", "mad", "madc"):
         ty = s.one_type(ARITH)
         mode = s.at_most_one({"lo", "hi", "wide"}, "mode")
@@ -390,17 +390,17 @@ def decode_integer(s: Spelling) -> Semantics:  # noqa: C901 - one branch per opc
             return Semantics(prod, (ty, ty), (dty,))
         if "sat" in flags:
             return Semantics(
-                lambda a, b, c: _sat32(prod(a, b).astype(np.int64) + c.astype(np.int64)), (ty, ty, ty), (ty,)
+                fn3(lambda a, b, c: _sat32(prod(a, b).astype(np.int64) + c.astype(np.int64))), (ty, ty, ty), (ty,)
             )
         if op == "madc" or "cc" in flags:
             add = _carry_add(LANE_DTYPE[ty])
             if op == "madc":
                 if "cc" in flags:
-                    return Semantics(lambda a, b, c, cin: add(prod(a, b), c, cin), (ty, ty, ty, "cc"), (ty, "cc"))
-                return Semantics(lambda a, b, c, cin: add(prod(a, b), c, cin)[0], (ty, ty, ty, "cc"), (ty,))
+                    return Semantics(fn4(lambda a, b, c, cin: add(prod(a, b), c, cin)), (ty, ty, ty, "cc"), (ty, "cc"))
+                return Semantics(fn4(lambda a, b, c, cin: add(prod(a, b), c, cin)[0]), (ty, ty, ty, "cc"), (ty,))
             false = np.zeros(1, np.bool_)
-            return Semantics(lambda a, b, c: add(prod(a, b), c, false), (ty, ty, ty), (ty, "cc"))
-        return Semantics(lambda a, b, c: prod(a, b) + c, (ty, ty, dty), (dty,))
+            return Semantics(fn3(lambda a, b, c: add(prod(a, b), c, false)), (ty, ty, ty), (ty, "cc"))
+        return Semantics(fn3(lambda a, b, c: prod(a, b) + c), (ty, ty, dty), (dty,))
     if op in ("mul24", "mad24"):
         ty = s.one_type({"u32", "s32"})
         mode = s.at_most_one({"lo", "hi"}, "mode")
@@ -423,18 +423,18 @@ def decode_integer(s: Spelling) -> Semantics:  # noqa: C901 - one branch per opc
             return (p >> 16) if mode == "hi" else p
 
         if op == "mul24":
-            return Semantics(lambda a, b: p48(a, b).astype(dt), (ty, ty), (ty,))
+            return Semantics(fn2(lambda a, b: p48(a, b).astype(dt)), (ty, ty), (ty,))
         if "sat" in flags:
             return Semantics(
-                lambda a, b, c: _sat32(((p48(a, b) << 32) >> 32) + c.astype(np.int64)), (ty, ty, ty), (ty,)
+                fn3(lambda a, b, c: _sat32(((p48(a, b) << 32) >> 32) + c.astype(np.int64))), (ty, ty, ty), (ty,)
             )
-        return Semantics(lambda a, b, c: (p48(a, b) + c.astype(np.int64)).astype(dt), (ty, ty, ty), (ty,))
+        return Semantics(fn3(lambda a, b, c: (p48(a, b) + c.astype(np.int64)).astype(dt)), (ty, ty, ty), (ty,))
     if op == "sad":
         ty = s.one_type(ARITH)
         s.only(set())
         u = udt(ty)
         return Semantics(
-            lambda a, b, c: c + np.where(a > b, a.view(u) - b.view(u), b.view(u) - a.view(u)).view(c.dtype),
+            fn3(lambda a, b, c: c + np.where(a > b, a.view(u) - b.view(u), b.view(u) - a.view(u)).view(c.dtype)),
             (ty, ty, ty),
             (ty,),
         )
@@ -454,17 +454,17 @@ def decode_integer(s: Spelling) -> Semantics:  # noqa: C901 - one branch per opc
             if ty not in ("s32", "s16x2"):
                 s.fail(".relu takes .s32 or .s16x2")
             zero = np.zeros((), np.int16 if ty == "s16x2" else np.int32)
-            inner: Fn = lambda *xs: np.maximum(_reduce(base, xs), zero)  # noqa: E731
+            inner: Fn = fnv(lambda *xs: np.maximum(_reduce(base, xs), zero))
         else:
-            inner = lambda *xs: _reduce(base, xs)  # noqa: E731
+            inner = fnv(lambda *xs: _reduce(base, xs))
         return Semantics(_x2(inner, ty) if ty in ARITH_X2 else inner, (ty, ty), (ty,))
     if op in ("popc", "clz"):
         ty = s.one_type({"b32", "b64"})
         s.only(set())
         if op == "popc":
-            return Semantics(lambda a: np.bitwise_count(a).astype(np.uint32), (ty,), ("u32",))
+            return Semantics(fn1(lambda a: np.bitwise_count(a).astype(np.uint32)), (ty,), ("u32",))
         w = np.uint32(WIDTH[ty])
-        return Semantics(lambda a: w - _bitlen(a), (ty,), ("u32",))
+        return Semantics(fn1(lambda a: w - _bitlen(a)), (ty,), ("u32",))
     if op == "bfind":
         ty = s.one_type({"u32", "s32", "u64", "s64"})
         s.only({"shiftamt"})
@@ -553,7 +553,7 @@ def decode_integer(s: Spelling) -> Semantics:  # noqa: C901 - one branch per opc
         ty = s.one_type({"b16", "b32", "b64"})
         s.only(set())
         dt = LANE_DTYPE[ty]
-        return Semantics(lambda a: (a == 0).astype(dt), (ty,), (ty,))
+        return Semantics(fn1(lambda a: (a == 0).astype(dt)), (ty,), (ty,))
     s.fail("not an integer instruction this model executes")
 
 

@@ -22,7 +22,7 @@ left: `fma.f64` whose product a*b lies beyond 2^996 or below 2^-960 may be off b
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import ml_dtypes
 import numpy as np
@@ -53,6 +53,16 @@ CANONICAL_NAN_BITS: dict[np.dtype[Any], int] = {
 }
 _UINT = {8: np.dtype(np.uint64), 4: np.dtype(np.uint32), 2: np.dtype(np.uint16), 1: np.dtype(np.uint8)}
 _SINT = {8: np.dtype(np.int64), 4: np.dtype(np.int32), 2: np.dtype(np.int16), 1: np.dtype(np.int8)}
+
+
+def finfo(dtype: np.dtype[Any]) -> Any:
+    """ml_dtypes' finfo (numpy's for numpy types; it also knows bfloat16 and the narrow floats)."""
+    return cast(Any, ml_dtypes.finfo(dtype))
+
+
+def largest(dtype: np.dtype[Any]) -> Any:
+    """The largest finite value of `dtype`, as a 0-d array of it."""
+    return np.array(float(finfo(dtype).max), dtype)
 
 
 def canonical_nan(dtype: np.dtype[Any]) -> Any:

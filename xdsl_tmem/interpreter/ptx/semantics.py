@@ -27,9 +27,7 @@ OPCODES = INTEGER_OPCODES | FLOAT_OPCODES | {"setp", "selp", "slct", "cvt", "mov
 
 
 @cache
-def decode(
-    opcode: str, modifiers: tuple[str, ...], *, pair: bool = False, pack: int = 0, unpack: int = 0
-) -> Semantics:
+def decode(opcode: str, modifiers: tuple[str, ...], *, pair: bool = False, pack: int = 0, unpack: int = 0) -> Semantics:
     """The semantics of `opcode.modifier...` as PTX spells it (modifiers without dots, in order).
 
     `pair`: `setp` writes `p|q` (the callable returns both predicates). `pack`/`unpack`:
