@@ -19,7 +19,23 @@ import numpy as np
 
 from .base import LANE_DTYPE, UNSIGNED, WIDTH, Lanes, Semantics, Spelling, fn1, fn2
 from .floating import ELEMENT
-from .rounding import F64, MODES, canonicalize, directed, finfo, flush, largest, round_pair, saturate, to_odd, two_sum
+from .rounding import (
+    F16,
+    F32,
+    F64,
+    MODES,
+    nearest,
+    canonicalize,
+    canonicalize_fresh,
+    directed,
+    finfo,
+    flush,
+    largest,
+    round_pair,
+    saturate,
+    to_odd,
+    two_sum,
+)
 
 Fn = Callable[..., Any]
 
@@ -58,6 +74,15 @@ def _float_to_int(ty: str, rnd: str) -> Fn:
     top = np.array(info.max, dt)
     bottom = np.array(info.min, dt)
 
+    if dt.itemsize <= 4:  # the range is exact in float64: clip, NaN -> 0, convert
+
+        def small(a: Lanes) -> Lanes:
+            x = np.clip(fn(a.astype(np.float64)), lo, hi)
+            x[x != x] = 0
+            return x.astype(dt)
+
+        return small
+
     def cvt(a: Lanes) -> Lanes:
         x = fn(a.astype(np.float64))
         # float64 hi rounds up for 64-bit types (2^63, 2^64): >= catches those lanes
@@ -76,6 +101,10 @@ def _to_float(dst: str, mode: str, src_int: bool) -> Fn:
         return fn1(lambda a: directed(to_odd(*_int_to_pair(a)), elem, mode))
     if elem == F64:
         return fn1(lambda a: a.astype(np.float64))
+    if mode == "rn" and elem != F32:
+        # numpy (f16) and ml_dtypes (bf16) round float32 once, correctly; from float64 only
+        # numpy's f16 cast does (ml_dtypes goes through float32 first)
+        return fn1(lambda a: a.astype(elem) if a.dtype == F32 or elem == F16 else nearest(a.astype(np.float64), elem))
     return fn1(lambda a: directed(a.astype(np.float64), elem, mode))
 
 
@@ -202,7 +231,7 @@ def decode_cvt(s: Spelling) -> Semantics:
         if dst == src:
             if fmodes:
                 s.fail(f"same-type cvt takes an integer rounding (.rni .rzi .rmi .rpi), not .{fmodes}")
-            fn = INT_ROUND[imode] if imode else (fn1(lambda a: a))
+            fn = INT_ROUND[imode] if imode else np.copy
         elif imode:
             s.fail(f".{imode} is for same-type float cvt or float-to-integer")
         elif narrowing:
@@ -225,7 +254,7 @@ def decode_cvt(s: Spelling) -> Semantics:
             steps.append(fn1(lambda x: np.clip(x, -mx, mx)))
         if ftz and dst == "f32":
             steps.append(flush)
-        steps.append(saturate if sat else canonicalize)
+        steps.append(saturate if sat else canonicalize_fresh)  # every step above makes a new array
         if ftz and "f32" not in (dst, src):
             s.fail(".ftz needs an .f32 source or destination")
 

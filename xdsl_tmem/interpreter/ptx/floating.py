@@ -24,7 +24,7 @@ from .rounding import (
     F64,
     MODES,
     canonical_nan,
-    canonicalize,
+    canonicalize_fresh,
     div64,
     finfo,
     flush,
@@ -62,7 +62,7 @@ def _finish(fn: Fn, elem: np.dtype[Any], *, ftz: bool, sat: bool, relu: bool = F
     if sat:
         post.append(saturate)
     elif canon:
-        post.append(canonicalize)
+        post.append(canonicalize_fresh)  # every wrapped fn returns a new array
     if ftz:
 
         def flushed(*xs: Lanes) -> Lanes:
@@ -123,6 +123,9 @@ def _exact(kind: str, elem: np.dtype[Any], mode: str) -> Fn:
 
         return f64
 
+    if kind == "fma" and mode == "rn" and elem == F32:
+        return _fma_rn_f32
+
     def wide(*xs: Lanes) -> Lanes:
         w = [x.astype(np.float64) for x in xs]
         zero = np.zeros((), np.float64)
@@ -146,6 +149,26 @@ def _exact(kind: str, elem: np.dtype[Any], mode: str) -> Fn:
         return round_pair(r, e, elem, mode)
 
     return wide
+
+
+# 0-d arrays, not numpy scalars: numpy's array-with-0-d-array path is the faster one
+_MIDPOINT_LOW = np.array(0x1FFFFFFF, np.uint64)  # the 29 float64 significand bits below float32's
+_MIDPOINT = np.array(0x10000000, np.uint64)
+_F32_TINY = np.array(2.0**-126, np.float64)
+
+
+def _fma_rn_f32(a: Lanes, b: Lanes, c: Lanes) -> Lanes:
+    """fma.rn.f32: the product is exact in float64, so RN64(a*b + c) rounds like the exact result
+    unless it sits exactly on a float32 halfway point (or in float32's subnormal range, where the
+    halfway points lie elsewhere): only then take the exact path (TwoSum, round to odd)."""
+    p = a.astype(np.float64) * b.astype(np.float64)
+    cw = c.astype(np.float64)
+    r = p + cw
+    suspect = ((r.view(np.uint64) & _MIDPOINT_LOW) == _MIDPOINT) | (np.abs(r) < _F32_TINY)
+    if suspect.any():
+        s, e = two_sum(p, cw)
+        return round_pair(s, e, F32, "rn")
+    return r.astype(np.float32)
 
 
 _APPROX: dict[str, Callable[[Lanes], Lanes]] = {

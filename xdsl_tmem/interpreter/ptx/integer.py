@@ -11,6 +11,7 @@ flagged as unverified until a silicon fixture decides.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import cache
 from typing import Any, cast
 
 import numpy as np
@@ -121,6 +122,18 @@ def _bfe(ty: str) -> Fn:
     else the sign bit a[min(pos+len-1, width-1)] (.s types, len != 0) or 0."""
     dt, u, w = LANE_DTYPE[ty], udt(ty), WIDTH[ty]
     signed = ty in SIGNED
+    if w == 32:  # in int64: a shift by up to 63 keeps the sign (arithmetic) or zeros
+
+        def bfe32(a: Lanes, b: Lanes, c: Lanes) -> Lanes:
+            pos = np.minimum(b & np.uint32(0xFF), np.uint32(63)).astype(np.int64)
+            ln = np.minimum(c & np.uint32(0xFF), np.uint32(32)).astype(np.int64)
+            x = a.astype(np.int64) >> pos
+            if signed:  # sign-extend the low ln bits: sbit = a[min(pos+len-1, 31)]
+                k = 64 - ln
+                return np.where(ln == 0, 0, (x << k) >> k).astype(dt)
+            return (x & ((np.int64(1) << ln) - 1)).astype(dt)
+
+        return bfe32
 
     def bfe(a: Lanes, b: Lanes, c: Lanes) -> Lanes:
         pos = (b & np.uint32(0xFF)).astype(np.int64)
@@ -202,72 +215,136 @@ _PRMT_INDEX = {m: np.array([t[::-1] for t in rows], dtype=np.intp) for m, rows i
 _SHIFTS4 = np.array([0, 4, 8, 12], dtype=np.uint32)
 
 
-def _prmt(mode: str | None) -> Fn:
-    """prmt.b32: the 8 bytes {b, a} (a = bytes 0-3) permuted by the selector c. Default mode: result
-    byte j is byte c[4j+2:4j] of {b, a}, replaced by its sign (bit 7) spread over 8 bits if c[4j+3]."""
+_ROWS = np.arange(64)[:, None]
 
-    def gather(a: Lanes, b: Lanes) -> Lanes:
-        return np.concatenate([a.view(np.uint8).reshape(-1, 4), b.view(np.uint8).reshape(-1, 4)], axis=1)
+
+def _bytes8(a: Lanes, b: Lanes) -> Lanes:
+    """The 8 bytes {b, a} of each lane (byte 0 = a's lowest)."""
+    return np.concatenate([a.view(np.uint8).reshape(-1, 4), b.view(np.uint8).reshape(-1, 4)], axis=1)
+
+
+@cache
+def _prmt_const(mode: str | None, c: int) -> Callable[[Lanes, Lanes], Lanes]:
+    """prmt with an immediate selector: a fixed gather of bytes (and of sign fills)."""
+    if mode is None:
+        nibs = [(c >> (4 * j)) & 0xF for j in range(4)]
+        index = np.array([n & 7 for n in nibs], np.intp)
+        signs = np.array([n >= 8 for n in nibs])
+    else:
+        index = _PRMT_INDEX[mode][c & 3]
+        signs = np.zeros(4, np.bool_)
+    if not signs.any():
+        return lambda a, b: np.ascontiguousarray(_bytes8(a, b)[:, index]).view(np.uint32).reshape(-1)
+
+    def with_signs(a: Lanes, b: Lanes) -> Lanes:
+        out = _bytes8(a, b)[:, index]
+        fill = np.where(out >= 0x80, np.uint8(0xFF), np.uint8(0))
+        return np.ascontiguousarray(np.where(signs, fill, out)).view(np.uint32).reshape(-1)
+
+    return with_signs
+
+
+def _prmt(mode: str | None) -> Callable[..., Lanes]:
+    """prmt.b32: the 8 bytes {b, a} (a = bytes 0-3) permuted by the selector c. Default mode: result
+    byte j is byte c[4j+2:4j] of {b, a}, replaced by its sign (bit 7) spread over 8 bits if c[4j+3].
+    The selector is a lane array, or a Python int (the usual immediate: a cached fixed gather)."""
 
     if mode is None:
 
-        def prmt(a: Lanes, b: Lanes, c: Lanes) -> Lanes:
-            src = gather(a, b)
+        def prmt(a: Lanes, b: Lanes, c: Lanes | int) -> Lanes:
+            if isinstance(c, int):
+                return _prmt_const(None, c)(a, b)
             nib = (c.view(np.uint32)[:, None] >> _SHIFTS4) & np.uint32(0xF)
-            out = np.take_along_axis(src, (nib & np.uint32(7)).astype(np.intp), axis=1)
-            sign = np.where((out & 0x80) != 0, np.uint8(0xFF), np.uint8(0))
-            out = np.where(nib >= 8, sign, out).astype(np.uint8)
-            return np.ascontiguousarray(out).view(np.uint32).reshape(-1)
+            out = _bytes8(a, b)[_ROWS[: a.shape[0]], nib & np.uint32(7)]
+            sign = nib >= 8
+            if sign.any():
+                out = np.where(sign, np.where(out >= 0x80, np.uint8(0xFF), np.uint8(0)), out)
+            return np.ascontiguousarray(out, np.uint8).view(np.uint32).reshape(-1)
 
         return prmt
     table = _PRMT_INDEX[mode]
 
-    def prmt_mode(a: Lanes, b: Lanes, c: Lanes) -> Lanes:
+    def prmt_mode(a: Lanes, b: Lanes, c: Lanes | int) -> Lanes:
+        if isinstance(c, int):
+            return _prmt_const(mode, c)(a, b)
         idx = table[(c.view(np.uint32) & np.uint32(3)).astype(np.intp)]
-        return np.ascontiguousarray(np.take_along_axis(gather(a, b), idx, axis=1)).view(np.uint32).reshape(-1)
+        return np.ascontiguousarray(_bytes8(a, b)[_ROWS[: a.shape[0]], idx]).view(np.uint32).reshape(-1)
 
     return prmt_mode
 
 
-def _binary_truth(t: int) -> Callable[[Lanes, Lanes], Lanes]:
-    """A function of two lanes (bitwise) whose truth table is t: bit (2*x + y) of t is f(x, y)."""
-    minterms = [(x, y) for x in (0, 1) for y in (0, 1) if (t >> (2 * x + y)) & 1]
+# The 16 bitwise functions of two lanes, keyed by their truth table t: bit (2*x + y) of t
+# is f(x, y) (so that lop3's nibbles index them); each in its shortest numpy form.
+_TRUTH: list[Callable[[Lanes, Lanes], Lanes]] = [
+    lambda b, c: b & ~b,
+    lambda b, c: ~(b | c),
+    lambda b, c: ~b & c,
+    lambda b, c: ~b,
+    lambda b, c: b & ~c,
+    lambda b, c: ~c,
+    lambda b, c: b ^ c,
+    lambda b, c: ~(b & c),
+    lambda b, c: b & c,
+    lambda b, c: ~(b ^ c),
+    lambda b, c: c,
+    lambda b, c: ~b | c,
+    lambda b, c: b,
+    lambda b, c: b | ~c,
+    lambda b, c: b | c,
+    lambda b, c: b | ~b,
+]
 
-    def f(b: Lanes, c: Lanes) -> Lanes:
-        out = b & ~b
-        for x, y in minterms:
-            out |= (b if x else ~b) & (c if y else ~c)
-        return out
 
-    return f
+def _lop3_fn(lut: int) -> Callable[[Lanes, Lanes, Lanes], Lanes]:
+    """f(a, b, c) = a ? F1(b, c) : F0(b, c), F1/F0 the upper/lower nibble of immLut."""
+    f1, f0 = _TRUTH[(lut >> 4) & 0xF], _TRUTH[lut & 0xF]
+    if lut == 0x96:
+        return lambda a, b, c: a ^ b ^ c
+    if lut >> 4 == lut & 0xF:
+        return lambda a, b, c: f0(b, c) | (a & 0)
+    if (lut >> 4) == 0xF:
+        return lambda a, b, c: a | f0(b, c)
+    if (lut & 0xF) == 0:
+        return lambda a, b, c: a & f1(b, c)
+
+    def mux(a: Lanes, b: Lanes, c: Lanes) -> Lanes:
+        g0 = f0(b, c)
+        return g0 ^ (a & (g0 ^ f1(b, c)))
+
+    return mux
 
 
-# lop3: f(a, b, c) = (a & F1(b, c)) | (~a & F0(b, c)), F1/F0 the upper/lower nibble of immLut
-_TRUTH = [_binary_truth(t) for t in range(16)]
+_LOP3 = [_lop3_fn(lut) for lut in range(256)]
 
 
 def lop3(a: Lanes, b: Lanes, c: Lanes, lut: int) -> Lanes:
     """lop3.b32 d, a, b, c, immLut: bit i of d is bit (4 a_i + 2 b_i + c_i) of immLut
-    (the ISA's ta = 0xF0, tb = 0xCC, tc = 0xAA encoding)."""
-    hi, lo = (lut >> 4) & 0xF, lut & 0xF
-    if hi == lo:
-        return _TRUTH[hi](b, c)
-    return (a & _TRUTH[hi](b, c)) | (~a & _TRUTH[lo](b, c))
+    (the ISA's ta = 0xF0, tb = 0xCC, tc = 0xAA encoding); immLut is a Python int."""
+    return _LOP3[lut](a, b, c)
 
 
-def _shf(direction: str, mode: str) -> Fn:
+_U32_32 = np.array(32, np.uint32)
+_U32_31 = np.array(31, np.uint32)
+
+
+def _shf(direction: str, mode: str) -> Callable[[Lanes, Lanes, Lanes], Lanes]:
     """shf.{l,r}.{clamp,wrap}.b32 d, a, b, c: the 64-bit {b, a} shifted by n = min(c, 32) or
-    c & 31; .l keeps the upper 32 bits, .r the lower."""
+    c & 31; .l keeps the upper 32 bits, .r the lower. (numpy defines a shift by >= the width
+    as 0, which the n = 0 and n = 32 ends rely on.)"""
+    clamp = mode == "clamp"
+    if direction == "l":
 
-    def shf(a: Lanes, b: Lanes, c: Lanes) -> Lanes:
-        n = np.minimum(c, np.uint32(32)) if mode == "clamp" else c & np.uint32(31)
-        wide = (b.astype(np.uint64) << np.uint64(32)) | a.astype(np.uint64)
-        n64 = n.astype(np.uint64)
-        if direction == "l":
-            return ((wide << n64) >> np.uint64(32)).astype(np.uint32)
-        return (wide >> n64).astype(np.uint32)
+        def left(a: Lanes, b: Lanes, c: Lanes) -> Lanes:
+            n = np.minimum(c, _U32_32) if clamp else c & _U32_31
+            return (b << n) | (a >> (_U32_32 - n))
 
-    return shf
+        return left
+
+    def right(a: Lanes, b: Lanes, c: Lanes) -> Lanes:
+        n = np.minimum(c, _U32_32) if clamp else c & _U32_31
+        return (a >> n) | (b << (_U32_32 - n))
+
+    return right
 
 
 def _shift(op: str, ty: str) -> Fn:

@@ -22,6 +22,7 @@ left: `fma.f64` whose product a*b lies beyond 2^996 or below 2^-960 may be off b
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any, cast
 
 import ml_dtypes
@@ -65,14 +66,21 @@ def largest(dtype: np.dtype[Any]) -> Any:
     return np.array(float(finfo(dtype).max), dtype)
 
 
+@cache
 def canonical_nan(dtype: np.dtype[Any]) -> Any:
     """The canonical NaN of `dtype` (all-ones payload, sign clear) as a 0-d array."""
     return np.array(CANONICAL_NAN_BITS[dtype], dtype=_UINT[dtype.itemsize]).view(dtype)
 
 
 def canonicalize(x: Lanes) -> Lanes:
-    """Every NaN lane replaced by the canonical NaN of its dtype."""
+    """Every NaN lane replaced by the canonical NaN of its dtype (a new array)."""
     return np.where(x != x, canonical_nan(x.dtype), x)
+
+
+def canonicalize_fresh(x: Lanes) -> Lanes:
+    """`canonicalize` in place, for an array the caller has just created (cheaper)."""
+    x[x != x] = canonical_nan(x.dtype)
+    return x
 
 
 def flush(x: Lanes) -> Lanes:
