@@ -180,24 +180,18 @@ def test_f32_fma_random(xs: list[float], mode: str) -> None:
 
 
 def test_f32_fma_double_rounding_case() -> None:
-    """A case where rounding a*b+c to float64 first and then to float32 is wrong: the exact result
-    lies just above a float32 halfway point but its float64 rounding lands on it."""
-    a = f32(1 + 2.0**-12)
-    b = f32(1 + 2.0**-12)  # a*b = 1 + 2^-11 + 2^-24 exactly
-    c = f32(-(2.0**-24) + 2.0**-24)  # 0
-    # build c so that a*b + c = 1 + 2^-23 + 2^-24 + tiny: halfway between two floats, plus a bit
-    c = f32(-(2.0**-11) + 2.0**-23)
-    exact = Fraction(1 + 2**-12) ** 2 + Fraction(float(c[0]))
+    """fma rounds once: a*b + c = 1 + 2^-24 + 2^-70 lies just above the float32 halfway point
+    1 + 2^-24, so .rn gives 1 + 2^-23, although the float64 sum (1 + 2^-24 exactly) would round
+    to even (1.0) in a second rounding."""
+    a = f32(1 - 2.0**-23)
+    b = f32(-(1 + 2.0**-23) * 2.0**-24)  # a*b = -2^-24 + 2^-70
+    c = f32(1 + 2.0**-23)
+    exact = Fraction(float(a[0])) * Fraction(float(b[0])) + Fraction(float(c[0]))
+    assert exact == 1 + Fraction(1, 2**24) + Fraction(1, 2**70)
     for mode in ("rn", "rz", "rm", "rp"):
         got = run("fma", f"{mode}.f32", a, b, c)
         assert same(got[0], ieee_round(exact, F32, mode)), mode
-    # and the general one: random-looking operands whose exact sum sits 2^-60 above a midpoint
-    x = Fraction(1) + Fraction(1, 2**24) + Fraction(1, 2**60)
-    pa, pb = f32(1 + 2.0**-20), f32(1 - 2.0**-20)  # product 1 - 2^-40
-    pc = Fraction(x) - Fraction(float(pa[0])) * Fraction(float(pb[0]))
-    cc = np.array([float(pc)], np.float32)
-    got = run("fma", "rn.f32", pa, pb, cc)
-    assert same(got[0], ieee_round(Fraction(float(pa[0])) * Fraction(float(pb[0])) + Fraction(float(cc[0])), F32, "rn"))
+    assert run("fma", "rn.f32", a, b, c)[0] == np.float32(1 + 2.0**-23)
 
 
 @settings(max_examples=40, deadline=None)

@@ -20,17 +20,20 @@ import numpy as np
 from .base import LANE_DTYPE, UNSIGNED, WIDTH, Lanes, Semantics, Spelling, fn1, fn2
 from .floating import ELEMENT
 from .rounding import (
+    BF16,
     F16,
     F32,
     F64,
     MODES,
-    nearest,
+    canonical_nan,
     canonicalize,
     canonicalize_fresh,
+    clamp_finite,
     directed,
     finfo,
     flush,
-    largest,
+    nearest,
+    relu,
     round_pair,
     saturate,
     to_odd,
@@ -64,22 +67,30 @@ def _int_to_pair(a: Lanes) -> tuple[Lanes, Lanes]:
     return two_sum(hi, lo)
 
 
-def _float_to_int(ty: str, rnd: str) -> Fn:
-    """float -> integer: round by .rni/.rzi/.rmi/.rpi, "NaN -> 0", saturate to the type's range
-    (the ISA: float-to-integer conversions saturate whether or not .sat is given)."""
+def _float_to_int(ty: str, src: str, rnd: str) -> Fn:
+    """float -> integer: round by .rni/.rzi/.rmi/.rpi and saturate to the type's range (the ISA:
+    float-to-integer conversions saturate whether or not .sat is given). NaN: the ISA says 0,
+    which H100 gives from f32/f16/bf16 into 8 to 32 bits; an f64 NaN, or any NaN into 64 bits,
+    gives the destination's sign bit alone (0x80..0; for 8-bit types 0x80)."""
     dt = LANE_DTYPE[ty]
     info = np.iinfo(dt)
     lo, hi = float(info.min), float(info.max)
     fn = INT_ROUND[rnd]
     top = np.array(info.max, dt)
     bottom = np.array(info.min, dt)
+    nan = np.array(1 << (8 * dt.itemsize - 1), np.dtype(f"u{dt.itemsize}")).view(dt)
+    if src != "f64" and dt.itemsize <= 4:
+        nan = np.zeros((), dt)
 
-    if dt.itemsize <= 4:  # the range is exact in float64: clip, NaN -> 0, convert
+    if dt.itemsize <= 4:  # the range is exact in float64: clip, NaN, convert
 
         def small(a: Lanes) -> Lanes:
             x = np.clip(fn(a.astype(np.float64)), lo, hi)
-            x[x != x] = 0
-            return x.astype(dt)
+            bad = x != x
+            x[bad] = 0
+            out = x.astype(dt)
+            out[bad] = nan
+            return out
 
         return small
 
@@ -87,7 +98,7 @@ def _float_to_int(ty: str, rnd: str) -> Fn:
         x = fn(a.astype(np.float64))
         # float64 hi rounds up for 64-bit types (2^63, 2^64): >= catches those lanes
         out = np.where(x >= hi, top, np.where(x <= lo, bottom, np.where(x != x, 0, x).astype(dt)))
-        return out.astype(dt)
+        return np.where(x != x, nan, out).astype(dt)
 
     return cvt
 
@@ -116,8 +127,8 @@ def _narrow8(name: str, relu: bool) -> Callable[[Lanes], Lanes]:
     nan_bits = _NAN8 if name in _HAS_NAN else np.array(mx).astype(dt).view(np.uint8)
 
     def narrow(x: Lanes) -> Lanes:
-        if relu:
-            x = np.where(x < 0, np.float32(0), x)
+        if relu:  # -0.0 too becomes +0.0 (H100)
+            x = np.where(x <= 0, np.float32(0), x)
         bits = np.clip(x, -mx, mx).astype(dt).view(np.uint8)
         return np.where(x != x, nan_bits, bits)
 
@@ -130,7 +141,7 @@ def _tf32(mode: str, satfinite: bool, relu: bool) -> Fn:
 
     def cvt(a: Lanes) -> Lanes:
         if relu:
-            a = np.where(a < 0, np.float32(0), a)
+            a = np.where(a <= 0, np.float32(0), a)
         b = a.view(np.uint32)
         if mode == "rna":
             r = b + np.uint32(0x1000)
@@ -144,9 +155,45 @@ def _tf32(mode: str, satfinite: bool, relu: bool) -> Fn:
         if satfinite:
             rmag = r & np.uint32(0x7FFFFFFF)
             r = np.where(rmag == np.uint32(0x7F800000), (r & np.uint32(0x80000000)) | np.uint32(0x7F7FE000), r)
-        return np.where(mag > np.uint32(0x7F800000), np.uint32(0x7FFFFFFF), r)
+        # H100 (.rna): a NaN keeps its bits but the low 13, unrounded (0x7F800001 becomes +inf)
+        return np.where(mag > np.uint32(0x7F800000), b & np.uint32(0xFFFFE000), r)
 
     return cvt
+
+
+relu_step = relu
+
+
+def _nan_rule(dst: str, src: str, ftz: bool) -> str:
+    """How a NaN converts between float types on H100 (docs/ptx-semantics.md): "canonical"
+    (the destination's canonical NaN), "keep" (sign and the top payload bits kept, quieted) or
+    "shift" (bf16 -> f32: the bits shifted up, a signalling NaN stays signalling)."""
+    if dst == "f64":
+        return "canonical-f32" if (src == "f32" and ftz) else "keep"
+    if src == "f64":
+        return "keep"  # f64 -> f32 / f16 observed; f64 -> bf16 by analogy (unverified)
+    if (dst, src) == ("f32", "bf16"):
+        return "shift"
+    return "canonical"
+
+
+_FIELDS: dict[np.dtype[Any], tuple[int, int]] = {F64: (11, 52), F32: (8, 23), F16: (5, 10), BF16: (8, 7)}
+
+
+def nan_bits(a: Lanes, src: np.dtype[Any], dst: np.dtype[Any], quiet: bool) -> Lanes:
+    """`a`'s NaNs in format `dst`: sign kept, payload aligned at the top (cut or widened), and the
+    quiet bit set when `quiet`. Lanes that are not NaN come out as garbage (callers select)."""
+    se, sm = _FIELDS[src]
+    de, dm = _FIELDS[dst]
+    sw, dw = 1 + se + sm, 1 + de + dm
+    u = a.view(np.dtype(f"u{sw // 8}")).astype(np.uint64)
+    sign = u >> np.uint64(sw - 1)
+    mant = u & np.uint64((1 << sm) - 1)
+    mant = mant >> np.uint64(sm - dm) if sm >= dm else mant << np.uint64(dm - sm)
+    bits = (sign << np.uint64(dw - 1)) | np.uint64(((1 << de) - 1) << dm) | mant
+    if quiet:
+        bits |= np.uint64(1 << (dm - 1))
+    return bits.astype(np.dtype(f"u{dw // 8}")).view(dst)
 
 
 def _pack2(lo: Lanes, hi: Lanes) -> Lanes:
@@ -172,7 +219,7 @@ def decode_cvt(s: Spelling) -> Semantics:
     imode = s.at_most_one(INT_ROUND, "integer rounding modifier")
     if fmodes and imode:
         s.fail(f"both .{fmodes} and .{imode}")
-    sat, ftz, relu, satfinite = ("sat" in flags), ("ftz" in flags), ("relu" in flags), ("satfinite" in flags)
+    sat, ftz, relu_flag, satfinite = ("sat" in flags), ("ftz" in flags), ("relu" in flags), ("satfinite" in flags)
 
     # integer <- integer
     if dst in CVT_INT and src in CVT_INT:
@@ -205,7 +252,7 @@ def decode_cvt(s: Spelling) -> Semantics:
         s.only({*INT_ROUND, "sat", "ftz"})
         if ftz and src != "f32":
             s.fail(".ftz applies to .f32 sources only")
-        fn = _float_to_int(dst, imode)
+        fn = _float_to_int(dst, src, imode)
         if ftz:
             inner = fn
             fn = fn1(lambda a: inner(flush(a)))
@@ -226,7 +273,7 @@ def decode_cvt(s: Spelling) -> Semantics:
     if dst in CVT_FLOAT and src in CVT_FLOAT:
         s.only({*MODES, *INT_ROUND, "sat", "ftz", "relu", "satfinite"})
         narrowing = WIDTH[dst] < WIDTH[src] or (dst, src) in (("f16", "bf16"), ("bf16", "f16"))
-        if (relu or satfinite) and not (dst in ("f16", "bf16") and src == "f32"):
+        if (relu_flag or satfinite) and not (dst in ("f16", "bf16") and src == "f32"):
             s.fail(".relu/.satfinite apply to cvt.rn.{f16,bf16}.f32")
         if dst == src:
             if fmodes:
@@ -243,27 +290,45 @@ def decode_cvt(s: Spelling) -> Semantics:
                 s.fail(f"cvt.{dst}.{src} is exact and takes no rounding modifier")
             elem = ELEMENT[dst]
             fn = fn1(lambda a: a.astype(elem))
+        if ftz and "f32" not in (dst, src):
+            s.fail(".ftz needs an .f32 source or destination")
         steps: list[Fn] = []
         if ftz and src == "f32":
             steps.append(flush)
         steps.append(fn)
-        if relu:
-            steps.append(fn1(lambda x: np.where(x < 0, np.zeros((), x.dtype), x)))
+        if relu_flag:
+            steps.append(relu_step)
         if satfinite:
-            mx = largest(ELEMENT[dst])
-            steps.append(fn1(lambda x: np.clip(x, -mx, mx)))
+            steps.append(clamp_finite)
         if ftz and dst == "f32":
             steps.append(flush)
-        steps.append(saturate if sat else canonicalize_fresh)  # every step above makes a new array
-        if ftz and "f32" not in (dst, src):
-            s.fail(".ftz needs an .f32 source or destination")
+        rule = _nan_rule(dst, src, ftz)
+        if sat:
+            steps.append(saturate)  # NaN -> +0
+        elif rule == "canonical":
+            steps.append(canonicalize_fresh)  # every step above makes a new array
+        if sat or rule == "canonical":
 
-        def chain(a: Lanes) -> Lanes:
+            def chain(a: Lanes) -> Lanes:
+                for step in steps:
+                    a = step(a)
+                return a
+
+            return Semantics(chain, (src,), (dst,))
+        src_elem, dst_elem = ELEMENT[src], ELEMENT[dst]
+
+        def chain_nan(a: Lanes) -> Lanes:
+            x = a
             for step in steps:
-                a = step(a)
-            return a
+                x = step(x)
+            nan = a != a
+            if not nan.any():
+                return x
+            if rule == "canonical-f32":  # .ftz: the canonical f32 NaN, then widened
+                a = np.where(nan, canonical_nan(F32), a)
+            return np.where(nan, nan_bits(a, src_elem, dst_elem, quiet=rule != "shift"), x)
 
-        return Semantics(steps[0] if len(steps) == 1 else chain, (src,), (dst,))
+        return Semantics(chain_nan, (src,), (dst,))
 
     # packed half pairs from two f32: cvt.rn{.relu}{.satfinite}.{f16x2,bf16x2}.f32 d, a, b
     if dst in ("f16x2", "bf16x2") and src == "f32":
@@ -272,14 +337,13 @@ def decode_cvt(s: Spelling) -> Semantics:
             s.fail(f"cvt.{dst}.f32 needs .rn (or .rz)")
         elem = ELEMENT[dst]
         one = _to_float(dst[:-2], fmodes, False)
-        mx = largest(elem)
 
         def half(x: Lanes) -> Lanes:
             y = one(x)
-            if relu:
-                y = np.where(y < 0, np.zeros((), elem), y)
+            if relu_flag:
+                y = relu_step(y)
             if satfinite:
-                y = np.clip(y, -mx, mx)
+                y = clamp_finite(y)
             return canonicalize(y)
 
         return Semantics(fn2(lambda a, b: _pack2(half(b), half(a))), ("f32", "f32"), (dst,))
@@ -291,7 +355,7 @@ def decode_cvt(s: Spelling) -> Semantics:
             s.fail(f"cvt to .{dst} is cvt.rn.satfinite{{.relu}}")
         if src == "bf16x2" or (src == "f16x2" and dst not in _HAS_NAN):
             s.fail(f"cvt.{dst}.{src} is not a PTX conversion (sources: .f32, .f16x2 for e4m3x2/e5m2x2)")
-        narrow = _narrow8(dst, relu)
+        narrow = _narrow8(dst, relu_flag)
         four = dst == "e2m1x2"
         if src == "f32":
 
@@ -322,8 +386,8 @@ def decode_cvt(s: Spelling) -> Semantics:
             else:
                 lo, hi = _unpack2(a, np.dtype(np.uint8))
             pair = [np.ascontiguousarray(v).view(dt).astype(np.float16) for v in (lo, hi)]
-            if relu:
-                pair = [np.where(v < 0, np.float16(0), v) for v in pair]
+            if relu_flag:  # -0.0 too becomes +0.0 (H100)
+                pair = [np.where(v <= 0, np.float16(0), v) for v in pair]
             return _pack2(canonicalize(pair[0]), canonicalize(pair[1]))
 
         return Semantics(widen, (src,), (dst,))
@@ -331,7 +395,7 @@ def decode_cvt(s: Spelling) -> Semantics:
         s.only({"rna", "rn", "rz", "satfinite", "relu"})
         if fmodes not in ("rna", "rn", "rz"):
             s.fail("cvt.tf32.f32 needs .rna, .rn or .rz")
-        return Semantics(_tf32(fmodes, satfinite, relu), ("f32",), ("tf32",))
+        return Semantics(_tf32(fmodes, satfinite, relu_flag), ("f32",), ("tf32",))
     s.fail(f"no cvt from .{src} to .{dst} in this model")
 
 

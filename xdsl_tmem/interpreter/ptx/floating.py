@@ -30,6 +30,9 @@ from .rounding import (
     flush,
     fma64,
     mul64,
+    propagate_nan64,
+    quiet64,
+    relu,
     round_pair,
     saturate,
     sqrt64,
@@ -51,18 +54,41 @@ def packed(fn: Fn, elem: np.dtype[Any], n: int) -> Fn:
     return fnv(lambda *xs: fn(*(x.view(elem) for x in xs)).view(np.uint32))
 
 
-def _finish(fn: Fn, elem: np.dtype[Any], *, ftz: bool, sat: bool, relu: bool = False, canon: bool = True) -> Fn:
-    """Wrap `fn` with the input/output flushing, clamping and NaN rules of its modifiers."""
+_relu = relu
+
+
+def _finish(
+    fn: Fn,
+    elem: np.dtype[Any],
+    *,
+    ftz: bool,
+    sat: bool,
+    relu: bool = False,
+    canon: bool = True,
+    nan_order: tuple[int, ...] = (0,),
+) -> Fn:
+    """Wrap `fn` with the input/output flushing, clamping and NaN rules of its modifiers.
+
+    NaN results: f32/f16/bf16 give the canonical NaN; f64 gives the first NaN operand in
+    `nan_order`, quieted (H100; docs/ptx-semantics.md)."""
     post: list[Callable[[Lanes], Lanes]] = []
     if ftz:
         post.append(flush)
-    if relu:  # .relu: negative results become +0, NaN becomes the canonical NaN
-        zero = np.zeros((), elem)
-        post.append(fn1(lambda x: np.where(x < zero, zero, x)))
+    if relu:
+        post.append(_relu)
     if sat:
         post.append(saturate)
-    elif canon:
+    elif canon and elem != F64:
         post.append(canonicalize_fresh)  # every wrapped fn returns a new array
+    if canon and elem == F64 and not sat:
+        inner = fn
+
+        def nan64(*xs: Lanes) -> Lanes:
+            return propagate_nan64(inner(*xs), xs, nan_order)
+
+        fn = nan64
+    if not post:
+        return fn
     if ftz:
 
         def flushed(*xs: Lanes) -> Lanes:
@@ -87,6 +113,23 @@ def _finish(fn: Fn, elem: np.dtype[Any], *, ftz: bool, sat: bool, relu: bool = F
         return out
 
     return many
+
+
+def _rm_zero(r: Lanes, e: Lanes, kind: str, xs: tuple[Lanes, ...]) -> Lanes:
+    """IEEE 754 §6.3: an exact zero sum is +0 in every rounding direction but roundTowardNegative
+    (.rm), where it is -0 — unless both addends are +0 (x + x keeps x's sign)."""
+    exact0 = (r == 0) & (e == 0)
+    if not exact0.any():
+        return r
+    if kind == "fma":
+        a, b, c = xs
+        p_pos0 = ((a == 0) | (b == 0)) & (np.signbit(a) == np.signbit(b))
+        both_pos = p_pos0 & (c == 0) & ~np.signbit(c)
+    else:
+        a, b = xs
+        b_pos0 = (b == 0) & (np.signbit(b) == (kind == "sub"))  # sub adds -b
+        both_pos = (a == 0) & ~np.signbit(a) & b_pos0
+    return np.where(exact0, np.where(both_pos, 0.0, -0.0), r)
 
 
 def _exact(kind: str, elem: np.dtype[Any], mode: str) -> Fn:
@@ -116,6 +159,8 @@ def _exact(kind: str, elem: np.dtype[Any], mode: str) -> Fn:
 
         def f64(*xs: Lanes) -> Lanes:
             r, e = op(*xs)
+            if mode == "rm" and kind in ("add", "sub", "fma"):
+                r = _rm_zero(r, e, kind, xs)
             finite = np.logical_and.reduce([np.isfinite(x) for x in xs]) & (r == r)
             if kind in ("div", "rcp"):
                 finite &= xs[-1] != 0
@@ -146,6 +191,8 @@ def _exact(kind: str, elem: np.dtype[Any], mode: str) -> Fn:
         else:
             assert kind == "sqrt", kind
             r, e = np.sqrt(w[0]), zero
+        if mode == "rm" and kind in ("add", "sub", "fma"):
+            r = _rm_zero(r, e, kind, tuple(w))
         return round_pair(r, e, elem, mode)
 
     return wide
@@ -210,7 +257,8 @@ def _minmax(is_max: bool, elem: np.dtype[Any], nan: bool, xorsign: bool) -> Fn:
         pick |= (a == b) & (np.signbit(a) != is_max)
         r = np.where(pick, a, b)
         an, bn = a != a, b != b
-        r = np.where(an | bn, cnan, r) if nan else np.where(an, np.where(bn, cnan, b), np.where(bn, a, r))
+        both = quiet64(b) if elem == F64 else cnan  # H100: two f64 NaNs give b's, quieted
+        r = np.where(an | bn, cnan, r) if nan else np.where(an, np.where(bn, both, b), np.where(bn, a, r))
         if xorsign:
             r = np.where(neg & (r == r), -r, r)  # pyright: ignore[reportPossiblyUnboundVariable]
         return r
@@ -245,7 +293,8 @@ _TESTP: dict[str, Callable[[Lanes, Any], Lanes]] = {
     "infinite": fn2(lambda a, tiny: np.isinf(a)),
     "number": fn2(lambda a, tiny: a == a),
     "notanumber": fn2(lambda a, tiny: a != a),
-    "normal": fn2(lambda a, tiny: np.isfinite(a) & (np.abs(a) >= tiny)),
+    # H100: testp.normal is true for +-0 too (IEEE 754 would say false)
+    "normal": fn2(lambda a, tiny: np.isfinite(a) & ((np.abs(a) >= tiny) | (a == 0))),
     "subnormal": fn2(lambda a, tiny: (np.abs(a) < tiny) & (a != 0)),
 }
 
@@ -283,7 +332,12 @@ def decode_float(s: Spelling, ty: str) -> Semantics:
             s.fail(".sat and .relu exclude each other")
         kind = "fma" if fused else op
         fn = _finish(
-            _exact(kind, elem, mode or "rn"), elem, ftz="ftz" in flags, sat="sat" in flags, relu="relu" in flags
+            _exact(kind, elem, mode or "rn"),
+            elem,
+            ftz="ftz" in flags,
+            sat="sat" in flags,
+            relu="relu" in flags,
+            nan_order=(1, 2, 0) if fused else (1, 0),  # H100, f64: b's NaN first (fma: b, c, a)
         )
         return done(fn, 3 if fused else 2)
     if op in ("div", "rcp", "sqrt"):
@@ -297,7 +351,8 @@ def decode_float(s: Spelling, ty: str) -> Semantics:
                     s.fail("rcp.approx.f64 needs .ftz")
                 return done(_finish(_approx("rcp", F64), F64, ftz=True, sat=False), 1)
             mode = s.at_most_one(MODES, "rounding modifier") or "rn"
-            return done(_finish(_exact(op, F64, mode), F64, ftz=False, sat=False), n)
+            # H100: div gives a's NaN first
+            return done(_finish(_exact(op, F64, mode), F64, ftz=False, sat=False, nan_order=(0, 1)[:n]), n)
         s.only({*MODES, "approx", "ftz", *(("full",) if op == "div" else ())})
         how = s.at_most_one({*MODES, "approx", "full"}, "rounding/approximation modifier")
         if how is None:
@@ -339,7 +394,11 @@ def decode_float(s: Spelling, ty: str) -> Semantics:
         return Semantics(packed(fn, elem, 3) if is_pack else fn, (ty, ty), (ty,))
     if op in ("abs", "neg"):
         s.only({"ftz"} if ty in ("f32", "f16", "f16x2") else set())
-        return done(_finish(_sign_ops(op, elem), elem, ftz="ftz" in flags, sat=False, canon=False), 1)
+        sign = _sign_ops(op, elem)
+        if ty == "f64":  # H100: a NaN comes back quieted, its sign unchanged
+            return done(fn1(lambda a: np.where(a != a, quiet64(a), sign(a))), 1)
+        # H100: a NaN gives the canonical NaN (not a sign-bit operation on NaNs)
+        return done(_finish(sign, elem, ftz="ftz" in flags, sat=False), 1)
     if op == "copysign":
         if ty not in ("f32", "f64"):
             s.fail("copysign takes .f32 or .f64")

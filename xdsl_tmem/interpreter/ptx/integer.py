@@ -122,6 +122,8 @@ def _bfe(ty: str) -> Fn:
     else the sign bit a[min(pos+len-1, width-1)] (.s types, len != 0) or 0."""
     dt, u, w = LANE_DTYPE[ty], udt(ty), WIDTH[ty]
     signed = ty in SIGNED
+    # H100: the 64-bit forms take the whole 32-bit position and length, not their low 8 bits
+    field = np.uint32(0xFF) if w == 32 else np.uint32(0xFFFFFFFF)
     if w == 32:  # in int64: a shift by up to 63 keeps the sign (arithmetic) or zeros
 
         def bfe32(a: Lanes, b: Lanes, c: Lanes) -> Lanes:
@@ -136,16 +138,16 @@ def _bfe(ty: str) -> Fn:
         return bfe32
 
     def bfe(a: Lanes, b: Lanes, c: Lanes) -> Lanes:
-        pos = (b & np.uint32(0xFF)).astype(np.int64)
-        ln = (c & np.uint32(0xFF)).astype(np.int64)
+        pos = (b & field).astype(np.int64)
+        ln = (c & field).astype(np.int64)
         ua = a.view(u)
         k = np.minimum(ln, np.maximum(w - pos, 0))
-        field = (ua >> np.minimum(pos, w - 1).astype(u)) & _mask(k, u)
+        bits = (ua >> np.minimum(pos, w - 1).astype(u)) & _mask(k, u)
         if signed:
             msb = np.minimum(pos + ln - 1, w - 1).astype(u)
             sbit = (ln != 0) & (((ua >> msb) & np.ones((), u)) != 0)
-            field = np.where(sbit, field | ~_mask(k, u), field)
-        return field.view(dt)
+            bits = np.where(sbit, bits | ~_mask(k, u), bits)
+        return bits.view(dt)
 
     return bfe
 
@@ -154,10 +156,12 @@ def _bfi(ty: str) -> Fn:
     """bfi f, a, b, c, d: pos = c & 0xff, len = d & 0xff; f is b with bits pos..pos+len-1
     (those below the width) replaced by the low bits of a."""
     u, w = udt(ty), WIDTH[ty]
+    # H100: the 64-bit form takes the whole 32-bit position and length, not their low 8 bits
+    field = np.uint32(0xFF) if w == 32 else np.uint32(0xFFFFFFFF)
 
     def bfi(a: Lanes, b: Lanes, c: Lanes, d: Lanes) -> Lanes:
-        pos = (c & np.uint32(0xFF)).astype(np.int64)
-        ln = (d & np.uint32(0xFF)).astype(np.int64)
+        pos = (c & field).astype(np.int64)
+        ln = (d & field).astype(np.int64)
         k = np.minimum(ln, np.maximum(w - pos, 0))
         sh = np.minimum(pos, w - 1).astype(u)
         m = _mask(k, u) << sh
@@ -218,6 +222,11 @@ _SHIFTS4 = np.array([0, 4, 8, 12], dtype=np.uint32)
 _ROWS = np.arange(64)[:, None]
 
 
+def _rows(n: int) -> Lanes:
+    """Row indices for a gather over n lanes (a warp's 32 come from a table)."""
+    return _ROWS[:n] if n <= 64 else np.arange(n)[:, None]
+
+
 def _bytes8(a: Lanes, b: Lanes) -> Lanes:
     """The 8 bytes {b, a} of each lane (byte 0 = a's lowest)."""
     return np.concatenate([a.view(np.uint8).reshape(-1, 4), b.view(np.uint8).reshape(-1, 4)], axis=1)
@@ -255,7 +264,7 @@ def _prmt(mode: str | None) -> Callable[..., Lanes]:
             if isinstance(c, int):
                 return _prmt_const(None, c)(a, b)
             nib = (c.view(np.uint32)[:, None] >> _SHIFTS4) & np.uint32(0xF)
-            out = _bytes8(a, b)[_ROWS[: a.shape[0]], nib & np.uint32(7)]
+            out = _bytes8(a, b)[_rows(a.shape[0]), nib & np.uint32(7)]
             sign = nib >= 8
             if sign.any():
                 out = np.where(sign, np.where(out >= 0x80, np.uint8(0xFF), np.uint8(0)), out)
@@ -268,7 +277,7 @@ def _prmt(mode: str | None) -> Callable[..., Lanes]:
         if isinstance(c, int):
             return _prmt_const(mode, c)(a, b)
         idx = table[(c.view(np.uint32) & np.uint32(3)).astype(np.intp)]
-        return np.ascontiguousarray(_bytes8(a, b)[_ROWS[: a.shape[0]], idx]).view(np.uint32).reshape(-1)
+        return np.ascontiguousarray(_bytes8(a, b)[_rows(a.shape[0]), idx]).view(np.uint32).reshape(-1)
 
     return prmt_mode
 
@@ -360,24 +369,27 @@ def _shift(op: str, ty: str) -> Fn:
 
 def _divrem(op: str, ty: str) -> Fn:
     """div/rem: quotient truncated toward zero, remainder with the dividend's sign. By zero the ISA
-    leaves the result unspecified; we return the usual division sequence's result: quotient of
-    magnitudes all ones (then signed), remainder = dividend. Unverified on silicon."""
+    leaves the result unspecified; H100 gives all ones for div and rem, every width and
+    signedness (docs/ptx-semantics.md)."""
     dt, u = LANE_DTYPE[ty], udt(ty)
-    ones = np.array(-1).astype(u)
+    ones = np.array(-1).astype(u).view(dt)
+    one = np.ones((), dt)
     if ty in UNSIGNED:
         if op == "div":
-            return fn2(lambda a, b: np.where(b == 0, ones, a // np.where(b == 0, np.ones((), dt), b)))
-        return fn2(lambda a, b: np.where(b == 0, a, a % np.where(b == 0, np.ones((), dt), b)))
+            return fn2(lambda a, b: np.where(b == 0, ones, a // np.where(b == 0, one, b)))
+        return fn2(lambda a, b: np.where(b == 0, ones, a % np.where(b == 0, one, b)))
 
     def signed(a: Lanes, b: Lanes) -> Lanes:
         ua, ub = a.view(u), b.view(u)
         ma, mb = np.where(a < 0, -ua, ua), np.where(b < 0, -ub, ub)
         safe = np.where(mb == 0, np.ones((), u), mb)
         if op == "div":
-            q = np.where(mb == 0, ones, ma // safe)
-            return np.where((a < 0) ^ (b < 0), -q, q).view(dt)
-        r = np.where(mb == 0, ma, ma % safe)
-        return np.where(a < 0, -r, r).view(dt)
+            q = ma // safe
+            r = np.where((a < 0) ^ (b < 0), -q, q).view(dt)
+        else:
+            m = ma % safe
+            r = np.where(a < 0, -m, m).view(dt)
+        return np.where(b == 0, ones, r)
 
     return signed
 

@@ -16,8 +16,7 @@ Dekker's TwoProduct), and then rounded once to the target format:
 These transformations are exact as long as no intermediate over- or underflows in
 float64; the narrow formats (f32 and below) never come near those limits, and f64
 `mul`/`div`/`sqrt` take their error's sign on the operands' significands. The one corner
-left: `fma.f64` whose product a*b lies beyond 2^996 or below 2^-960 may be off by one ulp
-(Dekker's product over/underflows); it is not handled and not tested.
+`fma.f64` works on the operands' significands (`fma64`) for the same reason.
 """
 
 from __future__ import annotations
@@ -89,9 +88,46 @@ def flush(x: Lanes) -> Lanes:
 
 
 def saturate(x: Lanes) -> Lanes:
-    """`.sat`: clamp to [0.0, 1.0], NaN to +0.0 (PTX ISA, floating-point instructions)."""
+    """`.sat`: clamp to [0.0, 1.0], NaN to +0.0 (PTX ISA, floating-point instructions); -0.0 gives
+    +0.0 too (H100, docs/ptx-semantics.md)."""
+    zero, one = np.zeros((), x.dtype), np.ones((), x.dtype)
+    return np.where(x > zero, np.where(x > one, one, x), zero)
+
+
+def relu(x: Lanes) -> Lanes:
+    """`.relu`: negative results and -0.0 become +0.0, a NaN the canonical NaN (H100: -0.0 -> +0.0)."""
     zero = np.zeros((), x.dtype)
-    return np.where(x != x, zero, np.clip(x, zero, np.ones((), x.dtype)))
+    return np.where(x <= zero, zero, canonicalize(x))
+
+
+def clamp_finite(x: Lanes) -> Lanes:
+    """`.satfinite` for types with infinities: beyond ±max (infinity included) -> ±max; NaN kept.
+    (np.where, not np.clip: ml_dtypes' bfloat16 clip mis-broadcasts 0-d bounds.)"""
+    mx = largest(x.dtype)
+    return np.where(x > mx, mx, np.where(x < -mx, -mx, x))
+
+
+_QUIET64 = np.array(0x0008000000000000, np.uint64)
+DEFAULT_NAN64 = np.array(0xFFF8000000000000, np.uint64).view(np.float64)
+"""The NaN an invalid f64 operation (inf - inf, 0 * inf, 0 / 0, sqrt(-1)) gives on H100."""
+
+
+def quiet64(x: Lanes) -> Lanes:
+    """float64 lanes with the quiet bit set (sign and payload kept)."""
+    return (x.view(np.uint64) | _QUIET64).view(np.float64)
+
+
+def propagate_nan64(r: Lanes, xs: tuple[Lanes, ...], order: tuple[int, ...]) -> Lanes:
+    """f64 NaN results as H100 gives them: the first NaN operand in `order`, quieted, sign kept;
+    a NaN from operands that are not NaN (an invalid operation) is DEFAULT_NAN64."""
+    nan = r != r
+    if not nan.any():
+        return r
+    out = np.where(nan, DEFAULT_NAN64, r)
+    for i in reversed(order):
+        x = xs[i]
+        out = np.where(x != x, quiet64(x), out)
+    return out
 
 
 def two_sum(a: Lanes, b: Lanes) -> tuple[Lanes, Lanes]:
@@ -182,19 +218,51 @@ def round_pair(r: Lanes, e: Lanes, dtype: np.dtype[Any], mode: str, finite: Lane
     return np.where((e > 0) | (over & (r < 0)), np.nextafter(r, np.inf), r)
 
 
-def fma64(a: Lanes, b: Lanes, c: Lanes) -> tuple[Lanes, Lanes]:
-    """(r, e) of a * b + c for float64 lanes (Boldo & Melquiond's emulated FMA).
-
-    uh + ul = a * b exactly; th + tl = c + uh exactly; v = RO(tl + ul); then th + v rounds
-    like the exact a * b + c in every mode, and its TwoSum gives r and the sign of e.
-    """
+def _fma64_core(a: Lanes, b: Lanes, c: Lanes) -> tuple[Lanes, Lanes]:
+    """Boldo & Melquiond's emulated FMA, for operands whose product neither over- nor underflows:
+    uh + ul = a * b exactly; th + tl = c + uh exactly; v = RO(tl + ul); then th + v rounds like
+    the exact a * b + c, and its TwoSum gives r and the sign of e."""
     uh, ul = two_prod(a, b)
     th, tl = two_sum(c, uh)
     v = to_odd(*two_sum(tl, ul))
-    r, e = two_sum(th, v)
-    exact = uh + c  # infinities and NaN as IEEE fma gives them
-    special = ~np.isfinite(exact) | ~np.isfinite(r)
-    return np.where(special, a * b + c, r), np.where(special, 0.0, e)
+    return two_sum(th, v)
+
+
+_SUBNORMAL_STEPS = np.array(2.0**52)
+
+
+def fma64(a: Lanes, b: Lanes, c: Lanes) -> tuple[Lanes, Lanes]:
+    """(r, e) of a * b + c for float64 lanes, exact for every finite input.
+
+    On the significands: a * b = ma * mb * 2^K (ma, mb in [0.5, 1)), so the sum is
+    (ma * mb + c * 2^-K) * 2^K, and `_fma64_core` never over- or underflows. A c below
+    2^-1000 of the product only contributes its sign (a sticky 2^-1000 in its place), a c
+    beyond 2^1000 of it leaves the product only as the error's sign. A subnormal result is rounded to the
+    2^-1074 grid from the scaled exact pair. Zeros, infinities and NaN (and an exact zero's
+    sign) as a*b + c computed directly gives them."""
+    ma, ea = np.frexp(a)
+    mb, eb = np.frexp(b)
+    k = (ea + eb).astype(np.int64)
+    cs = np.ldexp(c, -k)
+    lost = (c != 0) & (np.abs(cs) < 2.0**-1000)
+    big_c = (np.abs(cs) > 2.0**1000) & np.isfinite(c)
+    # a lost c stands in as a sticky of its sign, far below the product's last bit
+    cs = np.where(lost, np.sign(c) * 2.0**-1000, np.where(big_c, 0.0, cs))
+    r1, e1 = _fma64_core(ma, mb, cs)
+    t = np.ldexp(r1, 1074 + k)  # the result in units of the smallest subnormal (exact)
+    n = np.rint(t)
+    d = t - n
+    # a tie of t broken by the sign of the scaled error: away from n if e1 points past the tie
+    n = np.where((np.abs(d) == 0.5) & (e1 != 0) & ((e1 > 0) == (d > 0)), n + 2 * d, n)
+    rest = t - n
+    normal = np.abs(t) >= _SUBNORMAL_STEPS
+    r = np.where(normal, np.ldexp(r1, k), np.ldexp(n, -1074))
+    e = np.where(normal, e1, np.where(rest == 0, np.sign(e1), np.sign(rest)))
+    r = np.where(big_c, c, r)
+    e = np.where(big_c, np.sign(a) * np.sign(b), e)
+    naive = a * b + c
+    special = ~np.isfinite(a) | ~np.isfinite(b) | ~np.isfinite(c) | (a == 0) | (b == 0) | ((r == 0) & (e == 0))
+    return np.where(special, naive, r), np.where(special, 0.0, e)
 
 
 def _residual_sign(a: Lanes, q: Lanes, b: Lanes) -> Lanes:
