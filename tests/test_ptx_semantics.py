@@ -817,6 +817,10 @@ def test_prmt(mode: str | None) -> None:
     a, b, c = (rng.integers(0, 2**32, 64, dtype=np.uint64).astype(np.uint32) for _ in range(3))
     got = run("prmt", f"b32.{mode}" if mode else "b32", a, b, c)
     assert got.tolist() == [_ref_prmt(int(x), int(y), int(z), mode) for x, y, z in zip(a, b, c, strict=True)]
+    # an immediate selector (a Python int): the same bytes
+    for sel in (0x5410, 0x7632, 0x3276, 0x1054, 0x3210, 0x4321, 0x8880, 0xF9E1, 0, 1, 2, 3):
+        got = run("prmt", f"b32.{mode}" if mode else "b32", a, b, sel)
+        assert got.tolist() == [_ref_prmt(int(x), int(y), sel, mode) for x, y in zip(a, b, strict=True)], hex(sel)
 
 
 def test_lop3_every_lut() -> None:

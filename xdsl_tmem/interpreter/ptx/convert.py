@@ -344,7 +344,7 @@ def decode_cvt(s: Spelling) -> Semantics:
                 y = relu_step(y)
             if satfinite:
                 y = clamp_finite(y)
-            return canonicalize(y)
+            return canonicalize_fresh(y)  # y is a new array
 
         return Semantics(fn2(lambda a, b: _pack2(half(b), half(a))), ("f32", "f32"), (dst,))
 

@@ -232,6 +232,22 @@ def _bytes8(a: Lanes, b: Lanes) -> Lanes:
     return np.concatenate([a.view(np.uint8).reshape(-1, 4), b.view(np.uint8).reshape(-1, 4)], axis=1)
 
 
+_LOW16 = np.array(0xFFFF, np.uint32)
+_SIXTEEN = np.array(16, np.uint32)
+
+
+def _prmt_halves(lo: int, hi: int) -> Callable[[Lanes, Lanes], Lanes]:
+    """prmt selecting halfword `lo` into bits 15:0 and `hi` into 31:16 (halfwords of {b, a})."""
+
+    def half(k: int, a: Lanes, b: Lanes, up: bool) -> Lanes:
+        src = a if k < 2 else b
+        if k % 2 == 0:
+            return (src << _SIXTEEN) if up else (src & _LOW16)
+        return (src >> _SIXTEEN << _SIXTEEN) if up else (src >> _SIXTEEN)
+
+    return fn2(lambda a, b: half(lo, a, b, False) | half(hi, a, b, True))
+
+
 @cache
 def _prmt_const(mode: str | None, c: int) -> Callable[[Lanes, Lanes], Lanes]:
     """prmt with an immediate selector: a fixed gather of bytes (and of sign fills)."""
@@ -243,7 +259,11 @@ def _prmt_const(mode: str | None, c: int) -> Callable[[Lanes, Lanes], Lanes]:
         index = _PRMT_INDEX[mode][c & 3]
         signs = np.zeros(4, np.bool_)
     if not signs.any():
-        return lambda a, b: np.ascontiguousarray(_bytes8(a, b)[:, index]).view(np.uint32).reshape(-1)
+        pairs = [int(index[0]), int(index[1])], [int(index[2]), int(index[3])]
+        if all(lo % 2 == 0 and hi == lo + 1 for lo, hi in pairs):
+            # whole 16-bit halves (e.g. 0x5410, 0x7632, 0x3276): shifts and masks, no gather
+            return _prmt_halves(pairs[0][0] // 2, pairs[1][0] // 2)
+        return fn2(lambda a, b: np.ascontiguousarray(_bytes8(a, b)[:, index]).view(np.uint32).reshape(-1))
 
     def with_signs(a: Lanes, b: Lanes) -> Lanes:
         out = _bytes8(a, b)[:, index]
