@@ -56,7 +56,7 @@ def cases() -> list[tuple[str, Callable[..., Any], tuple[Any, ...]]]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description="ns per warp-instruction of PTX value semantics")
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--number", type=int, default=20000)
     opts = parser.parse_args()

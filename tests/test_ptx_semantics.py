@@ -30,7 +30,7 @@ def _quiet_fp() -> Iterator[None]:
         yield
 
 
-def run(op: str, mods: str, *xs: Lanes, **kw: Any) -> Any:
+def run(op: str, mods: str, *xs: Lanes | int, **kw: Any) -> Any:
     return decode(op, tuple(mods.split(".")) if mods else (), **kw).fn(*xs)
 
 
@@ -927,7 +927,9 @@ def test_h100_rules_where_the_isa_is_silent() -> None:
     assert bfi.tolist() == [3]
     # an exact zero sum under .rm is -0 (IEEE 754 §6.3); .sat and .relu turn -0 into +0
     assert np.signbit(run("add", "rm.f32", f32(1.0), f32(-1.0))[0])
-    assert np.signbit(run("fma", "rm.f64", bits64(0x3FF0000000000000), bits64(0x3FE0000000000000), bits64(0xBFE0000000000000))[0])
+    assert np.signbit(
+        run("fma", "rm.f64", bits64(0x3FF0000000000000), bits64(0x3FE0000000000000), bits64(0xBFE0000000000000))[0]
+    )
     assert not np.signbit(run("add", "rn.sat.f32", f32(-0.0), f32(-0.0))[0])
     assert run("cvt", "rn.relu.f16.f32", f32(-0.0)).view(np.uint16)[0] == 0
     assert run("cvt", "rn.satfinite.bf16.f32", f32(-0.0)).view(np.uint16)[0] == 0x8000

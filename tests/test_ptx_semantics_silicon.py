@@ -46,7 +46,8 @@ def buffer(blob: dict[str, Any], nbytes: int) -> bytes:
 
 def operands(text: str) -> list[str]:
     """The comma-separated operands of one instruction, braces kept together."""
-    parts, depth, cur = [], 0, ""
+    parts: list[str] = []
+    depth, cur = 0, ""
     for ch in text:
         if ch == "," and depth == 0:
             parts.append(cur.strip())
@@ -101,8 +102,9 @@ def execute(text: str, regs: dict[str, Lanes], preds: dict[str, Lanes]) -> list[
             args.append(int(src, 0))
         else:
             args.append(as_type(np.full(n, int(src, 0), np.uint64), ty))
-    out = sem.fn(*args)
-    return [to_bits(r) for r in (out if isinstance(out, tuple) else (out,))]
+    out: Lanes | tuple[Lanes, ...] = sem.fn(*args)
+    results: tuple[Lanes, ...] = out if isinstance(out, tuple) else (out,)
+    return [to_bits(r) for r in results]
 
 
 def approximate(opcode: str) -> bool:
