@@ -165,6 +165,38 @@ def test_f32_directed_rounding_exhaustive_on_edges(op: str, mode: str) -> None:
         assert same(got[i], want), (op, mode, x, y, float(got[i]), want)
 
 
+@pytest.mark.parametrize("mode", ["rn", "rz", "rm", "rp"])
+def test_f32_sqrt_rcp_directed(mode: str) -> None:
+    """sqrt.rnd.f32 and rcp.rnd.f32 round the exact root / reciprocal once: the result r and its
+    float32 neighbours bracket the exact value as the direction says (checked with Fractions:
+    r^2 against a for sqrt, r * a against 1 for rcp), incl. subnormal inputs and results."""
+    x = np.array([v for v in EDGE32 if v > 0] + [2.0, 3.0, 5.0, 7.0, 1e-45, 8.5e37, 3e38], np.float32)
+
+    def sq(r: Fraction, a: Fraction) -> Fraction:
+        return r * r - a
+
+    def rc(r: Fraction, a: Fraction) -> Fraction:
+        return r * a - 1
+
+    big = Fraction(2) ** 200  # stands in for the neighbour beyond the largest finite value
+    for op, key in (("sqrt", sq), ("rcp", rc)):
+        got = run(op, f"{mode}.f32", x)
+        for i in range(x.size):
+            a, r = Fraction(float(x[i])), got[i]
+            if math.isinf(float(r)):
+                continue  # rcp of a subnormal overflows; rounding of overflow is tested elsewhere
+            nxt = float(np.nextafter(r, np.float32(np.inf)))
+            up = big if math.isinf(nxt) else Fraction(nxt)
+            down = Fraction(float(np.nextafter(r, np.float32(0))))
+            fr = Fraction(float(r))
+            if mode in ("rz", "rm"):
+                assert key(fr, a) <= 0 < key(up, a), (op, mode, float(x[i]))
+            elif mode == "rp":
+                assert key(down, a) < 0 <= key(fr, a), (op, mode, float(x[i]))
+            else:
+                assert key((down + fr) / 2, a) <= 0 <= key((fr + up) / 2, a), (op, mode, float(x[i]))
+
+
 @settings(max_examples=60, deadline=None)
 @given(
     st.lists(st.floats(width=32, allow_nan=False, allow_infinity=False), min_size=96, max_size=96),
