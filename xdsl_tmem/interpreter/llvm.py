@@ -87,6 +87,30 @@ def gep_offset(plan: tuple[int, tuple[tuple[int, int], ...]], indices: PythonVal
     return offset
 
 
+def check_window(warp: Warp, address: Value, space: int, what: str) -> None:
+    """What `cvta.to` requires of an address (the same number in every space of the
+    model): that each active lane's lies in the target space's window (1: global memory,
+    3: this CTA's shared memory, 7: the cluster's; 0, generic, takes any)."""
+    lanes = warp.lane_index()
+    if isinstance(address, np.ndarray):
+        selected = cast(np.ndarray[Any, Any], address if lanes is None else address[lanes])
+        addresses = {int(v) for v in selected.reshape(-1).tolist()}
+    else:
+        addresses = {int(address)}
+    ranks = {3: [warp.cta.rank], 7: list(range(len(warp.cluster.ctas)))}
+    for a in sorted(addresses):
+        if space == 1 and a < GLOBAL_BASE:
+            window = "global memory"
+        elif space in ranks and (a >= SHARED_LIMIT or a >> RANK_SHIFT not in ranks[space]):
+            window = "this CTA's shared memory" if space == 3 else "the cluster's shared memory"
+        else:
+            continue
+        raise Hazard(
+            "out-of-bounds",
+            f"{what}: address 0x{a:x} is not in {window} (cvta.to on such an address is undefined)",
+        )
+
+
 @register_impls
 class LlvmFunctions(WarpFunctions):
     @impl(llvm.AddressOfOp)
@@ -179,27 +203,7 @@ class LlvmFunctions(WarpFunctions):
             raise UnsupportedValue("llvm.addrspacecast of vectors of pointers is not supported by the interpreter")
         if space not in (0, 1, 3, 7):
             raise UnsupportedValue(f"llvm.addrspacecast to address space {space}: the machine model has no such memory")
-        warp = as_warp(interp)
-        address: Value = args[0]
-        lanes = warp.lane_index()
-        if isinstance(address, np.ndarray):
-            selected = cast(np.ndarray[Any, Any], address if lanes is None else address[lanes])
-            addresses = {int(v) for v in selected.reshape(-1).tolist()}
-        else:
-            addresses = {int(address)}
-        ranks = {3: [warp.cta.rank], 7: list(range(len(warp.cluster.ctas)))}
-        for a in sorted(addresses):
-            if space == 1 and a < GLOBAL_BASE:
-                window = "global memory"
-            elif space in ranks and (a >= SHARED_LIMIT or a >> RANK_SHIFT not in ranks[space]):
-                window = "this CTA's shared memory" if space == 3 else "the cluster's shared memory"
-            else:
-                continue
-            raise Hazard(
-                "out-of-bounds",
-                f"llvm.addrspacecast to address space {space}: address 0x{a:x} is not in {window} "
-                "(cvta.to on such an address is undefined)",
-            )
+        check_window(as_warp(interp), args[0], space, f"llvm.addrspacecast to address space {space}")
         return (args[0],)
 
     # -- integer and float arithmetic (the forms --convert-arith-to-llvm produces) -----

@@ -329,6 +329,40 @@ def cluster_wait(warp: Warp, aligned: bool) -> None:
     warp.cluster_arrival = None
 
 
+def warp_sync(warp: Warp, member_mask: Value) -> None:
+    """`bar.warp.sync`: every live lane of the member mask must be active."""
+    member = warp_uniform(warp, member_mask, "bar.warp.sync membermask")
+    wanted = ((member >> np.arange(WARP)) & 1).astype(bool) & warp.live
+    if (wanted & ~warp.mask).any():
+        raise Hazard(
+            "divergent-sync-aligned",
+            f"bar.warp.sync 0x{member:08x} in {warp.name} with only lanes {format_lanes(warp.mask)} active",
+        )
+
+
+def elect_one(warp: Warp, member: int) -> NDArray[np.bool_]:
+    """`elect.sync`: one active lane of the member mask (PTX elects "one" thread; the
+    lowest lane is our deterministic choice)."""
+    candidates = warp.mask & ((member >> np.arange(WARP)) & 1).astype(bool)
+    elected = np.zeros(WARP, dtype=np.bool_)
+    if candidates.any():
+        elected[int(np.argmax(candidates))] = True
+    return elected
+
+
+def mapa(warp: Warp, address: Value, rank: Value) -> Value:
+    """`mapa`: the same shared offset in the CTA of rank `rank`."""
+    size = len(warp.cluster.ctas)
+    for lane in warp.active_lanes():
+        if at(rank, lane) >= size:
+            raise Hazard("out-of-bounds", f"mapa to CTA rank {at(rank, lane)} in a cluster of {size} CTAs")
+    if isinstance(address, np.ndarray) or isinstance(rank, np.ndarray):
+        offset = np.asarray(address, dtype=np.uint64) & np.uint64(OFFSET_MASK)
+        shifted = np.asarray(rank, dtype=np.uint64) << np.uint64(RANK_SHIFT)
+        return np.broadcast_to(offset | shifted, (WARP,)).copy()
+    return (int(address) & OFFSET_MASK) | (int(rank) << RANK_SHIFT)
+
+
 # --------------------------------------------------------------------------------------
 # TMEM allocation
 # --------------------------------------------------------------------------------------
@@ -589,7 +623,7 @@ def issue_pipe(
         )
     check_columns(cta, columns[0], columns[1] - columns[0], op.name)
     record = AsyncOp(
-        kind=op.name.removeprefix("nvvm.tcgen05."),
+        kind=op.name.removeprefix("nvvm.tcgen05.").removeprefix("ptx.tcgen05_"),
         op=op,
         cta=cta.rank,
         warp=warp.index,
@@ -896,11 +930,20 @@ def special_register(warp: Warp, op: Operation) -> Value:
     """The value of a `nvvm.read.ptx.sreg.*` op in this warp."""
     assert isinstance(op, nvvm.SpecialRegisterOp)
     register, axis = op.special_register()
+    value = special_register_value(warp, register, axis)
+    if value is None:
+        raise UnsupportedValue(f"{op.name}: the special register is not modelled")
+    return value
+
+
+def special_register_value(warp: Warp, register: str, axis: int | None) -> Value | None:
+    """The value of special register `register` (`"cluster.ctaid"`, axis 1 for y) in this
+    warp, or None if it is not modelled (the NVVM and PTX levels share this table)."""
     if axis is not None and register in _PER_AXIS:
         return _PER_AXIS[register](warp, axis)
     if axis is None and register in _SCALAR:
         return _SCALAR[register](warp)
-    raise UnsupportedValue(f"{op.name}: the special register is not modelled")
+    return None
 
 
 class NvvmFunctions(WarpFunctions):
@@ -1029,14 +1072,7 @@ class NvvmFunctions(WarpFunctions):
 
     @impl(nvvm.SyncWarpOp)
     def run_bar_warp_sync(self, interp: Interpreter, op: nvvm.SyncWarpOp, args: PythonValues) -> PythonValues:
-        warp = as_warp(interp)
-        member = warp_uniform(warp, args[0], "bar.warp.sync membermask")
-        wanted = ((member >> np.arange(WARP)) & 1).astype(bool) & warp.live
-        if (wanted & ~warp.mask).any():
-            raise Hazard(
-                "divergent-sync-aligned",
-                f"bar.warp.sync 0x{member:08x} in {warp.name} with only lanes {format_lanes(warp.mask)} active",
-            )
+        warp_sync(as_warp(interp), args[0])
         return ()
 
     @impl(nvvm.ClusterArriveOp)
@@ -1060,28 +1096,11 @@ class NvvmFunctions(WarpFunctions):
 
     @impl(nvvm.ElectSyncOp)
     def run_elect_sync(self, interp: Interpreter, op: nvvm.ElectSyncOp, args: PythonValues) -> PythonValues:
-        warp = as_warp(interp)
-        member = int(args[0]) if args else 0xFFFFFFFF
-        candidates = warp.mask & ((member >> np.arange(WARP)) & 1).astype(bool)
-        elected = np.zeros(WARP, dtype=np.bool_)
-        if candidates.any():
-            # PTX elects "one" thread; the lowest lane is our (deterministic) choice.
-            elected[int(np.argmax(candidates))] = True
-        return (elected,)
+        return (elect_one(as_warp(interp), int(args[0]) if args else 0xFFFFFFFF),)
 
     @impl(nvvm.MapaOp)
     def run_mapa(self, interp: Interpreter, op: nvvm.MapaOp, args: PythonValues) -> PythonValues:
-        warp = as_warp(interp)
-        address, rank = args
-        size = len(warp.cluster.ctas)
-        for lane in warp.active_lanes():
-            if at(rank, lane) >= size:
-                raise Hazard("out-of-bounds", f"mapa to CTA rank {at(rank, lane)} in a cluster of {size} CTAs")
-        if isinstance(address, np.ndarray) or isinstance(rank, np.ndarray):
-            offset = np.asarray(address, dtype=np.uint64) & np.uint64(OFFSET_MASK)
-            shifted = np.asarray(rank, dtype=np.uint64) << np.uint64(RANK_SHIFT)
-            return (np.broadcast_to(offset | shifted, (WARP,)).copy(),)
-        return ((int(address) & OFFSET_MASK) | (int(rank) << RANK_SHIFT),)
+        return (mapa(as_warp(interp), args[0], args[1]),)
 
     # -- tcgen05 --------------------------------------------------------------------------
 

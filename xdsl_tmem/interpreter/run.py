@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import product
 from typing import Any, Unpack, cast
@@ -194,30 +194,45 @@ def check_launch(kernel: Operation, launch: Launch) -> Geometry:
     """Check the launch against the kernel's nvvm attributes; default the cluster shape
     to the kernel's `nvvm.cluster_dim` and the grid to one cluster."""
     attrs = kernel.attributes
+    return check_geometry(
+        kernel,
+        launch,
+        {
+            "nvvm.maxntid": _int_array(attrs.get("nvvm.maxntid")),
+            "nvvm.reqntid": _int_array(attrs.get("nvvm.reqntid")),
+            "nvvm.cluster_dim": _int_array(attrs.get("nvvm.cluster_dim")),
+        },
+    )
+
+
+def check_geometry(kernel: Operation, launch: Launch, declared: Mapping[str, tuple[int, ...] | None]) -> Geometry:
+    """Check the launch against the dimensions the kernel declares, in the order maximum
+    threads, required threads, cluster shape (`declared` maps each one's name, as the
+    kernel spells it, to its value or None)."""
+    (maxntid_name, maxntid), (reqntid_name, reqntid), (cluster_name, cluster_dim) = declared.items()
     threads = Geometry(launch.block).threads
     if threads > 1024:
         raise LaunchError(f"a block of {threads} threads exceeds the 1024-thread limit", kernel)
-    if (maxntid := _int_array(attrs.get("nvvm.maxntid"))) is not None:
+    if maxntid is not None:
         limit = int(np.prod(maxntid))
         if threads > limit:
             raise LaunchError(
-                f"the block has {threads} threads but the kernel declares nvvm.maxntid = {list(maxntid)} ({limit})",
+                f"the block has {threads} threads but the kernel declares {maxntid_name} = {list(maxntid)} ({limit})",
                 kernel,
             )
-    if (reqntid := _int_array(attrs.get("nvvm.reqntid"))) is not None:
+    if reqntid is not None:
         if tuple(list(reqntid) + [1] * (3 - len(reqntid))) != launch.block:
             raise LaunchError(
-                f"the block is {launch.block} but the kernel requires nvvm.reqntid = {list(reqntid)}", kernel
+                f"the block is {launch.block} but the kernel requires {reqntid_name} = {list(reqntid)}", kernel
             )
-    declared = _int_array(attrs.get("nvvm.cluster_dim"))
     cluster = launch.cluster
-    if declared is not None:
-        want = tuple(list(declared) + [1] * (3 - len(declared)))
+    if cluster_dim is not None:
+        want = tuple(list(cluster_dim) + [1] * (3 - len(cluster_dim)))
         if cluster == (1, 1, 1):
             cluster = (want[0], want[1], want[2])
         elif cluster != want:
             raise LaunchError(
-                f"the cluster is {cluster} but the kernel declares nvvm.cluster_dim = {list(declared)}", kernel
+                f"the cluster is {cluster} but the kernel declares {cluster_name} = {list(cluster_dim)}", kernel
             )
     grid = launch.grid if launch.grid is not None else cluster
     if any(g % c for g, c in zip(grid, cluster, strict=False)):
@@ -303,13 +318,21 @@ class Prepared:
     memory: GlobalMemory
     arguments: list[Value]
     outputs: dict[str, NDArray[Any]]
+    make_warp: Callable[[Cluster, Cta, int, Geometry], Warp] | None = None
+    """How to create a warp (None: an NVVM-level `Warp` of `program`); the PTX level's
+    warps run a decoded `ptx.entry` (interpreter/ptx/)."""
 
 
 def prepare(
     module: ModuleOp, launch: Launch, functions: Sequence[WarpFunctions] | None = None, points: str = "visible"
 ) -> Prepared:
     """Check a launch and bind its arguments (every error is a `LaunchError`). `points`:
-    where warps interleave (`Program`)."""
+    where warps interleave (`Program`). A kernel that is a `ptx.entry` runs at the PTX
+    level (interpreter/ptx/)."""
+    from xdsl_tmem.interpreter.ptx.kernel import find_entry, prepare_ptx
+
+    if (ptx_entry := find_entry(module, launch.kernel)) is not None:
+        return prepare_ptx(module, launch, ptx_entry, points)
     function = find_kernel(module, launch.kernel)
     geometry = check_launch(function, launch)
     program = Program(module, default_functions() if functions is None else functions, points)
@@ -344,7 +367,8 @@ class ClusterRun:
         races.new_cluster(prepared.memory)
         ctas = [Cta(rank, ctaid, prepared.layout) for rank, ctaid in enumerate(ctaids)]
         self.state = state = Cluster(ctas, prepared.memory, total_threads=launch.threads * len(ctas))
-        self.warps = [Warp(prepared.program, state, cta, w, launch) for cta in ctas for w in range(launch.warps)]
+        make_warp = prepared.make_warp or (lambda *at: Warp(prepared.program, *at))
+        self.warps = [make_warp(state, cta, w, launch) for cta in ctas for w in range(launch.warps)]
         connect(state, self.warps, prepared.launch.fence_policy)
         for warp in self.warps:
             warp.start(prepared.entry, prepared.arguments)

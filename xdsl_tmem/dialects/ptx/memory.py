@@ -22,6 +22,7 @@ from xdsl.irdl import (
     var_result_def,
 )
 
+from xdsl_tmem.dialects.traits import SyncPoint, WarpLocal
 from xdsl_tmem.dialects.ptx.base import (
     Address,
     Instruction,
@@ -99,6 +100,7 @@ class LdOp(Instruction):
     type (an `.u8` into a `.b16` register)."""
 
     name = "ptx.ld"
+    traits = traits_def(SyncPoint())
     space = opt_prop_def(StateSpaceAttr)
     type = prop_def(PtxTypeAttr)
     offset = prop_def(IntAttr)
@@ -138,6 +140,7 @@ class StOp(Instruction):
     """`st[.space][.vN].type [addr+offset], a|{a..}`; sources may be wider than the type."""
 
     name = "ptx.st"
+    traits = traits_def(SyncPoint())
     space = opt_prop_def(StateSpaceAttr)
     type = prop_def(PtxTypeAttr)
     offset = prop_def(IntAttr)
@@ -233,6 +236,7 @@ class MapaOp(Instruction):
     register or immediate. (ptxas also accepts `.s32/.s64`; the ISA lists `.u32/.u64`.)"""
 
     name = "ptx.mapa"
+    traits = traits_def(WarpLocal())
     space = opt_prop_def(StateSpaceAttr)
     type = prop_def(PtxTypeAttr)
     res = result_def(Reg)

@@ -25,9 +25,11 @@ from xdsl.irdl import (
     opt_result_def,
     prop_def,
     result_def,
+    traits_def,
 )
 
 from xdsl_tmem.dialects import nvvm
+from xdsl_tmem.dialects.traits import SyncPoint, Synchronizes, ThreadBarrier, WarpLocal
 from xdsl_tmem.dialects.ptx.base import (
     Address,
     Instruction,
@@ -95,6 +97,7 @@ class BarSyncOp(Instruction):
     """`bar.sync id[, count]` (`barrier.sync.aligned`)."""
 
     name = "ptx.bar_sync"
+    traits = traits_def(ThreadBarrier())
     id = operand_def(RegOrImm)
     count = opt_operand_def(RegOrImm)
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
@@ -120,6 +123,7 @@ class BarRedOp(Instruction):
     `bar.red.{and,or}.pred d, id[, count], p` (`d` a predicate); `p` is a predicate."""
 
     name = "ptx.bar_red"
+    traits = traits_def(ThreadBarrier())
     reduction = prop_def(nvvm.BarrierReductionAttr)
     res = result_def(Reg)
     id = operand_def(RegOrImm)
@@ -159,6 +163,7 @@ class BarArriveOp(Instruction):
     """`bar.arrive id, count` (the thread count is required)."""
 
     name = "ptx.bar_arrive"
+    traits = traits_def(ThreadBarrier())
     id = operand_def(RegOrImm)
     count = operand_def(RegOrImm)
 
@@ -182,6 +187,7 @@ class BarWarpSyncOp(Instruction):
     """`bar.warp.sync membermask` (a `.b32` register or immediate)."""
 
     name = "ptx.bar_warp_sync"
+    traits = traits_def(WarpLocal())
     mask = operand_def(RegOrImm)
 
     RULE: ClassVar[str] = f"{SYNC_RULE}: bar.warp.sync"
@@ -211,6 +217,7 @@ class BarrierClusterOp(Instruction):
     `barrier.cluster.wait[.acquire][.aligned]`."""
 
     name = "ptx.barrier_cluster"
+    traits = traits_def(ThreadBarrier())
     kind = prop_def(BarrierClusterKindAttr)
     sem = opt_prop_def(MemSemanticAttr)
     aligned = opt_prop_def(UnitAttr)
@@ -252,6 +259,7 @@ class FenceOp(Instruction):
     the scope is required)."""
 
     name = "ptx.fence"
+    traits = traits_def(WarpLocal())
     sem = prop_def(MemSemanticAttr)
     scope = prop_def(nvvm.MemScopeKindAttr)
 
@@ -284,6 +292,7 @@ class FenceProxyOp(Instruction):
     others take none). The `tensormap` proxy fences have another syntax (not modelled)."""
 
     name = "ptx.fence_proxy"
+    traits = traits_def(WarpLocal())
     kind = prop_def(nvvm.ProxyKindAttr)
     space = opt_prop_def(nvvm.SharedSpaceAttr)
 
@@ -322,6 +331,7 @@ class FenceMbarrierInitOp(Instruction):
     """`fence.mbarrier_init.release.cluster` (the only semantics and scope it takes)."""
 
     name = "ptx.fence_mbarrier_init"
+    traits = traits_def(WarpLocal())
 
     def __init__(self):
         super().__init__(operands=[None])
@@ -381,6 +391,7 @@ class MbarrierInitOp(Instruction):
     """`mbarrier.init[.shared{::cta}].b64 [addr], count`."""
 
     name = "ptx.mbarrier_init"
+    traits = traits_def(SyncPoint())
     space = opt_prop_def(StateSpaceAttr)
     offset = prop_def(IntAttr)
     addr = operand_def(Address)
@@ -411,6 +422,7 @@ class MbarrierInvalOp(Instruction):
     """`mbarrier.inval[.shared{::cta}].b64 [addr]`."""
 
     name = "ptx.mbarrier_inval"
+    traits = traits_def(Synchronizes())
     space = opt_prop_def(StateSpaceAttr)
     offset = prop_def(IntAttr)
     addr = operand_def(Address)
@@ -442,6 +454,7 @@ class MbarrierArriveOp(Instruction):
     takes the sink; `.expect_tx` needs its count (the transaction bytes)."""
 
     name = "ptx.mbarrier_arrive"
+    traits = traits_def(Synchronizes())
     expect_tx = opt_prop_def(UnitAttr)
     sem = opt_prop_def(MemSemanticAttr)
     scope = opt_prop_def(nvvm.MemScopeKindAttr)
@@ -504,6 +517,7 @@ class MbarrierExpectTxOp(Instruction):
     """`mbarrier.{expect_tx,complete_tx}[.relaxed.scope][.space].b64 [addr], tx`."""
 
     name = "ptx.mbarrier_tx"
+    traits = traits_def(Synchronizes())
     kind = prop_def(MbarrierTxKindAttr)
     sem = opt_prop_def(MemSemanticAttr)
     scope = opt_prop_def(nvvm.MemScopeKindAttr)
@@ -563,6 +577,7 @@ class MbarrierWaitOp(Instruction):
     `test_wait` never suspends, so it takes no time hint."""
 
     name = "ptx.mbarrier_wait"
+    traits = traits_def(Synchronizes())
     kind = prop_def(MbarrierWaitKindAttr)
     parity = opt_prop_def(UnitAttr)
     sem = opt_prop_def(MemSemanticAttr)
@@ -623,6 +638,7 @@ class ElectSyncOp(Instruction):
     """`elect.sync _|p, membermask`: `p` a predicate, the mask a `.b32` register or immediate."""
 
     name = "ptx.elect_sync"
+    traits = traits_def(WarpLocal())
     res = result_def(Reg)
     mask = operand_def(RegOrImm)
 

@@ -21,10 +21,12 @@ from xdsl.irdl import (
     prop_def,
     var_operand_def,
     var_result_def,
+    traits_def,
 )
 from xdsl.utils.exceptions import VerifyException
 
 from xdsl_tmem.dialects import nvvm
+from xdsl_tmem.dialects.traits import SyncPoint, Synchronizes, WarpLocal
 from xdsl_tmem.dialects.ptx.base import (
     Address,
     Imm,
@@ -63,6 +65,7 @@ class Tcgen05AllocOp(Instruction):
     immediate `ncols` is a power of two in [32, 512]."""
 
     name = "ptx.tcgen05_alloc"
+    traits = traits_def(Synchronizes())
     cta_group = prop_def(nvvm.CTAGroupKindAttr)
     space = opt_prop_def(StateSpaceAttr)
     offset = prop_def(IntAttr)
@@ -101,6 +104,7 @@ class Tcgen05DeallocOp(Instruction):
     `ncols` is a positive multiple of 32."""
 
     name = "ptx.tcgen05_dealloc"
+    traits = traits_def(Synchronizes())
     cta_group = prop_def(nvvm.CTAGroupKindAttr)
     taddr = operand_def(Reg)
     ncols = operand_def(RegOrImm)
@@ -130,6 +134,7 @@ class Tcgen05RelinquishOp(Instruction):
     """`tcgen05.relinquish_alloc_permit.cta_group::N.sync.aligned`."""
 
     name = "ptx.tcgen05_relinquish_alloc_permit"
+    traits = traits_def(Synchronizes())
     cta_group = prop_def(nvvm.CTAGroupKindAttr)
 
     def __init__(self, cta_group: int):
@@ -147,6 +152,7 @@ class Tcgen05FenceOp(Instruction):
     """`tcgen05.fence::{before,after}_thread_sync`."""
 
     name = "ptx.tcgen05_fence"
+    traits = traits_def(WarpLocal())
     kind = prop_def(nvvm.Tcgen05FenceKindAttr)
 
     def __init__(self, kind: nvvm.Tcgen05FenceKind):
@@ -164,6 +170,7 @@ class Tcgen05WaitOp(Instruction):
     """`tcgen05.wait::{ld,st}.sync.aligned`."""
 
     name = "ptx.tcgen05_wait"
+    traits = traits_def(SyncPoint())
     kind = prop_def(nvvm.Tcgen05WaitKindAttr)
 
     def __init__(self, kind: nvvm.Tcgen05WaitKind):
@@ -184,6 +191,7 @@ class Tcgen05CommitOp(Instruction):
     an immediate)."""
 
     name = "ptx.tcgen05_commit"
+    traits = traits_def(SyncPoint())
     cta_group = prop_def(nvvm.CTAGroupKindAttr)
     offset = prop_def(IntAttr)
     addr = operand_def(Address)
@@ -256,6 +264,7 @@ class Tcgen05LdOp(_Tcgen05LdStOp):
     """`tcgen05.ld.sync.aligned.<shape>.x<num>[.pack::16b].b32 {d..}, [taddr][, imm]`."""
 
     name = "ptx.tcgen05_ld"
+    traits = traits_def(SyncPoint())
     pack = opt_prop_def(UnitAttr)
     res = var_result_def(Reg)
     taddr = operand_def(Reg)
@@ -295,6 +304,7 @@ class Tcgen05StOp(_Tcgen05LdStOp):
     """`tcgen05.st.sync.aligned.<shape>.x<num>[.unpack::16b].b32 [taddr][, imm], {a..}`."""
 
     name = "ptx.tcgen05_st"
+    traits = traits_def(SyncPoint())
     unpack = opt_prop_def(UnitAttr)
     taddr = operand_def(Reg)
     split = opt_operand_def(Imm)
@@ -351,6 +361,7 @@ class Tcgen05MmaOp(Instruction):
     [{mask..},] enable_input_d[, scale]`."""
 
     name = "ptx.tcgen05_mma"
+    traits = traits_def(SyncPoint())
     cta_group = prop_def(nvvm.CTAGroupKindAttr)
     kind = prop_def(nvvm.Tcgen05MMAKindAttr)
     collector = prop_def(nvvm.Tcgen05MMACollectorOpAttr)
@@ -472,6 +483,7 @@ class Tcgen05CpOp(Instruction):
     the qualifiers are the nvvm dialect's attributes."""
 
     name = "ptx.tcgen05_cp"
+    traits = traits_def(SyncPoint())
     cta_group = prop_def(nvvm.CTAGroupKindAttr)
     shape = prop_def(nvvm.Tcgen05CpShapeAttr)
     multicast = prop_def(nvvm.Tcgen05CpMulticastAttr)
@@ -525,6 +537,7 @@ class Tcgen05ShiftOp(Instruction):
     """`tcgen05.shift.cta_group::N.down [taddr]`."""
 
     name = "ptx.tcgen05_shift"
+    traits = traits_def(WarpLocal())
     cta_group = prop_def(nvvm.CTAGroupKindAttr)
     taddr = operand_def(Reg)
 

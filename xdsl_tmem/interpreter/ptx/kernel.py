@@ -1,0 +1,169 @@
+"""Launching a `ptx.entry`: its shared variables, directives and parameters, decoded once."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
+
+from xdsl_tmem.dialects import ptx
+from xdsl_tmem.interpreter.launch import Argument, BufferArgument, Geometry, Launch, LaunchError
+from xdsl_tmem.interpreter.machine import MAX_SHARED_BYTES, Cluster, Cta, GlobalMemory, SharedLayout
+from xdsl_tmem.interpreter.ptx.base import LANE_DTYPE
+from xdsl_tmem.interpreter.ptx.program import Decoder, Parameter, Program, Refused, parse_parameter
+from xdsl_tmem.interpreter.ptx.warp import PtxWarp
+from xdsl_tmem.interpreter.run import Prepared, check_geometry
+
+
+def find_entry(module: ModuleOp, name: str) -> ptx.EntryOp | None:
+    for op in module.walk():
+        if isinstance(op, ptx.EntryOp) and op.sym_name.data == name:
+            return op
+    return None
+
+
+def entries(module: ModuleOp) -> list[str]:
+    return [op.sym_name.data for op in module.walk() if isinstance(op, ptx.EntryOp)]
+
+
+def shared_layout(entry: ptx.EntryOp) -> SharedLayout:
+    """`.shared` variables in declaration order, aligned (ptxas's placement, as for
+    the NVVM level's globals)."""
+    layout = SharedLayout()
+    module = entry.parent_op()
+    if module is None:
+        return layout
+    for op in module.walk():
+        if isinstance(op, ptx.GlobalOp):
+            if op.space.data != "shared":
+                raise LaunchError(f".{op.space.data} variable {op.sym_name.data}: the machine model has no such memory",
+                                  op)  # fmt: skip
+            element = LANE_DTYPE[op.elem.data].itemsize
+            layout.add(op.sym_name.data, element * (op.count.data if op.count is not None else 1), op.alignment.data)
+    if layout.size > MAX_SHARED_BYTES:
+        raise LaunchError(f"the .shared variables need {layout.size} bytes, more than the {MAX_SHARED_BYTES} of a CTA")
+    return layout
+
+
+def directives(entry: ptx.EntryOp) -> dict[str, tuple[int, ...] | None]:
+    """`.maxntid`, `.reqntid`, `.reqnctapercluster` as declared (None where absent)."""
+    found: dict[str, tuple[int, ...] | None] = {".maxntid": None, ".reqntid": None, ".reqnctapercluster": None}
+    for text in entry.directives.data:
+        name, _, rest = text.data.partition(" ")
+        if name in found:
+            found[name] = tuple(int(v) for v in rest.replace(",", " ").split())
+    return found
+
+
+def parameters(entry: ptx.EntryOp) -> list[Parameter]:
+    params: list[Parameter] = []
+    offset = 0
+    for text in entry.params.data:
+        try:
+            param = parse_parameter(text.data, offset)
+        except (Refused, ValueError) as e:
+            raise LaunchError(f"kernel parameter '{text.data}': {e}", entry) from None
+        params.append(param)
+        offset = param.offset + param.size
+    return params
+
+
+def bind_parameters(
+    entry: ptx.EntryOp, params: list[Parameter], args: Mapping[str, Argument], memory: GlobalMemory
+) -> tuple[bytearray, dict[str, NDArray[Any]]]:
+    """The parameter space's bytes: pointers are the addresses of copies of the buffers
+    given, scalars their value in the parameter's type; byval arrays take a buffer's bytes.
+    Parameters are named by their `.param` name or by position (`arg0`, ...)."""
+    names = [p.name for p in params]
+    unknown = sorted(set(args) - set(names) - {f"arg{i}" for i in range(len(names))})
+    if unknown:
+        raise LaunchError(f"no parameter named {', '.join(unknown)} (parameters: {', '.join(names)})", entry)
+    space = bytearray(max((p.offset + p.size for p in params), default=0))
+    outputs: dict[str, NDArray[Any]] = {}
+    for i, param in enumerate(params):
+        argument = args.get(param.name, args.get(f"arg{i}"))
+        if argument is None:
+            raise LaunchError(f"missing argument '{param.name}' (.{param.type}, parameter {i})", entry)
+        dtype = LANE_DTYPE[param.type]
+        if isinstance(argument, BufferArgument) and param.array is None:
+            if dtype.itemsize != 8:
+                raise LaunchError(f"argument '{param.name}' is a buffer, but .param .{param.type} is no pointer", entry)
+            buffer: NDArray[Any] = np.array(argument.value, copy=True, order="C")
+            outputs[param.name] = buffer
+            raw = np.array([memory.add(param.name, buffer)], dtype=np.uint64).tobytes()
+        elif isinstance(argument, BufferArgument):
+            raw = np.ascontiguousarray(argument.value).tobytes()
+            if len(raw) != param.size:
+                raise LaunchError(f"argument '{param.name}' has {len(raw)} bytes; the byval .param takes "
+                                  f"{param.size}", entry)  # fmt: skip
+        else:
+            if param.pointer:
+                raise LaunchError(f"argument '{param.name}' is a pointer; pass a numpy array", entry)
+            raw = _scalar_bytes(entry, param, argument.value, dtype)
+        space[param.offset : param.offset + len(raw)] = raw
+    return space, outputs
+
+
+def _scalar_bytes(entry: ptx.EntryOp, param: Parameter, value: Any, dtype: np.dtype[Any]) -> bytes:
+    if param.array is not None:
+        raise LaunchError(f"argument '{param.name}' is a byval array of {param.size} bytes; pass a numpy array", entry)
+    if dtype.kind == "f":
+        if not isinstance(value, int | float | np.integer | np.floating):
+            raise LaunchError(f"argument '{param.name}' has type .{param.type}; pass a number, got {value!r}", entry)
+        return np.array([value], dtype=dtype).tobytes()
+    if not isinstance(value, int | np.integer):
+        raise LaunchError(f"argument '{param.name}' has type .{param.type}; pass an integer, got {value!r}", entry)
+    bits = 8 * dtype.itemsize
+    return np.array([int(value) & ((1 << bits) - 1)], dtype=f"<u{dtype.itemsize}").tobytes()
+
+
+def prepare_ptx(module: ModuleOp, launch: Launch, entry: ptx.EntryOp, points: str) -> Prepared:
+    """`run.prepare` for a `ptx.entry`: check the launch against its directives, bind its
+    parameters, decode it."""
+    declared = directives(entry)
+    geometry = check_geometry(entry, launch, declared)
+    layout = shared_layout(entry)
+    params = parameters(entry)
+    memory = GlobalMemory()
+    param_bytes, outputs = bind_parameters(entry, params, launch.arguments, memory)
+    decoder = Decoder(entry, layout, params, points)
+    decoder.param_bytes = param_bytes
+    try:
+        program = decoder.decode(module)
+    except Refused as e:
+        raise LaunchError(f"xdsl-tmem-run: ptx.entry @{entry.sym_name.data}: {e}", entry) from None
+    number_lines(program)
+
+    def make_warp(cluster: Cluster, cta: Cta, index: int, geometry: Geometry) -> PtxWarp:
+        return PtxWarp(program, cluster, cta, index, geometry)
+
+    entry_block = entry.body.block
+    return Prepared(launch, program, entry, entry_block, geometry, layout, memory, [], outputs, make_warp)  # pyright: ignore[reportArgumentType]
+
+
+def number_lines(program: Program) -> None:
+    """The line of each instruction in the PTX text our printer writes for the module
+    (the line a report names when the PTX was generated in-process)."""
+    from xdsl_tmem.backend.printer import operand_text, ptx_text
+
+    module = program.entry.parent_op()
+    if not isinstance(module, ptx.ModuleOp):
+        return
+    try:
+        lines = ptx_text(module).splitlines()
+    except Exception:  # an entry the printer cannot render: reports name the op only
+        return
+    at = 0
+    for decoded in program.code:
+        op: Operation = decoded.op
+        if not isinstance(op, ptx.Instruction):
+            continue
+        text = op.ptx_line(operand_text)
+        for n in range(at, len(lines)):
+            if lines[n].strip() == text:
+                decoded.line, at = n + 1, n + 1
+                break

@@ -1,0 +1,1034 @@
+"""Pre-decoding a `ptx.entry` into a flat program of closures over a warp's register file.
+
+Each instruction is decoded once per launch into a `Decoded`: a closure `run(warp) ->
+next pc` that reads and writes the warp's register file (`PtxWarp.regs`, one numpy array
+of 32 lanes per register, in the dtype of its `.reg` class), plus whether it is a
+scheduling point and how it passes control on. Labels are resolved to instruction
+indices; each branch knows its reconvergence point (cfg.py). Values are computed by the
+PTX value semantics (`decode` in semantics.py); synchronisation, memory and tcgen05
+instructions call the machine model's actions (interpreter/nvvm.py, memory.py), the same
+functions the NVVM-level implementations call. An instruction the model does not execute
+is decoded to a closure that refuses it when (and only if) it runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, cast
+
+import numpy as np
+from numpy.typing import NDArray
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr
+from xdsl.ir import Operation, SSAValue
+
+from xdsl_tmem.dialects import nvvm, ptx
+from xdsl_tmem.dialects.ptx.qualifiers import MbarrierTxKind, MbarrierWaitKind, StateSpace
+from xdsl_tmem.dialects.traits import ThreadBarrier, is_sync_point
+from xdsl_tmem.interpreter import nvvm as machine
+from xdsl_tmem.interpreter.executor import LOCAL, OTHER, Step
+from xdsl_tmem.interpreter.llvm import check_window
+from xdsl_tmem.interpreter.machine import RANK_SHIFT, Hazard, SharedLayout
+from xdsl_tmem.interpreter.memory import Access, load, store
+from xdsl_tmem.interpreter.ptx.base import LANE_DTYPE, UnsupportedInstruction
+from xdsl_tmem.interpreter.ptx.cfg import EXIT, Flow, reconvergence_points
+from xdsl_tmem.interpreter.ptx.semantics import decode
+from xdsl_tmem.interpreter.tcgen05 import ldst_plan
+from xdsl_tmem.interpreter.values import WARP, UnsupportedValue, Value, format_lanes
+
+if TYPE_CHECKING:
+    from xdsl_tmem.interpreter.ptx.warp import PtxWarp
+
+Lanes = NDArray[Any]
+Run = Callable[["PtxWarp"], int]
+
+CLASS_DTYPE: dict[str, np.dtype[Any]] = {
+    "pred": np.dtype(np.bool_),
+    "b16": np.dtype(np.uint16),
+    "b32": np.dtype(np.uint32),
+    "b64": np.dtype(np.uint64),
+}
+"""The lane dtype of each `.reg` class: a register holds bits; an instruction views them
+as its type (`.s32` reads a `.b32` register as int32)."""
+
+_SIGNED = {1: np.dtype(np.int8), 2: np.dtype(np.int16), 4: np.dtype(np.int32), 8: np.dtype(np.int64)}
+_UNSIGNED = {1: np.dtype(np.uint8), 2: np.dtype(np.uint16), 4: np.dtype(np.uint32), 8: np.dtype(np.uint64)}
+
+_SPACE_WINDOW = {
+    StateSpace.GLOBAL: 1,
+    StateSpace.SHARED: 3,
+    StateSpace.SHARED_CTA: 3,
+    StateSpace.SHARED_CLUSTER: 7,
+}
+"""cvta: the machine model's address window of each state space it has (llvm address spaces)."""
+
+
+class Refused(Exception):
+    """An instruction (or operand form) the PTX level does not execute, and why."""
+
+
+@dataclass(slots=True)
+class Decoded:
+    """One instruction of the flat program."""
+
+    op: Operation
+    run: Run
+    sync: bool
+    """A scheduling point (the op class's `SyncPoint` / `Synchronizes` trait)."""
+    flow: Flow
+    effect: Callable[[PtxWarp], Step] | None = None
+    """What the next run does to mbarriers, for exhaustive exploration (executor.Step)."""
+    line: int = 0
+    """The instruction's line in the printed PTX (0: unknown)."""
+
+
+@dataclass
+class Parameter:
+    """A kernel `.param`: its name, PTX type, byte size and offset in the parameter space."""
+
+    name: str
+    type: str
+    size: int
+    offset: int
+    pointer: bool
+    array: int | None = None
+    """`.b8 name[K]`: a byval array of K elements."""
+
+
+def parse_parameter(declaration: str, offset: int) -> Parameter:
+    """`.u64 .ptr .global .align 1 k_param_0`, `.u32 n`, `.align 8 .b8 s[24]`."""
+    words = declaration.split()
+    name = words[-1]
+    array = None
+    if name.endswith("]") and "[" in name:
+        name, _, count = name[:-1].partition("[")
+        array = int(count)
+    types = [w[1:] for w in words[:-1] if w.startswith(".") and w[1:] in LANE_DTYPE]
+    if len(types) != 1:
+        raise Refused(f".param '{declaration}': expected one type")
+    t = types[0]
+    size = LANE_DTYPE[t].itemsize * (array or 1)
+    align = int(words[words.index(".align") + 1]) if ".align" in words else LANE_DTYPE[t].itemsize
+    align = max(align, LANE_DTYPE[t].itemsize)
+    start = (offset + align - 1) // align * align
+    return Parameter(name, t, size, start, ".ptr" in words, array)
+
+
+@dataclass
+class Program:
+    """A decoded `ptx.entry`, shared by every warp of a launch."""
+
+    module: Operation
+    entry: ptx.EntryOp
+    code: list[Decoded]
+    initial: list[Lanes]
+    """Each register-file slot's value at warp start: zeros for registers, immediates."""
+    params: list[Parameter]
+    param_bytes: bytearray = field(default_factory=bytearray)
+    table: dict[type[Operation], Any] = field(default_factory=dict[type[Operation], Any])
+    """Empty: the NVVM-level dispatch table, which explore.py consults for NVVM warps only."""
+
+
+# --------------------------------------------------------------------------------------
+# The decoder
+# --------------------------------------------------------------------------------------
+
+
+class Decoder:
+    """Decodes one entry: register slots, immediates, labels, per-instruction closures."""
+
+    def __init__(self, entry: ptx.EntryOp, layout: SharedLayout, params: Sequence[Parameter], points: str):
+        self.entry = entry
+        self.layout = layout
+        self.params = {p.name: p for p in params}
+        self.points = points
+        self.slots: dict[ptx.RegisterType, int] = {}
+        self.initial: list[Lanes] = []
+        self.constants: dict[tuple[Any, str], int] = {}
+        self.param_bytes = bytearray()
+        self.instructions: list[ptx.Instruction] = []
+
+    # -- register file -----------------------------------------------------------------
+
+    def register(self, value: SSAValue) -> int:
+        t = value.type
+        assert isinstance(t, ptx.RegisterType)
+        slot = self.slots.get(t)
+        if slot is None:
+            slot = self.slots[t] = len(self.initial)
+            zeros = np.zeros(WARP, dtype=CLASS_DTYPE[t.kind.data])
+            zeros.flags.writeable = False
+            self.initial.append(zeros)
+        return slot
+
+    def constant(self, value: int | float, dtype: np.dtype[Any]) -> int:
+        key = (value, dtype.str)
+        slot = self.constants.get(key)
+        if slot is None:
+            if dtype.kind in "ui":
+                lanes = np.full(WARP, int(value) & ((1 << (8 * dtype.itemsize)) - 1), dtype=_UNSIGNED[dtype.itemsize])
+                lanes = lanes.view(dtype)
+            elif dtype.kind == "b":
+                lanes = np.full(WARP, bool(int(value) & 1), dtype=dtype)
+            else:
+                lanes = np.full(WARP, value, dtype=dtype)
+            lanes.flags.writeable = False
+            slot = self.constants[key] = len(self.initial)
+            self.initial.append(lanes)
+        return slot
+
+    def reader(self, value: SSAValue, ptype: str) -> Callable[[list[Lanes]], Lanes]:
+        """How an instruction of operand type `ptype` reads `value` (a register or an
+        immediate) from the register file."""
+        dtype = LANE_DTYPE[ptype]
+        owner = value.owner
+        if isinstance(owner, ptx.ImmOp):
+            literal = owner.value
+            number: int | float = literal.value.data if isinstance(literal, IntegerAttr) else float(literal.value.data)
+            if isinstance(literal, FloatAttr) and dtype.kind != "f":
+                # A float literal read as bits (`mov.b32 %r, 0f3F800000`).
+                width = 4 if literal.type.bitwidth == 32 else 8
+                number = int(np.array([number], dtype=f"<f{width}").view(_UNSIGNED[width])[0])
+            slot = self.constant(number, dtype)
+            return lambda R: R[slot]
+        if not isinstance(value.type, ptx.RegisterType):
+            raise Refused(f"operand {value.type} cannot be read as a .{ptype} value here")
+        slot = self.register(value)
+        have = CLASS_DTYPE[value.type.kind.data]
+        if have == dtype:
+            return lambda R: R[slot]
+        if have.itemsize == dtype.itemsize:
+            return lambda R: R[slot].view(dtype)
+        if have.itemsize > dtype.itemsize:  # a wider register read as a narrower type: its low bits
+            narrow = _UNSIGNED[dtype.itemsize]
+            return lambda R: R[slot].astype(narrow).view(dtype)
+        raise Refused(f"a .{value.type.kind.data} register read as .{ptype}")
+
+    def writer(self, value: SSAValue, ptype: str) -> tuple[int, Callable[[Lanes], Lanes]]:
+        """(slot, conversion of a result of type `ptype` into the register's class):
+        a narrower result is sign-extended for signed types, zero-extended otherwise."""
+        if not isinstance(value.type, ptx.RegisterType):
+            raise Refused(f"destination {value.type} is not a register")
+        slot = self.register(value)
+        have = CLASS_DTYPE[value.type.kind.data]
+        dtype = LANE_DTYPE[ptype]
+        if have == dtype:
+            return slot, _same
+        if have.itemsize == dtype.itemsize:
+            return slot, lambda x: x.view(have)
+        if have.itemsize > dtype.itemsize:
+            if dtype.kind == "i":
+                wide = _SIGNED[have.itemsize]
+                return slot, lambda x: x.astype(wide).view(have)
+            bits = _UNSIGNED[dtype.itemsize]
+            return slot, lambda x: x.view(bits).astype(have)
+        raise Refused(f"a .{ptype} result written to a .{value.type.kind.data} register")
+
+    def guard(self, op: ptx.Instruction) -> tuple[int, bool] | None:
+        guard = op.guard_value()
+        if guard is None:
+            return None
+        return self.register(guard), op.negated is not None
+
+    def address(self, value: SSAValue, offset: int) -> Callable[[PtxWarp, list[Lanes]], Value]:
+        """An address operand `[a+offset]`: a symbol (a `.shared` variable of this CTA)
+        or a register. Uniform addresses are passed on as Python ints, as the NVVM level
+        passes its uniform values."""
+        owner = value.owner
+        if isinstance(owner, ptx.SymbolOp):
+            name = owner.symbol.data
+            placed = self.layout.symbols.get(name)
+            if placed is None:
+                raise Refused(f"symbol '{name}' is not a .shared variable of the module")
+            constant = placed[0] + offset
+            return lambda w, R: w.rank_bits | constant
+        slot = self.register(value)
+
+        def register_address(w: PtxWarp, R: list[Lanes]) -> Value:
+            lanes = R[slot]
+            active = lanes if w.all_active else lanes[w.mask]
+            if active.size and active.min() == active.max():
+                return int(active[0]) + offset
+            return lanes.astype(np.int64) + offset if offset else lanes
+
+        return register_address
+
+    def integer(self, value: SSAValue | None, default: int | None = None) -> Callable[[PtxWarp, list[Lanes]], Value]:
+        """A `.b32` count/id/mask operand: an immediate as a Python int, a register as its
+        common value over the active lanes when there is one, else the lane array."""
+        if value is None:
+            return lambda w, R: default if default is not None else 0
+        owner = value.owner
+        if isinstance(owner, ptx.ImmOp) and isinstance(owner.value, IntegerAttr):
+            number = owner.value.value.data
+            return lambda w, R: number
+        slot = self.register(value)
+
+        def read(w: PtxWarp, R: list[Lanes]) -> Value:
+            lanes = R[slot]
+            active = lanes if w.all_active else lanes[w.mask]
+            if active.size and active.min() == active.max():
+                return int(active[0])
+            return lanes
+
+        return read
+
+    # -- the program -------------------------------------------------------------------
+
+    def decode(self, module: Operation) -> Program:
+        body = self.entry.body.block
+        instructions: list[ptx.Instruction] = []
+        labels: dict[str, int] = {}
+        for op in body.ops:
+            if isinstance(op, ptx.LabelOp):
+                if op.label.data in labels:
+                    raise Refused(f"label {op.label.data} is defined twice")
+                labels[op.label.data] = len(instructions)
+            elif isinstance(op, ptx.Instruction):
+                instructions.append(op)
+            elif not isinstance(op, ptx.ImmOp | ptx.SymbolOp | ptx.SpecialOp | ptx.RegisterOp):
+                instructions.append(cast(ptx.Instruction, op))  # refused when it runs
+        self.instructions = instructions
+        flows = [_flow(op, i, labels) for i, op in enumerate(instructions)]
+        points = reconvergence_points(flows)
+        code = [self.instruction(op, i, flows[i], labels, points.get(i, EXIT)) for i, op in enumerate(instructions)]
+        code.append(Decoded(self.entry, _exit_kernel, False, Flow(falls_through=False, exits=True)))
+        return Program(module, self.entry, code, self.initial, list(self.params.values()))
+
+    def instruction(self, op: Operation, index: int, flow: Flow, labels: dict[str, int], rpc: int) -> Decoded:
+        sync = is_sync_point(type(op), self.points)
+        decoder = DECODERS.get(type(op))
+        try:
+            if decoder is None:
+                raise Refused(f"'{op.name}' has no PTX-level implementation")
+            run, effect = decoder(self, op, index, labels, rpc)
+        except (Refused, UnsupportedInstruction) as e:
+            run, effect = _refuse(op, str(e)), None
+        return Decoded(op, run, sync, flow, effect)
+
+
+def _same(x: Lanes) -> Lanes:
+    return x
+
+
+def _exit_kernel(w: PtxWarp) -> int:
+    """Past the last instruction: the remaining lanes leave the kernel."""
+    return w.exit_lanes(w.mask)
+
+
+def _refuse(op: Operation, why: str) -> Run:
+    def run(w: PtxWarp) -> int:
+        raise UnsupportedValue(f"{_text(op)}: {why}")
+
+    return run
+
+
+def _text(op: Operation) -> str:
+    if isinstance(op, ptx.Instruction):
+        return op.mnemonic()
+    return op.name
+
+
+def _flow(op: Operation, index: int, labels: dict[str, int]) -> Flow:
+    guarded = isinstance(op, ptx.Instruction) and op.guard_value() is not None
+    if isinstance(op, ptx.BraOp):
+        if op.target.data not in labels:
+            raise Refused(f"bra to undefined label {op.target.data}")
+        return Flow((labels[op.target.data],), falls_through=guarded)
+    if isinstance(op, ptx.RetOp):
+        return Flow(falls_through=guarded, exits=True)
+    return Flow()
+
+
+# --------------------------------------------------------------------------------------
+# Per-op decoders (one per op class, as the NVVM level has one @impl per op)
+# --------------------------------------------------------------------------------------
+
+OpDecoder = Callable[[Decoder, Any, int, dict[str, int], int], tuple[Run, Callable[["PtxWarp"], Step] | None]]
+DECODERS: dict[type[Operation], OpDecoder] = {}
+
+
+def decodes(*op_types: type[Operation]) -> Callable[[OpDecoder], OpDecoder]:
+    def register(fn: OpDecoder) -> OpDecoder:
+        for t in op_types:
+            DECODERS[t] = fn
+        return fn
+
+    return register
+
+
+def exec_mask(w: PtxWarp, R: list[Lanes], guard: tuple[int, bool] | None) -> Lanes:
+    """The lanes that execute: the active ones, less those whose guard is false."""
+    if guard is None:
+        return w.mask
+    g = R[guard[0]]
+    return w.mask & ~g if guard[1] else w.mask & g
+
+
+def with_mask(w: PtxWarp, mask: Lanes, action: Callable[[], Any]) -> Any:
+    """Run a machine action with the warp's active mask narrowed to `mask`."""
+    if mask is w.mask:
+        return action()
+    saved, saved_all = w.mask, w.all_active
+    w.mask = w.live if (mask == w.live).all() else mask
+    w.all_active = w.mask is w.live and w.full
+    try:
+        return action()
+    finally:
+        w.mask, w.all_active = saved, saved_all
+
+
+def _store_result(w: PtxWarp, R: list[Lanes], slot: int, value: Lanes, mask: Lanes, full: bool) -> None:
+    R[slot] = value if full else np.where(mask, value, R[slot])
+
+
+# ---- values: the PTX value semantics ------------------------------------------------------
+
+
+@decodes(
+    ptx.AddOp, ptx.SubOp, ptx.MulOp, ptx.DivOp, ptx.RemOp, ptx.AndOp, ptx.OrOp, ptx.XorOp, ptx.ShlOp, ptx.ShrOp,
+    ptx.MinOp, ptx.MaxOp, ptx.NotOp, ptx.NegOp, ptx.MadOp, ptx.FmaOp, ptx.SelpOp, ptx.SetpOp, ptx.CvtOp, ptx.MovOp,
+)  # fmt: skip
+def _value(d: Decoder, op: ptx.Instruction, index: int, labels: dict[str, int], rpc: int):
+    opcode, *modifiers = op.mnemonic().split(".")
+    sources = list(op.operands[:-1] if op.guard_value() is not None else op.operands)
+    if isinstance(op, ptx.MovOp) and isinstance(op.src.owner, ptx.SymbolOp | ptx.SpecialOp):
+        return _mov_special(d, op, index), None
+    sem = decode(opcode, tuple(modifiers))
+    if len(sem.operands) != len(sources) or len(sem.results) != len(op.results):
+        raise Refused(f"{op.mnemonic()}: {len(sources)} operands and {len(op.results)} results, the semantics take "
+                      f"{len(sem.operands)} and {len(sem.results)}")  # fmt: skip
+    readers = [d.reader(v, t) for v, t in zip(sources, sem.operands, strict=True)]
+    writers = [d.writer(v, t) for v, t in zip(op.results, sem.results, strict=True)]
+    guard = d.guard(op)
+    fn = sem.fn
+    nxt = index + 1
+    if len(writers) == 1 and guard is None:
+        slot, convert = writers[0]
+        if len(readers) == 2:
+            ra, rb = readers
+
+            def run2(w: PtxWarp) -> int:
+                R = w.regs
+                value = convert(fn(ra(R), rb(R)))
+                R[slot] = value if w.all_active else np.where(w.mask, value, R[slot])
+                return nxt
+
+            return run2, None
+        if len(readers) == 1:
+            (ra,) = readers
+
+            def run1(w: PtxWarp) -> int:
+                R = w.regs
+                value = convert(fn(ra(R)))
+                R[slot] = value if w.all_active else np.where(w.mask, value, R[slot])
+                return nxt
+
+            return run1, None
+
+    def run(w: PtxWarp) -> int:
+        R = w.regs
+        mask = exec_mask(w, R, guard)
+        full = guard is None and w.all_active
+        if not full and not mask.any():
+            return nxt
+        out = fn(*[r(R) for r in readers])
+        results = out if len(writers) > 1 else (out,)
+        for (slot, convert), value in zip(writers, results, strict=True):
+            _store_result(w, R, slot, convert(np.asarray(value)), mask, full)
+        return nxt
+
+    return run, None
+
+
+def _mov_special(d: Decoder, op: ptx.MovOp, index: int) -> Run:
+    """`mov d, %tid.x` (a special register, read when it runs: %clock changes) or
+    `mov d, symbol` (the address of a `.shared` variable of this CTA)."""
+    slot, convert = d.writer(op.res, op.type.data.value)
+    dtype = LANE_DTYPE[op.type.data.value]
+    guard = d.guard(op)
+    nxt = index + 1
+    source = op.src.owner
+    if isinstance(source, ptx.SymbolOp):
+        read_address = d.address(op.src, 0)
+
+        def value_of(w: PtxWarp) -> Value:
+            return read_address(w, w.regs)
+    else:
+        assert isinstance(source, ptx.SpecialOp)
+        name = source.register.data
+        base, _, axis_name = name.removeprefix("%").rpartition(".")
+        axis = "xyz".index(axis_name) if axis_name in ("x", "y", "z") and base else None
+        register = (base if axis is not None else name.removeprefix("%")).replace("_", ".")
+
+        def value_of(w: PtxWarp) -> Value:
+            value = machine.special_register_value(w, register, axis)
+            if value is None:
+                raise UnsupportedValue(f"mov from special register {name}: not modelled")
+            return value
+
+    def run(w: PtxWarp) -> int:
+        R = w.regs
+        mask = exec_mask(w, R, guard)
+        full = guard is None and w.all_active
+        value = value_of(w)
+        lanes = np.asarray(value).astype(np.uint64).astype(dtype) if isinstance(value, np.ndarray) else None
+        if lanes is None:
+            lanes = np.full(WARP, int(value) & ((1 << (8 * dtype.itemsize)) - 1), dtype=_UNSIGNED[dtype.itemsize])
+            lanes = lanes.view(dtype)
+        _store_result(w, R, slot, convert(lanes), mask, full)
+        return nxt
+
+    return run
+
+
+# ---- control flow -----------------------------------------------------------------------
+
+
+@decodes(ptx.BraOp)
+def _bra(d: Decoder, op: ptx.BraOp, index: int, labels: dict[str, int], rpc: int):
+    target = labels[op.target.data]
+    nxt = index + 1
+    guard = d.guard(op)
+    uniform = op.uniform is not None
+    if guard is None or target == nxt:
+        return (lambda w: target), None
+    slot, negated = guard
+
+    def run(w: PtxWarp) -> int:
+        g = w.regs[slot]
+        if negated:
+            g = ~g
+        mask = w.mask
+        taken = mask & g
+        if not taken.any():
+            return nxt
+        stay = mask & ~g
+        if not stay.any():
+            return target
+        if uniform:
+            raise Hazard(
+                "bra-uni-divergent",
+                f"bra.uni {op.target.data} in {w.name}: its predicate is true in lanes {format_lanes(taken)} and false "
+                f"in lanes {format_lanes(stay)} of the active {format_lanes(mask)} (.uni asserts that the branch is "
+                "non-divergent: all active threads take the same path)",
+            )
+        return w.diverge(target, taken, nxt, stay, rpc)
+
+    return run, None
+
+
+@decodes(ptx.RetOp)
+def _ret(d: Decoder, op: ptx.RetOp, index: int, labels: dict[str, int], rpc: int):
+    guard = d.guard(op)
+    nxt = index + 1
+
+    def run(w: PtxWarp) -> int:
+        mask = exec_mask(w, w.regs, guard)
+        if guard is not None and not mask.any():
+            return nxt
+        return w.exit_lanes(mask, nxt)
+
+    return run, None
+
+
+# ---- memory --------------------------------------------------------------------------------
+
+
+def _access(t: str, count: int) -> Access:
+    dtype = LANE_DTYPE[t]
+    return Access(dtype.itemsize * count, dtype, count, count > 1)
+
+
+def _lanes(value: Value, dtype: np.dtype[Any], count: int) -> Lanes:
+    """A loaded value as (32, count) lanes."""
+    if isinstance(value, np.ndarray):
+        return value.reshape(WARP, count)
+    return np.full((WARP, count), value, dtype=dtype)
+
+
+@decodes(ptx.LdOp)
+def _ld(d: Decoder, op: ptx.LdOp, index: int, labels: dict[str, int], rpc: int):
+    t = op.type.data.value
+    count = len(op.res)
+    writers = [d.writer(r, t) for r in op.res]
+    guard = d.guard(op)
+    nxt = index + 1
+    space = op.space.data if op.space is not None else None
+    if space in (StateSpace.PARAM, StateSpace.PARAM_ENTRY):
+        constants = _param_values(d, op, t, count)
+
+        def run_param(w: PtxWarp) -> int:
+            R = w.regs
+            mask = exec_mask(w, R, guard)
+            full = guard is None and w.all_active
+            for (slot, convert), value in zip(writers, constants, strict=True):
+                _store_result(w, R, slot, convert(value), mask, full)
+            return nxt
+
+        return run_param, None
+    if space not in (None, StateSpace.GLOBAL, StateSpace.SHARED, StateSpace.SHARED_CTA, StateSpace.SHARED_CLUSTER):
+        raise Refused(f"ld from .{space.value if space else ''}: the machine model has no such memory")
+    address = d.address(op.addr, op.offset.data)
+    access = _access(t, count)
+    dtype = access.dtype
+
+    def run(w: PtxWarp) -> int:
+        R = w.regs
+        mask = exec_mask(w, R, guard)
+        if not mask.any():
+            return nxt
+        full = guard is None and w.all_active
+        value = _lanes(with_mask(w, mask, lambda: load(w, op, address(w, R), access)), dtype, count)
+        for i, (slot, convert) in enumerate(writers):
+            _store_result(w, R, slot, convert(np.ascontiguousarray(value[:, i])), mask, full)
+        return nxt
+
+    return run, None
+
+
+def _param_values(d: Decoder, op: ptx.LdOp, t: str, count: int) -> list[Lanes]:
+    """`ld.param [name+offset]`: the launch's parameter bytes (fixed for the launch)."""
+    owner = op.addr.owner
+    if not isinstance(owner, ptx.SymbolOp):
+        raise Refused("ld.param through a register address is not modelled (only [param_name+offset])")
+    param = d.params.get(owner.symbol.data)
+    if param is None:
+        raise Refused(f"ld.param of '{owner.symbol.data}', which is not a parameter of the kernel")
+    dtype = LANE_DTYPE[t]
+    start = param.offset + op.offset.data
+    if op.offset.data < 0 or op.offset.data + dtype.itemsize * count > param.size:
+        raise Refused(f"ld.param [{param.name}+{op.offset.data}] reads outside the {param.size}-byte parameter")
+    raw = np.frombuffer(bytes(d.param_bytes[start : start + dtype.itemsize * count]), dtype=dtype)
+    values: list[Lanes] = []
+    for v in raw:
+        lanes = np.full(WARP, v, dtype=dtype)
+        lanes.flags.writeable = False
+        values.append(lanes)
+    return values
+
+
+@decodes(ptx.StOp)
+def _st(d: Decoder, op: ptx.StOp, index: int, labels: dict[str, int], rpc: int):
+    t = op.type.data.value
+    space = op.space.data if op.space is not None else None
+    if space not in (None, StateSpace.GLOBAL, StateSpace.SHARED, StateSpace.SHARED_CTA, StateSpace.SHARED_CLUSTER):
+        raise Refused(f"st to .{space.value if space else ''}: the machine model has no such memory")
+    readers = [d.reader(v, t) for v in op.values]
+    address = d.address(op.addr, op.offset.data)
+    access = _access(t, len(readers))
+    guard = d.guard(op)
+    nxt = index + 1
+
+    def run(w: PtxWarp) -> int:
+        R = w.regs
+        mask = exec_mask(w, R, guard)
+        if not mask.any():
+            return nxt
+        value = readers[0](R) if len(readers) == 1 else np.stack([r(R) for r in readers], axis=1)
+        with_mask(w, mask, lambda: store(w, op, address(w, R), value, access))
+        return nxt
+
+    return run, None
+
+
+@decodes(ptx.CvtaOp)
+def _cvta(d: Decoder, op: ptx.CvtaOp, index: int, labels: dict[str, int], rpc: int):
+    space = op.space.data
+    window = _SPACE_WINDOW.get(space)
+    if window is None:
+        raise Refused(f"cvta with .{space.value}: the machine model has no such memory")
+    read = d.reader(op.src, "u64")
+    slot, convert = d.writer(op.res, "u64")
+    guard = d.guard(op)
+    nxt = index + 1
+    to_generic = op.to_generic is not None
+
+    def run(w: PtxWarp) -> int:
+        R = w.regs
+        mask = exec_mask(w, R, guard)
+        if not mask.any():
+            return nxt
+        value = read(R)
+        if not to_generic:
+            with_mask(w, mask, lambda: check_window(w, value, window, op.mnemonic()))
+        _store_result(w, R, slot, convert(value), mask, guard is None and w.all_active)
+        return nxt
+
+    return run, None
+
+
+@decodes(ptx.MapaOp)
+def _mapa(d: Decoder, op: ptx.MapaOp, index: int, labels: dict[str, int], rpc: int):
+    t = op.type.data.value
+    address = d.address(op.addr, 0)
+    rank = d.integer(op.rank)
+    slot, convert = d.writer(op.res, t)
+    dtype = LANE_DTYPE[t]
+    guard = d.guard(op)
+    nxt = index + 1
+
+    def run(w: PtxWarp) -> int:
+        R = w.regs
+        mask = exec_mask(w, R, guard)
+        if not mask.any():
+            return nxt
+        value = with_mask(w, mask, lambda: machine.mapa(w, address(w, R), rank(w, R)))
+        lanes = np.asarray(value).astype(dtype) if isinstance(value, np.ndarray) else np.full(WARP, value, dtype)
+        _store_result(w, R, slot, convert(lanes), mask, guard is None and w.all_active)
+        return nxt
+
+    return run, None
+
+
+# ---- synchronisation -------------------------------------------------------------------
+
+
+def _action(
+    d: Decoder, op: ptx.Instruction, index: int, act: Callable[[PtxWarp, list[Lanes]], None]
+) -> Run:
+    """An instruction whose only effect is a machine action under its execution mask."""
+    guard = d.guard(op)
+    nxt = index + 1
+
+    def run(w: PtxWarp) -> int:
+        R = w.regs
+        mask = exec_mask(w, R, guard)
+        if guard is not None and not mask.any():
+            return nxt
+        with_mask(w, mask, lambda: act(w, R))
+        return nxt
+
+    return run
+
+
+@decodes(ptx.MbarrierInitOp)
+def _mbarrier_init(d: Decoder, op: ptx.MbarrierInitOp, index: int, labels: dict[str, int], rpc: int):
+    address, count = d.address(op.addr, op.offset.data), d.integer(op.count)
+    return _action(d, op, index, lambda w, R: machine.mbarrier_init(w, address(w, R), count(w, R), True, op)), None
+
+
+@decodes(ptx.MbarrierInvalOp)
+def _mbarrier_inval(d: Decoder, op: ptx.MbarrierInvalOp, index: int, labels: dict[str, int], rpc: int):
+    address = d.address(op.addr, op.offset.data)
+
+    def act(w: PtxWarp, R: list[Lanes]) -> None:
+        a = address(w, R)
+        for lane in w.active_lanes():
+            cta, offset = w.cluster.cta_of(machine.at(a, lane))
+            cta.mbarriers.pop(offset, None)
+
+    return _action(d, op, index, act), None
+
+
+@decodes(ptx.MbarrierArriveOp)
+def _mbarrier_arrive(d: Decoder, op: ptx.MbarrierArriveOp, index: int, labels: dict[str, int], rpc: int):
+    address = d.address(op.addr, op.offset.data)
+    count = d.integer(op.count, 1)
+    expect_tx = op.expect_tx is not None
+    state = d.writer(op.state, "b64") if op.state is not None else None
+    guard = d.guard(op)
+    nxt = index + 1
+
+    def act(w: PtxWarp, R: list[Lanes]) -> Value:
+        a = address(w, R)
+        if expect_tx:
+            machine.mbarrier_add_tx(w, a, count(w, R), +1)
+            return machine.mbarrier_arrive(w, a, 1, op)
+        return machine.mbarrier_arrive(w, a, count(w, R), op)
+
+    def run(w: PtxWarp) -> int:
+        R = w.regs
+        mask = exec_mask(w, R, guard)
+        if guard is not None and not mask.any():
+            return nxt
+        token = with_mask(w, mask, lambda: act(w, R))
+        if state is not None:
+            lanes = np.asarray(token, dtype=np.uint64) * np.ones(WARP, dtype=np.uint64)
+            _store_result(w, R, state[0], lanes, mask, guard is None and w.all_active)
+        return nxt
+
+    def effect(w: PtxWarp) -> Step:
+        if op.count is not None or guard is not None:
+            return OTHER
+        a = address(w, w.regs)
+        return OTHER if isinstance(a, np.ndarray) else Step("arrive", (a,), len(w.active_lanes()))
+
+    return run, effect
+
+
+@decodes(ptx.MbarrierExpectTxOp)
+def _mbarrier_tx(d: Decoder, op: ptx.MbarrierExpectTxOp, index: int, labels: dict[str, int], rpc: int):
+    address, tx = d.address(op.addr, op.offset.data), d.integer(op.tx)
+    sign = +1 if op.kind.data is MbarrierTxKind.EXPECT_TX else -1
+    return _action(d, op, index, lambda w, R: machine.mbarrier_add_tx(w, address(w, R), tx(w, R), sign)), None
+
+
+@decodes(ptx.MbarrierWaitOp)
+def _mbarrier_wait(d: Decoder, op: ptx.MbarrierWaitOp, index: int, labels: dict[str, int], rpc: int):
+    """A probe (`test_wait`, or `try_wait` outside its retry loop) never blocks; a failed
+    probe marks the warp as spinning (executor.Warp.poll_failed), so it runs again only
+    after another agent changed something. The retry loop `L: try_wait.parity p, [a],
+    phase[, hint]; @!p bra L;` is the blocking wait (PTX ISA, mbarrier.try_wait: a
+    potentially blocking instruction, retried until the phase completes): decoded as one
+    wait that blocks until the phase completed in every executing lane and then sets p,
+    as `nvvm.mbarrier.try_wait.parity` runs at the NVVM level (the same scheduling,
+    deadlock reports and exploration steps)."""
+    address = d.address(op.addr, op.offset.data)
+    is_state = op.parity is None
+    phase = d.integer(op.phase)
+    slot, _ = d.writer(op.res, "pred")
+    guard = d.guard(op)
+    nxt = index + 1
+    if _is_wait_loop(d, op, index, labels):
+
+        def wait(w: PtxWarp) -> int:
+            R = w.regs
+            mask = exec_mask(w, R, guard)
+            if guard is not None and not mask.any():
+                return nxt
+            with_mask(w, mask, lambda: machine.mbarrier_wait_parity(w, address(w, R), phase(w, R)))
+            _store_result(w, R, slot, np.ones(WARP, dtype=np.bool_), mask, guard is None and w.all_active)
+            return nxt
+
+        def effect(w: PtxWarp) -> Step:
+            R = w.regs
+            a, p = address(w, R), phase(w, R)
+            if guard is not None or isinstance(a, np.ndarray) or isinstance(p, np.ndarray):
+                return OTHER
+            return Step("wait", (a,), parity=p)
+
+        return wait, effect
+
+    def probe(w: PtxWarp) -> int:
+        R = w.regs
+        mask = exec_mask(w, R, guard)
+        if guard is not None and not mask.any():
+            return nxt
+        passed = with_mask(w, mask, lambda: machine.mbarrier_probe(w, address(w, R), phase(w, R), is_state))
+        _store_result(w, R, slot, np.asarray(passed, dtype=np.bool_), mask, guard is None and w.all_active)
+        return nxt
+
+    return probe, None
+
+
+def _is_wait_loop(d: Decoder, op: ptx.MbarrierWaitOp, index: int, labels: dict[str, int]) -> bool:
+    """`op` is `L: mbarrier.try_wait.parity p, ...` followed by `@!p bra L`."""
+    if op.kind.data is not MbarrierWaitKind.TRY_WAIT or op.parity is None or index + 1 >= len(d.instructions):
+        return False
+    after = d.instructions[index + 1]
+    guard = after.guard_value() if isinstance(after, ptx.BraOp) else None
+    return (
+        isinstance(after, ptx.BraOp)
+        and guard is not None
+        and after.negated is not None
+        and guard.type == op.res.type
+        and labels.get(after.target.data) == index
+    )
+
+
+@decodes(ptx.BarSyncOp, ptx.BarArriveOp)
+def _bar(d: Decoder, op: ptx.BarSyncOp | ptx.BarArriveOp, index: int, labels: dict[str, int], rpc: int):
+    barrier_id = d.integer(op.id)
+    count = d.integer(op.count) if op.count is not None else None
+    arrive_only = isinstance(op, ptx.BarArriveOp)
+
+    def act(w: PtxWarp, R: list[Lanes]) -> None:
+        number, threads = barrier_id(w, R), count(w, R) if count is not None else None
+        if isinstance(number, np.ndarray) or isinstance(threads, np.ndarray):
+            raise Hazard("non-uniform-operand", f"{op.mnemonic()}: the barrier number and count must be warp-uniform")
+        machine.bar_sync(w, int(number), None if threads is None else int(threads), arrive_only)
+
+    return _action(d, op, index, act), (lambda w: LOCAL)
+
+
+@decodes(ptx.BarWarpSyncOp)
+def _bar_warp_sync(d: Decoder, op: ptx.BarWarpSyncOp, index: int, labels: dict[str, int], rpc: int):
+    member = d.integer(op.mask)
+    return _action(d, op, index, lambda w, R: machine.warp_sync(w, member(w, R))), None
+
+
+@decodes(ptx.BarrierClusterOp)
+def _barrier_cluster(d: Decoder, op: ptx.BarrierClusterOp, index: int, labels: dict[str, int], rpc: int):
+    aligned = op.aligned is not None
+    from xdsl_tmem.dialects.ptx.qualifiers import BarrierClusterKind
+
+    if op.kind.data is BarrierClusterKind.ARRIVE:
+        return _action(d, op, index, lambda w, R: machine.cluster_arrive(w, aligned)), (lambda w: LOCAL)
+    return _action(d, op, index, lambda w, R: machine.cluster_wait(w, aligned)), (lambda w: LOCAL)
+
+
+@decodes(ptx.FenceOp, ptx.FenceProxyOp)
+def _fence(d: Decoder, op: ptx.Instruction, index: int, labels: dict[str, int], rpc: int):
+    """Memory and proxy fences order nothing the model tracks (as at the NVVM level)."""
+    nxt = index + 1
+    return (lambda w: nxt), None
+
+
+@decodes(ptx.FenceMbarrierInitOp)
+def _fence_mbarrier_init(d: Decoder, op: ptx.FenceMbarrierInitOp, index: int, labels: dict[str, int], rpc: int):
+    return _action(d, op, index, lambda w, R: machine.fence_mbarrier_init(w)), None
+
+
+@decodes(ptx.ElectSyncOp)
+def _elect(d: Decoder, op: ptx.ElectSyncOp, index: int, labels: dict[str, int], rpc: int):
+    member = d.integer(op.mask)
+    slot, _ = d.writer(op.res, "pred")
+    guard = d.guard(op)
+    nxt = index + 1
+
+    def run(w: PtxWarp) -> int:
+        R = w.regs
+        mask = exec_mask(w, R, guard)
+        bits = member(w, R)
+        if isinstance(bits, np.ndarray):
+            raise Hazard("non-uniform-operand", "elect.sync: the member mask must be the same in every lane")
+        elected = with_mask(w, mask, lambda: machine.elect_one(w, int(bits) & 0xFFFFFFFF))
+        _store_result(w, R, slot, elected, mask, guard is None and w.all_active)
+        return nxt
+
+    return run, None
+
+
+# ---- tcgen05 ---------------------------------------------------------------------------
+
+
+@decodes(ptx.Tcgen05AllocOp)
+def _alloc(d: Decoder, op: ptx.Tcgen05AllocOp, index: int, labels: dict[str, int], rpc: int):
+    address, ncols = d.address(op.addr, op.offset.data), d.integer(op.ncols)
+    group = op.cta_group.as_int()
+    return _action(d, op, index, lambda w, R: machine.tmem_alloc(w, op, address(w, R), ncols(w, R), group)), None
+
+
+@decodes(ptx.Tcgen05DeallocOp)
+def _dealloc(d: Decoder, op: ptx.Tcgen05DeallocOp, index: int, labels: dict[str, int], rpc: int):
+    taddr, ncols = d.integer(op.taddr), d.integer(op.ncols)
+    group = op.cta_group.as_int()
+    return _action(d, op, index, lambda w, R: machine.tmem_dealloc(w, taddr(w, R), ncols(w, R), group)), None
+
+
+@decodes(ptx.Tcgen05RelinquishOp)
+def _relinquish(d: Decoder, op: ptx.Tcgen05RelinquishOp, index: int, labels: dict[str, int], rpc: int):
+    group = op.cta_group.as_int()
+    return _action(d, op, index, lambda w, R: machine.tmem_relinquish(w, group)), None
+
+
+@decodes(ptx.Tcgen05FenceOp)
+def _tcgen05_fence(d: Decoder, op: ptx.Tcgen05FenceOp, index: int, labels: dict[str, int], rpc: int):
+    before = op.kind.data == nvvm.Tcgen05FenceKind.BEFORE
+
+    def act(w: PtxWarp, R: list[Lanes]) -> None:
+        if before:
+            w.clock.fence_before()
+        else:
+            w.clock.fence_after()
+
+    return _action(d, op, index, act), None
+
+
+@decodes(ptx.Tcgen05WaitOp)
+def _tcgen05_wait(d: Decoder, op: ptx.Tcgen05WaitOp, index: int, labels: dict[str, int], rpc: int):
+    kind = "ld" if op.kind.data == nvvm.Tcgen05WaitKind.LOAD else "st"
+    return _action(d, op, index, lambda w, R: machine.tmem_wait(w, kind)), None
+
+
+def _split(op: ptx.Tcgen05LdOp | ptx.Tcgen05StOp) -> int:
+    if op.split is None:
+        return 0
+    owner = op.split.owner
+    assert isinstance(owner, ptx.ImmOp) and isinstance(owner.value, IntegerAttr)
+    return owner.value.value.data
+
+
+@decodes(ptx.Tcgen05LdOp)
+def _tcgen05_ld(d: Decoder, op: ptx.Tcgen05LdOp, index: int, labels: dict[str, int], rpc: int):
+    plan = ldst_plan(op.shape.data, len(op.res), _split(op), op.pack is not None)
+    taddr = d.integer(op.taddr)
+    writers = [d.writer(r, "b32") for r in op.res]
+    guard = d.guard(op)
+    nxt = index + 1
+
+    def run(w: PtxWarp) -> int:
+        R = w.regs
+        mask = exec_mask(w, R, guard)
+        if guard is not None and not mask.any():
+            return nxt
+        values = with_mask(w, mask, lambda: machine.tmem_ld(w, op, taddr(w, R), plan))
+        columns = np.ascontiguousarray(np.asarray(values, dtype=np.uint32).T)
+        full = guard is None and w.all_active
+        for (slot, _), column in zip(writers, columns, strict=True):
+            _store_result(w, R, slot, column, mask, full)
+        return nxt
+
+    return run, None
+
+
+@decodes(ptx.Tcgen05StOp)
+def _tcgen05_st(d: Decoder, op: ptx.Tcgen05StOp, index: int, labels: dict[str, int], rpc: int):
+    plan = ldst_plan(op.shape.data, len(op.values), _split(op), op.unpack is not None)
+    taddr = d.integer(op.taddr)
+    readers = [d.reader(v, "b32") for v in op.values]
+
+    def act(w: PtxWarp, R: list[Lanes]) -> None:
+        machine.tmem_st(w, op, taddr(w, R), np.stack([r(R) for r in readers], axis=1), plan)
+
+    return _action(d, op, index, act), None
+
+
+@decodes(ptx.Tcgen05MmaOp)
+def _tcgen05_mma(d: Decoder, op: ptx.Tcgen05MmaOp, index: int, labels: dict[str, int], rpc: int):
+    a_tmem = op.a_tmem is not None
+    dd = d.reader(op.d, "b32")
+    a = d.reader(op.a, "b32" if a_tmem else "b64")
+    b = d.reader(op.b, "b64")
+    idesc = d.reader(op.idesc, "b32")
+    enable = d.reader(op.enable_input_d, "pred")
+    scale = d.reader(op.scale, "u32") if op.scale is not None else None
+    masks = [d.reader(v, "b32") for v in op.disable_output_lane]
+    kind, group = op.kind.data.value, op.cta_group.as_int()
+
+    def act(w: PtxWarp, R: list[Lanes]) -> None:
+        disable = np.stack([m(R) for m in masks], axis=1) if masks else None
+        operands = machine.MmaOperands(
+            dd(R), a(R), b(R), idesc(R), enable(R), a_tmem, scale(R) if scale is not None else None, disable
+        )
+        machine.tcgen05_mma(w, op, kind, group, operands)
+
+    return _action(d, op, index, act), None
+
+
+@decodes(ptx.Tcgen05CommitOp)
+def _tcgen05_commit(d: Decoder, op: ptx.Tcgen05CommitOp, index: int, labels: dict[str, int], rpc: int):
+    address = d.address(op.addr, op.offset.data)
+    mask = d.reader(op.mask, "b16") if op.mask is not None else None
+    group = op.cta_group.as_int()
+
+    def act(w: PtxWarp, R: list[Lanes]) -> None:
+        machine.tcgen05_commit(w, op, address(w, R), mask(R) if mask is not None else None, group)
+
+    return _action(d, op, index, act), None
+
+
+@decodes(ptx.Tcgen05CpOp)
+def _tcgen05_cp(d: Decoder, op: ptx.Tcgen05CpOp, index: int, labels: dict[str, int], rpc: int):
+    if op.src_format is not None:
+        raise Refused("tcgen05.cp with a decompressing source format is not modelled")
+    taddr, desc = d.reader(op.taddr, "b32"), d.reader(op.desc, "b64")
+    shape, multicast, group = op.shape.data.value, op.multicast.data.value, op.cta_group.as_int()
+    return _action(
+        d, op, index, lambda w, R: machine.tcgen05_cp(w, op, taddr(R), desc(R), shape, multicast, group)
+    ), None
+
+
+@decodes(ptx.Tcgen05ShiftOp)
+def _tcgen05_shift(d: Decoder, op: ptx.Tcgen05ShiftOp, index: int, labels: dict[str, int], rpc: int):
+    raise Refused("tcgen05.shift is not modelled (its column footprint is not documented here)")
+
+
+@decodes(ptx.BarRedOp)
+def _bar_red(d: Decoder, op: ptx.BarRedOp, index: int, labels: dict[str, int], rpc: int):
+    raise Refused("bar.red (a barrier with a reduction) is not modelled, as at the NVVM level")
+
+
+def is_thread_barrier(op: Operation) -> bool:
+    return op.has_trait(ThreadBarrier)
