@@ -62,6 +62,7 @@ from xdsl_tmem.interpreter.executor import (
 )
 from xdsl_tmem.interpreter.launch import Launch, LaunchError, Schedule
 from xdsl_tmem.interpreter.machine import GlobalMemory, Hazard
+from xdsl_tmem.interpreter.ptx.warp import PtxWarp
 from xdsl_tmem.interpreter.run import (
     ClusterRun,
     KernelDeadlock,
@@ -342,6 +343,8 @@ def next_step(run: ClusterRun, agent: Warp | TensorCore) -> Step:
             wake = agent.wake
             return LOCAL if wake is not None and wake.kind in ("named", "cluster") else OTHER
         return Step("wait", (agent.blocked_wait[0],), parity=agent.blocked_wait[1])
+    if isinstance(agent, PtxWarp):
+        return agent.next_effect()
     if not agent.stack:
         return OTHER
     frame = agent.stack[-1]
@@ -395,7 +398,7 @@ def state_key(run: ClusterRun) -> int:
     parts: list[Any] = []
     envs: dict[int, int] = {}
     for warp in run.warps:
-        frames: list[Any] = []
+        frames: list[Any] = [warp.control_key()] if isinstance(warp, PtxWarp) else []
         for frame in warp.stack:
             env = frame.env
             if id(env) not in envs:

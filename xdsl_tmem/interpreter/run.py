@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -179,6 +180,33 @@ def find_kernel(module: ModuleOp, name: str) -> Operation:
                 return op
             kernels.append(symbol)
     raise LaunchError(f"no function @{name} in the module (functions: {', '.join(kernels) or 'none'})")
+
+
+def parameter_names(module: ModuleOp, kernel: str) -> list[str] | None:
+    """The parameter names of kernel `kernel` in order (SSA names, `.param` names of a
+    `ptx.entry`; `argN` where unnamed), or None if the module has no such kernel."""
+    from xdsl_tmem.interpreter.ptx.kernel import find_entry, parameters
+
+    if (entry := find_entry(module, kernel)) is not None:
+        return [p.name for p in parameters(entry)]
+    try:
+        function = find_kernel(module, kernel)
+    except LaunchError:
+        return None
+    block = function.regions[0].blocks.first
+    assert block is not None
+    return [arg.name_hint or f"arg{i}" for i, arg in enumerate(block.args)]
+
+
+def positional(module: ModuleOp, launch: Launch) -> Launch:
+    """`launch` with its arguments named by position (`arg0`, ...) instead of by the
+    parameter names of `module`'s kernel: a pass may rename parameters (instruction
+    selection names them `k_param_0`, ...), positions stay."""
+    names = parameter_names(module, launch.kernel)
+    if names is None:
+        return launch
+    arguments = {(f"arg{names.index(k)}" if k in names else k): v for k, v in launch.arguments.items()}
+    return dataclasses.replace(launch, arguments=arguments)
 
 
 def _int_array(attr: Any) -> tuple[int, ...] | None:

@@ -2,7 +2,7 @@
 
     xdsl-tmem-run FILE --kernel NAME --block 160 [--grid N] [--cluster N]
         [--arg name=FILE.npy | name=zeros:f32:128x256 | name=rand:f16:128x32:SEED | name=<number>]...
-        [-p PASSES] [--out DIR] [--schedule rr|random --seed N] [--max-steps N] [--fence-policy strict|mojo]
+        [-p PASSES] [-t mlir|ptx] [--out DIR] [--schedule rr|random --seed N] [--max-steps N] [--fence-policy strict|mojo]
         [--explore random:N | --explore exhaustive [--max-states N]] [--validate-lowering] [--trace FILE.json]
 
 Exit codes (stable, documented in docs/interpreter.md):
@@ -44,7 +44,8 @@ from xdsl_tmem.interpreter import (
 )
 from xdsl_tmem.interpreter.explore import Exploration, explore_exhaustive, explore_random
 from xdsl_tmem.interpreter.launch import Argument, Launch, Limits, Schedule, arguments, dim3
-from xdsl_tmem.interpreter.run import run_launch
+from xdsl_tmem.interpreter.ptx.kernel import find_entry
+from xdsl_tmem.interpreter.run import parameter_names, positional, run_launch
 from xdsl_tmem.interpreter.trace import Tracer
 from xdsl_tmem.interpreter.validate import validate_lowering
 from xdsl_tmem.tools import cli
@@ -259,6 +260,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--cluster", help="CTAs per cluster: N or XxYxZ (default: the kernel's nvvm.cluster_dim)")
     parser.add_argument("--arg", action="append", default=[], metavar="NAME=VALUE", help="a kernel argument")
     parser.add_argument("-p", "--passes", default="", help="pass pipeline to apply before running")
+    parser.add_argument(
+        "-t",
+        "--target",
+        choices=("mlir", "ptx"),
+        default="mlir",
+        help="the level to run: mlir (the module after -p) or ptx (after -p, select PTX with our backend and run "
+        "the ptx dialect: -p ...,convert-to-ptx)",
+    )
     parser.add_argument("--out", help="directory to write every buffer argument to, as NAME.npy")
     parser.add_argument("--schedule", choices=("rr", "random"), help="warp interleaving (default rr)")
     parser.add_argument(
@@ -305,8 +314,8 @@ def check_modes(args: argparse.Namespace) -> None:
     if args.explore is not None:
         _check_explore(args)
     if args.validate_lowering:
-        if not args.passes:
-            raise UsageError("--validate-lowering needs the passes to check: -p PIPELINE")
+        if not args.passes and args.target != "ptx":
+            raise UsageError("--validate-lowering needs the passes to check: -p PIPELINE (or -t ptx)")
         for flag, given in (("--explore", args.explore), ("--trace", args.trace), ("--out", args.out)):
             if given is not None:
                 raise UsageError(f"{flag} cannot be combined with --validate-lowering")
@@ -327,7 +336,10 @@ def check_modes(args: argparse.Namespace) -> None:
 
 
 def check_kernel(module: ModuleOp, name: str) -> None:
-    """`--kernel` must name a function marked `nvvm.kernel` (an entry point, as for a GPU launch)."""
+    """`--kernel` must name a function marked `nvvm.kernel` (an entry point, as for a GPU
+    launch), or a `ptx.entry`."""
+    if find_entry(module, name) is not None:
+        return
     functions = {op.sym_name.data: op for op in module.walk() if isinstance(op, llvm.FuncOp | func.FuncOp)}
     kernels = [symbol for symbol, op in functions.items() if "nvvm.kernel" in op.attributes]
     listed = f"its kernels: {', '.join(kernels)}" if kernels else "it has no function marked nvvm.kernel"
@@ -448,6 +460,17 @@ def validate(module: ModuleOp, pipeline: PassPipeline, ctx: Context, launch: Lau
     raise Failed(text, EXIT_VALIDATION)
 
 
+def named_like_input(
+    outputs: dict[str, NDArray[Any]], module: ModuleOp, kernel: str, names: list[str] | None
+) -> dict[str, NDArray[Any]]:
+    """The outputs under the input kernel's parameter names (a pass may have renamed the
+    parameters: `k_param_0`, ...), by position."""
+    now = parameter_names(module, kernel)
+    if names is None or now is None or now == names:
+        return outputs
+    return {names[now.index(name)] if name in now else name: array for name, array in outputs.items()}
+
+
 def write_trace(tracer: Tracer, path: str) -> None:
     try:
         tracer.write(Path(path))
@@ -483,12 +506,16 @@ def run(argv: Sequence[str] | None = None) -> int:
         ctx = make_context()
         module = load_source(ctx, data, str(path), source_map)
         check_kernel(module, args.kernel)
-        pipeline = parse_pipeline(args.passes, source_map) if args.passes else None
+        passes = ",".join(p for p in (args.passes, "convert-to-ptx" if args.target == "ptx" else "") if p)
+        pipeline = parse_pipeline(passes, source_map) if passes else None
         launch = parse_launch(args)
         if pipeline is not None and args.validate_lowering:
             sys.stdout.write(validate(module, pipeline, ctx, launch, source_map))
             return EXIT_OK
+        names = parameter_names(module, args.kernel)
         if pipeline is not None:
+            # Arguments name the input's parameters; the passes may rename them.
+            launch = positional(module, launch)
             pipeline.apply(ctx, module)
         if args.explore:
             sys.stdout.write(explore(module, args, launch, source_map))
@@ -499,6 +526,7 @@ def run(argv: Sequence[str] | None = None) -> int:
         finally:
             if tracer is not None:
                 write_trace(tracer, args.trace)
+        result.outputs = named_like_input(result.outputs, module, args.kernel, names)
         if args.out:
             write_outputs(Path(args.out), result.outputs)
     except UsageError as e:

@@ -153,8 +153,24 @@ def select_kernel(fn: Operation, arch: Arch) -> ptx.EntryOp:
         else:
             fs.body.insert_op_after(op, parameters_end)
             parameters_end = op
+    _hoist_operands(fs.body)
     _verify_instructions(fn, fs.body)
     return ptx.EntryOp(name, params, _directives(fn), Region(fs.body))
+
+
+def _hoist_operands(body: Block) -> None:
+    """Operand pseudo-ops (immediates, symbols, special registers, register handles) take
+    no operands and print nothing: define them all first, so that every use is dominated
+    by its definition (the prologue's instructions move above the body's definitions)."""
+    pseudo = [op for op in body.ops if isinstance(op, ptx.ImmOp | ptx.SymbolOp | ptx.SpecialOp | ptx.RegisterOp)]
+    for op in pseudo:
+        op.detach()
+    first = body.first_op
+    for op in pseudo:
+        if first is None:
+            body.add_op(op)
+        else:
+            body.insert_op_before(op, first)
 
 
 def _verify_instructions(fn: Operation, body: Block) -> None:

@@ -80,6 +80,13 @@ class Decoded:
     """What the next run does to mbarriers, for exhaustive exploration (executor.Step)."""
     line: int = 0
     """The instruction's line in the printed PTX (0: unknown)."""
+    guard: tuple[int, bool] | None = None
+    """The guard predicate's register slot, and whether it is negated (`@!%p`)."""
+
+    def executes(self, w: PtxWarp) -> bool:
+        """Whether some active lane executes it (its guard holds there): a scheduling
+        point that no lane executes is none (as an op in an `scf.if` not taken)."""
+        return self.guard is None or bool(exec_mask(w, w.regs, self.guard).any())
 
 
 @dataclass
@@ -304,7 +311,8 @@ class Decoder:
             run, effect = decoder(self, op, index, labels, rpc)
         except (Refused, UnsupportedInstruction) as e:
             run, effect = _refuse(op, str(e)), None
-        return Decoded(op, run, sync, flow, effect)
+        guard = self.guard(op) if isinstance(op, ptx.Instruction) and op.guard_value() is not None else None
+        return Decoded(op, run, sync, flow, effect, guard=guard)
 
 
 def _same(x: Lanes) -> Lanes:

@@ -120,6 +120,8 @@ class PtxWarp(Warp):
         if self.status is Status.DONE or self.pc < 0:
             return OTHER
         decoded = self.code[self.pc]
+        if not decoded.executes(self):
+            return LOCAL
         if decoded.effect is not None:
             return decoded.effect(self)
         return LOCAL if decoded.op.has_trait(ThreadBarrier) else OTHER
@@ -149,7 +151,7 @@ class PtxWarp(Warp):
                 self.pc = pc
                 return self._exit()
             decoded = code[pc]
-            sync = decoded.sync
+            sync = decoded.sync and decoded.executes(self)
             if sync and did_sync:
                 self.pc = pc
                 return self._yield()
