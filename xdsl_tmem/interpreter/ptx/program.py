@@ -326,7 +326,8 @@ def _exit_kernel(w: PtxWarp) -> int:
 
 def _refuse(op: Operation, why: str) -> Run:
     def run(w: PtxWarp) -> int:
-        raise UnsupportedValue(f"{_text(op)}: {why}")
+        line = w.code[w.pc].line
+        raise UnsupportedValue(f"{_text(op)}{f' at PTX line {line}' if line else ''}: {why}")
 
     return run
 
@@ -499,7 +500,7 @@ def _bra(d: Decoder, op: ptx.BraOp, index: int, labels: dict[str, int], rpc: int
     nxt = index + 1
     guard = d.guard(op)
     uniform = op.uniform is not None
-    if guard is None or target == nxt:
+    if guard is None:
         return (lambda w: target), None
     slot, negated = guard
 
@@ -521,6 +522,8 @@ def _bra(d: Decoder, op: ptx.BraOp, index: int, labels: dict[str, int], rpc: int
                 f"in lanes {format_lanes(stay)} of the active {format_lanes(mask)} (.uni asserts that the branch is "
                 "non-divergent: all active threads take the same path)",
             )
+        if target == nxt:  # both ways lead to the next instruction
+            return nxt
         return w.diverge(target, taken, nxt, stay, rpc)
 
     return run, None
