@@ -399,3 +399,37 @@ def test_every_ptx_instruction_declares_its_scheduling() -> None:
             local = op.has_trait(WarpLocal) or op.has_trait(ptx.WritesOnlyRegisters) or op in (ptx.BraOp, ptx.RetOp)
             assert local != op.has_trait(SyncPoint), op.name
 
+
+
+# --------------------------------------------------------------------------------------
+# Exploration, traces and step limits at the PTX level
+# --------------------------------------------------------------------------------------
+
+REF_TWO_TILES = (
+    "--kernel ref_pipeline --block 160 --arg out=zeros:f32:2x128x256 --arg a=rand:f16:4096:1 "
+    "--arg b=rand:f16:8192:2 --arg ntiles=2"
+)
+
+
+def test_exhaustive_exploration_of_ptx(capsys: pytest.CaptureFixture[str]) -> None:
+    """The reference pipeline's PTX is safe under every interleaving; without its commit
+    it deadlocks in every schedule, with the NVVM level's cause."""
+    program = LIT_TESTS / "nvvm" / "ref_pipeline.mlir"
+    result = run_cli(capsys, str(program), "-t", "ptx", *shlex.split(REF_TWO_TILES), "--explore", "exhaustive")
+    assert result.code == run.EXIT_OK, result.err
+    assert result.out.startswith("explore exhaustive: SAFE:")
+    seeded = CORPUS / "missing_commit.mlir"
+    result = run_cli(capsys, str(seeded), "-t", "ptx", *shlex.split(header(seeded, "Run")), "--explore", "exhaustive")
+    assert result.code == run.EXIT_DEADLOCK, result.err
+    assert "note: cause: hazard missing-commit: " in result.err
+
+
+def test_trace_and_step_limit_of_ptx(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    program = LIT_TESTS / "nvvm" / "ref_pipeline.mlir"
+    trace = tmp_path / "t.json"
+    result = run_cli(capsys, str(program), "-t", "ptx", *shlex.split(REF_TWO_TILES), "--trace", str(trace))
+    assert result.code == run.EXIT_OK, result.err
+    assert "tcgen05_mma" in trace.read_text()
+    result = run_cli(capsys, str(program), "-t", "ptx", *shlex.split(REF_TWO_TILES), "--max-steps", "100")
+    assert result.code == run.EXIT_LIMIT
+    assert re.search(r"note: warp 0 was at 'ptx\.", result.err), result.err

@@ -628,16 +628,27 @@ def _st(d: Decoder, op: ptx.StOp, index: int, labels: dict[str, int], rpc: int):
     readers = [d.reader(v, t) for v in op.values]
     address = d.address(op.addr, op.offset.data)
     access = _access(t, len(readers))
+    dtype, count = access.dtype, len(readers)
     guard = d.guard(op)
     nxt = index + 1
 
+    def gather(R: list[Lanes]) -> Lanes:
+        if count == 1:
+            return readers[0](R)
+        value = np.empty((WARP, count), dtype=dtype)
+        for i, r in enumerate(readers):
+            value[:, i] = r(R)
+        return value
+
     def run(w: PtxWarp) -> int:
         R = w.regs
+        if guard is None and w.all_active:
+            store(w, op, address(w, R), gather(R), access)
+            return nxt
         mask = exec_mask(w, R, guard)
         if not mask.any():
             return nxt
-        value = readers[0](R) if len(readers) == 1 else np.stack([r(R) for r in readers], axis=1)
-        with_mask(w, mask, lambda: store(w, op, address(w, R), value, access))
+        with_mask(w, mask, lambda: store(w, op, address(w, R), gather(R), access))
         return nxt
 
     return run, None
