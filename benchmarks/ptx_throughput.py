@@ -23,18 +23,18 @@ import os
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # the MMAs' small matmuls: threads only add contention
 
-import statistics  # noqa: E402
-import time  # noqa: E402
-from pathlib import Path  # noqa: E402
-from typing import Any  # noqa: E402
+import statistics
+import time
+from pathlib import Path
+from typing import Any
 
-import numpy as np  # noqa: E402
-from xdsl.dialects.builtin import ModuleOp  # noqa: E402
-from xdsl.parser import Parser  # noqa: E402
+import numpy as np
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.parser import Parser
 
-from xdsl_tmem.backend.target import ConvertToPtxPass  # noqa: E402
-from xdsl_tmem.interpreter import RunResult, run_kernel  # noqa: E402
-from xdsl_tmem.universe import make_context  # noqa: E402
+from xdsl_tmem.backend.target import ConvertToPtxPass
+from xdsl_tmem.interpreter import RunResult, run_kernel
+from xdsl_tmem.universe import make_context
 
 HERE = Path(__file__).resolve().parent
 REFERENCE = HERE.parent / "lit_tests" / "nvvm" / "ref_pipeline.mlir"

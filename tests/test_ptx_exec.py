@@ -10,6 +10,7 @@ import re
 import shlex
 from collections.abc import Callable
 from pathlib import Path
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -62,9 +63,10 @@ def test_cg1_gemm_at_ptx_level(path: Path, kernel: str) -> None:
     module = to_ptx(path, lower=path.parent == EXAMPLES)
     out = np.zeros(tiles * 128 * 256, np.float32)
     result = run_kernel(module, kernel, block=160, args={"arg0": out, "arg1": a, "arg2": b, "arg3": tiles})
-    d = kmajor_matrix(a, 128, 32, 128, 512).astype(np.float32) @ kmajor_matrix(b, 256, 32, 128, 512).astype(
-        np.float32
-    ).T
+    d = (
+        kmajor_matrix(a, 128, 32, 128, 512).astype(np.float32)
+        @ kmajor_matrix(b, 256, 32, 128, 512).astype(np.float32).T
+    )
     expected = np.tile(epilogue_rows(d), (tiles, 1, 1))
     got = next(iter(result.outputs.values())).reshape(expected.shape)
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-4)
@@ -262,7 +264,11 @@ def _if_else(k: Builder, inner: Callable[[Builder], None] | None = None) -> None
 def test_divergent_branches_compute_per_lane_and_reconverge() -> None:
     """Each path runs under its lanes; after the join the warp is converged again, so an
     aligned `bar.sync` there is no hazard."""
-    got = _run_lanes(_lane_kernel(lambda k: _if_else(k, lambda k: k.emit(ptx.BarSyncOp(k.imm(0))))))
+
+    def barrier(k: Builder) -> None:
+        k.emit(ptx.BarSyncOp(k.imm(0)))
+
+    got = _run_lanes(_lane_kernel(lambda k: _if_else(k, barrier)))
     lanes = np.arange(32)
     np.testing.assert_array_equal(got, np.where(lanes < 16, 100 + lanes, 200))
 
@@ -398,7 +404,6 @@ def test_every_ptx_instruction_declares_its_scheduling() -> None:
         if issubclass(op, ptx.Instruction):
             local = op.has_trait(WarpLocal) or op.has_trait(ptx.WritesOnlyRegisters) or op in (ptx.BraOp, ptx.RetOp)
             assert local != op.has_trait(SyncPoint), op.name
-
 
 
 # --------------------------------------------------------------------------------------

@@ -395,7 +395,12 @@ class ClusterRun:
         races.new_cluster(prepared.memory)
         ctas = [Cta(rank, ctaid, prepared.layout) for rank, ctaid in enumerate(ctaids)]
         self.state = state = Cluster(ctas, prepared.memory, total_threads=launch.threads * len(ctas))
-        make_warp = prepared.make_warp or (lambda *at: Warp(prepared.program, *at))
+        program = prepared.program
+
+        def nvvm_warp(cluster: Cluster, cta: Cta, index: int, geometry: Geometry) -> Warp:
+            return Warp(program, cluster, cta, index, geometry)
+
+        make_warp = prepared.make_warp or nvvm_warp
         self.warps = [make_warp(state, cta, w, launch) for cta in ctas for w in range(launch.warps)]
         connect(state, self.warps, prepared.launch.fence_policy)
         for warp in self.warps:

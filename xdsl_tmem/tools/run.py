@@ -2,7 +2,8 @@
 
     xdsl-tmem-run FILE --kernel NAME --block 160 [--grid N] [--cluster N]
         [--arg name=FILE.npy | name=zeros:f32:128x256 | name=rand:f16:128x32:SEED | name=<number>]...
-        [-p PASSES] [-t mlir|ptx] [--out DIR] [--schedule rr|random --seed N] [--max-steps N] [--fence-policy strict|mojo]
+        [-p PASSES] [-t mlir|ptx] [--out DIR] [--schedule rr|random --seed N] [--max-steps N]
+        [--fence-policy strict|mojo]
         [--explore random:N | --explore exhaustive [--max-states N]] [--validate-lowering] [--trace FILE.json]
 
 Exit codes (stable, documented in docs/interpreter.md):

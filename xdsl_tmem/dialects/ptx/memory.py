@@ -22,7 +22,6 @@ from xdsl.irdl import (
     var_result_def,
 )
 
-from xdsl_tmem.dialects.traits import SyncPoint, WarpLocal
 from xdsl_tmem.dialects.ptx.base import (
     Address,
     Instruction,
@@ -49,6 +48,7 @@ from xdsl_tmem.dialects.ptx.qualifiers import (
     spell,
     types,
 )
+from xdsl_tmem.dialects.traits import SyncPoint, WarpLocal
 
 MEMORY_RULE = "PTX ISA 9.0, Data Movement and Conversion Instructions"
 LD_ST_TYPES = types("b8", "b16", "b32", "b64", "u8", "s8", "f32", "f64") | INTEGER_TYPES

@@ -29,7 +29,6 @@ from xdsl.irdl import (
 )
 
 from xdsl_tmem.dialects import nvvm
-from xdsl_tmem.dialects.traits import SyncPoint, Synchronizes, ThreadBarrier, WarpLocal
 from xdsl_tmem.dialects.ptx.base import (
     Address,
     Instruction,
@@ -58,6 +57,7 @@ from xdsl_tmem.dialects.ptx.qualifiers import (
     reject,
     spell,
 )
+from xdsl_tmem.dialects.traits import Synchronizes, SyncPoint, ThreadBarrier, WarpLocal
 
 SYNC_RULE = "PTX ISA 9.0, Parallel Synchronization and Communication Instructions"
 

@@ -19,14 +19,13 @@ from xdsl.irdl import (
     opt_operand_def,
     opt_prop_def,
     prop_def,
+    traits_def,
     var_operand_def,
     var_result_def,
-    traits_def,
 )
 from xdsl.utils.exceptions import VerifyException
 
 from xdsl_tmem.dialects import nvvm
-from xdsl_tmem.dialects.traits import SyncPoint, Synchronizes, WarpLocal
 from xdsl_tmem.dialects.ptx.base import (
     Address,
     Imm,
@@ -47,6 +46,7 @@ from xdsl_tmem.dialects.ptx.qualifiers import (
     reject,
     spell,
 )
+from xdsl_tmem.dialects.traits import Synchronizes, SyncPoint, WarpLocal
 
 # ---- tcgen05 ------------------------------------------------------------------------------
 

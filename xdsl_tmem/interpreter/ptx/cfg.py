@@ -42,7 +42,7 @@ def reconvergence_points(flows: Sequence[Flow]) -> dict[int, int]:
             block_of[i] = b
     exit_node = len(leaders)
     succ: list[set[int]] = []
-    for b, start in enumerate(leaders):
+    for b in range(len(leaders)):
         last = (leaders[b + 1] if b + 1 < len(leaders) else n) - 1
         flow = flows[last]
         out = {block_of[t] if t < n else exit_node for t in flow.targets}
@@ -65,7 +65,7 @@ def reconvergence_points(flows: Sequence[Flow]) -> dict[int, int]:
             if new != pdom[b]:
                 pdom[b], changed = new, True
     points: dict[int, int] = {}
-    for b, start in enumerate(leaders):
+    for b in range(len(leaders)):
         last = (leaders[b + 1] if b + 1 < len(leaders) else n) - 1
         if not flows[last].targets:
             continue

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -118,7 +118,7 @@ def _scalar_bytes(entry: ptx.EntryOp, param: Parameter, value: Any, dtype: np.dt
     if not isinstance(value, int | np.integer):
         raise LaunchError(f"argument '{param.name}' has type .{param.type}; pass an integer, got {value!r}", entry)
     bits = 8 * dtype.itemsize
-    return np.array([int(value) & ((1 << bits) - 1)], dtype=f"<u{dtype.itemsize}").tobytes()
+    return np.array([int(cast(int, value)) & ((1 << bits) - 1)], dtype=f"<u{dtype.itemsize}").tobytes()
 
 
 def prepare_ptx(module: ModuleOp, launch: Launch, entry: ptx.EntryOp, points: str) -> Prepared:

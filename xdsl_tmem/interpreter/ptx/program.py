@@ -28,7 +28,7 @@ from xdsl_tmem.dialects.traits import ThreadBarrier, is_sync_point
 from xdsl_tmem.interpreter import nvvm as machine
 from xdsl_tmem.interpreter.executor import LOCAL, OTHER, Step
 from xdsl_tmem.interpreter.llvm import check_window
-from xdsl_tmem.interpreter.machine import RANK_SHIFT, Hazard, SharedLayout
+from xdsl_tmem.interpreter.machine import Hazard, SharedLayout
 from xdsl_tmem.interpreter.memory import Access, load, store
 from xdsl_tmem.interpreter.ptx.base import LANE_DTYPE, UnsupportedInstruction
 from xdsl_tmem.interpreter.ptx.cfg import EXIT, Flow, reconvergence_points
@@ -168,7 +168,7 @@ class Decoder:
             self.initial.append(zeros)
         return slot
 
-    def constant(self, value: int | float, dtype: np.dtype[Any]) -> int:
+    def constant(self, value: float, dtype: np.dtype[Any]) -> int:
         key = (value, dtype.str)
         slot = self.constants.get(key)
         if slot is None:
@@ -353,7 +353,10 @@ def _flow(op: Operation, index: int, labels: dict[str, int]) -> Flow:
 # Per-op decoders (one per op class, as the NVVM level has one @impl per op)
 # --------------------------------------------------------------------------------------
 
-OpDecoder = Callable[[Decoder, Any, int, dict[str, int], int], tuple[Run, Callable[["PtxWarp"], Step] | None]]
+Effect = Callable[["PtxWarp"], Step]
+Decoding = tuple[Run, Effect | None]
+"""An instruction's closure and its exploration effect (None: `OTHER`, unless a `ThreadBarrier`)."""
+OpDecoder = Callable[[Decoder, Any, int, dict[str, int], int], Decoding]
 DECODERS: dict[type[Operation], OpDecoder] = {}
 
 
@@ -387,6 +390,18 @@ def with_mask(w: PtxWarp, mask: Lanes, action: Callable[[], Any]) -> Any:
         w.mask, w.all_active = saved, saved_all
 
 
+def _jump(target: int) -> Run:
+    def run(w: PtxWarp) -> int:
+        return target
+
+    return run
+
+
+def _local(w: PtxWarp) -> Step:
+    """Named and cluster barrier steps commute with every other agent's (explore.py)."""
+    return LOCAL
+
+
 def _store_result(w: PtxWarp, R: list[Lanes], slot: int, value: Lanes, mask: Lanes, full: bool) -> None:
     R[slot] = value if full else np.where(mask, value, R[slot])
 
@@ -398,7 +413,7 @@ def _store_result(w: PtxWarp, R: list[Lanes], slot: int, value: Lanes, mask: Lan
     ptx.AddOp, ptx.SubOp, ptx.MulOp, ptx.DivOp, ptx.RemOp, ptx.AndOp, ptx.OrOp, ptx.XorOp, ptx.ShlOp, ptx.ShrOp,
     ptx.MinOp, ptx.MaxOp, ptx.NotOp, ptx.NegOp, ptx.MadOp, ptx.FmaOp, ptx.SelpOp, ptx.SetpOp, ptx.CvtOp, ptx.MovOp,
 )  # fmt: skip
-def _value(d: Decoder, op: ptx.Instruction, index: int, labels: dict[str, int], rpc: int):
+def _value(d: Decoder, op: ptx.Instruction, index: int, labels: dict[str, int], rpc: int) -> Decoding:
     opcode, *modifiers = op.mnemonic().split(".")
     sources = list(op.operands[:-1] if op.guard_value() is not None else op.operands)
     if isinstance(op, ptx.MovOp) and isinstance(op.src.owner, ptx.SymbolOp | ptx.SpecialOp):
@@ -481,10 +496,11 @@ def _mov_special(d: Decoder, op: ptx.MovOp, index: int) -> Run:
         mask = exec_mask(w, R, guard)
         full = guard is None and w.all_active
         value = value_of(w)
-        lanes = np.asarray(value).astype(np.uint64).astype(dtype) if isinstance(value, np.ndarray) else None
-        if lanes is None:
-            lanes = np.full(WARP, int(value) & ((1 << (8 * dtype.itemsize)) - 1), dtype=_UNSIGNED[dtype.itemsize])
-            lanes = lanes.view(dtype)
+        if isinstance(value, np.ndarray):
+            lanes = cast(Lanes, value).astype(np.uint64).astype(dtype)
+        else:
+            bits = int(cast(int, value)) & ((1 << (8 * dtype.itemsize)) - 1)
+            lanes = np.full(WARP, bits, dtype=_UNSIGNED[dtype.itemsize]).view(dtype)
         _store_result(w, R, slot, convert(lanes), mask, full)
         return nxt
 
@@ -495,13 +511,13 @@ def _mov_special(d: Decoder, op: ptx.MovOp, index: int) -> Run:
 
 
 @decodes(ptx.BraOp)
-def _bra(d: Decoder, op: ptx.BraOp, index: int, labels: dict[str, int], rpc: int):
+def _bra(d: Decoder, op: ptx.BraOp, index: int, labels: dict[str, int], rpc: int) -> Decoding:
     target = labels[op.target.data]
     nxt = index + 1
     guard = d.guard(op)
     uniform = op.uniform is not None
     if guard is None:
-        return (lambda w: target), None
+        return _jump(target), None
     slot, negated = guard
 
     def run(w: PtxWarp) -> int:
@@ -530,7 +546,7 @@ def _bra(d: Decoder, op: ptx.BraOp, index: int, labels: dict[str, int], rpc: int
 
 
 @decodes(ptx.RetOp)
-def _ret(d: Decoder, op: ptx.RetOp, index: int, labels: dict[str, int], rpc: int):
+def _ret(d: Decoder, op: ptx.RetOp, index: int, labels: dict[str, int], rpc: int) -> Decoding:
     guard = d.guard(op)
     nxt = index + 1
 
@@ -554,12 +570,12 @@ def _access(t: str, count: int) -> Access:
 def _lanes(value: Value, dtype: np.dtype[Any], count: int) -> Lanes:
     """A loaded value as (32, count) lanes."""
     if isinstance(value, np.ndarray):
-        return value.reshape(WARP, count)
+        return cast(Lanes, value).reshape(WARP, count)
     return np.full((WARP, count), value, dtype=dtype)
 
 
 @decodes(ptx.LdOp)
-def _ld(d: Decoder, op: ptx.LdOp, index: int, labels: dict[str, int], rpc: int):
+def _ld(d: Decoder, op: ptx.LdOp, index: int, labels: dict[str, int], rpc: int) -> Decoding:
     t = op.type.data.value
     count = len(op.res)
     writers = [d.writer(r, t) for r in op.res]
@@ -620,7 +636,7 @@ def _param_values(d: Decoder, op: ptx.LdOp, t: str, count: int) -> list[Lanes]:
 
 
 @decodes(ptx.StOp)
-def _st(d: Decoder, op: ptx.StOp, index: int, labels: dict[str, int], rpc: int):
+def _st(d: Decoder, op: ptx.StOp, index: int, labels: dict[str, int], rpc: int) -> Decoding:
     t = op.type.data.value
     space = op.space.data if op.space is not None else None
     if space not in (None, StateSpace.GLOBAL, StateSpace.SHARED, StateSpace.SHARED_CTA, StateSpace.SHARED_CLUSTER):
@@ -655,7 +671,7 @@ def _st(d: Decoder, op: ptx.StOp, index: int, labels: dict[str, int], rpc: int):
 
 
 @decodes(ptx.CvtaOp)
-def _cvta(d: Decoder, op: ptx.CvtaOp, index: int, labels: dict[str, int], rpc: int):
+def _cvta(d: Decoder, op: ptx.CvtaOp, index: int, labels: dict[str, int], rpc: int) -> Decoding:
     space = op.space.data
     window = _SPACE_WINDOW.get(space)
     if window is None:
@@ -681,7 +697,7 @@ def _cvta(d: Decoder, op: ptx.CvtaOp, index: int, labels: dict[str, int], rpc: i
 
 
 @decodes(ptx.MapaOp)
-def _mapa(d: Decoder, op: ptx.MapaOp, index: int, labels: dict[str, int], rpc: int):
+def _mapa(d: Decoder, op: ptx.MapaOp, index: int, labels: dict[str, int], rpc: int) -> Decoding:
     t = op.type.data.value
     address = d.address(op.addr, 0)
     rank = d.integer(op.rank)
@@ -696,7 +712,7 @@ def _mapa(d: Decoder, op: ptx.MapaOp, index: int, labels: dict[str, int], rpc: i
         if not mask.any():
             return nxt
         value = with_mask(w, mask, lambda: machine.mapa(w, address(w, R), rank(w, R)))
-        lanes = np.asarray(value).astype(dtype) if isinstance(value, np.ndarray) else np.full(WARP, value, dtype)
+        lanes = cast(Lanes, value).astype(dtype) if isinstance(value, np.ndarray) else np.full(WARP, value, dtype)
         _store_result(w, R, slot, convert(lanes), mask, guard is None and w.all_active)
         return nxt
 
@@ -706,9 +722,7 @@ def _mapa(d: Decoder, op: ptx.MapaOp, index: int, labels: dict[str, int], rpc: i
 # ---- synchronisation -------------------------------------------------------------------
 
 
-def _action(
-    d: Decoder, op: ptx.Instruction, index: int, act: Callable[[PtxWarp, list[Lanes]], None]
-) -> Run:
+def _action(d: Decoder, op: ptx.Instruction, index: int, act: Callable[[PtxWarp, list[Lanes]], None]) -> Run:
     """An instruction whose only effect is a machine action under its execution mask."""
     guard = d.guard(op)
     nxt = index + 1
@@ -725,13 +739,13 @@ def _action(
 
 
 @decodes(ptx.MbarrierInitOp)
-def _mbarrier_init(d: Decoder, op: ptx.MbarrierInitOp, index: int, labels: dict[str, int], rpc: int):
+def _mbarrier_init(d: Decoder, op: ptx.MbarrierInitOp, index: int, labels: dict[str, int], rpc: int) -> Decoding:
     address, count = d.address(op.addr, op.offset.data), d.integer(op.count)
     return _action(d, op, index, lambda w, R: machine.mbarrier_init(w, address(w, R), count(w, R), True, op)), None
 
 
 @decodes(ptx.MbarrierInvalOp)
-def _mbarrier_inval(d: Decoder, op: ptx.MbarrierInvalOp, index: int, labels: dict[str, int], rpc: int):
+def _mbarrier_inval(d: Decoder, op: ptx.MbarrierInvalOp, index: int, labels: dict[str, int], rpc: int) -> Decoding:
     address = d.address(op.addr, op.offset.data)
 
     def act(w: PtxWarp, R: list[Lanes]) -> None:
@@ -744,7 +758,7 @@ def _mbarrier_inval(d: Decoder, op: ptx.MbarrierInvalOp, index: int, labels: dic
 
 
 @decodes(ptx.MbarrierArriveOp)
-def _mbarrier_arrive(d: Decoder, op: ptx.MbarrierArriveOp, index: int, labels: dict[str, int], rpc: int):
+def _mbarrier_arrive(d: Decoder, op: ptx.MbarrierArriveOp, index: int, labels: dict[str, int], rpc: int) -> Decoding:
     address = d.address(op.addr, op.offset.data)
     count = d.integer(op.count, 1)
     expect_tx = op.expect_tx is not None
@@ -780,14 +794,14 @@ def _mbarrier_arrive(d: Decoder, op: ptx.MbarrierArriveOp, index: int, labels: d
 
 
 @decodes(ptx.MbarrierExpectTxOp)
-def _mbarrier_tx(d: Decoder, op: ptx.MbarrierExpectTxOp, index: int, labels: dict[str, int], rpc: int):
+def _mbarrier_tx(d: Decoder, op: ptx.MbarrierExpectTxOp, index: int, labels: dict[str, int], rpc: int) -> Decoding:
     address, tx = d.address(op.addr, op.offset.data), d.integer(op.tx)
     sign = +1 if op.kind.data is MbarrierTxKind.EXPECT_TX else -1
     return _action(d, op, index, lambda w, R: machine.mbarrier_add_tx(w, address(w, R), tx(w, R), sign)), None
 
 
 @decodes(ptx.MbarrierWaitOp)
-def _mbarrier_wait(d: Decoder, op: ptx.MbarrierWaitOp, index: int, labels: dict[str, int], rpc: int):
+def _mbarrier_wait(d: Decoder, op: ptx.MbarrierWaitOp, index: int, labels: dict[str, int], rpc: int) -> Decoding:
     """A probe (`test_wait`, or `try_wait` outside its retry loop) never blocks; a failed
     probe marks the warp as spinning (executor.Warp.poll_failed), so it runs again only
     after another agent changed something. The retry loop `L: try_wait.parity p, [a],
@@ -850,7 +864,7 @@ def _is_wait_loop(d: Decoder, op: ptx.MbarrierWaitOp, index: int, labels: dict[s
 
 
 @decodes(ptx.BarSyncOp, ptx.BarArriveOp)
-def _bar(d: Decoder, op: ptx.BarSyncOp | ptx.BarArriveOp, index: int, labels: dict[str, int], rpc: int):
+def _bar(d: Decoder, op: ptx.BarSyncOp | ptx.BarArriveOp, index: int, labels: dict[str, int], rpc: int) -> Decoding:
     barrier_id = d.integer(op.id)
     count = d.integer(op.count) if op.count is not None else None
     arrive_only = isinstance(op, ptx.BarArriveOp)
@@ -861,39 +875,40 @@ def _bar(d: Decoder, op: ptx.BarSyncOp | ptx.BarArriveOp, index: int, labels: di
             raise Hazard("non-uniform-operand", f"{op.mnemonic()}: the barrier number and count must be warp-uniform")
         machine.bar_sync(w, int(number), None if threads is None else int(threads), arrive_only)
 
-    return _action(d, op, index, act), (lambda w: LOCAL)
+    return _action(d, op, index, act), _local
 
 
 @decodes(ptx.BarWarpSyncOp)
-def _bar_warp_sync(d: Decoder, op: ptx.BarWarpSyncOp, index: int, labels: dict[str, int], rpc: int):
+def _bar_warp_sync(d: Decoder, op: ptx.BarWarpSyncOp, index: int, labels: dict[str, int], rpc: int) -> Decoding:
     member = d.integer(op.mask)
     return _action(d, op, index, lambda w, R: machine.warp_sync(w, member(w, R))), None
 
 
 @decodes(ptx.BarrierClusterOp)
-def _barrier_cluster(d: Decoder, op: ptx.BarrierClusterOp, index: int, labels: dict[str, int], rpc: int):
+def _barrier_cluster(d: Decoder, op: ptx.BarrierClusterOp, index: int, labels: dict[str, int], rpc: int) -> Decoding:
     aligned = op.aligned is not None
     from xdsl_tmem.dialects.ptx.qualifiers import BarrierClusterKind
 
     if op.kind.data is BarrierClusterKind.ARRIVE:
-        return _action(d, op, index, lambda w, R: machine.cluster_arrive(w, aligned)), (lambda w: LOCAL)
-    return _action(d, op, index, lambda w, R: machine.cluster_wait(w, aligned)), (lambda w: LOCAL)
+        return _action(d, op, index, lambda w, R: machine.cluster_arrive(w, aligned)), _local
+    return _action(d, op, index, lambda w, R: machine.cluster_wait(w, aligned)), _local
 
 
 @decodes(ptx.FenceOp, ptx.FenceProxyOp)
-def _fence(d: Decoder, op: ptx.Instruction, index: int, labels: dict[str, int], rpc: int):
+def _fence(d: Decoder, op: ptx.Instruction, index: int, labels: dict[str, int], rpc: int) -> Decoding:
     """Memory and proxy fences order nothing the model tracks (as at the NVVM level)."""
-    nxt = index + 1
-    return (lambda w: nxt), None
+    return _jump(index + 1), None
 
 
 @decodes(ptx.FenceMbarrierInitOp)
-def _fence_mbarrier_init(d: Decoder, op: ptx.FenceMbarrierInitOp, index: int, labels: dict[str, int], rpc: int):
+def _fence_mbarrier_init(
+    d: Decoder, op: ptx.FenceMbarrierInitOp, index: int, labels: dict[str, int], rpc: int
+) -> Decoding:
     return _action(d, op, index, lambda w, R: machine.fence_mbarrier_init(w)), None
 
 
 @decodes(ptx.ElectSyncOp)
-def _elect(d: Decoder, op: ptx.ElectSyncOp, index: int, labels: dict[str, int], rpc: int):
+def _elect(d: Decoder, op: ptx.ElectSyncOp, index: int, labels: dict[str, int], rpc: int) -> Decoding:
     member = d.integer(op.mask)
     slot, _ = d.writer(op.res, "pred")
     guard = d.guard(op)
@@ -916,27 +931,27 @@ def _elect(d: Decoder, op: ptx.ElectSyncOp, index: int, labels: dict[str, int], 
 
 
 @decodes(ptx.Tcgen05AllocOp)
-def _alloc(d: Decoder, op: ptx.Tcgen05AllocOp, index: int, labels: dict[str, int], rpc: int):
+def _alloc(d: Decoder, op: ptx.Tcgen05AllocOp, index: int, labels: dict[str, int], rpc: int) -> Decoding:
     address, ncols = d.address(op.addr, op.offset.data), d.integer(op.ncols)
     group = op.cta_group.as_int()
     return _action(d, op, index, lambda w, R: machine.tmem_alloc(w, op, address(w, R), ncols(w, R), group)), None
 
 
 @decodes(ptx.Tcgen05DeallocOp)
-def _dealloc(d: Decoder, op: ptx.Tcgen05DeallocOp, index: int, labels: dict[str, int], rpc: int):
+def _dealloc(d: Decoder, op: ptx.Tcgen05DeallocOp, index: int, labels: dict[str, int], rpc: int) -> Decoding:
     taddr, ncols = d.integer(op.taddr), d.integer(op.ncols)
     group = op.cta_group.as_int()
     return _action(d, op, index, lambda w, R: machine.tmem_dealloc(w, taddr(w, R), ncols(w, R), group)), None
 
 
 @decodes(ptx.Tcgen05RelinquishOp)
-def _relinquish(d: Decoder, op: ptx.Tcgen05RelinquishOp, index: int, labels: dict[str, int], rpc: int):
+def _relinquish(d: Decoder, op: ptx.Tcgen05RelinquishOp, index: int, labels: dict[str, int], rpc: int) -> Decoding:
     group = op.cta_group.as_int()
     return _action(d, op, index, lambda w, R: machine.tmem_relinquish(w, group)), None
 
 
 @decodes(ptx.Tcgen05FenceOp)
-def _tcgen05_fence(d: Decoder, op: ptx.Tcgen05FenceOp, index: int, labels: dict[str, int], rpc: int):
+def _tcgen05_fence(d: Decoder, op: ptx.Tcgen05FenceOp, index: int, labels: dict[str, int], rpc: int) -> Decoding:
     before = op.kind.data == nvvm.Tcgen05FenceKind.BEFORE
 
     def act(w: PtxWarp, R: list[Lanes]) -> None:
@@ -949,7 +964,7 @@ def _tcgen05_fence(d: Decoder, op: ptx.Tcgen05FenceOp, index: int, labels: dict[
 
 
 @decodes(ptx.Tcgen05WaitOp)
-def _tcgen05_wait(d: Decoder, op: ptx.Tcgen05WaitOp, index: int, labels: dict[str, int], rpc: int):
+def _tcgen05_wait(d: Decoder, op: ptx.Tcgen05WaitOp, index: int, labels: dict[str, int], rpc: int) -> Decoding:
     kind = "ld" if op.kind.data == nvvm.Tcgen05WaitKind.LOAD else "st"
     return _action(d, op, index, lambda w, R: machine.tmem_wait(w, kind)), None
 
@@ -958,12 +973,13 @@ def _split(op: ptx.Tcgen05LdOp | ptx.Tcgen05StOp) -> int:
     if op.split is None:
         return 0
     owner = op.split.owner
-    assert isinstance(owner, ptx.ImmOp) and isinstance(owner.value, IntegerAttr)
+    if not isinstance(owner, ptx.ImmOp) or not isinstance(owner.value, IntegerAttr):
+        raise Refused("the half-split offset of .16x32bx2 is an integer immediate")
     return owner.value.value.data
 
 
 @decodes(ptx.Tcgen05LdOp)
-def _tcgen05_ld(d: Decoder, op: ptx.Tcgen05LdOp, index: int, labels: dict[str, int], rpc: int):
+def _tcgen05_ld(d: Decoder, op: ptx.Tcgen05LdOp, index: int, labels: dict[str, int], rpc: int) -> Decoding:
     plan = ldst_plan(op.shape.data, len(op.res), _split(op), op.pack is not None)
     taddr = d.integer(op.taddr)
     writers = [d.writer(r, "b32") for r in op.res]
@@ -986,7 +1002,7 @@ def _tcgen05_ld(d: Decoder, op: ptx.Tcgen05LdOp, index: int, labels: dict[str, i
 
 
 @decodes(ptx.Tcgen05StOp)
-def _tcgen05_st(d: Decoder, op: ptx.Tcgen05StOp, index: int, labels: dict[str, int], rpc: int):
+def _tcgen05_st(d: Decoder, op: ptx.Tcgen05StOp, index: int, labels: dict[str, int], rpc: int) -> Decoding:
     plan = ldst_plan(op.shape.data, len(op.values), _split(op), op.unpack is not None)
     taddr = d.integer(op.taddr)
     readers = [d.reader(v, "b32") for v in op.values]
@@ -998,7 +1014,7 @@ def _tcgen05_st(d: Decoder, op: ptx.Tcgen05StOp, index: int, labels: dict[str, i
 
 
 @decodes(ptx.Tcgen05MmaOp)
-def _tcgen05_mma(d: Decoder, op: ptx.Tcgen05MmaOp, index: int, labels: dict[str, int], rpc: int):
+def _tcgen05_mma(d: Decoder, op: ptx.Tcgen05MmaOp, index: int, labels: dict[str, int], rpc: int) -> Decoding:
     a_tmem = op.a_tmem is not None
     dd = d.reader(op.d, "b32")
     a = d.reader(op.a, "b32" if a_tmem else "b64")
@@ -1020,7 +1036,7 @@ def _tcgen05_mma(d: Decoder, op: ptx.Tcgen05MmaOp, index: int, labels: dict[str,
 
 
 @decodes(ptx.Tcgen05CommitOp)
-def _tcgen05_commit(d: Decoder, op: ptx.Tcgen05CommitOp, index: int, labels: dict[str, int], rpc: int):
+def _tcgen05_commit(d: Decoder, op: ptx.Tcgen05CommitOp, index: int, labels: dict[str, int], rpc: int) -> Decoding:
     address = d.address(op.addr, op.offset.data)
     mask = d.reader(op.mask, "b16") if op.mask is not None else None
     group = op.cta_group.as_int()
@@ -1032,7 +1048,7 @@ def _tcgen05_commit(d: Decoder, op: ptx.Tcgen05CommitOp, index: int, labels: dic
 
 
 @decodes(ptx.Tcgen05CpOp)
-def _tcgen05_cp(d: Decoder, op: ptx.Tcgen05CpOp, index: int, labels: dict[str, int], rpc: int):
+def _tcgen05_cp(d: Decoder, op: ptx.Tcgen05CpOp, index: int, labels: dict[str, int], rpc: int) -> Decoding:
     if op.src_format is not None:
         raise Refused("tcgen05.cp with a decompressing source format is not modelled")
     taddr, desc = d.reader(op.taddr, "b32"), d.reader(op.desc, "b64")
@@ -1043,12 +1059,12 @@ def _tcgen05_cp(d: Decoder, op: ptx.Tcgen05CpOp, index: int, labels: dict[str, i
 
 
 @decodes(ptx.Tcgen05ShiftOp)
-def _tcgen05_shift(d: Decoder, op: ptx.Tcgen05ShiftOp, index: int, labels: dict[str, int], rpc: int):
+def _tcgen05_shift(d: Decoder, op: ptx.Tcgen05ShiftOp, index: int, labels: dict[str, int], rpc: int) -> Decoding:
     raise Refused("tcgen05.shift is not modelled (its column footprint is not documented here)")
 
 
 @decodes(ptx.BarRedOp)
-def _bar_red(d: Decoder, op: ptx.BarRedOp, index: int, labels: dict[str, int], rpc: int):
+def _bar_red(d: Decoder, op: ptx.BarRedOp, index: int, labels: dict[str, int], rpc: int) -> Decoding:
     raise Refused("bar.red (a barrier with a reduction) is not modelled, as at the NVVM level")
 
 

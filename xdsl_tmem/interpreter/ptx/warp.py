@@ -30,6 +30,7 @@ class PtxWarp(Warp):
 
     def __init__(self, program: Program, cluster: Cluster, cta: Cta, index: int, launch: Geometry):
         super().__init__(program, cluster, cta, index, launch)  # pyright: ignore[reportArgumentType]
+        self.decoded = program
         self.code = program.code
         self.regs: list[Lanes] = list(program.initial)
         self.pc = 0
@@ -41,7 +42,7 @@ class PtxWarp(Warp):
         self.rank_bits = cta.rank << RANK_SHIFT
 
     def start(self, entry: Any, args: Any) -> None:
-        self.regs = list(self.program.initial)  # pyright: ignore[reportAttributeAccessIssue]
+        self.regs = list(self.decoded.initial)
         self.pc, self.rpc, self.simt = 0, NEVER, []
         self.set_mask(self.live)
 
