@@ -22,7 +22,7 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.utils.exceptions import ParseError
 from xdsl.utils.lexer import Input, Span
 
-from xdsl_tmem.diagnostics import SourceMap, decode_source
+from xdsl_tmem.diagnostics import SourceMap, decode_source, verify_located
 from xdsl_tmem.dialects import ptx
 from xdsl_tmem.dialects.ptx.structure import (
     DIM3_DIRECTIVES,
@@ -623,3 +623,10 @@ def parse_ptx(data: bytes | str, name: str, source_map: SourceMap) -> ModuleOp:
     except UnexpectedInput as e:
         raise _syntax_error(e, source) from None
     return Builder(source, source_map).module(tree)
+
+
+def load_ptx(data: bytes | str, name: str, source_map: SourceMap) -> ModuleOp:
+    """`parse_ptx`, then `verify_located`."""
+    module = parse_ptx(data, name, source_map)
+    verify_located(module, source_map)
+    return module
