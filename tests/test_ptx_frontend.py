@@ -169,9 +169,9 @@ def test_register_ranges_declare_each_register() -> None:
     """`.reg .b32 %r<10>;` declares %r0 .. %r9 (PTX ISA §5.1.1, parameterized names)."""
     function = kernel(".reg .b32 %r<10>;\n.reg .f16x2 %h, %g<2>;")
     decls = [op for op in function.walk() if isinstance(op, ptx.RegDeclOp)]
-    names = [[ptx.RegisterType.register_name.fget(r.type) for r in d.regs] for d in decls]  # type: ignore[misc]
+    names = [[r.type.register_name for r in d.regs] for d in decls]
     assert names == [[f"%r{i}" for i in range(10)], ["%h"], ["%g0", "%g1"]]
-    assert {r.type.kind.data for d in decls[1:] for r in d.regs} == {"f16x2"}  # type: ignore[attr-defined]
+    assert {r.type.kind.data for d in decls[1:] for r in d.regs} == {"f16x2"}
 
 
 def test_performance_directives_are_typed() -> None:
@@ -179,12 +179,19 @@ def test_performance_directives_are_typed() -> None:
     assert [e.data for e in function.maxntid or ()] == [128, 1, 1]
     assert [e.data for e in function.reqnctapercluster or ()] == [2, 1, 1]
     assert function.explicitcluster is not None
-    assert function.maxclusterrank is not None and function.maxclusterrank.data == 8
-    assert function.minnctapersm is not None and function.minnctapersm.data == 1
+    assert function.maxclusterrank is not None
+    assert function.maxclusterrank.data == 8
+    assert function.minnctapersm is not None
+    assert function.minnctapersm.data == 1
     params = function.params
     assert params is not None
     pointer, pair = params
-    assert (pointer.type.data, pointer.ptr.data, pointer.ptr_space.data, pointer.ptr_align.data) == ("u64", 1, "global", 16)
+    assert (pointer.type.data, pointer.ptr.data, pointer.ptr_space.data, pointer.ptr_align.data) == (
+        "u64",
+        1,
+        "global",
+        16,
+    )
     assert (pair.align.data, pair.type.data, [d.data for d in pair.dims]) == (8, "b8", [8])
 
 
@@ -224,18 +231,28 @@ ret;"""
     assert isinstance(insts["mov.u32"].args.data[1], ptx.ArgSpecial)
     load = insts["ld.shared.v4.b32"]
     vector, address = load.args.data
-    assert isinstance(vector, ptx.ArgVector) and isinstance(vector.elements.data[1], ptx.ArgSink)
-    assert isinstance(address, ptx.ArgAddress) and address.offset.data == -8
+    assert isinstance(vector, ptx.ArgVector)
+    assert isinstance(vector.elements.data[1], ptx.ArgSink)
+    assert isinstance(address, ptx.ArgAddress)
+    assert address.offset.data == -8
     store = insts["st.shared.b32"].args.data[0]
-    assert isinstance(store, ptx.ArgAddress) and isinstance(store.base, ptx.ArgSymbol) and store.offset.data == 4
+    assert isinstance(store, ptx.ArgAddress)
+    assert isinstance(store.base, ptx.ArgSymbol)
+    assert store.offset.data == 4
     pair = insts["setp.lt.u32"].args.data[0]
     assert isinstance(pair, ptx.ArgPair)
     assert isinstance(insts["setp.eq.and.u32"].args.data[3], ptx.ArgNot)
     tensor = insts["cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"].args.data[1]
-    assert isinstance(tensor, ptx.ArgAddress) and len(tensor.vector) == 2
+    assert isinstance(tensor, ptx.ArgAddress)
+    assert len(tensor.vector) == 2
     branch = insts["bra"]
-    assert branch.negated is not None and branch.guard is not None and isinstance(branch.args.data[0], ptx.ArgLabel)
-    assert (branch.opcode.data, [m.data for m in insts["ld.shared.v4.b32"].modifiers]) == ("bra", ["shared", "v4", "b32"])
+    assert branch.negated is not None
+    assert branch.guard is not None
+    assert isinstance(branch.args.data[0], ptx.ArgLabel)
+    assert (branch.opcode.data, [m.data for m in insts["ld.shared.v4.b32"].modifiers]) == (
+        "bra",
+        ["shared", "v4", "b32"],
+    )
 
 
 def test_inner_scope_shadows_registers_and_repeats_labels() -> None:
@@ -259,8 +276,11 @@ AGAIN:
     assert outer.regs[0] is sibling.regs[0]
     assert inner.regs[0] is not outer.regs[0]
     assert inner.regs[0].type != outer.regs[0].type
-    printed = ptx_text(function.parent_op())  # type: ignore[arg-type]
-    assert printed.count("mov.u32 %x,") == 3 and printed.count("AGAIN:") == 2
+    module = function.parent_op()
+    assert isinstance(module, ptx.ModuleOp)
+    printed = ptx_text(module)
+    assert printed.count("mov.u32 %x,") == 3
+    assert printed.count("AGAIN:") == 2
 
 
 def test_mlir_form_round_trips(run_opt: RunOpt, tmp_path: Path) -> None:
@@ -268,7 +288,8 @@ def test_mlir_form_round_trips(run_opt: RunOpt, tmp_path: Path) -> None:
     source = PTX_CORPUS / "syntax_tour.ptx"
     mlir = run_opt(None, path=source)
     assert mlir.code == 0, mlir.err
-    assert "ptx.function" in mlir.out and "ptx.inst" in mlir.out
+    assert "ptx.function" in mlir.out
+    assert "ptx.inst" in mlir.out
     direct = run_opt(None, "-t", "ptx", path=source)
     again = run_opt(mlir.out, "-t", "ptx")
     assert direct.code == again.code == 0
@@ -311,7 +332,8 @@ def test_malformed_ptx_is_located(
     assert result.code == 1
     assert f"{path}:{line}:{column}: error: " in result.err, result.err
     assert message in result.err
-    assert "Traceback" not in result.err and "internal error" not in result.err
+    assert "Traceback" not in result.err
+    assert "internal error" not in result.err
 
 
 def test_unknown_directive_names_the_allowed_ones(run_opt: RunOpt, tmp_path: Path) -> None:
@@ -329,7 +351,8 @@ def test_syntax_error_says_what_was_expected(run_opt: RunOpt, tmp_path: Path) ->
     result = run_opt(None, path=path)
     assert result.code == 1
     assert f"{path}:5:1: error: expected " in result.err
-    assert "')'" in result.err and "got '{'" in result.err
+    assert "')'" in result.err
+    assert "got '{'" in result.err
 
 
 def _mutations(text: str, seed: int) -> str:
@@ -346,7 +369,7 @@ def _mutations(text: str, seed: int) -> str:
             return "".join([*lines[: at + 1], lines[at], *lines[at + 1 :]])
         case _:  # replace a character by PTX punctuation
             at = rng.randrange(len(text))
-            return text[:at] + rng.choice("{}[]();,.%@!|<>=+-_:0x\"") + text[at + 1 :]
+            return text[:at] + rng.choice('{}[]();,.%@!|<>=+-_:0x"') + text[at + 1 :]
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -361,7 +384,8 @@ def test_mutated_corpus_parses_or_is_located(
     capsys.readouterr()
     code = opt.main([str(path), "-t", "ptx"])
     err = capsys.readouterr().err
-    assert "internal error" not in err and "Traceback" not in err
+    assert "internal error" not in err
+    assert "Traceback" not in err
     if code != 0:
         assert code == 1
         assert LOCATED.search(err), err
@@ -377,7 +401,9 @@ def test_run_refuses_the_first_instruction(capsys: pytest.CaptureFixture[str]) -
     lines = source.read_text().splitlines()
     entry = next(i for i, line in enumerate(lines) if ".entry syntax_tour(" in line)
     first = next(
-        i for i in range(entry, len(lines)) if re.match(r"\s+[a-z][\w.:]*\s", lines[i]) and not lines[i].strip().startswith(".")
+        i
+        for i in range(entry, len(lines))
+        if re.match(r"\s+[a-z][\w.:]*\s", lines[i]) and not lines[i].strip().startswith(".")
     )
     column = len(lines[first]) - len(lines[first].lstrip()) + 1
     result = run_cli(capsys, str(source), "--kernel", "syntax_tour", "--block", "128")
@@ -391,4 +417,5 @@ def test_run_names_the_kernels(capsys: pytest.CaptureFixture[str]) -> None:
     assert result.code == 1
     assert "sum_pair is a .func, not a kernel (.entry); its kernels: syntax_tour" in result.err
     result = run_cli(capsys, str(source), "--kernel", "nope", "--block", "128")
-    assert result.code == 1 and "no .entry nope in the PTX module; its kernels: syntax_tour" in result.err
+    assert result.code == 1
+    assert "no .entry nope in the PTX module; its kernels: syntax_tour" in result.err

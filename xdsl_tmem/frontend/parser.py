@@ -78,22 +78,26 @@ def _syntax_error(e: UnexpectedInput, source: Input) -> ParseError:
     """lark's error as a located message saying what was expected."""
     match e:
         case UnexpectedCharacters():
-            at = e.pos_in_stream
+            at = cast(int, e.pos_in_stream)
             char = source.content[at] if at < len(source.content) else ""
             return ParseError(Span(at, at + 1, source), f"unexpected character {char!r} in PTX")
         case UnexpectedToken():
-            token = e.token
+            token = cast(Token, e.token)
             expected = sorted({_describe(t) for t in e.accepts or e.expected})
             if token.type == "$END":
                 at = len(source.content)
                 got = "end of input"
             else:
-                at = token.start_pos if token.start_pos is not None else 0
-                got = f"'{token.value}'"
-            return ParseError(Span(at, at + max(1, len(str(token.value))), source), f"expected {_join(expected)}; got {got}")
+                at = token.start_pos or 0
+                got = f"'{token}'"
+            return ParseError(
+                Span(at, at + max(1, len(token)), source), f"expected {_join(expected)}; got {got}"
+            )
         case UnexpectedEOF():
             at = len(source.content)
-            return ParseError(Span(at, at, source), f"unexpected end of input; expected {_join(sorted(map(_describe, e.expected)))}")
+            return ParseError(
+                Span(at, at, source), f"unexpected end of input; expected {_join(sorted(map(_describe, e.expected)))}"
+            )
         case _:
             return ParseError(Span(0, 0, source), str(e))
 
@@ -254,11 +258,14 @@ class Builder:
         if position == len(quals):
             raise self.error(cast(Token, name), f"the declaration of {name} has no state space (.global, .shared, ...)")
         space = _tokens(quals[position])[0]
-        allowed = ("global", "const", "shared", "local") if module_scope else ("param", "shared", "local", "const", "global")
+        allowed = (
+            ("global", "const", "shared", "local") if module_scope else ("param", "shared", "local", "const", "global")
+        )
         if str(space)[1:] not in allowed:
             where = "at module scope" if module_scope else "in a function body"
             raise self.error(
-                space, f"unexpected {space} {where}; a variable here is declared in {', '.join('.' + a for a in allowed)}"
+                space,
+                f"unexpected {space} {where}; a variable here is declared in {', '.join('.' + a for a in allowed)}",
             )
         if linkage and not module_scope:
             raise self.error(_tokens(quals[0])[0], f"linkage .{linkage[0]} applies only at module scope")
@@ -442,6 +449,8 @@ class Builder:
             tokens = _tokens(reg_name)
             name = tokens[0]
             count = parse_int(str(tokens[1]))[0] if len(tokens) > 1 else None
+            if count == 0:
+                raise self.error(tokens[1], f"{name}<0> declares no register; a range has at least one")
             names = [str(name)] if count is None else [f"{name}{i}" for i in range(count)]
             types = [ptx.RegisterType.named(kind, n, scope.number) for n in names]
             op = self.located(ptx.RegDeclOp(str(name), count, types), name)
@@ -473,7 +482,10 @@ class Builder:
             if guard is None:
                 raise self.error(guard_name, f"guard {guard_name} is not a declared register")
             if cast(ptx.RegisterType, guard.type).kind.data != "pred":
-                raise self.error(guard_name, f"guard {guard_name} must be a .pred register, not .{cast(ptx.RegisterType, guard.type).kind.data}")
+                raise self.error(
+                    guard_name,
+                    f"guard {guard_name} must be a .pred register, not .{cast(ptx.RegisterType, guard.type).kind.data}",
+                )
             children = children[1:]
         mnemonic = cast(Token, children[0])
         opcode, *modifiers = str(mnemonic).split(".")
@@ -619,7 +631,7 @@ def parse_ptx(data: bytes | str, name: str, source_map: SourceMap) -> ModuleOp:
     text = decode_source(data) if isinstance(data, bytes) else data
     source = Input(text, name)
     try:
-        tree = ptx_parser().parse(text)
+        tree = ptx_parser().parse(text)  # pyright: ignore[reportUnknownMemberType]
     except UnexpectedInput as e:
         raise _syntax_error(e, source) from None
     return Builder(source, source_map).module(tree)

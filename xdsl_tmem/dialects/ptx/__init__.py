@@ -216,6 +216,8 @@ PTX = Dialect(
 
 __all__ = [
     "PTX",
+    "REGISTER_PREFIX",
+    "REGISTER_TYPES",
     "AddOp",
     "Address",
     "AndOp",
@@ -275,8 +277,6 @@ __all__ = [
     "NotOp",
     "OrOp",
     "PragmaOp",
-    "REGISTER_PREFIX",
-    "REGISTER_TYPES",
     "Reg",
     "RegDeclOp",
     "RegOrImm",

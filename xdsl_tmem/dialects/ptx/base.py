@@ -42,10 +42,10 @@ from xdsl.utils.exceptions import VerifyException
 REGISTER_PREFIX = {"pred": "%p", "b16": "%rs", "b32": "%r", "b64": "%rd"}
 """The backend's register classes and the names it gives their registers."""
 
-REGISTER_TYPES = frozenset(
-    ("pred", "b8", "b16", "b32", "b64", "b128", "u8", "u16", "u32", "u64", "s8", "s16", "s32", "s64")
-    + ("f16", "f16x2", "bf16", "bf16x2", "f32", "f64")
-)
+REGISTER_TYPES = frozenset((
+    "pred", "b8", "b16", "b32", "b64", "b128", "u8", "u16", "u32", "u64", "s8", "s16", "s32", "s64",
+    "f16", "f16x2", "bf16", "bf16x2", "f32", "f64",
+))  # fmt: skip
 """Every type a `.reg` declaration may give (PTX ISA 9.0 §5.2, §5.4.2: the fundamental
 types, `.pred`, the packed half types and `.b128`)."""
 
@@ -92,7 +92,9 @@ class RegisterType(ParametrizedAttribute, TypeAttribute):
                 return (StringAttr(kind), IntAttr(index), StringAttr(""), IntAttr(0))
             scope = parser.parse_integer() if parser.parse_optional_punctuation(",") else 0
         if kind not in REGISTER_TYPES:
-            parser.raise_error(f"!ptx.reg: register type must be one of {', '.join(sorted(REGISTER_TYPES))}, got {kind}")
+            parser.raise_error(
+                f"!ptx.reg: register type must be one of {', '.join(sorted(REGISTER_TYPES))}, got {kind}"
+            )
         return (StringAttr(kind), IntAttr(-1), StringAttr(ptx_name), IntAttr(scope))
 
     def print_parameters(self, printer: Printer) -> None:

@@ -28,7 +28,7 @@ from xdsl.irdl import (
 from xdsl.traits import IsolatedFromAbove, NoTerminator
 from xdsl.utils.exceptions import VerifyException
 
-from xdsl_tmem.dialects.ptx.base import RegisterType
+from xdsl_tmem.dialects.ptx.base import REGISTER_TYPES, RegisterType
 
 # --------------------------------------------------------------------------------------
 # Module structure
@@ -145,10 +145,7 @@ STATE_SPACES = ("reg", "param", "global", "const", "shared", "local")
 LINKAGES = ("visible", "extern", "weak", "common")
 """Linking directives (PTX ISA 9.0 §11.6)."""
 
-VARIABLE_TYPES = frozenset(
-    ("pred", "b8", "b16", "b32", "b64", "b128", "u8", "u16", "u32", "u64", "s8", "s16", "s32", "s64")
-    + ("f16", "f16x2", "bf16", "bf16x2", "f32", "f64", "texref", "samplerref", "surfref")
-)
+VARIABLE_TYPES = REGISTER_TYPES | {"texref", "samplerref", "surfref"}
 """Types a variable or parameter may have (PTX ISA 9.0 §5.2, §5.3)."""
 
 
@@ -191,9 +188,13 @@ class DeclAttr(ParametrizedAttribute):
 
     def verify(self) -> None:
         if self.space.data not in STATE_SPACES:
-            raise VerifyException(f"ptx.decl: state space must be one of {', '.join(STATE_SPACES)}, got {self.space.data}")
+            raise VerifyException(
+                f"ptx.decl: state space must be one of {', '.join(STATE_SPACES)}, got {self.space.data}"
+            )
         if self.type.data not in VARIABLE_TYPES:
-            raise VerifyException(f"ptx.decl: type must be one of {', '.join(sorted(VARIABLE_TYPES))}, got {self.type.data}")
+            raise VerifyException(
+                f"ptx.decl: type must be one of {', '.join(sorted(VARIABLE_TYPES))}, got {self.type.data}"
+            )
         if self.vector.data not in (0, 2, 4, 8):
             raise VerifyException(f"ptx.decl: vector width must be 2, 4 or 8, got {self.vector.data}")
         for what, value in (("alignment", self.align.data), (".ptr alignment", self.ptr_align.data)):
@@ -292,15 +293,19 @@ class RegDeclOp(IRDLOperation):
 
     @property
     def kind(self) -> str:
-        return cast(RegisterType, self.regs[0].type).kind.data
+        return cast(RegisterType, self.regs[0].type).kind.data  # pyright: ignore[reportUnnecessaryCast]
 
     def verify_(self) -> None:
         name = self.reg_name.data
+        if self.count is not None and self.count.data < 1:
+            raise VerifyException(f"ptx.reg_decl: {name}<{self.count.data}> declares no register; the count is >= 1")
         expected = [name] if self.count is None else [f"{name}{i}" for i in range(self.count.data)]
-        got = [cast(RegisterType, r.type).ptx_name.data for r in self.regs]
+        got = [r.type.ptx_name.data for r in self.regs]
         if got != expected:
-            raise VerifyException(f"ptx.reg_decl: {name} declares {', '.join(expected)}; its results are {', '.join(got)}")
-        kinds = {cast(RegisterType, r.type).kind.data for r in self.regs}
+            raise VerifyException(
+                f"ptx.reg_decl: {name} declares {', '.join(expected)}; its results are {', '.join(got)}"
+            )
+        kinds = {r.type.kind.data for r in self.regs}
         if len(kinds) != 1:
             raise VerifyException(f"ptx.reg_decl: all registers of one declaration have one type, got {sorted(kinds)}")
 
