@@ -419,3 +419,13 @@ def test_run_names_the_kernels(capsys: pytest.CaptureFixture[str]) -> None:
     result = run_cli(capsys, str(source), "--kernel", "nope", "--block", "128")
     assert result.code == 1
     assert "no .entry nope in the PTX module; its kernels: syntax_tour" in result.err
+
+
+def test_module_header_prints_as_written() -> None:
+    """`.target` options and an absent `.address_size` (PTX ISA §11.1.3-4) print back as
+    written; ptxas treats a missing `.address_size` differently from a written one on
+    older targets, so it is not invented."""
+    text = ".version 8.7\n.target sm_100a, texmode_independent\n.visible .entry k()\n{\nret;\n}\n"
+    printed = ptx_text(parse(text))
+    assert ".target sm_100a, texmode_independent\n" in printed
+    assert ".address_size" not in printed

@@ -6,9 +6,10 @@ for any opcode, and a declaration is a run of directives (`.global .align 8 .b8`
 before a name. What the directives mean is checked when the tree is turned into the
 `ptx` dialect (`xdsl_tmem.frontend.parser`), where every error is located.
 
-Dropped by the lexer, as comments are: `.loc` and `.file` (source-line information:
-ptxas uses them only for line tables, never for the SASS) and `.section` blocks
-(DWARF debug sections, whose contents are data directives with no braces inside).
+Kept verbatim, as opaque text: `.loc` lines (statements of a body), `.file` lines and
+`.section` blocks (DWARF debug sections, whose contents are data directives with no
+braces inside). Without `.target ..., debug` ptxas uses them only for line tables;
+with it, `.loc` also shapes the SASS, so none of them is dropped.
 """
 
 from __future__ import annotations
@@ -20,7 +21,9 @@ from lark import Lark
 GRAMMAR = r"""
 start: _item*
 
-_item: version | target | address_size | module_pragma | function | variable
+_item: version | target | address_size | module_pragma | function | variable | debug_text
+
+debug_text: FILE | SECTION | LOC
 
 version: VERSION NUMBER
 target: TARGET WORD ("," WORD)*
@@ -53,6 +56,7 @@ perf: DIRECTIVE (INT ("," INT)*)?
 body: "{" _stmt* "}"
 scope: "{" _stmt* "}"
 _stmt: scope | label | instruction | reg_decl | variable | pragma | branchtargets | calltargets | callprototype
+     | debug_text
 label: WORD ":"
 branchtargets: WORD ":" BRANCHTARGETS WORD ("," WORD)* ";"
 calltargets: WORD ":" CALLTARGETS WORD ("," WORD)* ";"
@@ -100,13 +104,12 @@ NOT: "!"
 
 COMMENT: /\/\/[^\n]*/
 BLOCK_COMMENT: /\/\*(.|\n)*?\*\//
-LINE_INFO: /\.(loc|file)(?![A-Za-z0-9_$])[^\n]*/
-SECTION: /\.section(?![A-Za-z0-9_$])[^{]*\{[^}]*\}/
+LOC.3: /\.loc(?![A-Za-z0-9_$])[^\n]*/
+FILE.3: /\.file(?![A-Za-z0-9_$])[^\n]*/
+SECTION.3: /\.section(?![A-Za-z0-9_$])[^{]*\{[^}]*\}/
 %ignore /[ \t\r\n\f]+/
 %ignore COMMENT
 %ignore BLOCK_COMMENT
-%ignore LINE_INFO
-%ignore SECTION
 """
 
 

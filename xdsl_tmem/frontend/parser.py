@@ -90,9 +90,7 @@ def _syntax_error(e: UnexpectedInput, source: Input) -> ParseError:
             else:
                 at = token.start_pos or 0
                 got = f"'{token}'"
-            return ParseError(
-                Span(at, at + max(1, len(token)), source), f"expected {_join(expected)}; got {got}"
-            )
+            return ParseError(Span(at, at + max(1, len(token)), source), f"expected {_join(expected)}; got {got}")
         case UnexpectedEOF():
             at = len(source.content)
             return ParseError(
@@ -177,6 +175,8 @@ class Builder:
                     ops.append(self.function(item))
                 case "variable":
                     ops.append(self.variable(item, module_scope=True))
+                case "debug_text":
+                    ops.append(self.located(ptx.DebugTextOp(str(head)), head))
                 case _:
                     raise AssertionError(item.data)
         anchor = first or Token("WORD", "", 0, 1, 1, 1, 1, 0)
@@ -188,7 +188,7 @@ class Builder:
         for token in target[1:]:
             if str(token) not in TARGET_OPTIONS:
                 raise self.error(token, f"unknown .target option '{token}'; allowed: {', '.join(TARGET_OPTIONS)}")
-        module = ptx.ModuleOp(version, str(target[0]), Region(Block(ops)), options, address_size or 64)
+        module = ptx.ModuleOp(version, str(target[0]), Region(Block(ops)), options, address_size)
         self.located(module, anchor)
         return ModuleOp([module])
 
@@ -406,6 +406,8 @@ class Builder:
                 return [self.located(ptx.CallTargetsOp(str(tokens[0]), [str(t) for t in tokens[2:]]), head)]
             case "callprototype":
                 return [self.callprototype(tree)]
+            case "debug_text":
+                return [self.located(ptx.DebugTextOp(str(head)), head)]
             case _:
                 raise AssertionError(tree.data)
 
@@ -527,6 +529,7 @@ class Builder:
             case "address":
                 values = _trees(tree.children)
                 base, offset = self.offset_value(values[0], regs)
+                written = len(values[0].children) > 1 and not isinstance(base, ptx.ArgInt | ptx.ArgFloat)
                 if not isinstance(base, ptx.ArgReg | ptx.ArgSymbol | ptx.ArgInt):
                     raise self.error(
                         _first_token(tree), "an address is [register], [variable] or [integer], optionally +offset"
@@ -534,7 +537,7 @@ class Builder:
                 elements = ArrayAttr[Attribute]([])
                 if len(values) > 1:
                     elements = cast(ptx.ArgVector, self.operand(values[1], regs)).elements
-                return ptx.ArgAddress(base, IntAttr(offset), elements)
+                return ptx.ArgAddress(base, IntAttr(offset), IntAttr(int(written)), elements)
             case "vector":
                 return ptx.ArgVector(ArrayAttr([self.value(v, regs) for v in _trees(tree.children)]))
             case "pair":

@@ -87,6 +87,7 @@ from xdsl_tmem.dialects.ptx.structure import (
     BranchTargetsOp,
     CallPrototypeOp,
     CallTargetsOp,
+    DebugTextOp,
     DeclAttr,
     EntryOp,
     FunctionOp,
@@ -191,6 +192,7 @@ PTX = Dialect(
         BranchTargetsOp,
         CallTargetsOp,
         CallPrototypeOp,
+        DebugTextOp,
     ],
     [
         RegisterType,
@@ -245,6 +247,7 @@ __all__ = [
     "CallTargetsOp",
     "CvtOp",
     "CvtaOp",
+    "DebugTextOp",
     "DeclAttr",
     "DivOp",
     "ElectSyncOp",

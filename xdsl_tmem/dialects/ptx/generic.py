@@ -112,11 +112,14 @@ class ArgSink(ParametrizedAttribute):
 @irdl_attr_definition
 class ArgAddress(ParametrizedAttribute):
     """`[base]`, `[base+offset]`, or `[base, {coordinates}]` (a tensor map and its
-    coordinates). The base is an `ArgReg`, `ArgSymbol` or `ArgInt` (an absolute address)."""
+    coordinates). The base is an `ArgReg`, `ArgSymbol` or `ArgInt` (an absolute address).
+    `written` is 1 when the source spells the offset, even `+0`: without optimisation
+    (`.target ..., debug`) ptxas adds a written zero."""
 
     name = "ptx.arg_address"
     base: Attribute
     offset: IntAttr
+    written: IntAttr
     vector: ArrayAttr[Attribute]
 
 
@@ -169,8 +172,8 @@ def float_bits(value: float, width: int) -> int:
     return int.from_bytes(struct.pack(">f" if width == 32 else ">d", value), "big")
 
 
-def _offset_text(offset: int) -> str:
-    return "" if offset == 0 else f"+{offset}"
+def _offset_text(offset: int, written: bool = False) -> str:
+    return "" if offset == 0 and not written else f"+{offset}"
 
 
 def arg_text(arg: Attribute, regs: Sequence[SSAValue], name: Namer) -> str:
@@ -196,7 +199,8 @@ def arg_text(arg: Attribute, regs: Sequence[SSAValue], name: Namer) -> str:
             return "_"
         case ArgAddress():
             vector = ", {" + ", ".join(arg_text(e, regs, name) for e in arg.vector) + "}" if arg.vector.data else ""
-            return f"[{arg_text(arg.base, regs, name)}{_offset_text(arg.offset.data)}{vector}]"
+            offset = _offset_text(arg.offset.data, bool(arg.written.data))
+            return f"[{arg_text(arg.base, regs, name)}{offset}{vector}]"
         case ArgVector():
             return "{" + ", ".join(arg_text(e, regs, name) for e in arg.elements) + "}"
         case ArgPair():

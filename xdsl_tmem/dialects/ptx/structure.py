@@ -349,6 +349,22 @@ def _quoted(text: str) -> str:
 
 
 @irdl_op_definition
+class DebugTextOp(IRDLOperation):
+    """A `.loc` or `.file` line or a `.section` block (DWARF debug data), kept verbatim:
+    nothing executes it, but under `.target ..., debug` it shapes what ptxas emits."""
+
+    name = "ptx.debug_text"
+    text = prop_def(StringAttr)
+    assembly_format = "$text attr-dict"
+
+    def __init__(self, text: str):
+        super().__init__(properties={"text": StringAttr(text)})
+
+    def ptx_line(self) -> str:
+        return self.text.data
+
+
+@irdl_op_definition
 class BranchTargetsOp(IRDLOperation):
     """`ts: .branchtargets L0, L1;`: the label list `brx.idx` indexes."""
 
