@@ -423,8 +423,7 @@ def test_run_names_the_kernels(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_module_header_prints_as_written() -> None:
     """`.target` options and an absent `.address_size` (PTX ISA §11.1.3-4) print back as
-    written; ptxas treats a missing `.address_size` differently from a written one on
-    older targets, so it is not invented."""
+    written: nothing is invented."""
     text = ".version 8.7\n.target sm_100a, texmode_independent\n.visible .entry k()\n{\nret;\n}\n"
     printed = ptx_text(parse(text))
     assert ".target sm_100a, texmode_independent\n" in printed

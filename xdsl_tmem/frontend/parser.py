@@ -59,7 +59,7 @@ _TOKEN_DESCRIPTIONS = {
     "HEX_FLOAT": "a float (0f.../0d...)",
     "DEC_FLOAT": "a float",
     "STRING": 'a string ("...")',
-    "PLUS_MINUS": "'+' or '-'",
+    "PLUS_MINUS": "an offset (+N)",
     "$END": "end of input",
 }
 
