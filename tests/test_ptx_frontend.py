@@ -27,7 +27,7 @@ from support import EXAMPLES, ROOT, OptResult, missing, run_cli
 
 from xdsl_tmem.backend.printer import ptx_text
 from xdsl_tmem.backend.ptxas import find_cuda_tool, find_ptxas
-from xdsl_tmem.diagnostics import SourceMap
+from xdsl_tmem.diagnostics import MAX_NESTING, SourceMap
 from xdsl_tmem.dialects import ptx
 from xdsl_tmem.frontend import load_ptx
 from xdsl_tmem.tools import opt
@@ -355,9 +355,13 @@ def test_syntax_error_says_what_was_expected(run_opt: RunOpt, tmp_path: Path) ->
     assert "got '{'" in result.err
 
 
+_FRAGMENTS = ("{ }", "()", "<0>", "[]", "@", "!", "|", ",,", "{", "}", ";", ":", " _ ", "+-", "0f", "%r<", ".reg ")
+"""Pieces of PTX syntax that an insertion mutation drops into a file."""
+
+
 def _mutations(text: str, seed: int) -> str:
     rng = random.Random(seed)
-    match rng.randrange(4):
+    match rng.randrange(5):
         case 0:  # truncate
             return text[: rng.randrange(len(text))]
         case 1:  # delete a span
@@ -367,13 +371,39 @@ def _mutations(text: str, seed: int) -> str:
             lines = text.splitlines(keepends=True)
             at = rng.randrange(len(lines))
             return "".join([*lines[: at + 1], lines[at], *lines[at + 1 :]])
-        case _:  # replace a character by PTX punctuation
+        case 3:  # replace a character by PTX punctuation
             at = rng.randrange(len(text))
             return text[:at] + rng.choice('{}[]();,.%@!|<>=+-_:0x"') + text[at + 1 :]
+        case _:  # insert a piece of PTX syntax
+            at = rng.randrange(len(text))
+            return text[:at] + rng.choice(_FRAGMENTS) + text[at:]
+
+
+def test_empty_scopes_and_lists() -> None:
+    """`{ }` and `()` may be empty (PTX ISA §4.4; `call` with no arguments)."""
+    function = kernel("{ }\n{ { } }\ncall.uni f, ();\nret;")
+    scopes = [op for op in function.walk() if isinstance(op, ptx.ScopeOp)]
+    assert len(scopes) == 3
+    (call, _) = instructions(function)
+    arguments = call.args.data[1]
+    assert isinstance(arguments, ptx.ArgList)
+    assert not arguments.elements.data
+
+
+@pytest.mark.parametrize(("depth", "code"), [(MAX_NESTING, 0), (MAX_NESTING + 1, 1), (5000, 1)])
+def test_nesting_is_bounded(run_opt: RunOpt, tmp_path: Path, depth: int, code: int) -> None:
+    """Scopes nest at most `MAX_NESTING` deep, as MLIR input does: deeper input is a
+    located error, not a recursion overflow."""
+    path = tmp_path / "deep.ptx"
+    path.write_text(_KERNEL.format(body="{" * depth + "ret;" + "}" * depth))
+    result = run_opt(None, "-t", "ptx", path=path)
+    assert result.code == code, result.err
+    if code:
+        assert f"{path}:11:{MAX_NESTING + 1}: error: nesting too deep" in result.err
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.sampled_from(CORPUS_FILES), st.integers(0, 2**32))
+@given(st.sampled_from([*CORPUS_FILES, *CLIENT_FILES]), st.integers(0, 2**32))
 def test_mutated_corpus_parses_or_is_located(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, source: Path, seed: int
 ) -> None:

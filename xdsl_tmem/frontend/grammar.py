@@ -54,7 +54,7 @@ perf: DIRECTIVE (INT ("," INT)*)?
 
 // ---- bodies ---------------------------------------------------------------------
 body: "{" _stmt* "}"
-scope: "{" _stmt* "}"
+!scope: "{" _stmt* "}"  // `!` keeps the braces: a scope is located at its `{`
 _stmt: scope | label | instruction | reg_decl | variable | pragma | branchtargets | calltargets | callprototype
      | debug_text
 label: WORD ":"
@@ -71,7 +71,7 @@ operands: (_operand ("," _operand)*)?
 _operand: value | address | vector | pair | negated | paren_list
 pair: WORD "|" WORD
 negated: NOT WORD
-paren_list: "(" (_operand ("," _operand)*)? ")"
+!paren_list: "(" (_operand ("," _operand)*)? ")"
 vector: "{" _velem ("," _velem)* "}"
 _velem: value
 address: "[" value ("," vector)? "]"

@@ -22,7 +22,7 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.utils.exceptions import ParseError
 from xdsl.utils.lexer import Input, Span
 
-from xdsl_tmem.diagnostics import SourceMap, decode_source, verify_located
+from xdsl_tmem.diagnostics import MAX_NESTING, SourceMap, decode_source, verify_located
 from xdsl_tmem.dialects import ptx
 from xdsl_tmem.dialects.ptx.structure import (
     DIM3_DIRECTIVES,
@@ -365,6 +365,10 @@ class Builder:
     # -- bodies ---------------------------------------------------------------------
 
     def block(self, tree: Tree[Token], function_body: bool = False) -> Block:
+        if len(self.scopes) > MAX_NESTING:  # the body and MAX_NESTING scopes inside it
+            raise self.error(
+                _first_token(tree), f"nesting too deep: more than {MAX_NESTING} nested {{ }} scopes in one function"
+            )
         self.scopes.append(Scope(0 if function_body else self.next_scope()))
         statements = _trees(tree.children)
         for statement in statements:  # labels are visible before their definition (forward branches)
@@ -553,7 +557,11 @@ class Builder:
                     raise self.error(token, f"! negates a predicate register, got {token}")
                 return ptx.ArgNot(reg.index)
             case "paren_list":
-                return ptx.ArgList(ArrayAttr([self.operand(o, regs) for o in _trees(tree.children)]))
+                elements = _trees(tree.children)
+                for element in elements:
+                    if element.data == "paren_list":
+                        raise self.error(_first_token(element), "a (list) holds operands, not another (list)")
+                return ptx.ArgList(ArrayAttr([self.operand(o, regs) for o in elements]))
             case _:
                 raise AssertionError(tree.data)
 
