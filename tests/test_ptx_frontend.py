@@ -283,9 +283,9 @@ AGAIN:
     assert printed.count("AGAIN:") == 2
 
 
-def test_mlir_form_round_trips(run_opt: RunOpt, tmp_path: Path) -> None:
+@pytest.mark.parametrize("source", CORPUS_FILES, ids=lambda p: p.name)
+def test_mlir_form_round_trips(run_opt: RunOpt, source: Path) -> None:
     """`xdsl-tmem-opt k.ptx` prints MLIR that reads back to the same PTX."""
-    source = PTX_CORPUS / "syntax_tour.ptx"
     mlir = run_opt(None, path=source)
     assert mlir.code == 0, mlir.err
     assert "ptx.function" in mlir.out

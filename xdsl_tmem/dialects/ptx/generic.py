@@ -11,6 +11,7 @@ here every register is a use of its declaration.
 
 from __future__ import annotations
 
+import re
 import struct
 from collections.abc import Sequence
 from typing import cast
@@ -24,6 +25,8 @@ from xdsl.irdl import (
     prop_def,
     var_operand_def,
 )
+from xdsl.parser import AttrParser
+from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
 from xdsl_tmem.dialects.ptx.base import Instruction, Namer, Reg, RegisterType
@@ -40,6 +43,14 @@ class ArgReg(ParametrizedAttribute):
     name = "ptx.arg_reg"
     index: IntAttr
 
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            return (IntAttr(parser.parse_integer(allow_negative=False, allow_boolean=False)),)
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string(f"<{self.index.data}>")
+
 
 @irdl_attr_definition
 class ArgNot(ParametrizedAttribute):
@@ -47,6 +58,14 @@ class ArgNot(ParametrizedAttribute):
 
     name = "ptx.arg_not"
     index: IntAttr
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            return (IntAttr(parser.parse_integer(allow_negative=False, allow_boolean=False)),)
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string(f"<{self.index.data}>")
 
 
 @irdl_attr_definition
@@ -57,6 +76,18 @@ class ArgInt(ParametrizedAttribute):
     value: IntAttr
     unsigned: IntAttr
 
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            value = parser.parse_integer(allow_boolean=False)
+            unsigned = parser.parse_optional_punctuation(",") is not None
+            if unsigned:
+                parser.parse_keyword("unsigned")
+        return (IntAttr(value), IntAttr(int(unsigned)))
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string(f"<{self.value.data}{', unsigned' if self.unsigned.data else ''}>")
+
 
 @irdl_attr_definition
 class ArgFloat(ParametrizedAttribute):
@@ -65,6 +96,25 @@ class ArgFloat(ParametrizedAttribute):
     name = "ptx.arg_float"
     bits: IntAttr
     width: IntAttr
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            literal = parser.parse_str_literal()
+        if not re.fullmatch(r"0f[0-9A-F]{8}|0d[0-9A-F]{16}", literal):
+            parser.raise_error(
+                f"#ptx.arg_float: expected a PTX literal 0fXXXXXXXX or 0dXXXXXXXXXXXXXXXX, got {literal}"
+            )
+        return (IntAttr(int(literal[2:], 16)), IntAttr(32 if literal[1] == "f" else 64))
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string("<")
+        printer.print_string_literal(float_bits_literal(self.bits.data, self.width.data))
+        printer.print_string(">")
+
+    def verify(self) -> None:
+        if self.width.data not in (32, 64) or not 0 <= self.bits.data < 1 << self.width.data:
+            raise VerifyException(f"#ptx.arg_float: {self.bits.data} is not the bits of an f{self.width.data}")
 
 
 @irdl_attr_definition
@@ -75,6 +125,16 @@ class ArgDecimal(ParametrizedAttribute):
     name = "ptx.arg_decimal"
     text: StringAttr
 
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            return (StringAttr(parser.parse_str_literal()),)
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string("<")
+        printer.print_string_literal(self.text.data)
+        printer.print_string(">")
+
 
 @irdl_attr_definition
 class ArgSymbol(ParametrizedAttribute):
@@ -83,6 +143,18 @@ class ArgSymbol(ParametrizedAttribute):
     name = "ptx.arg_symbol"
     symbol: StringAttr
     offset: IntAttr
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            symbol = parser.parse_str_literal()
+            offset = parser.parse_integer(allow_boolean=False) if parser.parse_optional_punctuation(",") else 0
+        return (StringAttr(symbol), IntAttr(offset))
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string("<")
+        printer.print_string_literal(self.symbol.data)
+        printer.print_string(f", {self.offset.data}>" if self.offset.data else ">")
 
 
 @irdl_attr_definition
@@ -93,6 +165,16 @@ class ArgLabel(ParametrizedAttribute):
     name = "ptx.arg_label"
     label: StringAttr
 
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            return (StringAttr(parser.parse_str_literal()),)
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string("<")
+        printer.print_string_literal(self.label.data)
+        printer.print_string(">")
+
 
 @irdl_attr_definition
 class ArgSpecial(ParametrizedAttribute):
@@ -100,6 +182,16 @@ class ArgSpecial(ParametrizedAttribute):
 
     name = "ptx.arg_special"
     register: StringAttr
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            return (StringAttr(parser.parse_str_literal()),)
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string("<")
+        printer.print_string_literal(self.register.data)
+        printer.print_string(">")
 
 
 @irdl_attr_definition
@@ -121,6 +213,34 @@ class ArgAddress(ParametrizedAttribute):
     offset: IntAttr
     written: IntAttr
     vector: ArrayAttr[Attribute]
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        """`<base>`, `<base, offset>` (a written offset, even 0), then `, [coordinates]`."""
+        offset: int | None = None
+        vector: list[Attribute] = []
+        with parser.in_angle_brackets():
+            base = parser.parse_attribute()
+            while parser.parse_optional_punctuation(","):
+                if parser.parse_optional_punctuation("["):
+                    vector = [parser.parse_attribute()]
+                    while parser.parse_optional_punctuation(","):
+                        vector.append(parser.parse_attribute())
+                    parser.parse_punctuation("]")
+                    break
+                offset = parser.parse_integer(allow_boolean=False)
+        return (base, IntAttr(offset or 0), IntAttr(int(offset is not None)), ArrayAttr(vector))
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string("<")
+        printer.print_attribute(self.base)
+        if self.offset.data or self.written.data:
+            printer.print_string(f", {self.offset.data}")
+        if self.vector.data:
+            printer.print_string(", [")
+            printer.print_list(self.vector, printer.print_attribute)
+            printer.print_string("]")
+        printer.print_string(">")
 
 
 @irdl_attr_definition

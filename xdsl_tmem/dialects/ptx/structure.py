@@ -25,6 +25,8 @@ from xdsl.irdl import (
     traits_def,
     var_result_def,
 )
+from xdsl.parser import AttrParser
+from xdsl.printer import Printer
 from xdsl.traits import IsolatedFromAbove, NoTerminator
 from xdsl.utils.exceptions import VerifyException
 
@@ -185,6 +187,49 @@ class DeclAttr(ParametrizedAttribute):
             StringAttr(space), IntAttr(align), IntAttr(vector), StringAttr(type), IntAttr(int(ptr)),
             StringAttr(ptr_space), IntAttr(ptr_align), StringAttr(sym_name), ArrayAttr([IntAttr(d) for d in dims]),
         )  # fmt: skip
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        """`<param b8 "p" align 16 dims [64]>`, `<param u64 "p" ptr global ptr_align 16>`."""
+        with parser.in_angle_brackets():
+            space = parser.parse_identifier()
+            type_ = parser.parse_identifier()
+            sym_name = parser.parse_str_literal()
+            fields = {"align": 0, "vector": 0, "ptr_align": 0}
+            ptr, ptr_space, dims = False, "", list[int]()
+            while (key := parser.parse_optional_identifier()) is not None:
+                if key in fields:
+                    fields[key] = parser.parse_integer(allow_negative=False, allow_boolean=False)
+                elif key == "ptr":
+                    ptr = True
+                elif key == "ptr_space":
+                    ptr_space = parser.parse_identifier()
+                elif key == "dims":
+                    dims = parser.parse_comma_separated_list(
+                        parser.Delimiter.SQUARE, lambda: parser.parse_integer(allow_boolean=False)
+                    )
+                else:
+                    parser.raise_error(
+                        f"#ptx.decl: unknown field {key}; fields: align, vector, ptr, ptr_space, ptr_align, dims"
+                    )
+        decl = DeclAttr(space, type_, sym_name, ptr=ptr, ptr_space=ptr_space, dims=dims, **fields)
+        return decl.parameters
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string(f"<{self.space.data} {self.type.data} ")
+        printer.print_string_literal(self.sym_name.data)
+        for key in ("align", "vector"):
+            if value := cast(IntAttr, getattr(self, key)).data:
+                printer.print_string(f" {key} {value}")
+        if self.ptr.data:
+            printer.print_string(" ptr")
+        if self.ptr_space.data:
+            printer.print_string(f" ptr_space {self.ptr_space.data}")
+        if self.ptr_align.data:
+            printer.print_string(f" ptr_align {self.ptr_align.data}")
+        if self.dims.data:
+            printer.print_string(f" dims [{', '.join(str(d.data) for d in self.dims)}]")
+        printer.print_string(">")
 
     def verify(self) -> None:
         if self.space.data not in STATE_SPACES:
