@@ -174,6 +174,24 @@ def test_register_ranges_declare_each_register() -> None:
     assert {r.type.kind.data for d in decls[1:] for r in d.regs} == {"f16x2"}
 
 
+def test_function_forms() -> None:
+    """Linkage, return parameters, `.noreturn`, prototypes and entry-scope pragmas
+    (PTX ISA §11.2, §11.4, §11.6), as syntax_tour.ptx has them."""
+    functions = {
+        op.sym_name.data: op for op in parse((PTX_CORPUS / "syntax_tour.ptx").read_text()).walk()
+        if isinstance(op, ptx.FunctionOp)
+    }  # fmt: skip
+    prototype = functions["extern_only"]
+    assert [x.data for x in prototype.linkage or ()] == ["extern"]
+    assert not prototype.body.blocks
+    assert [x.data for x in functions["weak_one"].linkage or ()] == ["weak"]
+    assert functions["stop_here"].noreturn is not None
+    assert functions["stop_here"].returns is None
+    assert [p.sym_name.data for p in functions["twice"].returns or ()] == ["twice_ret"]
+    assert [x.data for x in functions["syntax_tour"].pragmas or ()] == ["nounroll"]
+    assert functions["syntax_tour"].kind.data == "entry"
+
+
 def test_performance_directives_are_typed() -> None:
     function = kernel("ret;")
     assert [e.data for e in function.maxntid or ()] == [128, 1, 1]
