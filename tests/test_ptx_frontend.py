@@ -377,6 +377,24 @@ _FRAGMENTS = ("{ }", "()", "<0>", "[]", "@", "!", "|", ",,", "{", "}", ";", ":",
 """Pieces of PTX syntax that an insertion mutation drops into a file."""
 
 
+@pytest.mark.parametrize(
+    ("data", "location", "message"),
+    [
+        (b'.version 8.7\n.target sm_100a\n.file 1 "a\xffb"\n', "3:11", "invalid UTF-8: byte 0xFF"),
+        (b".version 8.7\n.version 8.7\n.target sm_100a\n", "2:1", ".version is given twice"),
+        (b"", "1:1", "a PTX module starts with .version"),
+        (b".version 8.7\n.visible .entry k()\n{\nret;\n}\n", "1:1", "needs a .target"),
+    ],
+)
+def test_malformed_module_is_located(run_opt: RunOpt, tmp_path: Path, data: bytes, location: str, message: str) -> None:
+    path = tmp_path / "bad.ptx"
+    path.write_bytes(data)
+    result = run_opt(None, "-t", "ptx", path=path)
+    assert result.code == 1
+    assert f"{path}:{location}: error: " in result.err, result.err
+    assert message in result.err
+
+
 def _mutations(text: str, seed: int) -> str:
     rng = random.Random(seed)
     match rng.randrange(5):
@@ -457,6 +475,19 @@ def test_run_refuses_the_first_instruction(capsys: pytest.CaptureFixture[str]) -
     result = run_cli(capsys, str(source), "--kernel", "syntax_tour", "--block", "128")
     assert result.code == 1
     assert result.err.startswith(f"{source}:{first + 1}:{column}: error: cannot execute 'ld.param.u64' (opcode ld)")
+
+
+def test_run_refuses_parsed_ptx_in_mlir_form(
+    capsys: pytest.CaptureFixture[str], run_opt: RunOpt, tmp_path: Path
+) -> None:
+    """The MLIR form of parsed PTX is refused the same way (at its first instruction)."""
+    mlir = run_opt(None, path=PTX_CORPUS / "syntax_tour.ptx")
+    assert mlir.code == 0
+    path = tmp_path / "tour.mlir"
+    path.write_text(mlir.out)
+    result = run_cli(capsys, str(path), "--kernel", "syntax_tour", "--block", "128")
+    assert result.code == 1
+    assert "error: cannot execute 'ld.param.u64' (opcode ld)" in result.err
 
 
 def test_run_names_the_kernels(capsys: pytest.CaptureFixture[str]) -> None:

@@ -49,6 +49,7 @@ SPECIAL_REGISTERS = frozenset(
     )
 )  # fmt: skip
 """PTX ISA 9.0 chapter 10, "Special Registers" (plus `%pmN`, `%pmN_64`, `%envregN` below)."""
+_NOT_UTF8 = re.compile("[\udc80-\udcff]")
 _NUMBERED_SPECIAL = re.compile(r"%(pm[0-7](_64)?|envreg([0-9]|[12][0-9]|3[01]))")
 
 _TOKEN_DESCRIPTIONS = {
@@ -159,9 +160,14 @@ class Builder:
         address_size: int | None = None
         ops: list[Operation] = []
         first: Token | None = None
+        seen: dict[str, Token] = {}
         for item in _trees(tree.children):
             head = _first_token(item)
             first = first or head
+            if item.data in ("version", "target", "address_size"):
+                if item.data in seen:
+                    raise self.error(head, f"{head} is given twice (first on line {seen[item.data].line})")
+                seen[item.data] = head
             match item.data:
                 case "version":
                     version = str(_tokens(item)[1])
@@ -438,7 +444,6 @@ class Builder:
                 raise self.error(label, f"{label} is not a label of this scope or an enclosing one")
 
     def reg_decl(self, tree: Tree[Token]) -> list[Operation]:
-        head = _first_token(tree)
         children = _trees(tree.children)
         quals = _trees(children[0].children)
         kinds = [str(_tokens(q)[0])[1:] for q in quals]
@@ -465,7 +470,6 @@ class Builder:
                     raise self.error(name, f"register {n} is declared twice in this scope")
                 scope.registers[n] = value
             ops.append(op)
-        del head
         return ops
 
     # -- instructions ---------------------------------------------------------------
@@ -641,6 +645,10 @@ def parse_ptx(data: bytes | str, name: str, source_map: SourceMap) -> ModuleOp:
     """A builtin module holding the `ptx.module` of PTX text `data`; not verified."""
     text = decode_source(data) if isinstance(data, bytes) else data
     source = Input(text, name)
+    if bad := _NOT_UTF8.search(text):  # decode_source's stand-ins for bytes that are not UTF-8
+        at = bad.start()
+        byte = ord(bad.group()) - 0xDC00
+        raise ParseError(Span(at, at + 1, source), f"invalid UTF-8: byte 0x{byte:02X} (PTX is ASCII text)")
     try:
         tree = ptx_parser().parse(text)  # pyright: ignore[reportUnknownMemberType]
     except UnexpectedInput as e:

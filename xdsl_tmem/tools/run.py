@@ -35,6 +35,7 @@ from xdsl.utils.exceptions import DiagnosticException, ParseError
 
 import xdsl_tmem
 from xdsl_tmem.diagnostics import Diagnostic, SourceMap, diagnose, load_source, recursion_headroom, verify_located
+from xdsl_tmem.dialects import ptx
 from xdsl_tmem.fence_policy import FencePolicy
 from xdsl_tmem.frontend import load_ptx
 from xdsl_tmem.frontend.execute import ptx_kernel, refuse_execution
@@ -487,12 +488,15 @@ def run(argv: Sequence[str] | None = None) -> int:
             data = path.read_bytes()
         except OSError as e:
             raise UsageError(f"cannot read '{path}': {e.strerror}") from None
-        if path.suffix == ".ptx":  # parsed, not yet executable: refused at its first instruction
-            kernel = ptx_kernel(load_ptx(data, str(path), source_map), args.kernel)
+        ctx = make_context()
+        if path.suffix == ".ptx":
+            module = load_ptx(data, str(path), source_map)
+        else:
+            module = load_source(ctx, data, str(path), source_map)
+        if any(isinstance(op, ptx.FunctionOp) for op in module.walk()):  # parsed PTX: refused for now
+            kernel = ptx_kernel(module, args.kernel)
             parse_launch(args)
             raise refuse_execution(kernel)
-        ctx = make_context()
-        module = load_source(ctx, data, str(path), source_map)
         check_kernel(module, args.kernel)
         pipeline = parse_pipeline(args.passes, source_map) if args.passes else None
         launch = parse_launch(args)
