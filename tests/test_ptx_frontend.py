@@ -339,6 +339,7 @@ def test_input_format_option(run_opt: RunOpt, tmp_path: Path) -> None:
         (".reg .b33 %r;", 11, 6, ".reg takes one register type"),
         ("bra.uni $L1;\n{\n$L1:\nret;\n}\n.branchtargets L;", 16, 1, "expected"),
         ("L:\nL:\nret;", 12, 1, "label L is defined twice"),
+        (".reg .b32 %r;\nmov.b32 %r, 09;", 12, 14, "expected ',' or ';'; got '9'"),  # 0-prefixed: octal
     ],
 )
 def test_malformed_ptx_is_located(
@@ -383,6 +384,7 @@ _FRAGMENTS = ("{ }", "()", "<0>", "[]", "@", "!", "|", ",,", "{", "}", ";", ":",
         (b'.version 8.7\n.target sm_100a\n.file 1 "a\xffb"\n', "3:11", "invalid UTF-8: byte 0xFF"),
         (b".version 8.7\n.version 8.7\n.target sm_100a\n", "2:1", ".version is given twice"),
         (b"", "1:1", "a PTX module starts with .version"),
+        (b".version 8.7\n.target sm_100a\n.address_size 48\n", "3:15", ".address_size is 32 or 64, got 48"),
         (b".version 8.7\n.visible .entry k()\n{\nret;\n}\n", "1:1", "needs a .target"),
     ],
 )

@@ -174,7 +174,10 @@ class Builder:
                 case "target":
                     target = _tokens(item)[1:]
                 case "address_size":
-                    address_size = int(_tokens(item)[1])
+                    size = _tokens(item)[1]
+                    address_size = parse_int(str(size))[0]
+                    if address_size not in (32, 64):
+                        raise self.error(size, f".address_size is 32 or 64, got {address_size}")
                 case "module_pragma":
                     ops.append(self.located(ptx.PragmaOp([_string(t) for t in _tokens(item)[1:]]), head))
                 case "function":
