@@ -1009,3 +1009,29 @@ def test_f64_fma_subnormal_and_huge_operands() -> None:
         for i in range(len(cases)):
             exact = Fraction(float(a[i])) * Fraction(float(b[i])) + Fraction(float(c[i]))
             assert same(got[i], ieee_round(exact, F64, mode)), (mode, [hex(v) for v in cases[i]])
+
+
+def test_set_bmsk_cvt_pack() -> None:
+    """set: the comparison as a value (all ones for .u32/.s32, 1.0 for .f32, per half for f16x2
+    sources); bmsk: "a mask of width b starting at bit a", .clamp: a >= 32 gives 0, .wrap: a and b
+    mod 32; cvt.pack.sat: a and b saturated, a above b (8-bit: c's low 16 bits on top)."""
+    a, b = f32(1.0, 3.0, np.nan), f32(2.0, 2.0, 1.0)
+    assert run("set", "lt.u32.f32", a, b).tolist() == [0xFFFFFFFF, 0, 0]
+    assert run("set", "ltu.f32.f32", a, b).tolist() == [1.0, 0.0, 1.0]
+    assert run("set", "gt.and.s32.f32", a, b, np.array([True, True, False])).tolist() == [0, -1, 0]
+    h = np.array([1, 9], np.float16).view(np.uint32)
+    k = np.array([2, 3], np.float16).view(np.uint32)
+    assert run("set", "lt.u32.f16x2", h, k).tolist() == [0x0000FFFF]
+    assert run("set", "lt.f16x2.f16x2", h, k).tolist() == [0x00003C00]
+    pos, width = u32s([0, 4, 31, 33, 40]), u32s([3, 8, 4, 2, 36])
+    assert run("bmsk", "clamp.b32", pos, width).tolist() == [0x7, 0xFF0, 0x80000000, 0, 0]
+    assert run("bmsk", "wrap.b32", pos, width).tolist() == [0x7, 0xFF0, 0x80000000, 0x6, 0xF00]
+    x, y = np.array([300, -5, 70000], np.int32), np.array([-300, 7, -70000], np.int32)
+    assert run("cvt", "pack.sat.s16.s32", x, y).tolist() == [
+        (300 << 16) | (-300 & 0xFFFF),
+        (0xFFFB << 16) | 7,
+        0x7FFF8000,
+    ]
+    c = u32s([0xABCD, 0x1234, 0])
+    assert run("cvt", "pack.sat.u8.s32.b32", x, y, c).tolist() == [0xABCDFF00, 0x12340007, 0x0000FF00]
+    assert run("cvt", "pack.sat.s8.s32.b32", x, y, c).tolist() == [0xABCD7F80, 0x1234FB07, 0x00007F80]

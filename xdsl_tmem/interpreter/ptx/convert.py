@@ -209,7 +209,40 @@ def _unpack2(x: Lanes, dt: np.dtype[Any]) -> tuple[Lanes, Lanes]:
     return v[:, 0], v[:, 1]
 
 
+def decode_cvt_pack(s: Spelling) -> Semantics:
+    """cvt.pack.sat.{u16,s16}.s32 d, a, b: a and b saturated to 16 bits, a in the upper half;
+    cvt.pack.sat.{u8,s8}.s32.b32 d, a, b, c: a and b saturated to 8 bits in bits 15:8 and 7:0,
+    the low half of c above them."""
+    s.only({"pack", "sat"})
+    types = s.types
+    if "sat" not in s.flags:
+        s.fail("cvt.pack needs .sat")
+    if len(types) == 2 and types[0] in ("u16", "s16") and types[1] == "s32":
+        narrow, three = types[0], False
+    elif len(types) == 3 and types[0] in ("u8", "s8") and types[1:] == ("s32", "b32"):
+        narrow, three = types[0], True
+    else:
+        s.fail("cvt.pack is .sat.{u16,s16}.s32 (two sources) or .sat.{u8,s8}.s32.b32 (three)")
+    info = np.iinfo(LANE_DTYPE[narrow])
+    width = info.bits
+    mask = np.int64((1 << width) - 1)
+
+    def sat(x: Lanes) -> Lanes:
+        return np.clip(x.astype(np.int64), info.min, info.max) & mask
+
+    if three:
+
+        def pack8(a: Lanes, b: Lanes, c: Lanes) -> Lanes:
+            low = (sat(a) << 8) | sat(b)
+            return ((c.astype(np.int64) << 16) | low).astype(np.uint32)
+
+        return Semantics(pack8, ("s32", "s32", "b32"), ("b32",))
+    return Semantics(fn2(lambda a, b: ((sat(a) << 16) | sat(b)).astype(np.uint32)), ("s32", "s32"), ("b32",))
+
+
 def decode_cvt(s: Spelling) -> Semantics:
+    if "pack" in s.flags:
+        return decode_cvt_pack(s)
     types = s.types
     if len(types) != 2:
         s.fail(f"cvt needs a destination and a source type, got {len(types)} types")

@@ -186,6 +186,22 @@ def _szext(mode: str, ty: str) -> Fn:
     return szext
 
 
+def _bmsk(mode: str) -> Callable[[Lanes, Lanes], Lanes]:
+    """bmsk.{clamp,wrap}.b32 d, a, b: a mask of b one-bits starting at bit a, in 32 bits; .clamp
+    takes min(a, 32) and min(b, 32), .wrap a & 31 and b & 31 (so a >= 32 under .clamp, and a
+    width of 0, give 0)."""
+
+    def bmsk(a: Lanes, b: Lanes) -> Lanes:
+        if mode == "clamp":
+            pos, width = np.minimum(a, _U32_32), np.minimum(b, _U32_32)
+        else:
+            pos, width = a & _U32_31, b & _U32_31
+        ones = (np.ones((), np.uint64) << width.astype(np.uint64)) - np.ones((), np.uint64)
+        return (ones << pos.astype(np.uint64)).astype(np.uint32)
+
+    return bmsk
+
+
 def _fns(mask: Lanes, base: Lanes, offset: Lanes) -> Lanes:
     """fns.b32 d, mask, base, offset (PTX ISA pseudo-code): offset 0 -> base if mask[base] is set;
     else walk from base (up for offset > 0, down for < 0) and return the |offset|-th set bit;
@@ -592,6 +608,13 @@ def decode_integer(s: Spelling) -> Semantics:
             return np.where(n == 0, none, pos)
 
         return Semantics(bfind, (ty,), ("u32",))
+    if op == "bmsk":
+        s.one_type({"b32"})
+        mode = s.at_most_one({"clamp", "wrap"}, "mode")
+        s.only({"clamp", "wrap"})
+        if mode is None:
+            s.fail("bmsk needs .clamp or .wrap")
+        return Semantics(_bmsk(mode), ("b32", "b32"), ("b32",))
     if op == "fns":
         s.one_type({"b32"})
         s.only(set())
