@@ -258,6 +258,9 @@ def decode_cvt(s: Spelling) -> Semantics:
     if dst in CVT_INT and src in CVT_INT:
         s.only({"sat"})
         dt = LANE_DTYPE[dst]
+        dinfo, sinfo = np.iinfo(dt), np.iinfo(LANE_DTYPE[src])
+        if sat and dinfo.min <= sinfo.min and sinfo.max <= dinfo.max:
+            s.fail(f".sat: every .{src} value fits .{dst} (ptxas refuses it)")
         if sat:
             info = np.iinfo(dt)
             lo, hi = np.array(info.min, dt), np.array(info.max, dt)
@@ -386,8 +389,8 @@ def decode_cvt(s: Spelling) -> Semantics:
         s.only({"rn", "satfinite", "relu"})
         if fmodes != "rn" or not satfinite:
             s.fail(f"cvt to .{dst} is cvt.rn.satfinite{{.relu}}")
-        if src == "bf16x2" or (src == "f16x2" and dst not in _HAS_NAN):
-            s.fail(f"cvt.{dst}.{src} is not a PTX conversion (sources: .f32, .f16x2 for e4m3x2/e5m2x2)")
+        if src == "bf16x2" or (src == "f16x2" and dst not in ("e4m3x2", "e5m2x2", "e2m1x2")):
+            s.fail(f"cvt.{dst}.{src} is not a PTX conversion (sources: .f32; .f16x2 for e4m3x2 e5m2x2 e2m1x2)")
         narrow = _narrow8(dst, relu_flag)
         four = dst == "e2m1x2"
         if src == "f32":
@@ -399,11 +402,14 @@ def decode_cvt(s: Spelling) -> Semantics:
                 return _pack2(lo, hi)
 
             return Semantics(from_f32, ("f32", "f32"), (dst,))
-        return Semantics(
-            fn1(lambda a: _pack2(*(narrow(h.astype(np.float32)) for h in _unpack2(a, np.dtype(np.float16))))),
-            (src,),
-            (dst,),
-        )
+
+        def from_f16x2(a: Lanes) -> Lanes:
+            lo, hi = (narrow(h.astype(np.float32)) for h in _unpack2(a, np.dtype(np.float16)))
+            if four:
+                return (hi << np.uint8(4)) | lo
+            return _pack2(lo, hi)
+
+        return Semantics(from_f16x2, (src,), (dst,))
     if dst in ("f16x2", "bf16x2") and src in EIGHT_BIT:
         s.only({"rn", "relu"})
         if fmodes != "rn":
@@ -428,6 +434,8 @@ def decode_cvt(s: Spelling) -> Semantics:
         s.only({"rna", "rn", "rz", "satfinite", "relu"})
         if fmodes not in ("rna", "rn", "rz"):
             s.fail("cvt.tf32.f32 needs .rna, .rn or .rz")
+        if fmodes == "rna" and relu_flag:
+            s.fail(".relu does not combine with .rna")
         return Semantics(_tf32(fmodes, satfinite, relu_flag), ("f32",), ("tf32",))
     s.fail(f"no cvt from .{src} to .{dst} in this model")
 

@@ -350,7 +350,9 @@ def decode_float(s: Spelling, ty: str) -> Semantics:
                 if "ftz" not in flags:
                     s.fail("rcp.approx.f64 needs .ftz")
                 return done(_finish(_approx("rcp", F64), F64, ftz=True, sat=False), 1)
-            mode = s.at_most_one(MODES, "rounding modifier") or "rn"
+            mode = s.at_most_one(MODES, "rounding modifier")
+            if mode is None:
+                s.fail(f"{op}.f64 needs a rounding modifier (.rn .rz .rm .rp)")
             # H100: div gives a's NaN first
             return done(_finish(_exact(op, F64, mode), F64, ftz=False, sat=False, nan_order=(0, 1)[:n]), n)
         s.only({*MODES, "approx", "ftz", *(("full",) if op == "div" else ())})
@@ -366,11 +368,13 @@ def decode_float(s: Spelling, ty: str) -> Semantics:
         return done(_finish(inner, F32, ftz="ftz" in flags, sat=False), n)
     if op in ("rsqrt", "ex2", "lg2", "sin", "cos", "tanh"):
         if op == "tanh" or op == "ex2":
-            s.only({"approx", "ftz"})
-            if op == "tanh" and ty == "f64":
-                s.fail("tanh takes .f32, .f16, .f16x2, .bf16, .bf16x2")
-            if op == "ex2" and ty == "f64":
-                s.fail("ex2 takes .f32, .f16, .f16x2, .bf16, .bf16x2")
+            if ty == "f64":
+                s.fail(f"{op} takes .f32, .f16, .f16x2, .bf16, .bf16x2")
+            # ptxas: tanh has no .ftz; ex2 has it optional on .f32, not on .f16/.f16x2, and
+            # required on .bf16/.bf16x2
+            s.only({"approx", "ftz"} if op == "ex2" and not half else {"approx"})
+            if op == "ex2" and bf and "ftz" not in flags:
+                s.fail(f"ex2.approx.{ty} needs .ftz")
         elif op == "rsqrt":
             if ty not in ("f32", "f64"):
                 s.fail("rsqrt takes .f32 or .f64")

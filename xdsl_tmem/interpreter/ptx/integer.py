@@ -474,7 +474,7 @@ def decode_integer(s: Spelling) -> Semantics:
     flags = s.flags
 
     if op in ("add", "sub"):
-        ty = s.one_type(ARITH | ARITH_X2)
+        ty = s.one_type(ARITH | ARITH_X2 if op == "add" else ARITH)  # ptxas: no sub.u16x2
         s.only({"sat", "cc"})
         if "cc" in flags:
             if ty not in ("u32", "s32", "u64", "s64") or "sat" in flags:
@@ -579,9 +579,9 @@ def decode_integer(s: Spelling) -> Semantics:
             if ty not in ("s32", "s16x2"):
                 s.fail(".relu takes .s32 or .s16x2")
             zero = np.zeros((), np.int16 if ty == "s16x2" else np.int32)
-            inner: Fn = fnv(lambda *xs: np.maximum(_reduce(base, xs), zero))
+            inner: Fn = fn2(lambda a, b: np.maximum(base(a, b), zero))
         else:
-            inner = fnv(lambda *xs: _reduce(base, xs))
+            inner = base
         return Semantics(_x2(inner, ty) if ty in ARITH_X2 else inner, (ty, ty), (ty,))
     if op in ("popc", "clz"):
         ty = s.one_type({"b32", "b64"})
@@ -687,10 +687,3 @@ def decode_integer(s: Spelling) -> Semantics:
         dt = LANE_DTYPE[ty]
         return Semantics(fn1(lambda a: (a == 0).astype(dt)), (ty,), (ty,))
     s.fail("not an integer instruction this model executes")
-
-
-def _reduce(fn: Fn, xs: tuple[Lanes, ...]) -> Lanes:
-    r = fn(xs[0], xs[1])
-    for x in xs[2:]:
-        r = fn(r, x)
-    return r
