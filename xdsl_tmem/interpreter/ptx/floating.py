@@ -5,8 +5,9 @@ Exact operations (`add sub mul fma mad div.rnd div.full rcp.rnd sqrt.rnd`) are c
 rounded in every rounding mode (see `rounding.py`). Approximate operations (`.approx`:
 `div rcp sqrt rsqrt ex2 lg2 sin cos tanh`) return the float64 value of the function
 rounded to nearest in the destination type; the PTX ISA only bounds their error (e.g.
-2 ulp for `ex2.approx.f32`), so silicon may differ in the last bits. NaN results are the
-canonical NaN (sign clear, all-ones payload) of their type.
+2 ulp for `ex2.approx.f32`), so silicon may differ in the last bits. NaN results follow
+the H100: the canonical NaN (sign clear, all-ones payload) for f32/f16/bf16, the first NaN
+operand quieted for f64 (docs/ptx-semantics.md).
 """
 
 from __future__ import annotations
