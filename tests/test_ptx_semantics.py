@@ -1035,3 +1035,11 @@ def test_set_bmsk_cvt_pack() -> None:
     c = u32s([0xABCD, 0x1234, 0])
     assert run("cvt", "pack.sat.u8.s32.b32", x, y, c).tolist() == [0xABCDFF00, 0x12340007, 0x0000FF00]
     assert run("cvt", "pack.sat.s8.s32.b32", x, y, c).tolist() == [0xABCD7F80, 0x1234FB07, 0x00007F80]
+
+
+def test_rcp_approx_f64_upper_word() -> None:
+    """rcp.approx.ftz.f64 on H100 (docs/silicon.md fixtures): the low 32 bits of the input are
+    ignored and those of the result are zero; subnormals flush; NaN gives 0x7fffffff00000000."""
+    x = bits64(0x4004000000000000, 0x4004000012345678, 0x000FFFFFFFFFFFFF, 0x7FEFFFFFFFFFFFFF, 0x7FF8000000000000)
+    got = run("rcp", "approx.ftz.f64", x).view(np.uint64).tolist()
+    assert got == [0x3FD9999900000000, 0x3FD9999900000000, 0x7FF0000000000000, 0, 0x7FFFFFFF00000000]
