@@ -420,6 +420,13 @@ def test_approx_functions_special_values() -> None:
     assert d[0] == 0
     assert np.isnan(d[1])
     assert d[2] == 1.5
+    # "d = a * (1/b)": two roundings; a subnormal b is scaled first (H100: 1e-8 / 2^-149 is
+    # RN(1e-8 * 2^149), not inf)
+    seventh = Fraction(float(np.float32(1 / 7)))  # RN(1/7)
+    assert Fraction(float(run("div", "approx.f32", f32(3), f32(7))[0])) == ieee_round(3 * seventh, F32, "rn")
+    assert run("div", "approx.f32", f32(3), f32(7))[0] != np.float32(3 / 7)  # not the rounded quotient
+    tiny = run("div", "approx.f32", f32(1e-8), np.array([1], np.uint32).view(np.float32))
+    assert tiny.view(np.uint32)[0] == 0x7CABCC77
     th = run("tanh", "approx.f16x2", np.array([0.5, -20], np.float16).view(np.uint32))
     assert th.view(np.float16).tolist() == [np.float16(math.tanh(0.5)), -1.0]
 
