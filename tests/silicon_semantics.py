@@ -657,6 +657,11 @@ def int_op(base: str, mods: list[str], t: str, srcs: list[int]) -> int | None:
     if base in ("min", "max"):
         r = min(val[0], val[1]) if base == "min" else max(val[0], val[1])
         return ux(max(r, 0) if "relu" in m else r, w)
+    return _int_bits(base, m, srcs, val, w, signed)
+
+
+def _int_bits(base: str, m: set[str], srcs: list[int], val: list[int], w: int, signed: bool) -> int:
+    """The bit-manipulating half of `int_op`."""
     if base == "and":
         return val[0] & val[1]
     if base == "or":

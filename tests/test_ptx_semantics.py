@@ -420,6 +420,13 @@ def test_approx_functions_special_values() -> None:
     assert d[0] == 0
     assert np.isnan(d[1])
     assert d[2] == 1.5
+    # "d = a * (1/b)": two roundings; a subnormal b is scaled first (H100: 1e-8 / 2^-149 is
+    # RN(1e-8 * 2^149), not inf)
+    seventh = Fraction(float(np.float32(1 / 7)))  # RN(1/7)
+    assert Fraction(float(run("div", "approx.f32", f32(3), f32(7))[0])) == ieee_round(3 * seventh, F32, "rn")
+    assert run("div", "approx.f32", f32(3), f32(7))[0] != np.float32(3 / 7)  # not the rounded quotient
+    tiny = run("div", "approx.f32", f32(1e-8), np.array([1], np.uint32).view(np.float32))
+    assert tiny.view(np.uint32)[0] == 0x7CABCC77
     th = run("tanh", "approx.f16x2", np.array([0.5, -20], np.float16).view(np.uint32))
     assert th.view(np.float16).tolist() == [np.float16(math.tanh(0.5)), -1.0]
 
@@ -1009,3 +1016,37 @@ def test_f64_fma_subnormal_and_huge_operands() -> None:
         for i in range(len(cases)):
             exact = Fraction(float(a[i])) * Fraction(float(b[i])) + Fraction(float(c[i]))
             assert same(got[i], ieee_round(exact, F64, mode)), (mode, [hex(v) for v in cases[i]])
+
+
+def test_set_bmsk_cvt_pack() -> None:
+    """set: the comparison as a value (all ones for .u32/.s32, 1.0 for .f32, per half for f16x2
+    sources); bmsk: "a mask of width b starting at bit a", .clamp: a >= 32 gives 0, .wrap: a and b
+    mod 32; cvt.pack.sat: a and b saturated, a above b (8-bit: c's low 16 bits on top)."""
+    a, b = f32(1.0, 3.0, np.nan), f32(2.0, 2.0, 1.0)
+    assert run("set", "lt.u32.f32", a, b).tolist() == [0xFFFFFFFF, 0, 0]
+    assert run("set", "ltu.f32.f32", a, b).tolist() == [1.0, 0.0, 1.0]
+    assert run("set", "gt.and.s32.f32", a, b, np.array([True, True, False])).tolist() == [0, -1, 0]
+    h = np.array([1, 9], np.float16).view(np.uint32)
+    k = np.array([2, 3], np.float16).view(np.uint32)
+    assert run("set", "lt.u32.f16x2", h, k).tolist() == [0x0000FFFF]
+    assert run("set", "lt.f16x2.f16x2", h, k).tolist() == [0x00003C00]
+    pos, width = u32s([0, 4, 31, 33, 40]), u32s([3, 8, 4, 2, 36])
+    assert run("bmsk", "clamp.b32", pos, width).tolist() == [0x7, 0xFF0, 0x80000000, 0, 0]
+    assert run("bmsk", "wrap.b32", pos, width).tolist() == [0x7, 0xFF0, 0x80000000, 0x6, 0xF00]
+    x, y = np.array([300, -5, 70000], np.int32), np.array([-300, 7, -70000], np.int32)
+    assert run("cvt", "pack.sat.s16.s32", x, y).tolist() == [
+        (300 << 16) | (-300 & 0xFFFF),
+        (0xFFFB << 16) | 7,
+        0x7FFF8000,
+    ]
+    c = u32s([0xABCD, 0x1234, 0])
+    assert run("cvt", "pack.sat.u8.s32.b32", x, y, c).tolist() == [0xABCDFF00, 0x12340007, 0x0000FF00]
+    assert run("cvt", "pack.sat.s8.s32.b32", x, y, c).tolist() == [0xABCD7F80, 0x1234FB07, 0x00007F80]
+
+
+def test_rcp_approx_f64_upper_word() -> None:
+    """rcp.approx.ftz.f64 on H100 (docs/silicon.md fixtures): the low 32 bits of the input are
+    ignored and those of the result are zero; subnormals flush; NaN gives 0x7fffffff00000000."""
+    x = bits64(0x4004000000000000, 0x4004000012345678, 0x000FFFFFFFFFFFFF, 0x7FEFFFFFFFFFFFFF, 0x7FF8000000000000)
+    got = run("rcp", "approx.ftz.f64", x).view(np.uint64).tolist()
+    assert got == [0x3FD9999900000000, 0x3FD9999900000000, 0x7FF0000000000000, 0, 0x7FFFFFFF00000000]

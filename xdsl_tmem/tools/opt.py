@@ -35,6 +35,7 @@ from xdsl_tmem.diagnostics import (
     recursion_headroom,
     verify_located,
 )
+from xdsl_tmem.frontend import load_ptx
 from xdsl_tmem.tools import cli
 from xdsl_tmem.universe import TMEM_UNIVERSE, add_tmem_dialects, available_passes
 
@@ -97,6 +98,12 @@ class TmemOptMain(xDSLOptMain):
             help="with -t ptx: assemble the emitted PTX with ptxas -v and report each kernel's registers, "
             "spills, stack, shared memory and barriers on stderr; a ptxas error fails the run",
         )
+        arg_parser.add_argument(
+            "--input-format",
+            dest="frontend",
+            choices=list(self.available_frontends),
+            help="the input's language (same as -f); by default the file extension's (.ptx: PTX, else MLIR)",
+        )
 
     def output_resulting_program(self, prog: ModuleOp) -> str:
         text = super().output_resulting_program(prog)
@@ -119,7 +126,11 @@ class TmemOptMain(xDSLOptMain):
                 implicit_module=not self.args.no_implicit_module,
             )  # fmt: skip
 
+        def parse_ptx(io: IO[bytes]) -> ModuleOp:
+            return load_ptx(io.read(), self.get_input_name(), self.source_map)
+
         self.available_frontends["mlir"] = parse_mlir
+        self.available_frontends["ptx"] = parse_ptx  # PTX text: docs/ptx-frontend.md
 
     def setup_pipeline(self) -> None:
         def callback(previous: ModulePass | None, module: ModuleOp, following: ModulePass | None) -> None:

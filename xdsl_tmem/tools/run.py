@@ -35,7 +35,10 @@ from xdsl.utils.exceptions import DiagnosticException, ParseError
 
 import xdsl_tmem
 from xdsl_tmem.diagnostics import Diagnostic, SourceMap, diagnose, load_source, recursion_headroom, verify_located
+from xdsl_tmem.dialects import ptx
 from xdsl_tmem.fence_policy import FencePolicy
+from xdsl_tmem.frontend import load_ptx
+from xdsl_tmem.frontend.execute import ptx_kernel, refuse_execution
 from xdsl_tmem.interpreter import (
     KernelDeadlock,
     KernelHazard,
@@ -254,7 +257,7 @@ class _ArgumentParser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _ArgumentParser(prog="xdsl-tmem-run", description="Run a kernel on the Blackwell machine model.")
-    parser.add_argument("file", help="input .mlir file (tmem or NVVM level)")
+    parser.add_argument("file", help="input .mlir file (tmem or NVVM level), or .ptx (parsed; not executed yet)")
     parser.add_argument("--kernel", required=True, help="the kernel function to run")
     parser.add_argument("--block", required=True, help="threads per CTA: N or XxYxZ")
     parser.add_argument("--grid", help="CTAs: N or XxYxZ (default: one cluster)")
@@ -505,7 +508,14 @@ def run(argv: Sequence[str] | None = None) -> int:
         except OSError as e:
             raise UsageError(f"cannot read '{path}': {e.strerror}") from None
         ctx = make_context()
-        module = load_source(ctx, data, str(path), source_map)
+        if path.suffix == ".ptx":
+            module = load_ptx(data, str(path), source_map)
+        else:
+            module = load_source(ctx, data, str(path), source_map)
+        if any(isinstance(op, ptx.FunctionOp) for op in module.walk()):  # parsed PTX: refused for now
+            kernel = ptx_kernel(module, args.kernel)
+            parse_launch(args)
+            raise refuse_execution(kernel)
         check_kernel(module, args.kernel)
         passes = ",".join(p for p in (args.passes, "convert-to-ptx" if args.target == "ptx" else "") if p)
         pipeline = parse_pipeline(passes, source_map) if passes else None

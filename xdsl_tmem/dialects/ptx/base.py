@@ -40,38 +40,82 @@ from xdsl.utils.exceptions import VerifyException
 # --------------------------------------------------------------------------------------
 
 REGISTER_PREFIX = {"pred": "%p", "b16": "%rs", "b32": "%r", "b64": "%rd"}
+"""The backend's register classes and the names it gives their registers."""
+
+REGISTER_TYPES = frozenset((
+    "pred", "b8", "b16", "b32", "b64", "b128", "u8", "u16", "u32", "u64", "s8", "s16", "s32", "s64",
+    "f16", "f16x2", "bf16", "bf16x2", "f32", "f64",
+))  # fmt: skip
+"""Every type a `.reg` declaration may give (PTX ISA 9.0 §5.2, §5.4.2: the fundamental
+types, `.pred`, the packed half types and `.b128`)."""
 
 
 @irdl_attr_definition
 class RegisterType(ParametrizedAttribute, TypeAttribute):
-    """`!ptx.reg<class, index>`: the virtual register `%r<index>` of a `.reg` class."""
+    """A PTX register: `!ptx.reg<b32, 7>` or `!ptx.reg<u32, "%x">`.
+
+    The backend's registers are numbered within a class (`!ptx.reg<b32, 7>` is `%r7`,
+    named from `REGISTER_PREFIX`). A register of parsed PTX is its declared name and
+    type (`!ptx.reg<u32, "%x">`); a name redeclared in an inner `{ }` scope (shadowing)
+    carries that scope's number, `!ptx.reg<u32, "%x", 3>`, so the two registers are
+    different types and values, though both print as `%x`.
+    """
 
     name = "ptx.reg"
     kind: StringAttr
     index: IntAttr
+    ptx_name: StringAttr
+    """The declared name (`%x`, `%r3`); empty for the backend's numbered registers."""
+    scope: IntAttr
+    """0, or the number of the `{ }` scope whose declaration shadows an outer one."""
 
-    def __init__(self, kind: str, index: int):
-        super().__init__(StringAttr(kind), IntAttr(index))
+    def __init__(self, kind: str, index: int, ptx_name: str = "", scope: int = 0):
+        super().__init__(StringAttr(kind), IntAttr(index), StringAttr(ptx_name), IntAttr(scope))
+
+    @staticmethod
+    def named(kind: str, ptx_name: str, scope: int = 0) -> RegisterType:
+        """A register of parsed PTX (its index is unused: -1)."""
+        return RegisterType(kind, -1, ptx_name, scope)
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
         with parser.in_angle_brackets():
             kind = parser.parse_identifier()
             parser.parse_punctuation(",")
-            index = parser.parse_integer()
-        if kind not in REGISTER_PREFIX:
-            parser.raise_error(f"!ptx.reg: register class must be one of {', '.join(REGISTER_PREFIX)}, got {kind}")
-        return (StringAttr(kind), IntAttr(index))
+            ptx_name = parser.parse_optional_str_literal()
+            if ptx_name is None:
+                index = parser.parse_integer()
+                if kind not in REGISTER_PREFIX:
+                    parser.raise_error(
+                        f"!ptx.reg: register class must be one of {', '.join(REGISTER_PREFIX)}, got {kind}"
+                    )
+                return (StringAttr(kind), IntAttr(index), StringAttr(""), IntAttr(0))
+            scope = parser.parse_integer() if parser.parse_optional_punctuation(",") else 0
+        if kind not in REGISTER_TYPES:
+            parser.raise_error(
+                f"!ptx.reg: register type must be one of {', '.join(sorted(REGISTER_TYPES))}, got {kind}"
+            )
+        return (StringAttr(kind), IntAttr(-1), StringAttr(ptx_name), IntAttr(scope))
 
     def print_parameters(self, printer: Printer) -> None:
-        printer.print_string(f"<{self.kind.data}, {self.index.data}>")
+        if not self.ptx_name.data:
+            printer.print_string(f"<{self.kind.data}, {self.index.data}>")
+            return
+        printer.print_string(f"<{self.kind.data}, ")
+        printer.print_string_literal(self.ptx_name.data)
+        printer.print_string(f", {self.scope.data}>" if self.scope.data else ">")
 
     def verify(self) -> None:
-        if self.kind.data not in REGISTER_PREFIX:
-            raise VerifyException(f"!ptx.reg: register class must be one of {', '.join(REGISTER_PREFIX)}")
+        if not self.ptx_name.data:
+            if self.kind.data not in REGISTER_PREFIX:
+                raise VerifyException(f"!ptx.reg: register class must be one of {', '.join(REGISTER_PREFIX)}")
+        elif self.kind.data not in REGISTER_TYPES:
+            raise VerifyException(f"!ptx.reg: register type must be one of {', '.join(sorted(REGISTER_TYPES))}")
 
     @property
     def register_name(self) -> str:
+        if self.ptx_name.data:
+            return self.ptx_name.data
         return f"{REGISTER_PREFIX[self.kind.data]}{self.index.data}"
 
 

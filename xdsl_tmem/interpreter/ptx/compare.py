@@ -8,7 +8,21 @@ from typing import Any
 
 import numpy as np
 
-from .base import BITS, FLOAT, INTEGER, SIGNED, UNSIGNED, Lanes, Semantics, Spelling, fn2, fn3
+from .base import (
+    BITS,
+    FLOAT,
+    INTEGER,
+    SIGNED,
+    TYPES,
+    UNSIGNED,
+    Lanes,
+    Semantics,
+    Spelling,
+    UnsupportedInstruction,
+    fn2,
+    fn3,
+    fnv,
+)
 from .floating import ELEMENT, PACKED
 from .rounding import flush
 
@@ -97,6 +111,40 @@ def decode_setp(s: Spelling, pair: bool) -> Semantics:
 
         return Semantics(pq, operands, ("pred", "pred"))
     return Semantics(base, operands, ("pred",))
+
+
+def decode_set(s: Spelling) -> Semantics:
+    """set.CmpOp{.BoolOp}{.ftz}.dtype.stype d, a, b{, {!}c}: like setp, but the result is a value:
+    all ones (.u32 .s32) or 1.0 (.f32), per half for .f16x2/.bf16x2 sources (0xffff, or 1.0 of
+    the half type when the destination is .f16x2/.bf16x2), 0 where false."""
+    types = s.types
+    if len(types) != 2:
+        s.fail(f"set needs a destination and a source type, got {len(types)} types")
+    dty, sty = types
+    allowed_dst: set[str] = {"u32", "s32", "f32"} | ({"f16x2", "bf16x2"} if sty in PACKED else set[str]())
+    if dty not in allowed_dst:
+        s.fail(f"set.*.{dty}.{sty}: destination type must be one of {' '.join('.' + t for t in sorted(allowed_dst))}")
+    first = next(i for i, m in enumerate(s.modifiers) if m in TYPES)  # the destination type
+    try:
+        inner = decode_setp(Spelling("setp", s.modifiers[:first] + s.modifiers[first + 1 :]), pair=False)
+    except UnsupportedInstruction as e:
+        s.fail(e.why)
+    operands = inner.operands
+    if sty in PACKED:
+        one = {"f16x2": 0x3C00, "bf16x2": 0x3F80}.get(dty, 0xFFFF)
+        lo_hi = inner.fn
+
+        def halves(*xs: Lanes) -> Lanes:
+            lo, hi = lo_hi(*xs)
+            return (
+                np.where(lo, np.uint32(one), np.uint32(0)) | np.where(hi, np.uint32(one << 16), np.uint32(0))
+            ).astype(np.uint32)
+
+        return Semantics(halves, operands, (dty,))
+    cmp = inner.fn
+    true = {"u32": np.uint32(0xFFFFFFFF), "s32": np.int32(-1), "f32": np.float32(1.0)}[dty]
+    false = np.zeros((), true.dtype)
+    return Semantics(fnv(lambda *xs: np.where(cmp(*xs), true, false)), operands, (dty,))
 
 
 def decode_selp(s: Spelling) -> Semantics:

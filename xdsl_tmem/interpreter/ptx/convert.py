@@ -54,7 +54,7 @@ EIGHT_BIT: dict[str, np.dtype[Any]] = {
     "e2m1x2": np.dtype(ml_dtypes.float4_e2m1fn),
 }
 _HAS_NAN = frozenset({"e4m3x2", "e5m2x2"})
-_NAN8 = np.uint8(0x7F)  # sign clear, all-ones payload; which NaN silicon writes is unverified
+_NAN8 = np.uint8(0x7F)  # sign clear, all-ones payload: H100, from f32 and from f16x2
 
 
 def _int_to_pair(a: Lanes) -> tuple[Lanes, Lanes]:
@@ -209,7 +209,40 @@ def _unpack2(x: Lanes, dt: np.dtype[Any]) -> tuple[Lanes, Lanes]:
     return v[:, 0], v[:, 1]
 
 
+def decode_cvt_pack(s: Spelling) -> Semantics:
+    """cvt.pack.sat.{u16,s16}.s32 d, a, b: a and b saturated to 16 bits, a in the upper half;
+    cvt.pack.sat.{u8,s8}.s32.b32 d, a, b, c: a and b saturated to 8 bits in bits 15:8 and 7:0,
+    the low half of c above them."""
+    s.only({"pack", "sat"})
+    types = s.types
+    if "sat" not in s.flags:
+        s.fail("cvt.pack needs .sat")
+    if len(types) == 2 and types[0] in ("u16", "s16") and types[1] == "s32":
+        narrow, three = types[0], False
+    elif len(types) == 3 and types[0] in ("u8", "s8") and types[1:] == ("s32", "b32"):
+        narrow, three = types[0], True
+    else:
+        s.fail("cvt.pack is .sat.{u16,s16}.s32 (two sources) or .sat.{u8,s8}.s32.b32 (three)")
+    info = np.iinfo(LANE_DTYPE[narrow])
+    width = info.bits
+    mask = np.int64((1 << width) - 1)
+
+    def sat(x: Lanes) -> Lanes:
+        return np.clip(x.astype(np.int64), info.min, info.max) & mask
+
+    if three:
+
+        def pack8(a: Lanes, b: Lanes, c: Lanes) -> Lanes:
+            low = (sat(a) << 8) | sat(b)
+            return ((c.astype(np.int64) << 16) | low).astype(np.uint32)
+
+        return Semantics(pack8, ("s32", "s32", "b32"), ("b32",))
+    return Semantics(fn2(lambda a, b: ((sat(a) << 16) | sat(b)).astype(np.uint32)), ("s32", "s32"), ("b32",))
+
+
 def decode_cvt(s: Spelling) -> Semantics:
+    if "pack" in s.flags:
+        return decode_cvt_pack(s)
     types = s.types
     if len(types) != 2:
         s.fail(f"cvt needs a destination and a source type, got {len(types)} types")
@@ -225,6 +258,9 @@ def decode_cvt(s: Spelling) -> Semantics:
     if dst in CVT_INT and src in CVT_INT:
         s.only({"sat"})
         dt = LANE_DTYPE[dst]
+        dinfo, sinfo = np.iinfo(dt), np.iinfo(LANE_DTYPE[src])
+        if sat and dinfo.min <= sinfo.min and sinfo.max <= dinfo.max:
+            s.fail(f".sat: every .{src} value fits .{dst} (ptxas refuses it)")
         if sat:
             info = np.iinfo(dt)
             lo, hi = np.array(info.min, dt), np.array(info.max, dt)
@@ -353,8 +389,8 @@ def decode_cvt(s: Spelling) -> Semantics:
         s.only({"rn", "satfinite", "relu"})
         if fmodes != "rn" or not satfinite:
             s.fail(f"cvt to .{dst} is cvt.rn.satfinite{{.relu}}")
-        if src == "bf16x2" or (src == "f16x2" and dst not in _HAS_NAN):
-            s.fail(f"cvt.{dst}.{src} is not a PTX conversion (sources: .f32, .f16x2 for e4m3x2/e5m2x2)")
+        if src == "bf16x2" or (src == "f16x2" and dst not in ("e4m3x2", "e5m2x2", "e2m1x2")):
+            s.fail(f"cvt.{dst}.{src} is not a PTX conversion (sources: .f32; .f16x2 for e4m3x2 e5m2x2 e2m1x2)")
         narrow = _narrow8(dst, relu_flag)
         four = dst == "e2m1x2"
         if src == "f32":
@@ -366,11 +402,14 @@ def decode_cvt(s: Spelling) -> Semantics:
                 return _pack2(lo, hi)
 
             return Semantics(from_f32, ("f32", "f32"), (dst,))
-        return Semantics(
-            fn1(lambda a: _pack2(*(narrow(h.astype(np.float32)) for h in _unpack2(a, np.dtype(np.float16))))),
-            (src,),
-            (dst,),
-        )
+
+        def from_f16x2(a: Lanes) -> Lanes:
+            lo, hi = (narrow(h.astype(np.float32)) for h in _unpack2(a, np.dtype(np.float16)))
+            if four:
+                return (hi << np.uint8(4)) | lo
+            return _pack2(lo, hi)
+
+        return Semantics(from_f16x2, (src,), (dst,))
     if dst in ("f16x2", "bf16x2") and src in EIGHT_BIT:
         s.only({"rn", "relu"})
         if fmodes != "rn":
@@ -395,6 +434,8 @@ def decode_cvt(s: Spelling) -> Semantics:
         s.only({"rna", "rn", "rz", "satfinite", "relu"})
         if fmodes not in ("rna", "rn", "rz"):
             s.fail("cvt.tf32.f32 needs .rna, .rn or .rz")
+        if fmodes == "rna" and relu_flag:
+            s.fail(".relu does not combine with .rna")
         return Semantics(_tf32(fmodes, satfinite, relu_flag), ("f32",), ("tf32",))
     s.fail(f"no cvt from .{src} to .{dst} in this model")
 

@@ -5,8 +5,9 @@ Exact operations (`add sub mul fma mad div.rnd div.full rcp.rnd sqrt.rnd`) are c
 rounded in every rounding mode (see `rounding.py`). Approximate operations (`.approx`:
 `div rcp sqrt rsqrt ex2 lg2 sin cos tanh`) return the float64 value of the function
 rounded to nearest in the destination type; the PTX ISA only bounds their error (e.g.
-2 ulp for `ex2.approx.f32`), so silicon may differ in the last bits. NaN results are the
-canonical NaN (sign clear, all-ones payload) of their type.
+2 ulp for `ex2.approx.f32`), so silicon may differ in the last bits. NaN results follow
+the H100: the canonical NaN (sign clear, all-ones payload) for f32/f16/bf16, the first NaN
+operand quieted for f64 (docs/ptx-semantics.md).
 """
 
 from __future__ import annotations
@@ -235,10 +236,35 @@ def _approx(kind: str, elem: np.dtype[Any]) -> Fn:
     return fn1(lambda a: fn(a.astype(np.float64)).astype(elem))
 
 
+_HI_WORD = np.array(0xFFFFFFFF00000000, np.uint64)
+_NAN_HI = np.array(0x7FFFFFFF00000000, np.uint64).view(np.float64)
+
+
+def _rcp_approx_f64(a: Lanes) -> Lanes:
+    """rcp.approx.ftz.f64, "a fast, gross approximation": like H100 (whose reciprocal unit reads
+    and writes only the upper 32 bits of a double), 1/a of a's upper word, truncated to an upper
+    word; subnormal inputs and results flushed, NaN -> 0x7fffffff00000000. This gives every
+    H100 result of the silicon fixtures bit for bit (2,048 edge-value cases)."""
+    x = (a.view(np.uint64) & _HI_WORD).view(np.float64)
+    x = np.where(np.abs(x) < 2.0**-1022, x * 0, x)
+    r = ((1.0 / x).view(np.uint64) & _HI_WORD).view(np.float64)
+    r = np.where(np.abs(r) < 2.0**-1022, r * 0, r)
+    return np.where(r != r, _NAN_HI, r)
+
+
+_F32_SMALLEST = np.float32(2.0**-126)
+_TWO_32 = np.float32(2.0**32)
+_ONE_32 = np.float32(1.0)
+
+
 def _div_approx(a: Lanes, b: Lanes) -> Lanes:
-    """div.approx.f32: a * (1/b); "for 2^126 < |b| < 2^128, if a is infinity, div.approx.f32
-    returns NaN, otherwise it returns 0" (PTX ISA, div). Elsewhere the exact quotient."""
-    q = (a.astype(np.float64) / b.astype(np.float64)).astype(np.float32)
+    """div.approx.f32: "computed as d = a * (1/b)" — here two float32 roundings, a times the
+    correctly rounded reciprocal (rcp.approx.f32 agreed with that on every recorded H100 case);
+    "for 2^126 < |b| < 2^128, if a is infinity, div.approx.f32 returns NaN, otherwise it
+    returns 0" (PTX ISA, div). A subnormal b (without .ftz) is scaled up with a first, as the
+    H100 does (its result for b = 2^-149 is a * 2^149, not a * inf)."""
+    scale = np.where((np.abs(b) < _F32_SMALLEST) & (b != 0), _TWO_32, _ONE_32)
+    q = (a * scale) * (_ONE_32 / (b * scale))
     huge = (np.abs(b) > np.float32(2.0**126)) & np.isfinite(b)
     return np.where(huge, np.where(np.isinf(a), np.float32(np.nan), a * np.float32(0) * np.sign(b)), q)
 
@@ -349,8 +375,10 @@ def decode_float(s: Spelling, ty: str) -> Semantics:
             if "approx" in flags:  # rcp.approx.ftz.f64
                 if "ftz" not in flags:
                     s.fail("rcp.approx.f64 needs .ftz")
-                return done(_finish(_approx("rcp", F64), F64, ftz=True, sat=False), 1)
-            mode = s.at_most_one(MODES, "rounding modifier") or "rn"
+                return done(_rcp_approx_f64, 1)
+            mode = s.at_most_one(MODES, "rounding modifier")
+            if mode is None:
+                s.fail(f"{op}.f64 needs a rounding modifier (.rn .rz .rm .rp)")
             # H100: div gives a's NaN first
             return done(_finish(_exact(op, F64, mode), F64, ftz=False, sat=False, nan_order=(0, 1)[:n]), n)
         s.only({*MODES, "approx", "ftz", *(("full",) if op == "div" else ())})
@@ -366,11 +394,13 @@ def decode_float(s: Spelling, ty: str) -> Semantics:
         return done(_finish(inner, F32, ftz="ftz" in flags, sat=False), n)
     if op in ("rsqrt", "ex2", "lg2", "sin", "cos", "tanh"):
         if op == "tanh" or op == "ex2":
-            s.only({"approx", "ftz"})
-            if op == "tanh" and ty == "f64":
-                s.fail("tanh takes .f32, .f16, .f16x2, .bf16, .bf16x2")
-            if op == "ex2" and ty == "f64":
-                s.fail("ex2 takes .f32, .f16, .f16x2, .bf16, .bf16x2")
+            if ty == "f64":
+                s.fail(f"{op} takes .f32, .f16, .f16x2, .bf16, .bf16x2")
+            # ptxas: tanh has no .ftz; ex2 has it optional on .f32, not on .f16/.f16x2, and
+            # required on .bf16/.bf16x2
+            s.only({"approx", "ftz"} if op == "ex2" and not half else {"approx"})
+            if op == "ex2" and bf and "ftz" not in flags:
+                s.fail(f"ex2.approx.{ty} needs .ftz")
         elif op == "rsqrt":
             if ty not in ("f32", "f64"):
                 s.fail("rsqrt takes .f32 or .f64")

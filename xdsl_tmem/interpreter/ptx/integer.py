@@ -186,6 +186,22 @@ def _szext(mode: str, ty: str) -> Fn:
     return szext
 
 
+def _bmsk(mode: str) -> Callable[[Lanes, Lanes], Lanes]:
+    """bmsk.{clamp,wrap}.b32 d, a, b: a mask of b one-bits starting at bit a, in 32 bits; .clamp
+    takes min(a, 32) and min(b, 32), .wrap a & 31 and b & 31 (so a >= 32 under .clamp, and a
+    width of 0, give 0)."""
+
+    def bmsk(a: Lanes, b: Lanes) -> Lanes:
+        if mode == "clamp":
+            pos, width = np.minimum(a, _U32_32), np.minimum(b, _U32_32)
+        else:
+            pos, width = a & _U32_31, b & _U32_31
+        ones = (np.ones((), np.uint64) << width.astype(np.uint64)) - np.ones((), np.uint64)
+        return (ones << pos.astype(np.uint64)).astype(np.uint32)
+
+    return bmsk
+
+
 def _fns(mask: Lanes, base: Lanes, offset: Lanes) -> Lanes:
     """fns.b32 d, mask, base, offset (PTX ISA pseudo-code): offset 0 -> base if mask[base] is set;
     else walk from base (up for offset > 0, down for < 0) and return the |offset|-th set bit;
@@ -458,7 +474,7 @@ def decode_integer(s: Spelling) -> Semantics:
     flags = s.flags
 
     if op in ("add", "sub"):
-        ty = s.one_type(ARITH | ARITH_X2)
+        ty = s.one_type(ARITH | ARITH_X2 if op == "add" else ARITH)  # ptxas: no sub.u16x2
         s.only({"sat", "cc"})
         if "cc" in flags:
             if ty not in ("u32", "s32", "u64", "s64") or "sat" in flags:
@@ -563,9 +579,9 @@ def decode_integer(s: Spelling) -> Semantics:
             if ty not in ("s32", "s16x2"):
                 s.fail(".relu takes .s32 or .s16x2")
             zero = np.zeros((), np.int16 if ty == "s16x2" else np.int32)
-            inner: Fn = fnv(lambda *xs: np.maximum(_reduce(base, xs), zero))
+            inner: Fn = fn2(lambda a, b: np.maximum(base(a, b), zero))
         else:
-            inner = fnv(lambda *xs: _reduce(base, xs))
+            inner = base
         return Semantics(_x2(inner, ty) if ty in ARITH_X2 else inner, (ty, ty), (ty,))
     if op in ("popc", "clz"):
         ty = s.one_type({"b32", "b64"})
@@ -592,6 +608,13 @@ def decode_integer(s: Spelling) -> Semantics:
             return np.where(n == 0, none, pos)
 
         return Semantics(bfind, (ty,), ("u32",))
+    if op == "bmsk":
+        s.one_type({"b32"})
+        mode = s.at_most_one({"clamp", "wrap"}, "mode")
+        s.only({"clamp", "wrap"})
+        if mode is None:
+            s.fail("bmsk needs .clamp or .wrap")
+        return Semantics(_bmsk(mode), ("b32", "b32"), ("b32",))
     if op == "fns":
         s.one_type({"b32"})
         s.only(set())
@@ -664,10 +687,3 @@ def decode_integer(s: Spelling) -> Semantics:
         dt = LANE_DTYPE[ty]
         return Semantics(fn1(lambda a: (a == 0).astype(dt)), (ty,), (ty,))
     s.fail("not an integer instruction this model executes")
-
-
-def _reduce(fn: Fn, xs: tuple[Lanes, ...]) -> Lanes:
-    r = fn(xs[0], xs[1])
-    for x in xs[2:]:
-        r = fn(r, x)
-    return r

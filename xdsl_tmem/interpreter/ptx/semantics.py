@@ -11,19 +11,19 @@ from __future__ import annotations
 from functools import cache
 
 from .base import FLOAT, Semantics, Spelling, UnsupportedInstruction
-from .compare import decode_selp, decode_setp, decode_slct
+from .compare import decode_selp, decode_set, decode_setp, decode_slct
 from .convert import decode_cvt, decode_mov
 from .floating import decode_float
 from .integer import decode_integer
 
 INTEGER_OPCODES = frozenset(
     "add sub mul mad madc mul24 mad24 sad div rem abs neg min max popc clz bfind fns brev bfe bfi szext "
-    "dp4a dp2a prmt lop3 shf shl shr and or xor not cnot addc subc".split()
+    "dp4a dp2a prmt lop3 shf shl shr and or xor not cnot addc subc bmsk".split()
 )
 FLOAT_OPCODES = frozenset(
     "add sub mul fma mad div rcp sqrt rsqrt ex2 lg2 sin cos tanh min max abs neg copysign testp".split()
 )
-OPCODES = INTEGER_OPCODES | FLOAT_OPCODES | {"setp", "selp", "slct", "cvt", "mov"}
+OPCODES = INTEGER_OPCODES | FLOAT_OPCODES | {"setp", "set", "selp", "slct", "cvt", "mov"}
 
 
 @cache
@@ -42,6 +42,8 @@ def decode(opcode: str, modifiers: tuple[str, ...], *, pair: bool = False, pack:
         s.fail("only setp writes a p|q pair")
     if (pack or unpack) and opcode != "mov":
         s.fail("only mov packs or unpacks vectors")
+    if opcode == "set":
+        return decode_set(s)
     if opcode == "selp":
         return decode_selp(s)
     if opcode == "slct":

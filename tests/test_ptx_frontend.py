@@ -1,0 +1,511 @@
+"""The PTX front end: parse → print round trips checked by ptxas and nvdisasm, the
+structure of parsed PTX, and located diagnostics for malformed input.
+
+Expectations are independent of our code: the SASS ptxas makes of the original file
+(the printed file must give the same), the PTX ISA's definitions of literals,
+declarations and scopes, and the located-diagnostic contract of both drivers.
+
+The corpus: our backend's PTX for every example and llc-22's PTX of the same NVVM
+(both generated here), the files in tests/ptx_corpus/ (the two reference kernels and
+hand-written ones), and every tests/clients/**/*.ptx (Triton and CuTe DSL output).
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import struct
+from collections.abc import Callable
+from functools import cache
+from pathlib import Path
+
+import pytest
+from external import ToolFailed, Upstream, run_tool
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from support import EXAMPLES, ROOT, OptResult, missing, run_cli
+
+from xdsl_tmem.backend.printer import ptx_text
+from xdsl_tmem.backend.ptxas import find_cuda_tool, find_ptxas
+from xdsl_tmem.diagnostics import MAX_NESTING, SourceMap
+from xdsl_tmem.dialects import ptx
+from xdsl_tmem.frontend import load_ptx
+from xdsl_tmem.tools import opt
+
+RunOpt = Callable[..., OptResult]
+
+PTX_CORPUS = ROOT / "tests" / "ptx_corpus"
+CLIENTS = ROOT / "tests" / "clients"
+CORPUS_FILES = sorted(PTX_CORPUS.glob("*.ptx"))
+CLIENT_FILES = sorted(CLIENTS.glob("**/*.ptx"))
+EXAMPLE_PROGRAMS = sorted(EXAMPLES.glob("*.mlir"))
+LOCATED = re.compile(r"^[^\n]*:\d+:\d+: error: ", re.M)
+
+
+# --------------------------------------------------------------------------------------
+# Tools: ptxas and nvdisasm of one CUDA release
+# --------------------------------------------------------------------------------------
+
+
+@cache
+def _cuda_tools() -> tuple[str, str] | None:
+    """ptxas and nvdisasm, preferring the pip wheels' pair (`nvidia-cuda-nvcc`,
+    `nvidia-cuda-nvdisasm`, one release: the newest PTX ISA Triton and CuTe emit)."""
+    nvdisasm = find_cuda_tool("nvdisasm")
+    if nvdisasm is None:
+        return None
+    sibling = Path(nvdisasm).with_name("ptxas")
+    ptxas = str(sibling) if sibling.is_file() else find_ptxas()
+    return None if ptxas is None else (ptxas, nvdisasm)
+
+
+@pytest.fixture(scope="module")
+def cuda_tools() -> tuple[str, str]:
+    tools = _cuda_tools()
+    if tools is None:
+        missing("ptxas and nvdisasm", "pip install nvidia-cuda-nvcc nvidia-cuda-nvdisasm")
+    assert tools is not None
+    return tools
+
+
+def sass(tools: tuple[str, str], text: str, directory: Path, stem: str) -> str:
+    """The SASS ptxas makes of `text` for sm_100a: nvdisasm's code sections only (`-c`),
+    so line tables (from `.loc`, which the front end drops) do not count."""
+    ptxas, nvdisasm = tools
+    source = directory / f"{stem}.ptx"
+    cubin = directory / f"{stem}.cubin"
+    source.write_text(text)
+    run_tool([ptxas, "-arch=sm_100a", str(source), "-o", str(cubin)])
+    return run_tool([nvdisasm, "-c", str(cubin)])
+
+
+def parse(text: str, name: str = "input.ptx") -> ptx.ModuleOp:
+    module = load_ptx(text, name, SourceMap())
+    (inner,) = module.body.block.ops
+    assert isinstance(inner, ptx.ModuleOp)
+    return inner
+
+
+def round_trip(tools: tuple[str, str], text: str, tmp_path: Path) -> None:
+    """Parse, print; ptxas accepts the print, and its SASS is the original's."""
+    printed = ptx_text(parse(text))
+    original = sass(tools, text, tmp_path, "original")
+    try:
+        again = sass(tools, printed, tmp_path, "printed")
+    except ToolFailed as e:
+        pytest.fail(f"ptxas rejects the printed PTX:\n{e}\n{printed}")
+    assert again == original
+
+
+# --------------------------------------------------------------------------------------
+# The corpus round trip
+# --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", [*CORPUS_FILES, *CLIENT_FILES], ids=lambda p: str(p.relative_to(ROOT / "tests")))
+def test_corpus_file_round_trips(cuda_tools: tuple[str, str], tmp_path: Path, path: Path) -> None:
+    round_trip(cuda_tools, path.read_text(), tmp_path)
+
+
+def _nvvm_level(run_opt: RunOpt, program: Path) -> str:
+    result = run_opt(None, "-p", "lower-tmem", path=program)
+    assert result.code == 0, result.err
+    return result.out
+
+
+@pytest.mark.parametrize("program", EXAMPLE_PROGRAMS, ids=lambda p: p.name)
+def test_backend_ptx_round_trips(run_opt: RunOpt, cuda_tools: tuple[str, str], tmp_path: Path, program: Path) -> None:
+    """Our backend's PTX of every example (generated now)."""
+    result = run_opt(None, "-p", "lower-tmem", "-t", "ptx", path=program)
+    assert result.code == 0, result.err
+    round_trip(cuda_tools, result.out, tmp_path)
+
+
+@pytest.mark.parametrize("program", EXAMPLE_PROGRAMS, ids=lambda p: p.name)
+def test_llc_ptx_round_trips(
+    run_opt: RunOpt, upstream: Upstream, cuda_tools: tuple[str, str], tmp_path: Path, program: Path
+) -> None:
+    """llc-22's PTX of the same NVVM (generated now)."""
+    round_trip(cuda_tools, upstream.to_ptx(_nvvm_level(run_opt, program)), tmp_path)
+
+
+def test_corpus_is_not_empty() -> None:
+    """The glob must find the reference kernels and the hand-written files."""
+    names = {p.name for p in CORPUS_FILES}
+    assert {"ref_pipeline.ptx", "nvvm_ops_examples.ptx", "syntax_tour.ptx"} <= names
+
+
+# --------------------------------------------------------------------------------------
+# What parsed PTX looks like (PTX ISA 9.0 chapters 4, 5 and 11)
+# --------------------------------------------------------------------------------------
+
+_KERNEL = """\
+.version 8.7
+.target sm_100a
+.address_size 64
+.visible .entry k(.param .u64 .ptr .global .align 16 k_out, .param .align 8 .b8 k_pair[8])
+.maxntid 128, 1, 1
+.reqnctapercluster 2, 1, 1
+.explicitcluster
+.maxclusterrank 8
+.minnctapersm 1
+{{
+{body}
+}}
+"""
+
+
+def kernel(body: str) -> ptx.FunctionOp:
+    (function,) = parse(_KERNEL.format(body=body)).body.block.ops
+    assert isinstance(function, ptx.FunctionOp)
+    return function
+
+
+def instructions(function: ptx.FunctionOp) -> list[ptx.InstOp]:
+    return [op for op in function.walk() if isinstance(op, ptx.InstOp)]
+
+
+def test_register_ranges_declare_each_register() -> None:
+    """`.reg .b32 %r<10>;` declares %r0 .. %r9 (PTX ISA §5.1.1, parameterized names)."""
+    function = kernel(".reg .b32 %r<10>;\n.reg .f16x2 %h, %g<2>;")
+    decls = [op for op in function.walk() if isinstance(op, ptx.RegDeclOp)]
+    names = [[r.type.register_name for r in d.regs] for d in decls]
+    assert names == [[f"%r{i}" for i in range(10)], ["%h"], ["%g0", "%g1"]]
+    assert {r.type.kind.data for d in decls[1:] for r in d.regs} == {"f16x2"}
+
+
+def test_function_forms() -> None:
+    """Linkage, return parameters, `.noreturn`, prototypes and entry-scope pragmas
+    (PTX ISA §11.2, §11.4, §11.6), as syntax_tour.ptx has them."""
+    functions = {
+        op.sym_name.data: op for op in parse((PTX_CORPUS / "syntax_tour.ptx").read_text()).walk()
+        if isinstance(op, ptx.FunctionOp)
+    }  # fmt: skip
+    prototype = functions["extern_only"]
+    assert [x.data for x in prototype.linkage or ()] == ["extern"]
+    assert not prototype.body.blocks
+    assert [x.data for x in functions["weak_one"].linkage or ()] == ["weak"]
+    assert functions["stop_here"].noreturn is not None
+    assert functions["stop_here"].returns is None
+    assert [p.sym_name.data for p in functions["twice"].returns or ()] == ["twice_ret"]
+    assert [x.data for x in functions["syntax_tour"].pragmas or ()] == ["nounroll"]
+    assert functions["syntax_tour"].kind.data == "entry"
+
+
+def test_performance_directives_are_typed() -> None:
+    function = kernel("ret;")
+    assert [e.data for e in function.maxntid or ()] == [128, 1, 1]
+    assert [e.data for e in function.reqnctapercluster or ()] == [2, 1, 1]
+    assert function.explicitcluster is not None
+    assert function.maxclusterrank is not None
+    assert function.maxclusterrank.data == 8
+    assert function.minnctapersm is not None
+    assert function.minnctapersm.data == 1
+    params = function.params
+    assert params is not None
+    pointer, pair = params
+    assert (pointer.type.data, pointer.ptr.data, pointer.ptr_space.data, pointer.ptr_align.data) == (
+        "u64",
+        1,
+        "global",
+        16,
+    )
+    assert (pair.align.data, pair.type.data, [d.data for d in pair.dims]) == (8, "b8", [8])
+
+
+def test_literals_follow_the_ptx_isa() -> None:
+    """PTX ISA §4.5.1: hex, octal (leading 0), binary, U suffix; 0f/0d hex floats."""
+    (inst,) = instructions(kernel(".reg .b32 %r;\nprmt.b32 %r, 0x10, 010, 0b101U;"))
+    values = [(a.value.data, a.unsigned.data) for a in inst.args if isinstance(a, ptx.ArgInt)]
+    assert values == [(16, 0), (8, 0), (5, 1)]
+    (inst,) = instructions(kernel(".reg .f32 %f;\nfma.rn.f32 %f, %f, 0f3F800000, -0f3F800000;"))
+    floats = [a for a in inst.args if isinstance(a, ptx.ArgFloat)]
+    assert [struct.unpack(">f", a.bits.data.to_bytes(4, "big"))[0] for a in floats] == [1.0, -1.0]
+    (inst,) = instructions(kernel(".reg .f64 %d;\nadd.f64 %d, %d, 0d3FF8000000000000;"))
+    (double,) = [a for a in inst.args if isinstance(a, ptx.ArgFloat)]
+    assert (struct.unpack(">d", double.bits.data.to_bytes(8, "big"))[0], double.width.data) == (1.5, 64)
+    (inst,) = instructions(kernel(".reg .b32 %r;\nadd.s32 %r, %r, -7;"))
+    assert [a.value.data for a in inst.args if isinstance(a, ptx.ArgInt)] == [-7]
+
+
+def test_operand_forms() -> None:
+    body = """\
+.reg .pred %p, %q;
+.reg .b32 %r<4>;
+.reg .b64 %rd;
+.shared .align 8 .b8 buf[64];
+mov.u32 %r0, %clusterid.y;
+mov.u32 %r1, %envreg3;
+ld.shared.v4.b32 {%r0, _, %r2, %r3}, [%rd+-8];
+st.shared.b32 [buf+4], %r0;
+setp.lt.u32 %p|%q, %r0, 64;
+setp.eq.and.u32 %p, %r0, 0, !%q;
+cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [buf], [%rd, {%r0, %r1}], [buf+8];
+@!%p bra L;
+L:
+ret;"""
+    function = kernel(body)
+    insts = {i.mnemonic(): i for i in instructions(function)}
+    assert isinstance(insts["mov.u32"].args.data[1], ptx.ArgSpecial)
+    load = insts["ld.shared.v4.b32"]
+    vector, address = load.args.data
+    assert isinstance(vector, ptx.ArgVector)
+    assert isinstance(vector.elements.data[1], ptx.ArgSink)
+    assert isinstance(address, ptx.ArgAddress)
+    assert address.offset.data == -8
+    store = insts["st.shared.b32"].args.data[0]
+    assert isinstance(store, ptx.ArgAddress)
+    assert isinstance(store.base, ptx.ArgSymbol)
+    assert store.offset.data == 4
+    pair = insts["setp.lt.u32"].args.data[0]
+    assert isinstance(pair, ptx.ArgPair)
+    assert isinstance(insts["setp.eq.and.u32"].args.data[3], ptx.ArgNot)
+    tensor = insts["cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"].args.data[1]
+    assert isinstance(tensor, ptx.ArgAddress)
+    assert len(tensor.vector) == 2
+    branch = insts["bra"]
+    assert branch.negated is not None
+    assert branch.guard is not None
+    assert isinstance(branch.args.data[0], ptx.ArgLabel)
+    assert (branch.opcode.data, [m.data for m in insts["ld.shared.v4.b32"].modifiers]) == (
+        "bra",
+        ["shared", "v4", "b32"],
+    )
+
+
+def test_inner_scope_shadows_registers_and_repeats_labels() -> None:
+    """PTX ISA §4.4: a `{ }` block scopes its declarations and labels."""
+    body = """\
+.reg .b32 %x;
+mov.u32 %x, 1;
+{
+  .reg .b32 %x;
+AGAIN:
+  mov.u32 %x, 2;
+  bra AGAIN;
+}
+{
+AGAIN:
+  mov.u32 %x, 3;
+  bra AGAIN;
+}"""
+    function = kernel(body)
+    outer, inner, sibling = (i for i in instructions(function) if i.opcode.data == "mov")
+    assert outer.regs[0] is sibling.regs[0]
+    assert inner.regs[0] is not outer.regs[0]
+    assert inner.regs[0].type != outer.regs[0].type
+    module = function.parent_op()
+    assert isinstance(module, ptx.ModuleOp)
+    printed = ptx_text(module)
+    assert printed.count("mov.u32 %x,") == 3
+    assert printed.count("AGAIN:") == 2
+
+
+@pytest.mark.parametrize("source", CORPUS_FILES, ids=lambda p: p.name)
+def test_mlir_form_round_trips(run_opt: RunOpt, source: Path) -> None:
+    """`xdsl-tmem-opt k.ptx` prints MLIR that reads back to the same PTX."""
+    mlir = run_opt(None, path=source)
+    assert mlir.code == 0, mlir.err
+    assert "ptx.function" in mlir.out
+    assert "ptx.inst" in mlir.out
+    direct = run_opt(None, "-t", "ptx", path=source)
+    again = run_opt(mlir.out, "-t", "ptx")
+    assert direct.code == again.code == 0
+    assert again.out == direct.out
+
+
+def test_input_format_option(run_opt: RunOpt, tmp_path: Path) -> None:
+    """`--input-format ptx` reads PTX from a file of any name."""
+    path = tmp_path / "kernel.txt"
+    path.write_text((PTX_CORPUS / "syntax_tour.ptx").read_text())
+    result = run_opt(None, "--input-format", "ptx", "-t", "ptx", path=path)
+    assert result.code == 0, result.err
+    assert ".entry syntax_tour(" in result.out
+
+
+# --------------------------------------------------------------------------------------
+# Diagnostics
+# --------------------------------------------------------------------------------------
+
+
+# The kernel's body starts on line 11 of `_KERNEL`.
+@pytest.mark.parametrize(
+    ("body", "line", "column", "message"),
+    [
+        ("mov.u32 %r1, 1", 12, 1, "expected"),
+        (".reg .b32 %r;\nmov.u32 %nope, %r;", 12, 9, "register %nope is not declared"),
+        (".reg .b32 %r;\n.reg .b32 %r;", 12, 11, "register %r is declared twice"),
+        (".reg .b32 %r;\n@%r bra L;\nL:\nret;", 12, 2, "guard %r must be a .pred register"),
+        (".reg .b33 %r;", 11, 6, ".reg takes one register type"),
+        ("bra.uni $L1;\n{\n$L1:\nret;\n}\n.branchtargets L;", 16, 1, "expected"),
+        ("L:\nL:\nret;", 12, 1, "label L is defined twice"),
+        (".reg .b32 %r;\nmov.b32 %r, 09;", 12, 14, "expected ',' or ';'; got '9'"),  # 0-prefixed: octal
+    ],
+)
+def test_malformed_ptx_is_located(
+    run_opt: RunOpt, tmp_path: Path, body: str, line: int, column: int, message: str
+) -> None:
+    path = tmp_path / "bad.ptx"
+    path.write_text(_KERNEL.format(body=body))
+    result = run_opt(None, path=path)
+    assert result.code == 1
+    assert f"{path}:{line}:{column}: error: " in result.err, result.err
+    assert message in result.err
+    assert "Traceback" not in result.err
+    assert "internal error" not in result.err
+
+
+def test_unknown_directive_names_the_allowed_ones(run_opt: RunOpt, tmp_path: Path) -> None:
+    path = tmp_path / "bad.ptx"
+    path.write_text(_KERNEL.format(body="ret;").replace(".minnctapersm 1", ".minctapersm 1"))
+    result = run_opt(None, path=path)
+    assert result.code == 1
+    assert f"{path}:9:1: error: unknown directive .minctapersm" in result.err
+    assert ".minnctapersm" in result.err
+
+
+def test_syntax_error_says_what_was_expected(run_opt: RunOpt, tmp_path: Path) -> None:
+    path = tmp_path / "bad.ptx"
+    path.write_text(".version 8.7\n.target sm_100a\n.address_size 64\n.visible .entry k(\n{\n")
+    result = run_opt(None, path=path)
+    assert result.code == 1
+    assert f"{path}:5:1: error: expected " in result.err
+    assert "')'" in result.err
+    assert "got '{'" in result.err
+
+
+_FRAGMENTS = ("{ }", "()", "<0>", "[]", "@", "!", "|", ",,", "{", "}", ";", ":", " _ ", "+-", "0f", "%r<", ".reg ")
+"""Pieces of PTX syntax that an insertion mutation drops into a file."""
+
+
+@pytest.mark.parametrize(
+    ("data", "location", "message"),
+    [
+        (b'.version 8.7\n.target sm_100a\n.file 1 "a\xffb"\n', "3:11", "invalid UTF-8: byte 0xFF"),
+        (b".version 8.7\n.version 8.7\n.target sm_100a\n", "2:1", ".version is given twice"),
+        (b"", "1:1", "a PTX module starts with .version"),
+        (b".version 8.7\n.target sm_100a\n.address_size 48\n", "3:15", ".address_size is 32 or 64, got 48"),
+        (b".version 8.7\n.visible .entry k()\n{\nret;\n}\n", "1:1", "needs a .target"),
+    ],
+)
+def test_malformed_module_is_located(run_opt: RunOpt, tmp_path: Path, data: bytes, location: str, message: str) -> None:
+    path = tmp_path / "bad.ptx"
+    path.write_bytes(data)
+    result = run_opt(None, "-t", "ptx", path=path)
+    assert result.code == 1
+    assert f"{path}:{location}: error: " in result.err, result.err
+    assert message in result.err
+
+
+def _mutations(text: str, seed: int) -> str:
+    rng = random.Random(seed)
+    match rng.randrange(5):
+        case 0:  # truncate
+            return text[: rng.randrange(len(text))]
+        case 1:  # delete a span
+            at = rng.randrange(len(text))
+            return text[:at] + text[at + rng.randrange(1, 40) :]
+        case 2:  # duplicate a line
+            lines = text.splitlines(keepends=True)
+            at = rng.randrange(len(lines))
+            return "".join([*lines[: at + 1], lines[at], *lines[at + 1 :]])
+        case 3:  # replace a character by PTX punctuation
+            at = rng.randrange(len(text))
+            return text[:at] + rng.choice('{}[]();,.%@!|<>=+-_:0x"') + text[at + 1 :]
+        case _:  # insert a piece of PTX syntax
+            at = rng.randrange(len(text))
+            return text[:at] + rng.choice(_FRAGMENTS) + text[at:]
+
+
+def test_empty_scopes_and_lists() -> None:
+    """`{ }` and `()` may be empty (PTX ISA §4.4; `call` with no arguments)."""
+    function = kernel("{ }\n{ { } }\ncall.uni f, ();\nret;")
+    scopes = [op for op in function.walk() if isinstance(op, ptx.ScopeOp)]
+    assert len(scopes) == 3
+    (call, _) = instructions(function)
+    arguments = call.args.data[1]
+    assert isinstance(arguments, ptx.ArgList)
+    assert not arguments.elements.data
+
+
+@pytest.mark.parametrize(("depth", "code"), [(MAX_NESTING, 0), (MAX_NESTING + 1, 1), (5000, 1)])
+def test_nesting_is_bounded(run_opt: RunOpt, tmp_path: Path, depth: int, code: int) -> None:
+    """Scopes nest at most `MAX_NESTING` deep, as MLIR input does: deeper input is a
+    located error, not a recursion overflow."""
+    path = tmp_path / "deep.ptx"
+    path.write_text(_KERNEL.format(body="{" * depth + "ret;" + "}" * depth))
+    result = run_opt(None, "-t", "ptx", path=path)
+    assert result.code == code, result.err
+    if code:
+        assert f"{path}:11:{MAX_NESTING + 1}: error: nesting too deep" in result.err
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.sampled_from([*CORPUS_FILES, *CLIENT_FILES]), st.integers(0, 2**32))
+def test_mutated_corpus_parses_or_is_located(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, source: Path, seed: int
+) -> None:
+    """A random truncation or mutation of a corpus file parses, or fails with exit code
+    1 and one located error; never a traceback or an internal error."""
+    path = tmp_path / "mutated.ptx"
+    path.write_text(_mutations(source.read_text(), seed))
+    capsys.readouterr()
+    code = opt.main([str(path), "-t", "ptx"])
+    err = capsys.readouterr().err
+    assert "internal error" not in err
+    assert "Traceback" not in err
+    if code != 0:
+        assert code == 1
+        assert LOCATED.search(err), err
+
+
+# --------------------------------------------------------------------------------------
+# xdsl-tmem-run refuses to execute parsed PTX, at the first instruction
+# --------------------------------------------------------------------------------------
+
+
+def test_run_refuses_the_first_instruction(capsys: pytest.CaptureFixture[str]) -> None:
+    source = PTX_CORPUS / "syntax_tour.ptx"
+    lines = source.read_text().splitlines()
+    entry = next(i for i, line in enumerate(lines) if ".entry syntax_tour(" in line)
+    first = next(
+        i
+        for i in range(entry, len(lines))
+        if re.match(r"\s+[a-z][\w.:]*\s", lines[i]) and not lines[i].strip().startswith(".")
+    )
+    column = len(lines[first]) - len(lines[first].lstrip()) + 1
+    result = run_cli(capsys, str(source), "--kernel", "syntax_tour", "--block", "128")
+    assert result.code == 1
+    assert result.err.startswith(f"{source}:{first + 1}:{column}: error: cannot execute 'ld.param.u64' (opcode ld)")
+
+
+def test_run_refuses_parsed_ptx_in_mlir_form(
+    capsys: pytest.CaptureFixture[str], run_opt: RunOpt, tmp_path: Path
+) -> None:
+    """The MLIR form of parsed PTX is refused the same way (at its first instruction)."""
+    mlir = run_opt(None, path=PTX_CORPUS / "syntax_tour.ptx")
+    assert mlir.code == 0
+    path = tmp_path / "tour.mlir"
+    path.write_text(mlir.out)
+    result = run_cli(capsys, str(path), "--kernel", "syntax_tour", "--block", "128")
+    assert result.code == 1
+    assert "error: cannot execute 'ld.param.u64' (opcode ld)" in result.err
+
+
+def test_run_names_the_kernels(capsys: pytest.CaptureFixture[str]) -> None:
+    source = PTX_CORPUS / "syntax_tour.ptx"
+    result = run_cli(capsys, str(source), "--kernel", "sum_pair", "--block", "128")
+    assert result.code == 1
+    assert "sum_pair is a .func, not a kernel (.entry); its kernels: syntax_tour" in result.err
+    result = run_cli(capsys, str(source), "--kernel", "nope", "--block", "128")
+    assert result.code == 1
+    assert "no .entry nope in the PTX module; its kernels: syntax_tour" in result.err
+
+
+def test_module_header_prints_as_written() -> None:
+    """`.target` options and an absent `.address_size` (PTX ISA §11.1.3-4) print back as
+    written: nothing is invented."""
+    text = ".version 8.7\n.target sm_100a, texmode_independent\n.visible .entry k()\n{\nret;\n}\n"
+    printed = ptx_text(parse(text))
+    assert ".target sm_100a, texmode_independent\n" in printed
+    assert ".address_size" not in printed
