@@ -17,11 +17,12 @@ import pytest
 from gemm_reference import epilogue_rows, kmajor_matrix, parse
 from numpy.typing import NDArray
 from support import CLEAN, CORPUS, EXAMPLES, LIT_TESTS, header, run_cli
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i32
+from xdsl.dialects.builtin import IntAttr, IntegerAttr, ModuleOp, i32
 from xdsl.ir import Block, Operation, Region, SSAValue
 
 from xdsl_tmem.backend.target import ConvertToPtxPass, emit_ptx
 from xdsl_tmem.dialects import nvvm, ptx
+from xdsl_tmem.dialects.ptx.generic import ArgInt
 from xdsl_tmem.dialects.ptx.qualifiers import CmpOp, IntMode, PtxType, StateSpace
 from xdsl_tmem.dialects.traits import SyncPoint, WarpLocal
 from xdsl_tmem.interpreter import KernelHazard, LaunchError, run_kernel
@@ -362,6 +363,17 @@ def test_an_unexecuted_instruction_is_refused_only_when_it_runs() -> None:
     assert re.search(r"at PTX line \d+", caught.value.message), caught.value.message
 
 
+def test_a_generic_instruction_is_refused_with_its_opcode() -> None:
+    """A parsed instruction not mapped to a typed op (`ptx.inst`) is refused when it runs."""
+
+    def body(k: Builder) -> None:
+        k.emit(ptx.InstOp("nanosleep", ["u32"], [ArgInt(IntAttr(100), IntAttr(0))], []))
+
+    with pytest.raises(LaunchError) as caught:
+        _run_lanes(_lane_kernel(body))
+    assert re.search(r"nanosleep\.u32 at PTX line \d+: opcode nanosleep is a generic instruction", caught.value.message)
+
+
 def test_parameters_by_name_and_position() -> None:
     """`ld.param` reads the launch's arguments: a pointer, a .u32 and a .f32 scalar."""
     k = Builder([".u64 .ptr .global .align 1 out", ".u32 n", ".f32 x"])
@@ -401,7 +413,7 @@ def test_reconvergence_points() -> None:
 def test_every_ptx_instruction_declares_its_scheduling() -> None:
     """Sync point or warp-local (`WritesOnlyRegisters` instructions touch registers only)."""
     for op in ptx.PTX.operations:
-        if issubclass(op, ptx.Instruction):
+        if issubclass(op, ptx.Instruction) and op is not ptx.InstOp:  # generic: refused when it runs
             local = op.has_trait(WarpLocal) or op.has_trait(ptx.WritesOnlyRegisters) or op in (ptx.BraOp, ptx.RetOp)
             assert local != op.has_trait(SyncPoint), op.name
 

@@ -306,6 +306,11 @@ class Decoder:
         sync = is_sync_point(type(op), self.points)
         decoder = DECODERS.get(type(op))
         try:
+            if isinstance(op, ptx.InstOp):
+                raise Refused(
+                    f"opcode {op.opcode.data} is a generic instruction (ptx.inst) as the PTX parser reads it; "
+                    "it executes once the front end maps it to a typed ptx op"
+                )
             if decoder is None:
                 raise Refused(f"'{op.name}' has no PTX-level implementation")
             run, effect = decoder(self, op, index, labels, rpc)
