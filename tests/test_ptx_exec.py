@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from gemm_reference import epilogue_rows, kmajor_matrix, parse
 from numpy.typing import NDArray
-from support import CLEAN, CORPUS, EXAMPLES, LIT_TESTS, header, run_cli
+from support import CLEAN, CORPUS, EXAMPLES, LIT_TESTS, ROOT, SCHEDULES, header, run_cli
 from xdsl.dialects.builtin import IntAttr, IntegerAttr, ModuleOp, i32
 from xdsl.ir import Block, Operation, Region, SSAValue
 
@@ -27,11 +27,13 @@ from xdsl_tmem.dialects.ptx.qualifiers import CmpOp, IntMode, PtxType, StateSpac
 from xdsl_tmem.dialects.traits import SyncPoint, WarpLocal
 from xdsl_tmem.interpreter import KernelHazard, LaunchError, run_kernel
 from xdsl_tmem.interpreter.ptx.cfg import EXIT, Flow, reconvergence_points
+from xdsl_tmem.interpreter.ptx.program import DECODERS
 from xdsl_tmem.passes.lower_tmem import LowerTmemPass
 from xdsl_tmem.tools import run
 from xdsl_tmem.tools.run import make_context
 
 PROGRAMS = sorted(CORPUS.glob("*.mlir"))
+SAFE = ROOT / "tests" / "safe"
 UNSELECTABLE = {"mixed_cta_group": "a device function (@release), which the PTX backend does not select"}
 """Corpus programs our PTX backend cannot emit (reported at isel, before any run)."""
 
@@ -450,3 +452,39 @@ def test_trace_and_step_limit_of_ptx(capsys: pytest.CaptureFixture[str], tmp_pat
     result = run_cli(capsys, str(program), "-t", "ptx", *shlex.split(REF_TWO_TILES), "--max-steps", "100")
     assert result.code == run.EXIT_LIMIT
     assert re.search(r"note: warp 0 was at 'ptx\.", result.err), result.err
+
+
+def test_schedule_dependent_failures_at_ptx_level(capsys: pytest.CaptureFixture[str]) -> None:
+    """tests/schedules: a deadlock only the order of two `tcgen05.alloc`s reaches, and a
+    result that depends on whether an arrival precedes a non-blocking `test_wait` probe
+    (race free): both found by exhaustive exploration of the PTX, as at the NVVM level."""
+    deadlock = SCHEDULES / "alloc_order_deadlock.mlir"
+    args = ["--kernel", "k", "--block", "64", "-p", "lower-tmem", "-t", "ptx"]
+    assert run_cli(capsys, str(deadlock), *args).code == run.EXIT_OK
+    result = run_cli(capsys, str(deadlock), *args, "--explore", "exhaustive")
+    assert result.code == run.EXIT_DEADLOCK, result.err
+    allocations = re.findall(r"note: step \d+: (warp \d) runs 'ptx\.tcgen05_alloc'", result.err)
+    assert allocations[:1] == ["warp 1"], result.err
+    probe = SCHEDULES / "schedule_dependent_probe.mlir"
+    args = ["--kernel", "k", "--block", "64", "--arg", "out=zeros:i32:1", "-t", "ptx"]
+    assert run_cli(capsys, str(probe), *args).code == run.EXIT_OK
+    result = run_cli(capsys, str(probe), *args, "--explore", "exhaustive")
+    assert result.code == run.EXIT_HAZARD
+    assert re.search(r"error: hazard schedule-dependent-result: .*index 0", result.err), result.err
+
+
+@pytest.mark.parametrize("program", sorted(SAFE.glob("*.mlir")), ids=lambda p: p.stem)
+def test_safe_programs_validate_through_ptx(capsys: pytest.CaptureFixture[str], program: Path) -> None:
+    """tests/safe (M=64 interleaved stages, the .16x32bx2 shape): PTX and NVVM agree."""
+    passes = ["-p", "lower-tmem"] if "tmem." in program.read_text() else []
+    result = run_cli(
+        capsys, str(program), *passes, *shlex.split(header(program, "Run")), "-t", "ptx", "--validate-lowering"
+    )
+    assert result.code == run.EXIT_OK, result.err
+
+
+def test_every_typed_instruction_has_a_decoder() -> None:
+    """The PTX level executes every instruction our backend can emit (bar.red and
+    tcgen05.shift are decoded to a refusal, as the NVVM level refuses them)."""
+    typed = {op for op in ptx.PTX.operations if issubclass(op, ptx.Instruction) and op is not ptx.InstOp}
+    assert typed <= set(DECODERS), sorted(op.name for op in typed - set(DECODERS))
