@@ -154,6 +154,7 @@ class Decoder:
         self.constants: dict[tuple[Any, str], int] = {}
         self.param_bytes = bytearray()
         self.instructions: list[ptx.Instruction] = []
+        self.caches: dict[int, list[Any]] = {}
 
     # -- register file -----------------------------------------------------------------
 
@@ -250,15 +251,13 @@ class Decoder:
             constant = placed[0] + offset
             return lambda w, R: w.rank_bits | constant
         slot = self.register(value)
+        return _register_address(slot, offset, self.address_cache(slot))
 
-        def register_address(w: PtxWarp, R: list[Lanes]) -> Value:
-            lanes = R[slot]
-            active = lanes if w.all_active else lanes[w.mask]
-            if active.size and active.min() == active.max():
-                return int(active[0]) + offset
-            return lanes.astype(np.int64) + offset if offset else lanes
-
-        return register_address
+    def address_cache(self, slot: int) -> list[Any]:
+        """What the address operands of one register last computed from a lane array:
+        [array, mask, base] (`_register_address`), shared by every instruction addressing
+        through the register (`st [%rd+16]`, `st [%rd+32]`, ...)."""
+        return self.caches.setdefault(slot, [None, None, None])
 
     def integer(self, value: SSAValue | None, default: int | None = None) -> Callable[[PtxWarp, list[Lanes]], Value]:
         """A `.b32` count/id/mask operand: an immediate as a Python int, a register as its
@@ -318,6 +317,27 @@ class Decoder:
             run, effect = _refuse(op, str(e)), None
         guard = self.guard(op) if isinstance(op, ptx.Instruction) and op.guard_value() is not None else None
         return Decoded(op, run, sync, flow, effect, guard=guard)
+
+
+def _register_address(slot: int, offset: int, cache: list[Any]) -> Callable[[PtxWarp, list[Lanes]], Value]:
+    """`[%r+offset]`: an int when the active lanes agree (as the NVVM level passes its
+    uniform values), else the lanes' int64 addresses. The base is cached per lane array:
+    lane arrays are never written in place, so an array object is one value (the cache
+    holds a reference, so its id is not reused)."""
+
+    def address(w: PtxWarp, R: list[Lanes]) -> Value:
+        lanes, mask = R[slot], w.mask
+        if cache[0] is not lanes or cache[1] is not mask:
+            active = lanes if w.all_active else lanes[mask]
+            if active.size and active.min() == active.max():
+                base: Value = int(active[0])
+            else:
+                base = lanes.astype(np.int64)
+            cache[0], cache[1], cache[2] = lanes, mask, base
+        base = cache[2]
+        return base + offset if offset else base
+
+    return address
 
 
 def _same(x: Lanes) -> Lanes:
