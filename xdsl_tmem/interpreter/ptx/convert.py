@@ -165,7 +165,7 @@ relu_step = relu
 
 
 def _nan_rule(dst: str, src: str, ftz: bool) -> str:
-    """How a NaN converts between float types on H100 (docs/ptx-semantics.md): "canonical"
+    """How a NaN converts between float types on H100 (docs/silicon.md): "canonical"
     (the destination's canonical NaN), "keep" (sign and the top payload bits kept, quieted) or
     "shift" (bf16 -> f32: the bits shifted up, a signalling NaN stays signalling)."""
     if dst == "f64":

@@ -7,7 +7,7 @@ rounded in every rounding mode (see `rounding.py`). Approximate operations (`.ap
 rounded to nearest in the destination type; the PTX ISA only bounds their error (e.g.
 2 ulp for `ex2.approx.f32`), so silicon may differ in the last bits. NaN results follow
 the H100: the canonical NaN (sign clear, all-ones payload) for f32/f16/bf16, the first NaN
-operand quieted for f64 (docs/ptx-semantics.md).
+operand quieted for f64 (docs/silicon.md).
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ def _finish(
     """Wrap `fn` with the input/output flushing, clamping and NaN rules of its modifiers.
 
     NaN results: f32/f16/bf16 give the canonical NaN; f64 gives the first NaN operand in
-    `nan_order`, quieted (H100; docs/ptx-semantics.md)."""
+    `nan_order`, quieted (H100; docs/silicon.md)."""
     post: list[Callable[[Lanes], Lanes]] = []
     if ftz:
         post.append(flush)

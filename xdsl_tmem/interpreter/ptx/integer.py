@@ -406,7 +406,7 @@ def _shift(op: str, ty: str) -> Fn:
 def _divrem(op: str, ty: str) -> Fn:
     """div/rem: quotient truncated toward zero, remainder with the dividend's sign. By zero the ISA
     leaves the result unspecified; H100 gives all ones for div and rem, every width and
-    signedness (docs/ptx-semantics.md)."""
+    signedness (docs/silicon.md)."""
     dt, u = LANE_DTYPE[ty], udt(ty)
     ones = np.array(-1).astype(u).view(dt)
     one = np.ones((), dt)
