@@ -17,8 +17,8 @@ import pytest
 from gemm_reference import epilogue_rows, kmajor_matrix, parse
 from numpy.typing import NDArray
 from support import CLEAN, CORPUS, EXAMPLES, LIT_TESTS, ROOT, SCHEDULES, header, run_cli
-from xdsl.dialects.builtin import IntAttr, IntegerAttr, ModuleOp, i32
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.dialects.builtin import ArrayAttr, IntAttr, IntegerAttr, ModuleOp, i32
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from xdsl_tmem.backend.target import ConvertToPtxPass, emit_ptx
 from xdsl_tmem.dialects import nvvm, ptx
@@ -190,7 +190,7 @@ def test_hazard_reports_name_the_ptx_line(capsys: pytest.CaptureFixture[str]) ->
 class Builder:
     """A `ptx.entry` written instruction by instruction; registers by (class, index)."""
 
-    def __init__(self, params: list[str]):
+    def __init__(self, params: list[ptx.DeclAttr]):
         self.params = params
         self.ops: list[Operation] = []
         self.values: dict[tuple[str, int], SSAValue] = {}
@@ -222,9 +222,12 @@ class Builder:
         self.ops.append(op)
         return op
 
-    def module(self, name: str = "k", directives: tuple[str, ...] = ()) -> ModuleOp:
-        entry = ptx.EntryOp(name, self.params, list(directives), Region(Block(self.ops)))
-        module = ModuleOp([ptx.ModuleOp("8.6", "sm_100a", Region(Block([entry])))])
+    def module(self, name: str = "k", reqntid: int | None = None) -> ModuleOp:
+        properties: dict[str, Attribute] = {"params": ArrayAttr(self.params)}
+        if reqntid is not None:
+            properties["reqntid"] = ArrayAttr([IntAttr(reqntid), IntAttr(1), IntAttr(1)])
+        entry = ptx.FunctionOp(name, "entry", Region(Block(self.ops)), properties)
+        module = ModuleOp([ptx.ModuleOp("8.6", "sm_100a", Region(Block([entry])), address_size=64)])
         module.verify()
         return module
 
@@ -234,7 +237,7 @@ R = ptx.RegisterType
 
 def _lane_kernel(body: Callable[[Builder], None], store_reg: tuple[str, int] = ("b32", 10)) -> ModuleOp:
     """`out[laneid] = %r10` after `body`, with %r1 = %laneid and %rd1 = out (param 0)."""
-    k = Builder([".u64 .ptr .global .align 1 out"])
+    k = Builder([ptx.DeclAttr("param", "u64", "out", ptr=ptx.Pointee("global", 1))])
     k.emit(ptx.LdOp(StateSpace.PARAM, PtxType.B64, [R("b64", 1)], k.symbol("out")))
     k.emit(ptx.MovOp(PtxType.U32, R("b32", 1), k.special("%laneid")))
     k.emit(ptx.MovOp(PtxType.U32, R("b32", 10), k.imm(0)))
@@ -378,14 +381,20 @@ def test_a_generic_instruction_is_refused_with_its_opcode() -> None:
 
 def test_parameters_by_name_and_position() -> None:
     """`ld.param` reads the launch's arguments: a pointer, a .u32 and a .f32 scalar."""
-    k = Builder([".u64 .ptr .global .align 1 out", ".u32 n", ".f32 x"])
+    k = Builder(
+        [
+            ptx.DeclAttr("param", "u64", "out", ptr=ptx.Pointee("global", 1)),
+            ptx.DeclAttr("param", "u32", "n"),
+            ptx.DeclAttr("param", "f32", "x"),
+        ]
+    )
     k.emit(ptx.LdOp(StateSpace.PARAM, PtxType.B64, [R("b64", 1)], k.symbol("out")))
     k.emit(ptx.LdOp(StateSpace.PARAM, PtxType.B32, [R("b32", 1)], k.symbol("n")))
     k.emit(ptx.LdOp(StateSpace.PARAM, PtxType.B32, [R("b32", 2)], k.symbol("x")))
     k.emit(ptx.StOp(StateSpace.GLOBAL, PtxType.U32, k.reg("b64", 1), [k.reg("b32", 1)]))
     k.emit(ptx.StOp(StateSpace.GLOBAL, PtxType.U32, k.reg("b64", 1), [k.reg("b32", 2)], offset=4))
     k.emit(ptx.RetOp())
-    module = k.module(directives=(".reqntid 32, 1, 1",))
+    module = k.module(reqntid=32)
     for args in ({"out": np.zeros(2, np.uint32), "n": 7, "x": 1.5}, {"arg0": np.zeros(2, np.uint32), "arg1": 7,
                                                                         "arg2": 1.5}):  # fmt: skip
         got = next(iter(run_kernel(module, "k", block=32, args=args).outputs.values()))

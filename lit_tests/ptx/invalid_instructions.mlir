@@ -4,7 +4,7 @@
 // diagnostic is located at the instruction and names the op, the bad value and what is
 // allowed (ptxas: "Mismatch between instruction type and comparison qualifier").
 "ptx.module"() <{version = "8.6", target = "sm_100a"}> ({
-  "ptx.entry"() <{sym_name = "k", params = [], directives = []}> ({
+  "ptx.function"() <{sym_name = "k", kind = "entry", params = []}> ({
     %a = "ptx.reg"() : () -> !ptx.reg<b32, 1>
     %p = "ptx.setp"(%a, %a) <{type = #ptx<type b32>, cmp = #ptx<cmp lt>}> : (!ptx.reg<b32, 1>, !ptx.reg<b32, 1>) -> !ptx.reg<pred, 1>
   }) : () -> ()
@@ -15,7 +15,7 @@
 
 // ptxas: "Rounding modifier required for instruction 'cvt'".
 "ptx.module"() <{version = "8.6", target = "sm_100a"}> ({
-  "ptx.entry"() <{sym_name = "k", params = [], directives = []}> ({
+  "ptx.function"() <{sym_name = "k", kind = "entry", params = []}> ({
     %a = "ptx.reg"() : () -> !ptx.reg<b32, 1>
     %f = "ptx.cvt"(%a) <{dtype = #ptx<type f32>, stype = #ptx<type s32>}> : (!ptx.reg<b32, 1>) -> !ptx.reg<b32, 2>
   }) : () -> ()
@@ -26,7 +26,7 @@
 
 // A valid program prints as PTX.
 "ptx.module"() <{version = "8.6", target = "sm_100a"}> ({
-  "ptx.entry"() <{sym_name = "k", params = [], directives = []}> ({
+  "ptx.function"() <{sym_name = "k", kind = "entry", params = []}> ({
     %a = "ptx.reg"() : () -> !ptx.reg<b32, 1>
     %f = "ptx.cvt"(%a) <{dtype = #ptx<type f32>, stype = #ptx<type s32>, rounding = #ptx<rounding rn>}> : (!ptx.reg<b32, 1>) -> !ptx.reg<b32, 2>
     %p = "ptx.setp"(%a, %f) <{type = #ptx<type u32>, cmp = #ptx<cmp lo>}> : (!ptx.reg<b32, 1>, !ptx.reg<b32, 2>) -> !ptx.reg<pred, 1>

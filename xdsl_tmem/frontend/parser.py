@@ -244,8 +244,8 @@ class Builder:
         if type_ is None:
             raise self.error(name, f"the declaration of {name} has no type (.b32, .u64, .f32, ...)")
         return ptx.DeclAttr(
-            str(space)[1:], type_, str(name), align=align, vector=vector, ptr=ptr, ptr_space=ptr_space,
-            ptr_align=ptr_align, dims=self.dims(dims),
+            str(space)[1:], type_, str(name), align=align, vector=vector,
+            ptr=ptx.Pointee(ptr_space, ptr_align) if ptr else None, dims=self.dims(dims),
         )  # fmt: skip
 
     def dims(self, dims: Tree[Token] | None) -> list[int]:

@@ -46,6 +46,8 @@ from xdsl_tmem.interpreter.machine import (
 )
 from xdsl_tmem.interpreter.memory import alignment_of, size_of
 from xdsl_tmem.interpreter.nvvm import NvvmFunctions
+from xdsl_tmem.interpreter.ptx.kernel import decode_launch, directives, find_entry, parameters
+from xdsl_tmem.interpreter.ptx.program import Program as PtxProgram
 from xdsl_tmem.interpreter.scf import ScfFunctions
 from xdsl_tmem.interpreter.tmem import TmemFunctions
 from xdsl_tmem.interpreter.trace import Tracer
@@ -185,8 +187,6 @@ def find_kernel(module: ModuleOp, name: str) -> Operation:
 def parameter_names(module: ModuleOp, kernel: str) -> list[str] | None:
     """The parameter names of kernel `kernel` in order (SSA names, `.param` names of a
     `ptx.entry`; `argN` where unnamed), or None if the module has no such kernel."""
-    from xdsl_tmem.interpreter.ptx.kernel import find_entry, parameters
-
     if (entry := find_entry(module, kernel)) is not None:
         return [p.name for p in parameters(entry)]
     try:
@@ -338,7 +338,7 @@ class Prepared:
     shared layout, arguments."""
 
     launch: Launch
-    program: Program
+    program: Program | PtxProgram
     function: Operation
     entry: Block
     geometry: Geometry
@@ -357,10 +357,13 @@ def prepare(
     """Check a launch and bind its arguments (every error is a `LaunchError`). `points`:
     where warps interleave (`Program`). A kernel that is a `ptx.entry` runs at the PTX
     level (interpreter/ptx/)."""
-    from xdsl_tmem.interpreter.ptx.kernel import find_entry, prepare_ptx
-
-    if (ptx_entry := find_entry(module, launch.kernel)) is not None:
-        return prepare_ptx(module, launch, ptx_entry, points)
+    if (entry := find_entry(module, launch.kernel)) is not None:
+        geometry = check_geometry(entry, launch, directives(entry))
+        decoded = decode_launch(module, launch, entry, points)
+        return Prepared(
+            launch, decoded.program, entry, entry.body.block, geometry, decoded.layout, decoded.memory, [],
+            decoded.outputs, decoded.make_warp,
+        )  # fmt: skip
     function = find_kernel(module, launch.kernel)
     geometry = check_launch(function, launch)
     program = Program(module, default_functions() if functions is None else functions, points)
@@ -398,6 +401,7 @@ class ClusterRun:
         program = prepared.program
 
         def nvvm_warp(cluster: Cluster, cta: Cta, index: int, geometry: Geometry) -> Warp:
+            assert isinstance(program, Program)
             return Warp(program, cluster, cta, index, geometry)
 
         make_warp = prepared.make_warp or nvvm_warp

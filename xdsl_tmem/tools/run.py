@@ -512,7 +512,8 @@ def run(argv: Sequence[str] | None = None) -> int:
             module = load_ptx(data, str(path), source_map)
         else:
             module = load_source(ctx, data, str(path), source_map)
-        if any(isinstance(op, ptx.FunctionOp) for op in module.walk()):  # parsed PTX: refused for now
+        if path.suffix == ".ptx" or any(isinstance(op, ptx.InstOp) for op in module.walk()):
+            # parsed PTX (generic instructions): refused for now; typed ptx ops run (-t ptx, ptx-level.md)
             kernel = ptx_kernel(module, args.kernel)
             parse_launch(args)
             raise refuse_execution(kernel)

@@ -1,7 +1,8 @@
 """Instruction selection: nvvm + llvm + arith + scf/cf → the `ptx` dialect.
 
-Each kernel (`llvm.func` or `func.func` with `nvvm.kernel`) becomes a `ptx.entry`
-whose body is a flat instruction list. The selector walks the function in order
+Each kernel (`llvm.func` or `func.func` with `nvvm.kernel`) becomes a `ptx.function`
+(`.visible .entry`, the same structure the PTX front end builds) whose body is its
+`ptx.reg_decl`s and a flat instruction list. The selector walks the function in order
 with a value map from MLIR values to PTX operands:
 
 * scalars map to one register, immediate, symbol or special register; vectors to

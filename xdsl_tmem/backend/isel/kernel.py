@@ -10,11 +10,15 @@ from typing import TYPE_CHECKING, cast
 
 from xdsl.dialects import func, llvm
 from xdsl.dialects.builtin import (
+    ArrayAttr,
     DenseArrayBase,
     Float32Type,
     Float64Type,
+    IntAttr,
     IntegerAttr,
     ModuleOp,
+    StringAttr,
+    UnitAttr,
     VectorType,
     i1,
     i16,
@@ -62,19 +66,19 @@ def _kernel_name(fs_op: Operation) -> str:
     raise AssertionError
 
 
-def _param_declaration(name: str, t: Attribute) -> str:
+def _param_declaration(name: str, t: Attribute) -> ptx.DeclAttr:
     if isinstance(t, llvm.LLVMPointerType):
         space = address_space(t)
-        where = {1: ".global", 3: ".shared"}.get(space or 0, "")
+        where = {1: "global", 3: "shared"}.get(space or 0, "")
         width = "u32" if space in (6, 7) else "u64"
-        return f".{width} .ptr{' ' + where if where else ''} .align 1 {name}"
+        return ptx.DeclAttr("param", width, name, ptr=ptx.Pointee(where, 1))
     if bit_width(t) <= 8:
-        return f".u8 {name}"  # one byte, as llc-22 declares it (the kernel ABI)
+        return ptx.DeclAttr("param", "u8", name)  # one byte, as llc-22 declares it (the kernel ABI)
     if isinstance(t, Float32Type):
-        return f".f32 {name}"
+        return ptx.DeclAttr("param", "f32", name)
     if isinstance(t, Float64Type):
-        return f".f64 {name}"
-    return f".{_PARAM_TYPE[register_kind(t)]} {name}"
+        return ptx.DeclAttr("param", "f64", name)
+    return ptx.DeclAttr("param", _PARAM_TYPE[register_kind(t)], name)
 
 
 def _load_param(fs: FunctionSelector, arg: SSAValue, name: str) -> None:
@@ -103,36 +107,33 @@ def _load_param(fs: FunctionSelector, arg: SSAValue, name: str) -> None:
     )
 
 
-_DIRECTIVES = (("nvvm.maxntid", ".maxntid"), ("nvvm.reqntid", ".reqntid"))
+_DIM3_DIRECTIVES = (("nvvm.maxntid", "maxntid"), ("nvvm.reqntid", "reqntid"), ("nvvm.cluster_dim", "reqnctapercluster"))
+_INT_DIRECTIVES = (("nvvm.minctasm", "minnctapersm"), ("nvvm.maxnreg", "maxnreg"))
 
 
-def _directives(fn: Operation) -> list[str]:
-    out: list[str] = []
-    for key, directive in _DIRECTIVES:
-        attr = fn.attributes.get(key)
-        if isinstance(attr, DenseArrayBase):
-            dims = [str(int(v)) for v in attr.get_values()]
-            out.append(f"{directive} {', '.join(dims)}")
-    if isinstance(attr := fn.attributes.get("nvvm.minctasm"), IntegerAttr):
-        out.append(f".minnctapersm {attr.value.data}")
-    if isinstance(attr := fn.attributes.get("nvvm.maxnreg"), IntegerAttr):
-        out.append(f".maxnreg {attr.value.data}")
-    cluster = fn.attributes.get("nvvm.cluster_dim")
-    if isinstance(cluster, DenseArrayBase):
-        dims = [str(int(v)) for v in cluster.get_values()]
-        out.append(".explicitcluster")
-        out.append(f".reqnctapercluster {', '.join(dims)}")
+def _directives(fn: Operation) -> dict[str, Attribute]:
+    """The kernel's performance directives, from its `nvvm.*` attributes (as llc-22
+    emits them; a cluster shape is also `.explicitcluster`)."""
+    out: dict[str, Attribute] = {}
+    for key, directive in _DIM3_DIRECTIVES:
+        if isinstance(attr := fn.attributes.get(key), DenseArrayBase):
+            out[directive] = ArrayAttr([IntAttr(int(v)) for v in attr.get_values()])
+    for key, directive in _INT_DIRECTIVES:
+        if isinstance(attr := fn.attributes.get(key), IntegerAttr):
+            out[directive] = IntAttr(attr.value.data)
+    if "reqnctapercluster" in out:
+        out["explicitcluster"] = UnitAttr()
     return out
 
 
-def select_kernel(fn: Operation, arch: Arch) -> ptx.EntryOp:
-    """Select one kernel into a `ptx.entry`."""
+def select_kernel(fn: Operation, arch: Arch) -> ptx.FunctionOp:
+    """Select one kernel into a `ptx.function` (a `.visible .entry`)."""
     name = _kernel_name(fn)
     fs = FunctionSelector(fn, arch)
     region = fn.regions[0]
     if not region.blocks:
         raise IselError(fn, f"ptx backend: kernel @{name} has no body")
-    params: list[str] = []
+    params: list[ptx.DeclAttr] = []
     for i, arg in enumerate(region.blocks[0].args):
         param_name = f"{name}_param_{i}"
         try:
@@ -154,8 +155,40 @@ def select_kernel(fn: Operation, arch: Arch) -> ptx.EntryOp:
             fs.body.insert_op_after(op, parameters_end)
             parameters_end = op
     _hoist_operands(fs.body)
+    _remove_unused_labels(fs.body)
+    _declare_registers(fs.body)
     _verify_instructions(fn, fs.body)
-    return ptx.EntryOp(name, params, _directives(fn), Region(fs.body))
+    properties = {"linkage": ArrayAttr([StringAttr("visible")]), "params": ArrayAttr(params), **_directives(fn)}
+    return ptx.FunctionOp(name, "entry", Region(fs.body), properties)
+
+
+def _remove_unused_labels(body: Block) -> None:
+    """Blocks become labels; only those a branch targets are kept."""
+    targets = {op.target.data for op in body.ops if isinstance(op, ptx.BraOp)}
+    for op in list(body.ops):
+        if isinstance(op, ptx.LabelOp) and op.label.data not in targets:
+            op.detach()
+            op.erase()
+
+
+def _declare_registers(body: Block) -> None:
+    """`.reg .b32 %r<N>;` per register class the body uses, first in the body: N is one
+    more than the highest register number of the class."""
+    counts: dict[str, int] = {}
+    for op in body.ops:
+        for value in (*op.results, *op.operands):
+            if isinstance(value.type, ptx.RegisterType):
+                kind = value.type.kind.data
+                counts[kind] = max(counts.get(kind, 0), value.type.index.data + 1)
+    declarations = [
+        ptx.RegDeclOp(prefix, counts[kind], [ptx.RegisterType(kind, i) for i in range(counts[kind])])
+        for kind, prefix in ptx.REGISTER_PREFIX.items()
+        if kind in counts
+    ]
+    if body.first_op is None:
+        body.add_ops(declarations)
+    else:
+        body.insert_ops_before(declarations, body.first_op)
 
 
 def _hoist_operands(body: Block) -> None:
@@ -204,7 +237,7 @@ def _remove_dead_instructions(body: Block) -> None:
             op.erase(safe_erase=False)
 
 
-def _global_declaration(op: llvm.GlobalOp) -> ptx.GlobalOp:
+def _global_declaration(op: llvm.GlobalOp) -> ptx.VariableOp:
     space = op.addr_space.value.data
     if space != 3:
         raise IselError(
@@ -215,9 +248,11 @@ def _global_declaration(op: llvm.GlobalOp) -> ptx.GlobalOp:
         raise IselError(op, f"ptx backend: shared global @{op.sym_name.data} cannot have an initializer")
     t: Attribute = op.global_type
     alignment = op.alignment.value.data if op.alignment is not None else natural_alignment(t)
+    name = op.sym_name.data
     if isinstance(t, llvm.LLVMArrayType | llvm.LLVMStructType | VectorType):
-        return ptx.GlobalOp(op.sym_name.data, "shared", alignment, "b8", byte_size(cast(Attribute, t)))
-    return ptx.GlobalOp(op.sym_name.data, "shared", alignment, f"b{bit_width(t)}" if bit_width(t) >= 16 else "b8", None)
+        return ptx.VariableOp(ptx.DeclAttr("shared", "b8", name, align=alignment, dims=[byte_size(cast(Attribute, t))]))
+    elem = f"b{bit_width(t)}" if bit_width(t) >= 16 else "b8"
+    return ptx.VariableOp(ptx.DeclAttr("shared", elem, name, align=alignment))
 
 
 def _is_kernel(op: Operation) -> bool:
@@ -227,8 +262,8 @@ def _is_kernel(op: Operation) -> bool:
 def select_module(module: ModuleOp, arch: Arch) -> ptx.ModuleOp:
     """The `ptx.module` for an nvvm-level module: globals (largest alignment first, so
     small variables do not pad big aligned buffers) and one entry per kernel."""
-    globals_: list[ptx.GlobalOp] = []
-    entries: list[ptx.EntryOp] = []
+    globals_: list[ptx.VariableOp] = []
+    entries: list[ptx.FunctionOp] = []
     for op in module.body.block.ops:
         if isinstance(op, llvm.GlobalOp):
             globals_.append(_global_declaration(op))
@@ -245,5 +280,5 @@ def select_module(module: ModuleOp, arch: Arch) -> ptx.ModuleOp:
             raise IselError(op, f"ptx backend: {op.name} at module level has no PTX lowering")
     if not entries:
         raise IselError(module, "ptx backend: the module has no kernel (an llvm.func with nvvm.kernel)")
-    globals_.sort(key=lambda g: -g.alignment.data)
-    return ptx.ModuleOp(arch.version, arch.name, Region(Block([*globals_, *entries])))
+    globals_.sort(key=lambda g: -g.decl.align.data)
+    return ptx.ModuleOp(arch.version, arch.name, Region(Block([*globals_, *entries])), address_size=64)

@@ -5,7 +5,7 @@ of every state space, `.reg` declarations, `{ }` scopes and the label tables."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import cast
+from typing import NamedTuple, cast
 
 from xdsl.dialects.builtin import (
     ArrayAttr,
@@ -35,62 +35,6 @@ from xdsl_tmem.dialects.ptx.base import REGISTER_TYPES, RegisterType
 # --------------------------------------------------------------------------------------
 # Module structure
 # --------------------------------------------------------------------------------------
-
-
-@irdl_op_definition
-class GlobalOp(IRDLOperation):
-    """`.shared .align A .b8 name[size];` (or a scalar `.bN name;`)."""
-
-    name = "ptx.global"
-    sym_name = prop_def(StringAttr)
-    space = prop_def(StringAttr)
-    alignment = prop_def(IntAttr)
-    elem = prop_def(StringAttr)  # "b8", "b32", "b64", ...
-    count = opt_prop_def(IntAttr)  # array length; absent for a scalar
-    assembly_format = "$space $sym_name `align` $alignment $elem (`[` $count^ `]`)? attr-dict"
-
-    def __init__(self, sym_name: str, space: str, alignment: int, elem: str, count: int | None):
-        props: dict[str, Attribute] = {
-            "sym_name": StringAttr(sym_name),
-            "space": StringAttr(space),
-            "alignment": IntAttr(alignment),
-            "elem": StringAttr(elem),
-        }
-        if count is not None:
-            props["count"] = IntAttr(count)
-        super().__init__(properties=props)
-
-    def ptx_line(self) -> str:
-        size = "" if self.count is None else f"[{self.count.data}]"
-        return f".{self.space.data} .align {self.alignment.data} .{self.elem.data} {self.sym_name.data}{size};"
-
-
-@irdl_op_definition
-class EntryOp(IRDLOperation):
-    """`.visible .entry name(.param ...) directives { body }`.
-
-    `params` are the `.param` declarations (e.g. `.u64 .ptr .global .align 1 k_param_0`);
-    `directives` the performance directives (`.maxntid 160, 1, 1`, ...). The body is a
-    flat instruction list.
-    """
-
-    name = "ptx.entry"
-    sym_name = prop_def(StringAttr)
-    params = prop_def(ArrayAttr[StringAttr])
-    directives = prop_def(ArrayAttr[StringAttr])
-    body = region_def("single_block")
-    traits = traits_def(NoTerminator(), IsolatedFromAbove())
-    assembly_format = "$sym_name `params` $params `directives` $directives $body attr-dict"
-
-    def __init__(self, sym_name: str, params: Sequence[str], directives: Sequence[str], body: Region):
-        super().__init__(
-            properties={
-                "sym_name": StringAttr(sym_name),
-                "params": ArrayAttr([StringAttr(p) for p in params]),
-                "directives": ArrayAttr([StringAttr(d) for d in directives]),
-            },
-            regions=[body],
-        )
 
 
 @irdl_op_definition
@@ -151,6 +95,14 @@ VARIABLE_TYPES = REGISTER_TYPES | {"texref", "samplerref", "surfref"}
 """Types a variable or parameter may have (PTX ISA 9.0 §5.2, §5.3)."""
 
 
+class Pointee(NamedTuple):
+    """What a `.ptr` parameter points to: `.ptr .global .align 16` is ("global", 16);
+    the space is "" and the alignment 0 when not given."""
+
+    space: str = ""
+    align: int = 0
+
+
 @irdl_attr_definition
 class DeclAttr(ParametrizedAttribute):
     """One variable or parameter declaration, without linkage or initializer:
@@ -178,13 +130,12 @@ class DeclAttr(ParametrizedAttribute):
         *,
         align: int = 0,
         vector: int = 0,
-        ptr: bool = False,
-        ptr_space: str = "",
-        ptr_align: int = 0,
+        ptr: Pointee | None = None,
         dims: Sequence[int] = (),
     ):
+        ptr_space, ptr_align = ptr or ("", 0)
         super().__init__(
-            StringAttr(space), IntAttr(align), IntAttr(vector), StringAttr(type), IntAttr(int(ptr)),
+            StringAttr(space), IntAttr(align), IntAttr(vector), StringAttr(type), IntAttr(int(ptr is not None)),
             StringAttr(ptr_space), IntAttr(ptr_align), StringAttr(sym_name), ArrayAttr([IntAttr(d) for d in dims]),
         )  # fmt: skip
 
@@ -212,7 +163,11 @@ class DeclAttr(ParametrizedAttribute):
                     parser.raise_error(
                         f"#ptx.decl: unknown field {key}; fields: align, vector, ptr, ptr_space, ptr_align, dims"
                     )
-        decl = DeclAttr(space, type_, sym_name, ptr=ptr, ptr_space=ptr_space, dims=dims, **fields)
+        ptr_align = fields.pop("ptr_align")
+        if not ptr and (ptr_space or ptr_align):
+            parser.raise_error("#ptx.decl: ptr_space and ptr_align need ptr")
+        pointee = Pointee(ptr_space, ptr_align) if ptr else None
+        decl = DeclAttr(space, type_, sym_name, ptr=pointee, dims=dims, **fields)
         return decl.parameters
 
     def print_parameters(self, printer: Printer) -> None:
@@ -345,7 +300,7 @@ class RegDeclOp(IRDLOperation):
         if self.count is not None and self.count.data < 1:
             raise VerifyException(f"ptx.reg_decl: {name}<{self.count.data}> declares no register; the count is >= 1")
         expected = [name] if self.count is None else [f"{name}{i}" for i in range(self.count.data)]
-        got = [r.type.ptx_name.data for r in self.regs]
+        got = [r.type.register_name for r in self.regs]
         if got != expected:
             raise VerifyException(
                 f"ptx.reg_decl: {name} declares {', '.join(expected)}; its results are {', '.join(got)}"
@@ -491,6 +446,11 @@ INT_DIRECTIVES = ("minnctapersm", "maxnreg", "maxclusterrank")
 """Performance directives with one integer."""
 FLAG_DIRECTIVES = ("explicitcluster", "noreturn")
 """Directives without arguments (`.noreturn`, §11.2.1, only on `.func`)."""
+DIRECTIVE_ORDER = (
+    "maxntid", "reqntid", "minnctapersm", "maxnreg", "explicitcluster", "reqnctapercluster", "maxclusterrank",
+    "noreturn",
+)  # fmt: skip
+"""The order they are printed in: llc-22's."""
 
 
 @irdl_op_definition
@@ -548,16 +508,13 @@ class FunctionOp(IRDLOperation):
         lines[0] += self.sym_name.data
         if self.params is not None:
             lines[0] += _params_text(self.params, "\t")
-        for directive in DIM3_DIRECTIVES:
-            extents = cast(ArrayAttr[IntAttr] | None, getattr(self, directive))
-            if extents is not None:
-                lines.append(f".{directive} {', '.join(str(e.data) for e in extents)}")
-        for directive in INT_DIRECTIVES:
-            value = cast(IntAttr | None, getattr(self, directive))
-            if value is not None:
+        for directive in DIRECTIVE_ORDER:
+            value = cast(ArrayAttr[IntAttr] | IntAttr | UnitAttr | None, getattr(self, directive))
+            if isinstance(value, ArrayAttr):
+                lines.append(f".{directive} {', '.join(str(e.data) for e in value)}")
+            elif isinstance(value, IntAttr):
                 lines.append(f".{directive} {value.data}")
-        for directive in FLAG_DIRECTIVES:
-            if getattr(self, directive) is not None:
+            elif value is not None:
                 lines.append(f".{directive}")
         for pragma in self.pragmas or ():
             lines.append(f".pragma {_quoted(pragma.data)};")

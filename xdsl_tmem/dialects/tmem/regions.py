@@ -57,15 +57,13 @@ class YieldOp(IRDLOperation):
 
 
 def _region_ops() -> tuple[type[Operation], ...]:
-    """Every tmem op with a body (the parents a `tmem.yield` may have): the concrete
-    subclasses of `TmemRegionOp` (those that name an op)."""
-    found: list[type[Operation]] = []
-    pending: list[type[Operation]] = [TmemRegionOp]
-    while pending:
-        cls = pending.pop()
-        found += [sub for sub in cls.__subclasses__() if "name" in vars(sub)]
-        pending += cls.__subclasses__()
-    return tuple(found)
+    """Every tmem op with a body (the parents a `tmem.yield` may have): the ops this
+    module defines on `TmemRegionOp`, in definition order."""
+    return tuple(
+        cls
+        for cls in globals().values()
+        if isinstance(cls, type) and issubclass(cls, TmemRegionOp) and "name" in vars(cls)
+    )
 
 
 class TmemRegionOp(TmemOp, ABC):

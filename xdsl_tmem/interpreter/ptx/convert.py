@@ -165,7 +165,7 @@ relu_step = relu
 
 
 def _nan_rule(dst: str, src: str, ftz: bool) -> str:
-    """How a NaN converts between float types on H100 (docs/ptx-semantics.md): "canonical"
+    """How a NaN converts between float types on H100 (docs/silicon.md): "canonical"
     (the destination's canonical NaN), "keep" (sign and the top payload bits kept, quieted) or
     "shift" (bf16 -> f32: the bits shifted up, a signalling NaN stays signalling)."""
     if dst == "f64":
@@ -240,6 +240,235 @@ def decode_cvt_pack(s: Spelling) -> Semantics:
     return Semantics(fn2(lambda a, b: ((sat(a) << 16) | sat(b)).astype(np.uint32)), ("s32", "s32"), ("b32",))
 
 
+# cvt d, a is decoded by the family of its (destination, source) pair: one decoder each,
+# called with the spelling, both types, and the float (`fmode`) and integer (`imode`)
+# rounding modifiers, of which decode_cvt has checked that at most one is given.
+CvtDecoder = Callable[[Spelling, str, str, str | None, str | None], Semantics]
+
+
+def _int_from_int(s: Spelling, dst: str, src: str, fmode: str | None, imode: str | None) -> Semantics:
+    s.only({"sat"})
+    dt = LANE_DTYPE[dst]
+    dinfo, sinfo = np.iinfo(dt), np.iinfo(LANE_DTYPE[src])
+    if "sat" not in s.flags:
+        return Semantics(fn1(lambda a: a.astype(dt)), (src,), (dst,))
+    if dinfo.min <= sinfo.min and sinfo.max <= dinfo.max:
+        s.fail(f".sat: every .{src} value fits .{dst} (ptxas refuses it)")
+    lo, hi = np.array(dinfo.min, dt), np.array(dinfo.max, dt)
+    if src in UNSIGNED:  # compare in the unsigned 64-bit domain
+        return Semantics(
+            fn1(lambda a: np.where(a.astype(np.uint64) > np.uint64(dinfo.max), hi, a.astype(dt))), (src,), (dst,)
+        )
+    return Semantics(
+        fn1(
+            lambda a: np.where(
+                a < 0,
+                np.where(a.astype(np.int64) < dinfo.min, lo, a.astype(dt)),
+                np.where(a.astype(np.uint64) > np.uint64(dinfo.max), hi, a.astype(dt)),
+            )
+        ),
+        (src,),
+        (dst,),
+    )
+
+
+def _int_from_float(s: Spelling, dst: str, src: str, fmode: str | None, imode: str | None) -> Semantics:
+    if imode is None:
+        s.fail("float-to-integer cvt needs .rni, .rzi, .rmi or .rpi")
+    s.only({*INT_ROUND, "sat", "ftz"})
+    ftz = "ftz" in s.flags
+    if ftz and src != "f32":
+        s.fail(".ftz applies to .f32 sources only")
+    fn = _float_to_int(dst, src, imode)
+    if ftz:
+        inner = fn
+        fn = fn1(lambda a: inner(flush(a)))
+    return Semantics(fn, (src,), (dst,))
+
+
+def _float_from_int(s: Spelling, dst: str, src: str, fmode: str | None, imode: str | None) -> Semantics:
+    s.only({*MODES, "sat", "ftz"})
+    if fmode is None or fmode == "rna":
+        s.fail("integer-to-float cvt needs .rn, .rz, .rm or .rp")
+    fn = _to_float(dst, fmode, True)
+    if "sat" in s.flags:
+        inner = fn
+        fn = fn1(lambda a: saturate(inner(a)))
+    return Semantics(fn, (src,), (dst,))
+
+
+def _float_convert(s: Spelling, dst: str, src: str, fmode: str | None, imode: str | None) -> Fn:
+    """The conversion proper of cvt between float types: a same-type rounding to integer, a
+    narrowing rounding, or an exact widening."""
+    narrowing = WIDTH[dst] < WIDTH[src] or (dst, src) in (("f16", "bf16"), ("bf16", "f16"))
+    if dst == src:
+        if fmode:
+            s.fail(f"same-type cvt takes an integer rounding (.rni .rzi .rmi .rpi), not .{fmode}")
+        return INT_ROUND[imode] if imode else np.copy
+    if imode:
+        s.fail(f".{imode} is for same-type float cvt or float-to-integer")
+    if narrowing:
+        if fmode is None or fmode == "rna":
+            s.fail(f"cvt.{dst}.{src} narrows and needs .rn, .rz, .rm or .rp")
+        return _to_float(dst, fmode, False)
+    if fmode:
+        s.fail(f"cvt.{dst}.{src} is exact and takes no rounding modifier")
+    elem = ELEMENT[dst]
+    return fn1(lambda a: a.astype(elem))
+
+
+def _float_steps(flags: frozenset[str], dst: str, src: str, fn: Fn) -> list[Fn]:
+    """`fn` with the flushing (.ftz), .relu, .satfinite and .sat steps around it, in order."""
+    ftz = "ftz" in flags
+    steps: list[Fn] = []
+    if ftz and src == "f32":
+        steps.append(flush)
+    steps.append(fn)
+    if "relu" in flags:
+        steps.append(relu_step)
+    if "satfinite" in flags:
+        steps.append(clamp_finite)
+    if ftz and dst == "f32":
+        steps.append(flush)
+    return steps
+
+
+def _float_from_float(s: Spelling, dst: str, src: str, fmode: str | None, imode: str | None) -> Semantics:
+    flags = s.flags
+    s.only({*MODES, *INT_ROUND, "sat", "ftz", "relu", "satfinite"})
+    if ("relu" in flags or "satfinite" in flags) and not (dst in ("f16", "bf16") and src == "f32"):
+        s.fail(".relu/.satfinite apply to cvt.rn.{f16,bf16}.f32")
+    fn = _float_convert(s, dst, src, fmode, imode)
+    ftz = "ftz" in flags
+    if ftz and "f32" not in (dst, src):
+        s.fail(".ftz needs an .f32 source or destination")
+    steps = _float_steps(flags, dst, src, fn)
+    rule = _nan_rule(dst, src, ftz)
+    sat = "sat" in flags
+    if sat:
+        steps.append(saturate)  # NaN -> +0
+    elif rule == "canonical":
+        steps.append(canonicalize_fresh)  # every step above makes a new array
+    if sat or rule == "canonical":
+
+        def chain(a: Lanes) -> Lanes:
+            for step in steps:
+                a = step(a)
+            return a
+
+        return Semantics(chain, (src,), (dst,))
+    src_elem, dst_elem = ELEMENT[src], ELEMENT[dst]
+
+    def chain_nan(a: Lanes) -> Lanes:
+        x = a
+        for step in steps:
+            x = step(x)
+        nan = a != a
+        if not nan.any():
+            return x
+        if rule == "canonical-f32":  # .ftz: the canonical f32 NaN, then widened
+            a = np.where(nan, canonical_nan(F32), a)
+        return np.where(nan, nan_bits(a, src_elem, dst_elem, quiet=rule != "shift"), x)
+
+    return Semantics(chain_nan, (src,), (dst,))
+
+
+def _halves_from_f32(s: Spelling, dst: str, src: str, fmode: str | None, imode: str | None) -> Semantics:
+    """Packed half pairs from two f32: cvt.rn{.relu}{.satfinite}.{f16x2,bf16x2}.f32 d, a, b."""
+    s.only({"rn", "rz", "relu", "satfinite"})
+    if fmode not in ("rn", "rz"):
+        s.fail(f"cvt.{dst}.f32 needs .rn (or .rz)")
+    one = _to_float(dst[:-2], fmode, False)
+    relu_flag, satfinite = "relu" in s.flags, "satfinite" in s.flags
+
+    def half(x: Lanes) -> Lanes:
+        y = one(x)
+        if relu_flag:
+            y = relu_step(y)
+        if satfinite:
+            y = clamp_finite(y)
+        return canonicalize_fresh(y)  # y is a new array
+
+    return Semantics(fn2(lambda a, b: _pack2(half(b), half(a))), ("f32", "f32"), (dst,))
+
+
+def _narrow_from(s: Spelling, dst: str, src: str, fmode: str | None, imode: str | None) -> Semantics:
+    """Narrow float pairs (.e4m3x2 ... .e2m1x2) from two f32 or from one f16x2."""
+    s.only({"rn", "satfinite", "relu"})
+    if fmode != "rn" or "satfinite" not in s.flags:
+        s.fail(f"cvt to .{dst} is cvt.rn.satfinite{{.relu}}")
+    if src == "bf16x2" or (src == "f16x2" and dst not in ("e4m3x2", "e5m2x2", "e2m1x2")):
+        s.fail(f"cvt.{dst}.{src} is not a PTX conversion (sources: .f32; .f16x2 for e4m3x2 e5m2x2 e2m1x2)")
+    narrow = _narrow8(dst, "relu" in s.flags)
+    four = dst == "e2m1x2"
+    if src == "f32":
+
+        def from_f32(a: Lanes, b: Lanes) -> Lanes:
+            lo, hi = narrow(b.astype(np.float32)), narrow(a.astype(np.float32))
+            if four:
+                return (hi << np.uint8(4)) | lo
+            return _pack2(lo, hi)
+
+        return Semantics(from_f32, ("f32", "f32"), (dst,))
+
+    def from_f16x2(a: Lanes) -> Lanes:
+        lo, hi = (narrow(h.astype(np.float32)) for h in _unpack2(a, np.dtype(np.float16)))
+        if four:
+            return (hi << np.uint8(4)) | lo
+        return _pack2(lo, hi)
+
+    return Semantics(from_f16x2, (src,), (dst,))
+
+
+def _halves_from_narrow(s: Spelling, dst: str, src: str, fmode: str | None, imode: str | None) -> Semantics:
+    """cvt.rn{.relu}.f16x2 of a narrow float pair."""
+    s.only({"rn", "relu"})
+    if fmode != "rn":
+        s.fail(f"cvt.{dst}.{src} is cvt.rn{{.relu}}")
+    if dst == "bf16x2":
+        s.fail(f"cvt.bf16x2.{src} is not a PTX conversion")
+    dt = EIGHT_BIT[src]
+    four = src == "e2m1x2"
+    relu_flag = "relu" in s.flags
+
+    def widen(a: Lanes) -> Lanes:
+        if four:
+            lo, hi = a & np.uint8(0xF), a >> np.uint8(4)
+        else:
+            lo, hi = _unpack2(a, np.dtype(np.uint8))
+        pair = [np.ascontiguousarray(v).view(dt).astype(np.float16) for v in (lo, hi)]
+        if relu_flag:  # -0.0 too becomes +0.0 (H100)
+            pair = [np.where(v <= 0, np.float16(0), v) for v in pair]
+        return _pack2(canonicalize(pair[0]), canonicalize(pair[1]))
+
+    return Semantics(widen, (src,), (dst,))
+
+
+def _tf32_from_f32(s: Spelling, dst: str, src: str, fmode: str | None, imode: str | None) -> Semantics:
+    s.only({"rna", "rn", "rz", "satfinite", "relu"})
+    if fmode not in ("rna", "rn", "rz"):
+        s.fail("cvt.tf32.f32 needs .rna, .rn or .rz")
+    relu_flag = "relu" in s.flags
+    if fmode == "rna" and relu_flag:
+        s.fail(".relu does not combine with .rna")
+    return Semantics(_tf32(fmode, "satfinite" in s.flags, relu_flag), ("f32",), ("tf32",))
+
+
+_HALF_PAIRS = ("f16x2", "bf16x2")
+
+CVT_DECODERS: dict[tuple[str, str], CvtDecoder] = {
+    **{(d, a): _int_from_int for d in CVT_INT for a in CVT_INT},
+    **{(d, a): _int_from_float for d in CVT_INT for a in CVT_FLOAT},
+    **{(d, a): _float_from_int for d in CVT_FLOAT for a in CVT_INT},
+    **{(d, a): _float_from_float for d in CVT_FLOAT for a in CVT_FLOAT},
+    **{(d, "f32"): _halves_from_f32 for d in _HALF_PAIRS},
+    **{(d, a): _narrow_from for d in EIGHT_BIT for a in ("f32", *_HALF_PAIRS)},
+    **{(d, a): _halves_from_narrow for d in _HALF_PAIRS for a in EIGHT_BIT},
+    ("tf32", "f32"): _tf32_from_f32,
+}
+"""The (destination, source) type pairs of cvt this model executes, each with its decoder."""
+
+
 def decode_cvt(s: Spelling) -> Semantics:
     if "pack" in s.flags:
         return decode_cvt_pack(s)
@@ -247,197 +476,14 @@ def decode_cvt(s: Spelling) -> Semantics:
     if len(types) != 2:
         s.fail(f"cvt needs a destination and a source type, got {len(types)} types")
     dst, src = types
-    flags = s.flags
-    fmodes = s.at_most_one({*MODES, "rna"}, "rounding modifier")
+    fmode = s.at_most_one({*MODES, "rna"}, "rounding modifier")
     imode = s.at_most_one(INT_ROUND, "integer rounding modifier")
-    if fmodes and imode:
-        s.fail(f"both .{fmodes} and .{imode}")
-    sat, ftz, relu_flag, satfinite = ("sat" in flags), ("ftz" in flags), ("relu" in flags), ("satfinite" in flags)
-
-    # integer <- integer
-    if dst in CVT_INT and src in CVT_INT:
-        s.only({"sat"})
-        dt = LANE_DTYPE[dst]
-        dinfo, sinfo = np.iinfo(dt), np.iinfo(LANE_DTYPE[src])
-        if sat and dinfo.min <= sinfo.min and sinfo.max <= dinfo.max:
-            s.fail(f".sat: every .{src} value fits .{dst} (ptxas refuses it)")
-        if sat:
-            info = np.iinfo(dt)
-            lo, hi = np.array(info.min, dt), np.array(info.max, dt)
-            if src in UNSIGNED:  # compare in the unsigned 64-bit domain
-                return Semantics(
-                    fn1(lambda a: np.where(a.astype(np.uint64) > np.uint64(info.max), hi, a.astype(dt))), (src,), (dst,)
-                )
-            return Semantics(
-                fn1(
-                    lambda a: np.where(
-                        a < 0,
-                        np.where(a.astype(np.int64) < info.min, lo, a.astype(dt)),
-                        np.where(a.astype(np.uint64) > np.uint64(info.max), hi, a.astype(dt)),
-                    )
-                ),
-                (src,),
-                (dst,),
-            )
-        return Semantics(fn1(lambda a: a.astype(dt)), (src,), (dst,))
-
-    # integer <- float
-    if dst in CVT_INT and src in CVT_FLOAT:
-        if imode is None:
-            s.fail("float-to-integer cvt needs .rni, .rzi, .rmi or .rpi")
-        s.only({*INT_ROUND, "sat", "ftz"})
-        if ftz and src != "f32":
-            s.fail(".ftz applies to .f32 sources only")
-        fn = _float_to_int(dst, src, imode)
-        if ftz:
-            inner = fn
-            fn = fn1(lambda a: inner(flush(a)))
-        return Semantics(fn, (src,), (dst,))
-
-    # float <- integer
-    if dst in CVT_FLOAT and src in CVT_INT:
-        s.only({*MODES, "sat", "ftz"})
-        if fmodes is None or fmodes == "rna":
-            s.fail("integer-to-float cvt needs .rn, .rz, .rm or .rp")
-        fn = _to_float(dst, fmodes, True)
-        if sat:
-            inner = fn
-            fn = fn1(lambda a: saturate(inner(a)))
-        return Semantics(fn, (src,), (dst,))
-
-    # float <- float
-    if dst in CVT_FLOAT and src in CVT_FLOAT:
-        s.only({*MODES, *INT_ROUND, "sat", "ftz", "relu", "satfinite"})
-        narrowing = WIDTH[dst] < WIDTH[src] or (dst, src) in (("f16", "bf16"), ("bf16", "f16"))
-        if (relu_flag or satfinite) and not (dst in ("f16", "bf16") and src == "f32"):
-            s.fail(".relu/.satfinite apply to cvt.rn.{f16,bf16}.f32")
-        if dst == src:
-            if fmodes:
-                s.fail(f"same-type cvt takes an integer rounding (.rni .rzi .rmi .rpi), not .{fmodes}")
-            fn = INT_ROUND[imode] if imode else np.copy
-        elif imode:
-            s.fail(f".{imode} is for same-type float cvt or float-to-integer")
-        elif narrowing:
-            if fmodes is None or fmodes == "rna":
-                s.fail(f"cvt.{dst}.{src} narrows and needs .rn, .rz, .rm or .rp")
-            fn = _to_float(dst, fmodes, False)
-        else:
-            if fmodes:
-                s.fail(f"cvt.{dst}.{src} is exact and takes no rounding modifier")
-            elem = ELEMENT[dst]
-            fn = fn1(lambda a: a.astype(elem))
-        if ftz and "f32" not in (dst, src):
-            s.fail(".ftz needs an .f32 source or destination")
-        steps: list[Fn] = []
-        if ftz and src == "f32":
-            steps.append(flush)
-        steps.append(fn)
-        if relu_flag:
-            steps.append(relu_step)
-        if satfinite:
-            steps.append(clamp_finite)
-        if ftz and dst == "f32":
-            steps.append(flush)
-        rule = _nan_rule(dst, src, ftz)
-        if sat:
-            steps.append(saturate)  # NaN -> +0
-        elif rule == "canonical":
-            steps.append(canonicalize_fresh)  # every step above makes a new array
-        if sat or rule == "canonical":
-
-            def chain(a: Lanes) -> Lanes:
-                for step in steps:
-                    a = step(a)
-                return a
-
-            return Semantics(chain, (src,), (dst,))
-        src_elem, dst_elem = ELEMENT[src], ELEMENT[dst]
-
-        def chain_nan(a: Lanes) -> Lanes:
-            x = a
-            for step in steps:
-                x = step(x)
-            nan = a != a
-            if not nan.any():
-                return x
-            if rule == "canonical-f32":  # .ftz: the canonical f32 NaN, then widened
-                a = np.where(nan, canonical_nan(F32), a)
-            return np.where(nan, nan_bits(a, src_elem, dst_elem, quiet=rule != "shift"), x)
-
-        return Semantics(chain_nan, (src,), (dst,))
-
-    # packed half pairs from two f32: cvt.rn{.relu}{.satfinite}.{f16x2,bf16x2}.f32 d, a, b
-    if dst in ("f16x2", "bf16x2") and src == "f32":
-        s.only({"rn", "rz", "relu", "satfinite"})
-        if fmodes not in ("rn", "rz"):
-            s.fail(f"cvt.{dst}.f32 needs .rn (or .rz)")
-        elem = ELEMENT[dst]
-        one = _to_float(dst[:-2], fmodes, False)
-
-        def half(x: Lanes) -> Lanes:
-            y = one(x)
-            if relu_flag:
-                y = relu_step(y)
-            if satfinite:
-                y = clamp_finite(y)
-            return canonicalize_fresh(y)  # y is a new array
-
-        return Semantics(fn2(lambda a, b: _pack2(half(b), half(a))), ("f32", "f32"), (dst,))
-
-    # narrow float pairs
-    if dst in EIGHT_BIT and src in ("f32", "f16x2", "bf16x2"):
-        s.only({"rn", "satfinite", "relu"})
-        if fmodes != "rn" or not satfinite:
-            s.fail(f"cvt to .{dst} is cvt.rn.satfinite{{.relu}}")
-        if src == "bf16x2" or (src == "f16x2" and dst not in ("e4m3x2", "e5m2x2", "e2m1x2")):
-            s.fail(f"cvt.{dst}.{src} is not a PTX conversion (sources: .f32; .f16x2 for e4m3x2 e5m2x2 e2m1x2)")
-        narrow = _narrow8(dst, relu_flag)
-        four = dst == "e2m1x2"
-        if src == "f32":
-
-            def from_f32(a: Lanes, b: Lanes) -> Lanes:
-                lo, hi = narrow(b.astype(np.float32)), narrow(a.astype(np.float32))
-                if four:
-                    return (hi << np.uint8(4)) | lo
-                return _pack2(lo, hi)
-
-            return Semantics(from_f32, ("f32", "f32"), (dst,))
-
-        def from_f16x2(a: Lanes) -> Lanes:
-            lo, hi = (narrow(h.astype(np.float32)) for h in _unpack2(a, np.dtype(np.float16)))
-            if four:
-                return (hi << np.uint8(4)) | lo
-            return _pack2(lo, hi)
-
-        return Semantics(from_f16x2, (src,), (dst,))
-    if dst in ("f16x2", "bf16x2") and src in EIGHT_BIT:
-        s.only({"rn", "relu"})
-        if fmodes != "rn":
-            s.fail(f"cvt.{dst}.{src} is cvt.rn{{.relu}}")
-        if dst == "bf16x2":
-            s.fail(f"cvt.bf16x2.{src} is not a PTX conversion")
-        dt = EIGHT_BIT[src]
-        four = src == "e2m1x2"
-
-        def widen(a: Lanes) -> Lanes:
-            if four:
-                lo, hi = a & np.uint8(0xF), a >> np.uint8(4)
-            else:
-                lo, hi = _unpack2(a, np.dtype(np.uint8))
-            pair = [np.ascontiguousarray(v).view(dt).astype(np.float16) for v in (lo, hi)]
-            if relu_flag:  # -0.0 too becomes +0.0 (H100)
-                pair = [np.where(v <= 0, np.float16(0), v) for v in pair]
-            return _pack2(canonicalize(pair[0]), canonicalize(pair[1]))
-
-        return Semantics(widen, (src,), (dst,))
-    if dst == "tf32" and src == "f32":
-        s.only({"rna", "rn", "rz", "satfinite", "relu"})
-        if fmodes not in ("rna", "rn", "rz"):
-            s.fail("cvt.tf32.f32 needs .rna, .rn or .rz")
-        if fmodes == "rna" and relu_flag:
-            s.fail(".relu does not combine with .rna")
-        return Semantics(_tf32(fmodes, satfinite, relu_flag), ("f32",), ("tf32",))
-    s.fail(f"no cvt from .{src} to .{dst} in this model")
+    if fmode and imode:
+        s.fail(f"both .{fmode} and .{imode}")
+    decoder = CVT_DECODERS.get((dst, src))
+    if decoder is None:
+        s.fail(f"no cvt from .{src} to .{dst} in this model")
+    return decoder(s, dst, src, fmode, imode)
 
 
 def decode_mov(s: Spelling, pack: int, unpack: int) -> Semantics:

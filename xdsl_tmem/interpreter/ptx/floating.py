@@ -7,7 +7,7 @@ rounded in every rounding mode (see `rounding.py`). Approximate operations (`.ap
 rounded to nearest in the destination type; the PTX ISA only bounds their error (e.g.
 2 ulp for `ex2.approx.f32`), so silicon may differ in the last bits. NaN results follow
 the H100: the canonical NaN (sign clear, all-ones payload) for f32/f16/bf16, the first NaN
-operand quieted for f64 (docs/ptx-semantics.md).
+operand quieted for f64 (docs/silicon.md).
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ def _finish(
     """Wrap `fn` with the input/output flushing, clamping and NaN rules of its modifiers.
 
     NaN results: f32/f16/bf16 give the canonical NaN; f64 gives the first NaN operand in
-    `nan_order`, quieted (H100; docs/ptx-semantics.md)."""
+    `nan_order`, quieted (H100; docs/silicon.md)."""
     post: list[Callable[[Lanes], Lanes]] = []
     if ftz:
         post.append(flush)
@@ -325,125 +325,184 @@ _TESTP: dict[str, Callable[[Lanes, Any], Lanes]] = {
 }
 
 
+# One decoder per opcode (or group of opcodes spelled alike), called with the spelling and
+# its float type: each validates its own modifiers and returns the finished callable.
+Decoder = Callable[[Spelling, str], Semantics]
+
+_HALF = frozenset({"f16", "f16x2"})
+_BF = frozenset({"bf16", "bf16x2"})
+
+
+def _done(fn: Fn, ty: str, n: int) -> Semantics:
+    """`n` operands and one result of type `ty`; packed types get `fn` lifted to their halves."""
+    return Semantics(packed(fn, ELEMENT[ty], n) if ty in PACKED else fn, (ty,) * n, (ty,))
+
+
+def _arith_allowed(ty: str, fused: bool) -> set[str]:
+    """The modifiers add/sub/mul (and fma/mad when `fused`) take on type `ty`."""
+    if ty == "f32":
+        return {*MODES, "ftz", "sat"}
+    if ty == "f64":
+        return set(MODES)
+    if ty in _HALF:
+        return {"rn", "ftz", "sat", *(("relu",) if fused else ())}
+    return {"rn", *(("relu",) if fused else ())}
+
+
+def _arith(s: Spelling, ty: str) -> Semantics:
+    """add sub mul fma mad: correctly rounded in the given mode (.rn by default where optional)."""
+    op, flags = s.opcode, s.flags
+    fused = op in ("fma", "mad")
+    if op == "mad" and ty not in ("f32", "f64"):
+        s.fail("mad on floats takes .f32 or .f64 (use fma for half types)")
+    s.only(_arith_allowed(ty, fused))
+    mode = s.at_most_one(MODES, "rounding modifier")
+    if mode is None and fused:
+        s.fail("a fused multiply-add needs a rounding modifier (.rn .rz .rm .rp)")
+    if "sat" in flags and "relu" in flags:
+        s.fail(".sat and .relu exclude each other")
+    elem = ELEMENT[ty]
+    fn = _finish(
+        _exact("fma" if fused else op, elem, mode or "rn"),
+        elem,
+        ftz="ftz" in flags,
+        sat="sat" in flags,
+        relu="relu" in flags,
+        nan_order=(1, 2, 0) if fused else (1, 0),  # H100, f64: b's NaN first (fma: b, c, a)
+    )
+    return _done(fn, ty, 3 if fused else 2)
+
+
+def _div_rcp_sqrt(s: Spelling, ty: str) -> Semantics:
+    op = s.opcode
+    if ty not in ("f32", "f64"):
+        s.fail(f"{op} takes .f32 or .f64")
+    return _div_rcp_sqrt_f64(s) if ty == "f64" else _div_rcp_sqrt_f32(s)
+
+
+def _div_rcp_sqrt_f64(s: Spelling) -> Semantics:
+    op, flags = s.opcode, s.flags
+    n = 2 if op == "div" else 1
+    s.only({*MODES, *(("approx", "ftz") if op == "rcp" else ())})
+    if "approx" in flags:  # rcp.approx.ftz.f64
+        if "ftz" not in flags:
+            s.fail("rcp.approx.f64 needs .ftz")
+        return _done(_rcp_approx_f64, "f64", 1)
+    mode = s.at_most_one(MODES, "rounding modifier")
+    if mode is None:
+        s.fail(f"{op}.f64 needs a rounding modifier (.rn .rz .rm .rp)")
+    # H100: div gives a's NaN first
+    return _done(_finish(_exact(op, F64, mode), F64, ftz=False, sat=False, nan_order=(0, 1)[:n]), "f64", n)
+
+
+def _div_rcp_sqrt_f32(s: Spelling) -> Semantics:
+    op = s.opcode
+    s.only({*MODES, "approx", "ftz", *(("full",) if op == "div" else ())})
+    how = s.at_most_one({*MODES, "approx", "full"}, "rounding/approximation modifier")
+    if how is None:
+        s.fail(f"{op}.f32 needs one of .approx{' .full' if op == 'div' else ''} .rn .rz .rm .rp")
+    if how == "approx":
+        inner = _div_approx if op == "div" else _approx(op, F32)
+    elif how == "full":
+        inner = _exact("div", F32, "rn")  # full range, at most 2 ulp in PTX: we round correctly
+    else:
+        inner = _exact(op, F32, how)
+    return _done(_finish(inner, F32, ftz="ftz" in s.flags, sat=False), "f32", 2 if op == "div" else 1)
+
+
+def _approx_check(s: Spelling, ty: str) -> None:
+    """The types and modifiers rsqrt ex2 lg2 sin cos tanh take, short of .approx itself."""
+    op = s.opcode
+    if op in ("tanh", "ex2"):
+        if ty == "f64":
+            s.fail(f"{op} takes .f32, .f16, .f16x2, .bf16, .bf16x2")
+        # ptxas: tanh has no .ftz; ex2 has it optional on .f32, not on .f16/.f16x2, and
+        # required on .bf16/.bf16x2
+        s.only({"approx", "ftz"} if op == "ex2" and ty not in _HALF else {"approx"})
+        if op == "ex2" and ty in _BF and "ftz" not in s.flags:
+            s.fail(f"ex2.approx.{ty} needs .ftz")
+    elif op == "rsqrt":
+        if ty not in ("f32", "f64"):
+            s.fail("rsqrt takes .f32 or .f64")
+        s.only({"approx", "ftz"})
+    else:
+        if ty != "f32":
+            s.fail(f"{op} takes .f32")
+        s.only({"approx", "ftz"})
+
+
+def _approx_unary(s: Spelling, ty: str) -> Semantics:
+    """rsqrt ex2 lg2 sin cos tanh, which exist only as .approx."""
+    op = s.opcode
+    _approx_check(s, ty)
+    if "approx" not in s.flags:
+        s.fail(f"{op} exists only as {op}.approx")
+    elem = ELEMENT[ty]
+    return _done(_finish(_approx(op, elem), elem, ftz="ftz" in s.flags, sat=False), ty, 1)
+
+
+def _min_max(s: Spelling, ty: str) -> Semantics:
+    op, flags = s.opcode, s.flags
+    s.only({"ftz", "NaN", "xorsign", "abs"} if ty in ("f32", "f16", "f16x2") else {"NaN", "xorsign", "abs"})
+    if ty == "f64" and flags:
+        s.fail(f"{op}.f64 takes no modifiers")
+    if ("xorsign" in flags) != ("abs" in flags):
+        s.fail(".xorsign goes with .abs")
+    elem = ELEMENT[ty]
+    inner = _minmax(op == "max", elem, "NaN" in flags, "xorsign" in flags)
+    fn = _finish(inner, elem, ftz="ftz" in flags, sat=False, canon=False)
+    # two operands, or three (sm_100's `max.f32 d, a, b, c`): the callable takes either
+    return Semantics(packed(fn, elem, 3) if ty in PACKED else fn, (ty, ty), (ty,))
+
+
+def _abs_neg(s: Spelling, ty: str) -> Semantics:
+    s.only({"ftz"} if ty in ("f32", "f16", "f16x2") else set())
+    elem = ELEMENT[ty]
+    sign = _sign_ops(s.opcode, elem)
+    if ty == "f64":  # H100: a NaN comes back quieted, its sign unchanged
+        return _done(fn1(lambda a: np.where(a != a, quiet64(a), sign(a))), ty, 1)
+    # H100: a NaN gives the canonical NaN (not a sign-bit operation on NaNs)
+    return _done(_finish(sign, elem, ftz="ftz" in s.flags, sat=False), ty, 1)
+
+
+def _copysign_decode(s: Spelling, ty: str) -> Semantics:
+    if ty not in ("f32", "f64"):
+        s.fail("copysign takes .f32 or .f64")
+    s.only(set())
+    return _done(_copysign(ELEMENT[ty]), ty, 2)
+
+
+def _testp(s: Spelling, ty: str) -> Semantics:
+    if ty not in ("f32", "f64"):
+        s.fail("testp takes .f32 or .f64")
+    test = s.at_most_one(_TESTP, "test")
+    s.only(_TESTP)
+    if test is None:
+        s.fail(f"testp needs one of {' '.join('.' + t for t in _TESTP)}")
+    tiny = finfo(ELEMENT[ty]).smallest_normal
+    t = _TESTP[test]
+    return Semantics(fn1(lambda a: t(a, tiny)), (ty,), ("pred",))
+
+
+DECODERS: dict[str, Decoder] = {
+    **dict.fromkeys(("add", "sub", "mul", "fma", "mad"), _arith),
+    **dict.fromkeys(("div", "rcp", "sqrt"), _div_rcp_sqrt),
+    **dict.fromkeys(("rsqrt", "ex2", "lg2", "sin", "cos", "tanh"), _approx_unary),
+    "min": _min_max,
+    "max": _min_max,
+    "abs": _abs_neg,
+    "neg": _abs_neg,
+    "copysign": _copysign_decode,
+    "testp": _testp,
+}
+"""The floating-point opcodes this model executes, each with its decoder."""
+
+
 def decode_float(s: Spelling, ty: str) -> Semantics:
     """Decode a floating-point instruction whose (last) type modifier `ty` is a float type."""
-    op = s.opcode
-    elem = ELEMENT[ty]
-    flags = s.flags
-    is_pack = ty in PACKED
-    half = ty in ("f16", "f16x2")
-    bf = ty in ("bf16", "bf16x2")
-    arity = {"add": 2, "sub": 2, "mul": 2, "fma": 3, "mad": 3, "div": 2, "min": 2, "max": 2, "copysign": 2}.get(op, 1)
-
-    def done(fn: Fn, n: int = arity, result: str = ty) -> Semantics:
-        return Semantics(packed(fn, elem, n) if is_pack else fn, (ty,) * n, (result,))
-
-    if op in ("add", "sub", "mul", "fma", "mad"):
-        fused = op in ("fma", "mad")
-        if op == "mad" and ty not in ("f32", "f64"):
-            s.fail("mad on floats takes .f32 or .f64 (use fma for half types)")
-        if ty == "f32":
-            allowed = {*MODES, "ftz", "sat"}
-        elif ty == "f64":
-            allowed = set(MODES)
-        elif half:
-            allowed = {"rn", "ftz", "sat", *(("relu",) if fused else ())}
-        else:
-            allowed = {"rn", *(("relu",) if fused else ())}
-        s.only(allowed)
-        mode = s.at_most_one(MODES, "rounding modifier")
-        if mode is None and fused:
-            s.fail("a fused multiply-add needs a rounding modifier (.rn .rz .rm .rp)")
-        if "sat" in flags and "relu" in flags:
-            s.fail(".sat and .relu exclude each other")
-        kind = "fma" if fused else op
-        fn = _finish(
-            _exact(kind, elem, mode or "rn"),
-            elem,
-            ftz="ftz" in flags,
-            sat="sat" in flags,
-            relu="relu" in flags,
-            nan_order=(1, 2, 0) if fused else (1, 0),  # H100, f64: b's NaN first (fma: b, c, a)
-        )
-        return done(fn, 3 if fused else 2)
-    if op in ("div", "rcp", "sqrt"):
-        if ty not in ("f32", "f64"):
-            s.fail(f"{op} takes .f32 or .f64")
-        n = 2 if op == "div" else 1
-        if ty == "f64":
-            s.only({*MODES, *(("approx", "ftz") if op == "rcp" else ())})
-            if "approx" in flags:  # rcp.approx.ftz.f64
-                if "ftz" not in flags:
-                    s.fail("rcp.approx.f64 needs .ftz")
-                return done(_rcp_approx_f64, 1)
-            mode = s.at_most_one(MODES, "rounding modifier")
-            if mode is None:
-                s.fail(f"{op}.f64 needs a rounding modifier (.rn .rz .rm .rp)")
-            # H100: div gives a's NaN first
-            return done(_finish(_exact(op, F64, mode), F64, ftz=False, sat=False, nan_order=(0, 1)[:n]), n)
-        s.only({*MODES, "approx", "ftz", *(("full",) if op == "div" else ())})
-        how = s.at_most_one({*MODES, "approx", "full"}, "rounding/approximation modifier")
-        if how is None:
-            s.fail(f"{op}.f32 needs one of .approx{' .full' if op == 'div' else ''} .rn .rz .rm .rp")
-        if how == "approx":
-            inner = _div_approx if op == "div" else _approx(op, F32)
-        elif how == "full":
-            inner = _exact("div", F32, "rn")  # full range, at most 2 ulp in PTX: we round correctly
-        else:
-            inner = _exact(op, F32, how)
-        return done(_finish(inner, F32, ftz="ftz" in flags, sat=False), n)
-    if op in ("rsqrt", "ex2", "lg2", "sin", "cos", "tanh"):
-        if op == "tanh" or op == "ex2":
-            if ty == "f64":
-                s.fail(f"{op} takes .f32, .f16, .f16x2, .bf16, .bf16x2")
-            # ptxas: tanh has no .ftz; ex2 has it optional on .f32, not on .f16/.f16x2, and
-            # required on .bf16/.bf16x2
-            s.only({"approx", "ftz"} if op == "ex2" and not half else {"approx"})
-            if op == "ex2" and bf and "ftz" not in flags:
-                s.fail(f"ex2.approx.{ty} needs .ftz")
-        elif op == "rsqrt":
-            if ty not in ("f32", "f64"):
-                s.fail("rsqrt takes .f32 or .f64")
-            s.only({"approx", "ftz"})
-        else:
-            if ty != "f32":
-                s.fail(f"{op} takes .f32")
-            s.only({"approx", "ftz"})
-        if "approx" not in flags:
-            s.fail(f"{op} exists only as {op}.approx")
-        return done(_finish(_approx(op, elem), elem, ftz="ftz" in flags, sat=False), 1)
-    if op in ("min", "max"):
-        s.only({"ftz", "NaN", "xorsign", "abs"} if ty in ("f32", "f16", "f16x2") else {"NaN", "xorsign", "abs"})
-        if ty == "f64" and flags:
-            s.fail(f"{op}.f64 takes no modifiers")
-        if ("xorsign" in flags) != ("abs" in flags):
-            s.fail(".xorsign goes with .abs")
-        inner = _minmax(op == "max", elem, "NaN" in flags, "xorsign" in flags)
-        fn = _finish(inner, elem, ftz="ftz" in flags, sat=False, canon=False)
-        # two operands, or three (sm_100's `max.f32 d, a, b, c`): the callable takes either
-        return Semantics(packed(fn, elem, 3) if is_pack else fn, (ty, ty), (ty,))
-    if op in ("abs", "neg"):
-        s.only({"ftz"} if ty in ("f32", "f16", "f16x2") else set())
-        sign = _sign_ops(op, elem)
-        if ty == "f64":  # H100: a NaN comes back quieted, its sign unchanged
-            return done(fn1(lambda a: np.where(a != a, quiet64(a), sign(a))), 1)
-        # H100: a NaN gives the canonical NaN (not a sign-bit operation on NaNs)
-        return done(_finish(sign, elem, ftz="ftz" in flags, sat=False), 1)
-    if op == "copysign":
-        if ty not in ("f32", "f64"):
-            s.fail("copysign takes .f32 or .f64")
-        s.only(set())
-        return done(_copysign(elem), 2)
-    if op == "testp":
-        if ty not in ("f32", "f64"):
-            s.fail("testp takes .f32 or .f64")
-        test = s.at_most_one(_TESTP, "test")
-        s.only(_TESTP)
-        if test is None:
-            s.fail(f"testp needs one of {' '.join('.' + t for t in _TESTP)}")
-        tiny = finfo(elem).smallest_normal
-        t = _TESTP[test]
-        return Semantics(fn1(lambda a: t(a, tiny)), (ty,), ("pred",))
-    if bf or half or ty in ("f32", "f64"):
-        s.fail(f"{op} is not a floating-point instruction this model executes")
-    s.fail(f"type .{ty} is not a floating-point type")
+    if ty not in ELEMENT:
+        s.fail(f"type .{ty} is not a floating-point type")
+    decoder = DECODERS.get(s.opcode)
+    if decoder is None:
+        s.fail(f"{s.opcode} is not a floating-point instruction this model executes")
+    return decoder(s, ty)

@@ -406,7 +406,7 @@ def _shift(op: str, ty: str) -> Fn:
 def _divrem(op: str, ty: str) -> Fn:
     """div/rem: quotient truncated toward zero, remainder with the dividend's sign. By zero the ISA
     leaves the result unspecified; H100 gives all ones for div and rem, every width and
-    signedness (docs/ptx-semantics.md)."""
+    signedness (docs/silicon.md)."""
     dt, u = LANE_DTYPE[ty], udt(ty)
     ones = np.array(-1).astype(u).view(dt)
     one = np.ones((), dt)
@@ -469,221 +469,332 @@ def _x2(fn: Fn, ty: str) -> Fn:
     return fnv(lambda *xs: fn(*(x.view(e) for x in xs)).view(np.uint32))
 
 
-def decode_integer(s: Spelling) -> Semantics:
-    op = s.opcode
-    flags = s.flags
+# One decoder per opcode (or per pair of opcodes spelled alike): each validates its own
+# modifiers and returns the callable, so no string handling is left for run time.
+Decoder = Callable[[Spelling], Semantics]
 
-    if op in ("add", "sub"):
-        ty = s.one_type(ARITH | ARITH_X2 if op == "add" else ARITH)  # ptxas: no sub.u16x2
-        s.only({"sat", "cc"})
-        if "cc" in flags:
-            if ty not in ("u32", "s32", "u64", "s64") or "sat" in flags:
-                s.fail(f"{op}.cc takes .u32 .s32 .u64 .s64 and no .sat")
-            f = (_carry_add if op == "add" else _carry_sub)(LANE_DTYPE[ty])
-            false = np.zeros(1, np.bool_)
-            return Semantics(fn2(lambda a, b: f(a, b, false)), (ty, ty), (ty, "cc"))
-        base = np.add if op == "add" else np.subtract
-        if "sat" in flags:
-            if ty != "s32":
-                s.fail(f"{op}.sat takes .s32 only")
-            return Semantics(fn2(lambda a, b: _sat32(base(a.astype(np.int64), b.astype(np.int64)))), (ty, ty), (ty,))
-        return Semantics(_x2(base, ty) if ty in ARITH_X2 else base, (ty, ty), (ty,))
-    if op in ("addc", "subc"):
-        ty = s.one_type({"u32", "s32", "u64", "s64"})
-        s.only({"cc"})
-        f = (_carry_add if op == "addc" else _carry_sub)(LANE_DTYPE[ty])
-        if "cc" in flags:
-            return Semantics(f, (ty, ty, "cc"), (ty, "cc"))
-        return Semantics(fn3(lambda a, b, cin: f(a, b, cin)[0]), (ty, ty, "cc"), (ty,))
-    if op in ("mul", "mad", "madc"):
-        ty = s.one_type(ARITH)
-        mode = s.at_most_one({"lo", "hi", "wide"}, "mode")
-        s.only({"lo", "hi", "wide", "sat", "cc"})
-        if mode is None:
-            if op == "mul":
-                s.fail("integer mul needs .lo, .hi or .wide")
-            mode = "lo"
-        if mode == "wide" and WIDTH[ty] == 64:
-            s.fail(".wide takes 16- or 32-bit types")
-        if "sat" in flags and not (op == "mad" and mode == "hi" and ty == "s32"):
-            s.fail(".sat is only allowed as mad.hi.sat.s32")
-        if ("cc" in flags or op == "madc") and (mode == "wide" or WIDTH[ty] < 32 or op == "mul"):
-            s.fail("carry forms are mad{c}.{lo,hi}{.cc} on 32- and 64-bit types")
-        prod = _mul(mode, ty)
-        dty = _wider(ty) if mode == "wide" else ty
+
+def _add_sub(s: Spelling) -> Semantics:
+    op, flags = s.opcode, s.flags
+    ty = s.one_type(ARITH | ARITH_X2 if op == "add" else ARITH)  # ptxas: no sub.u16x2
+    s.only({"sat", "cc"})
+    if "cc" in flags:
+        if ty not in ("u32", "s32", "u64", "s64") or "sat" in flags:
+            s.fail(f"{op}.cc takes .u32 .s32 .u64 .s64 and no .sat")
+        f = (_carry_add if op == "add" else _carry_sub)(LANE_DTYPE[ty])
+        false = np.zeros(1, np.bool_)
+        return Semantics(fn2(lambda a, b: f(a, b, false)), (ty, ty), (ty, "cc"))
+    base = np.add if op == "add" else np.subtract
+    if "sat" in flags:
+        if ty != "s32":
+            s.fail(f"{op}.sat takes .s32 only")
+        return Semantics(fn2(lambda a, b: _sat32(base(a.astype(np.int64), b.astype(np.int64)))), (ty, ty), (ty,))
+    return Semantics(_x2(base, ty) if ty in ARITH_X2 else base, (ty, ty), (ty,))
+
+
+def _addc_subc(s: Spelling) -> Semantics:
+    ty = s.one_type({"u32", "s32", "u64", "s64"})
+    s.only({"cc"})
+    f = (_carry_add if s.opcode == "addc" else _carry_sub)(LANE_DTYPE[ty])
+    if "cc" in s.flags:
+        return Semantics(f, (ty, ty, "cc"), (ty, "cc"))
+    return Semantics(fn3(lambda a, b, cin: f(a, b, cin)[0]), (ty, ty, "cc"), (ty,))
+
+
+def _mul_mad_mode(s: Spelling, ty: str) -> str:
+    """The .lo/.hi/.wide of integer mul/mad/madc, after checking its combinations with .sat/.cc."""
+    op, flags = s.opcode, s.flags
+    mode = s.at_most_one({"lo", "hi", "wide"}, "mode")
+    s.only({"lo", "hi", "wide", "sat", "cc"})
+    if mode is None:
         if op == "mul":
-            return Semantics(prod, (ty, ty), (dty,))
-        if "sat" in flags:
-            return Semantics(
-                fn3(lambda a, b, c: _sat32(prod(a, b).astype(np.int64) + c.astype(np.int64))), (ty, ty, ty), (ty,)
-            )
-        if op == "madc" or "cc" in flags:
-            add = _carry_add(LANE_DTYPE[ty])
-            if op == "madc":
-                if "cc" in flags:
-                    return Semantics(fn4(lambda a, b, c, cin: add(prod(a, b), c, cin)), (ty, ty, ty, "cc"), (ty, "cc"))
-                return Semantics(fn4(lambda a, b, c, cin: add(prod(a, b), c, cin)[0]), (ty, ty, ty, "cc"), (ty,))
-            false = np.zeros(1, np.bool_)
-            return Semantics(fn3(lambda a, b, c: add(prod(a, b), c, false)), (ty, ty, ty), (ty, "cc"))
-        return Semantics(fn3(lambda a, b, c: prod(a, b) + c), (ty, ty, dty), (dty,))
-    if op in ("mul24", "mad24"):
-        ty = s.one_type({"u32", "s32"})
-        mode = s.at_most_one({"lo", "hi"}, "mode")
-        s.only({"lo", "hi", "sat"})
-        if mode is None:
-            s.fail(f"{op} needs .lo or .hi")
-        if "sat" in flags and not (op == "mad24" and mode == "hi" and ty == "s32"):
-            s.fail(".sat is only allowed as mad24.hi.sat.s32")
-        dt = LANE_DTYPE[ty]
+            s.fail("integer mul needs .lo, .hi or .wide")
+        mode = "lo"
+    if mode == "wide" and WIDTH[ty] == 64:
+        s.fail(".wide takes 16- or 32-bit types")
+    if "sat" in flags and not (op == "mad" and mode == "hi" and ty == "s32"):
+        s.fail(".sat is only allowed as mad.hi.sat.s32")
+    if ("cc" in flags or op == "madc") and (mode == "wide" or WIDTH[ty] < 32 or op == "mul"):
+        s.fail("carry forms are mad{c}.{lo,hi}{.cc} on 32- and 64-bit types")
+    return mode
 
-        def p48(a: Lanes, b: Lanes) -> Lanes:
-            """The 48-bit product of the low 24 bits (sign-extended for .s32) of a and b."""
-            if ty == "s32":
-                x = (a.astype(np.int64) << 40) >> 40
-                y = (b.astype(np.int64) << 40) >> 40
-            else:
-                x = a.astype(np.int64) & 0xFFFFFF
-                y = b.astype(np.int64) & 0xFFFFFF
-            p = x * y
-            return (p >> 16) if mode == "hi" else p
 
-        if op == "mul24":
-            return Semantics(fn2(lambda a, b: p48(a, b).astype(dt)), (ty, ty), (ty,))
-        if "sat" in flags:
-            return Semantics(
-                fn3(lambda a, b, c: _sat32(((p48(a, b) << 32) >> 32) + c.astype(np.int64))), (ty, ty, ty), (ty,)
-            )
-        return Semantics(fn3(lambda a, b, c: (p48(a, b) + c.astype(np.int64)).astype(dt)), (ty, ty, ty), (ty,))
-    if op == "sad":
-        ty = s.one_type(ARITH)
-        s.only(set())
-        u = udt(ty)
+def _mul_mad(s: Spelling) -> Semantics:
+    op, flags = s.opcode, s.flags
+    ty = s.one_type(ARITH)
+    mode = _mul_mad_mode(s, ty)
+    prod = _mul(mode, ty)
+    dty = _wider(ty) if mode == "wide" else ty
+    if op == "mul":
+        return Semantics(prod, (ty, ty), (dty,))
+    if "sat" in flags:
         return Semantics(
-            fn3(lambda a, b, c: c + np.where(a > b, a.view(u) - b.view(u), b.view(u) - a.view(u)).view(c.dtype)),
-            (ty, ty, ty),
-            (ty,),
+            fn3(lambda a, b, c: _sat32(prod(a, b).astype(np.int64) + c.astype(np.int64))), (ty, ty, ty), (ty,)
         )
-    if op in ("div", "rem"):
-        ty = s.one_type(ARITH)
-        s.only(set())
-        return Semantics(_divrem(op, ty), (ty, ty), (ty,))
-    if op in ("abs", "neg"):
-        ty = s.one_type(SIGNED - {"s8"})
-        s.only(set())
-        return Semantics(np.abs if op == "abs" else np.negative, (ty,), (ty,))
-    if op in ("min", "max"):
-        ty = s.one_type(ARITH | ARITH_X2)
-        s.only({"relu"})
-        base = np.minimum if op == "min" else np.maximum
-        if "relu" in flags:
-            if ty not in ("s32", "s16x2"):
-                s.fail(".relu takes .s32 or .s16x2")
-            zero = np.zeros((), np.int16 if ty == "s16x2" else np.int32)
-            inner: Fn = fn2(lambda a, b: np.maximum(base(a, b), zero))
+    if op == "madc" or "cc" in flags:
+        add = _carry_add(LANE_DTYPE[ty])
+        if op == "madc":
+            if "cc" in flags:
+                return Semantics(fn4(lambda a, b, c, cin: add(prod(a, b), c, cin)), (ty, ty, ty, "cc"), (ty, "cc"))
+            return Semantics(fn4(lambda a, b, c, cin: add(prod(a, b), c, cin)[0]), (ty, ty, ty, "cc"), (ty,))
+        false = np.zeros(1, np.bool_)
+        return Semantics(fn3(lambda a, b, c: add(prod(a, b), c, false)), (ty, ty, ty), (ty, "cc"))
+    return Semantics(fn3(lambda a, b, c: prod(a, b) + c), (ty, ty, dty), (dty,))
+
+
+def _mul24_mad24(s: Spelling) -> Semantics:
+    op, flags = s.opcode, s.flags
+    ty = s.one_type({"u32", "s32"})
+    mode = s.at_most_one({"lo", "hi"}, "mode")
+    s.only({"lo", "hi", "sat"})
+    if mode is None:
+        s.fail(f"{op} needs .lo or .hi")
+    if "sat" in flags and not (op == "mad24" and mode == "hi" and ty == "s32"):
+        s.fail(".sat is only allowed as mad24.hi.sat.s32")
+    dt = LANE_DTYPE[ty]
+
+    def p48(a: Lanes, b: Lanes) -> Lanes:
+        """The 48-bit product of the low 24 bits (sign-extended for .s32) of a and b."""
+        if ty == "s32":
+            x = (a.astype(np.int64) << 40) >> 40
+            y = (b.astype(np.int64) << 40) >> 40
         else:
-            inner = base
-        return Semantics(_x2(inner, ty) if ty in ARITH_X2 else inner, (ty, ty), (ty,))
-    if op in ("popc", "clz"):
-        ty = s.one_type({"b32", "b64"})
-        s.only(set())
-        if op == "popc":
-            return Semantics(fn1(lambda a: np.bitwise_count(a).astype(np.uint32)), (ty,), ("u32",))
-        w = np.uint32(WIDTH[ty])
-        return Semantics(fn1(lambda a: w - _bitlen(a)), (ty,), ("u32",))
-    if op == "bfind":
-        ty = s.one_type({"u32", "s32", "u64", "s64"})
-        s.only({"shiftamt"})
-        u, w1 = udt(ty), np.uint32(WIDTH[ty] - 1)
-        shiftamt = "shiftamt" in flags
-        signed = ty in SIGNED
-        none = np.uint32(0xFFFFFFFF)
+            x = a.astype(np.int64) & 0xFFFFFF
+            y = b.astype(np.int64) & 0xFFFFFF
+        p = x * y
+        return (p >> 16) if mode == "hi" else p
 
-        def bfind(a: Lanes) -> Lanes:
-            """The position of the most significant non-sign bit; 0xffffffff if there is none."""
-            x = a.view(u)
-            if signed:
-                x = np.where(a < 0, ~x, x)
-            n = _bitlen(x)
-            pos = (w1 - (n - 1)) if shiftamt else n - np.uint32(1)
-            return np.where(n == 0, none, pos)
+    if op == "mul24":
+        return Semantics(fn2(lambda a, b: p48(a, b).astype(dt)), (ty, ty), (ty,))
+    if "sat" in flags:
+        return Semantics(
+            fn3(lambda a, b, c: _sat32(((p48(a, b) << 32) >> 32) + c.astype(np.int64))), (ty, ty, ty), (ty,)
+        )
+    return Semantics(fn3(lambda a, b, c: (p48(a, b) + c.astype(np.int64)).astype(dt)), (ty, ty, ty), (ty,))
 
-        return Semantics(bfind, (ty,), ("u32",))
-    if op == "bmsk":
-        s.one_type({"b32"})
-        mode = s.at_most_one({"clamp", "wrap"}, "mode")
-        s.only({"clamp", "wrap"})
-        if mode is None:
-            s.fail("bmsk needs .clamp or .wrap")
-        return Semantics(_bmsk(mode), ("b32", "b32"), ("b32",))
-    if op == "fns":
-        s.one_type({"b32"})
-        s.only(set())
-        return Semantics(_fns, ("b32", "u32", "s32"), ("b32",))
-    if op == "brev":
-        ty = s.one_type({"b32", "b64"})
-        s.only(set())
-        return Semantics(_brev, (ty,), (ty,))
-    if op == "bfe":
-        ty = s.one_type({"u32", "s32", "u64", "s64"})
-        s.only(set())
-        return Semantics(_bfe(ty), (ty, "u32", "u32"), (ty,))
-    if op == "bfi":
-        ty = s.one_type({"b32", "b64"})
-        s.only(set())
-        return Semantics(_bfi(ty), (ty, ty, "u32", "u32"), (ty,))
-    if op == "szext":
-        ty = s.one_type({"u32", "s32"})
-        mode = s.at_most_one({"clamp", "wrap"}, "mode")
-        s.only({"clamp", "wrap"})
-        if mode is None:
-            s.fail("szext needs .clamp or .wrap")
-        return Semantics(_szext(mode, ty), (ty, "u32"), (ty,))
-    if op == "dp4a":
-        at, bt = s.two_types({"u32", "s32"}, {"u32", "s32"})
-        s.only(set())
-        out = "s32" if "s32" in (at, bt) else "u32"
-        return Semantics(_dp4a(at, bt), (at, bt, out), (out,))
-    if op == "dp2a":
-        at, bt = s.two_types({"u32", "s32"}, {"u32", "s32"})
-        mode = s.at_most_one({"lo", "hi"}, "mode")
-        s.only({"lo", "hi"})
-        if mode is None:
-            s.fail("dp2a needs .lo or .hi")
-        out = "s32" if "s32" in (at, bt) else "u32"
-        return Semantics(_dp2a(mode, at, bt), (at, bt, out), (out,))
-    if op == "prmt":
-        s.one_type({"b32"})
-        mode = s.at_most_one(_PRMT_MODES, "mode")
-        s.only(_PRMT_MODES)
-        return Semantics(_prmt(mode), ("b32", "b32", "b32"), ("b32",))
-    if op == "lop3":
-        s.one_type({"b32"})
-        s.only(set())
-        return Semantics(lop3, ("b32", "b32", "b32", "b32"), ("b32",))
-    if op == "shf":
-        s.one_type({"b32"})
-        d = s.at_most_one({"l", "r"}, "direction")
-        m = s.at_most_one({"clamp", "wrap"}, "mode")
-        s.only({"l", "r", "clamp", "wrap"})
-        if d is None or m is None:
-            s.fail("shf needs .l or .r and .clamp or .wrap")
-        return Semantics(_shf(d, m), ("b32", "b32", "u32"), ("b32",))
-    if op in ("shl", "shr"):
-        ty = s.one_type(BITS - {"b8"} if op == "shl" else (BITS | SIGNED | UNSIGNED) - {"b8", "u8", "s8"})
-        s.only(set())
-        return Semantics(_shift(op, ty), (ty, "u32"), (ty,))
-    if op in ("and", "or", "xor"):
-        ty = s.one_type({"pred", "b16", "b32", "b64"})
-        s.only(set())
-        fn = {"and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor}[op]
-        return Semantics(fn, (ty, ty), (ty,))
-    if op == "not":
-        ty = s.one_type({"pred", "b16", "b32", "b64"})
-        s.only(set())
-        return Semantics(np.invert, (ty,), (ty,))
-    if op == "cnot":
-        ty = s.one_type({"b16", "b32", "b64"})
-        s.only(set())
-        dt = LANE_DTYPE[ty]
-        return Semantics(fn1(lambda a: (a == 0).astype(dt)), (ty,), (ty,))
-    s.fail("not an integer instruction this model executes")
+
+def _sad(s: Spelling) -> Semantics:
+    ty = s.one_type(ARITH)
+    s.only(set())
+    u = udt(ty)
+    return Semantics(
+        fn3(lambda a, b, c: c + np.where(a > b, a.view(u) - b.view(u), b.view(u) - a.view(u)).view(c.dtype)),
+        (ty, ty, ty),
+        (ty,),
+    )
+
+
+def _div_rem(s: Spelling) -> Semantics:
+    ty = s.one_type(ARITH)
+    s.only(set())
+    return Semantics(_divrem(s.opcode, ty), (ty, ty), (ty,))
+
+
+def _abs_neg(s: Spelling) -> Semantics:
+    ty = s.one_type(SIGNED - {"s8"})
+    s.only(set())
+    return Semantics(np.abs if s.opcode == "abs" else np.negative, (ty,), (ty,))
+
+
+def _min_max(s: Spelling) -> Semantics:
+    ty = s.one_type(ARITH | ARITH_X2)
+    s.only({"relu"})
+    base = np.minimum if s.opcode == "min" else np.maximum
+    if "relu" in s.flags:
+        if ty not in ("s32", "s16x2"):
+            s.fail(".relu takes .s32 or .s16x2")
+        zero = np.zeros((), np.int16 if ty == "s16x2" else np.int32)
+        inner: Fn = fn2(lambda a, b: np.maximum(base(a, b), zero))
+    else:
+        inner = base
+    return Semantics(_x2(inner, ty) if ty in ARITH_X2 else inner, (ty, ty), (ty,))
+
+
+def _popc_clz(s: Spelling) -> Semantics:
+    ty = s.one_type({"b32", "b64"})
+    s.only(set())
+    if s.opcode == "popc":
+        return Semantics(fn1(lambda a: np.bitwise_count(a).astype(np.uint32)), (ty,), ("u32",))
+    w = np.uint32(WIDTH[ty])
+    return Semantics(fn1(lambda a: w - _bitlen(a)), (ty,), ("u32",))
+
+
+def _bfind(s: Spelling) -> Semantics:
+    ty = s.one_type({"u32", "s32", "u64", "s64"})
+    s.only({"shiftamt"})
+    u, w1 = udt(ty), np.uint32(WIDTH[ty] - 1)
+    shiftamt = "shiftamt" in s.flags
+    signed = ty in SIGNED
+    none = np.uint32(0xFFFFFFFF)
+
+    def bfind(a: Lanes) -> Lanes:
+        """The position of the most significant non-sign bit; 0xffffffff if there is none."""
+        x = a.view(u)
+        if signed:
+            x = np.where(a < 0, ~x, x)
+        n = _bitlen(x)
+        pos = (w1 - (n - 1)) if shiftamt else n - np.uint32(1)
+        return np.where(n == 0, none, pos)
+
+    return Semantics(bfind, (ty,), ("u32",))
+
+
+def _clamp_or_wrap(s: Spelling) -> str:
+    """The required .clamp/.wrap of bmsk and szext."""
+    mode = s.at_most_one({"clamp", "wrap"}, "mode")
+    s.only({"clamp", "wrap"})
+    if mode is None:
+        s.fail(f"{s.opcode} needs .clamp or .wrap")
+    return mode
+
+
+def _bmsk_decode(s: Spelling) -> Semantics:
+    s.one_type({"b32"})
+    return Semantics(_bmsk(_clamp_or_wrap(s)), ("b32", "b32"), ("b32",))
+
+
+def _szext_decode(s: Spelling) -> Semantics:
+    ty = s.one_type({"u32", "s32"})
+    return Semantics(_szext(_clamp_or_wrap(s), ty), (ty, "u32"), (ty,))
+
+
+def _fns_decode(s: Spelling) -> Semantics:
+    s.one_type({"b32"})
+    s.only(set())
+    return Semantics(_fns, ("b32", "u32", "s32"), ("b32",))
+
+
+def _brev_decode(s: Spelling) -> Semantics:
+    ty = s.one_type({"b32", "b64"})
+    s.only(set())
+    return Semantics(_brev, (ty,), (ty,))
+
+
+def _bfe_decode(s: Spelling) -> Semantics:
+    ty = s.one_type({"u32", "s32", "u64", "s64"})
+    s.only(set())
+    return Semantics(_bfe(ty), (ty, "u32", "u32"), (ty,))
+
+
+def _bfi_decode(s: Spelling) -> Semantics:
+    ty = s.one_type({"b32", "b64"})
+    s.only(set())
+    return Semantics(_bfi(ty), (ty, ty, "u32", "u32"), (ty,))
+
+
+def _dp4a_decode(s: Spelling) -> Semantics:
+    at, bt = s.two_types({"u32", "s32"}, {"u32", "s32"})
+    s.only(set())
+    out = "s32" if "s32" in (at, bt) else "u32"
+    return Semantics(_dp4a(at, bt), (at, bt, out), (out,))
+
+
+def _dp2a_decode(s: Spelling) -> Semantics:
+    at, bt = s.two_types({"u32", "s32"}, {"u32", "s32"})
+    mode = s.at_most_one({"lo", "hi"}, "mode")
+    s.only({"lo", "hi"})
+    if mode is None:
+        s.fail("dp2a needs .lo or .hi")
+    out = "s32" if "s32" in (at, bt) else "u32"
+    return Semantics(_dp2a(mode, at, bt), (at, bt, out), (out,))
+
+
+def _prmt_decode(s: Spelling) -> Semantics:
+    s.one_type({"b32"})
+    mode = s.at_most_one(_PRMT_MODES, "mode")
+    s.only(_PRMT_MODES)
+    return Semantics(_prmt(mode), ("b32", "b32", "b32"), ("b32",))
+
+
+def _lop3_decode(s: Spelling) -> Semantics:
+    s.one_type({"b32"})
+    s.only(set())
+    return Semantics(lop3, ("b32", "b32", "b32", "b32"), ("b32",))
+
+
+def _shf_decode(s: Spelling) -> Semantics:
+    s.one_type({"b32"})
+    d = s.at_most_one({"l", "r"}, "direction")
+    m = s.at_most_one({"clamp", "wrap"}, "mode")
+    s.only({"l", "r", "clamp", "wrap"})
+    if d is None or m is None:
+        s.fail("shf needs .l or .r and .clamp or .wrap")
+    return Semantics(_shf(d, m), ("b32", "b32", "u32"), ("b32",))
+
+
+def _shl_shr(s: Spelling) -> Semantics:
+    op = s.opcode
+    ty = s.one_type(BITS - {"b8"} if op == "shl" else (BITS | SIGNED | UNSIGNED) - {"b8", "u8", "s8"})
+    s.only(set())
+    return Semantics(_shift(op, ty), (ty, "u32"), (ty,))
+
+
+_LOGIC = {"and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor}
+
+
+def _logic(s: Spelling) -> Semantics:
+    ty = s.one_type({"pred", "b16", "b32", "b64"})
+    s.only(set())
+    return Semantics(_LOGIC[s.opcode], (ty, ty), (ty,))
+
+
+def _not(s: Spelling) -> Semantics:
+    ty = s.one_type({"pred", "b16", "b32", "b64"})
+    s.only(set())
+    return Semantics(np.invert, (ty,), (ty,))
+
+
+def _cnot(s: Spelling) -> Semantics:
+    ty = s.one_type({"b16", "b32", "b64"})
+    s.only(set())
+    dt = LANE_DTYPE[ty]
+    return Semantics(fn1(lambda a: (a == 0).astype(dt)), (ty,), (ty,))
+
+
+DECODERS: dict[str, Decoder] = {
+    "add": _add_sub,
+    "sub": _add_sub,
+    "addc": _addc_subc,
+    "subc": _addc_subc,
+    "mul": _mul_mad,
+    "mad": _mul_mad,
+    "madc": _mul_mad,
+    "mul24": _mul24_mad24,
+    "mad24": _mul24_mad24,
+    "sad": _sad,
+    "div": _div_rem,
+    "rem": _div_rem,
+    "abs": _abs_neg,
+    "neg": _abs_neg,
+    "min": _min_max,
+    "max": _min_max,
+    "popc": _popc_clz,
+    "clz": _popc_clz,
+    "bfind": _bfind,
+    "bmsk": _bmsk_decode,
+    "fns": _fns_decode,
+    "brev": _brev_decode,
+    "bfe": _bfe_decode,
+    "bfi": _bfi_decode,
+    "szext": _szext_decode,
+    "dp4a": _dp4a_decode,
+    "dp2a": _dp2a_decode,
+    "prmt": _prmt_decode,
+    "lop3": _lop3_decode,
+    "shf": _shf_decode,
+    "shl": _shl_shr,
+    "shr": _shl_shr,
+    "and": _logic,
+    "or": _logic,
+    "xor": _logic,
+    "not": _not,
+    "cnot": _cnot,
+}
+"""The integer, bit and logic opcodes this model executes, each with its decoder."""
+
+
+def decode_integer(s: Spelling) -> Semantics:
+    decoder = DECODERS.get(s.opcode)
+    if decoder is None:
+        s.fail("not an integer instruction this model executes")
+    return decoder(s)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, cast
 
 import numpy as np
@@ -16,64 +17,67 @@ from xdsl_tmem.interpreter.machine import MAX_SHARED_BYTES, Cluster, Cta, Global
 from xdsl_tmem.interpreter.ptx.base import LANE_DTYPE
 from xdsl_tmem.interpreter.ptx.program import Decoder, Parameter, Program, Refused, parse_parameter
 from xdsl_tmem.interpreter.ptx.warp import PtxWarp
-from xdsl_tmem.interpreter.run import Prepared, check_geometry
 
 
-def find_entry(module: ModuleOp, name: str) -> ptx.EntryOp | None:
+def find_entry(module: ModuleOp, name: str) -> ptx.FunctionOp | None:
+    """The kernel (`.entry`) named `name` with a body, if the module has one."""
     for op in module.walk():
-        if isinstance(op, ptx.EntryOp) and op.sym_name.data == name:
+        if isinstance(op, ptx.FunctionOp) and op.sym_name.data == name and op.kind.data == "entry" and op.body.blocks:
             return op
     return None
 
 
-def entries(module: ModuleOp) -> list[str]:
-    return [op.sym_name.data for op in module.walk() if isinstance(op, ptx.EntryOp)]
-
-
-def shared_layout(entry: ptx.EntryOp) -> SharedLayout:
-    """`.shared` variables in declaration order, aligned (ptxas's placement, as for
-    the NVVM level's globals)."""
+def shared_layout(entry: ptx.FunctionOp) -> SharedLayout:
+    """The `.shared` variables of the module and of the kernel's body, in declaration
+    order, aligned (ptxas's placement, as for the NVVM level's globals). Variables of
+    other spaces take no room here: an instruction naming one is refused when it runs."""
     layout = SharedLayout()
     module = entry.parent_op()
-    if module is None:
-        return layout
-    for op in module.walk():
-        if isinstance(op, ptx.GlobalOp):
-            if op.space.data != "shared":
-                raise LaunchError(f".{op.space.data} variable {op.sym_name.data}: the machine model has no such memory",
-                                  op)  # fmt: skip
-            element = LANE_DTYPE[op.elem.data].itemsize
-            layout.add(op.sym_name.data, element * (op.count.data if op.count is not None else 1), op.alignment.data)
+    variables = (
+        [op for op in module.body.block.ops if isinstance(op, ptx.VariableOp)]
+        if isinstance(module, ptx.ModuleOp)
+        else []
+    )
+    variables += [op for op in entry.walk() if isinstance(op, ptx.VariableOp)]
+    for op in variables:
+        decl = op.decl
+        if decl.space.data != "shared":
+            continue
+        if decl.type.data not in LANE_DTYPE:
+            raise LaunchError(f".shared variable {decl.sym_name.data}: type .{decl.type.data} is not modelled", op)
+        dims = [d.data for d in decl.dims]
+        if any(d < 0 for d in dims):
+            raise LaunchError(f"dynamic shared memory ({decl.ptx_text()}) is not modelled", op)
+        element = LANE_DTYPE[decl.type.data].itemsize * max(decl.vector.data, 1)
+        layout.add(decl.sym_name.data, element * int(np.prod(dims)) if dims else element, decl.align.data or element)
     if layout.size > MAX_SHARED_BYTES:
         raise LaunchError(f"the .shared variables need {layout.size} bytes, more than the {MAX_SHARED_BYTES} of a CTA")
     return layout
 
 
-def directives(entry: ptx.EntryOp) -> dict[str, tuple[int, ...] | None]:
+def directives(entry: ptx.FunctionOp) -> dict[str, tuple[int, ...] | None]:
     """`.maxntid`, `.reqntid`, `.reqnctapercluster` as declared (None where absent)."""
-    found: dict[str, tuple[int, ...] | None] = {".maxntid": None, ".reqntid": None, ".reqnctapercluster": None}
-    for text in entry.directives.data:
-        name, _, rest = text.data.partition(" ")
-        if name in found:
-            found[name] = tuple(int(v) for v in rest.replace(",", " ").split())
-    return found
+    return {
+        f".{name}": None if (value := getattr(entry, name)) is None else tuple(e.data for e in value)
+        for name in ("maxntid", "reqntid", "reqnctapercluster")
+    }
 
 
-def parameters(entry: ptx.EntryOp) -> list[Parameter]:
+def parameters(entry: ptx.FunctionOp) -> list[Parameter]:
     params: list[Parameter] = []
     offset = 0
-    for text in entry.params.data:
+    for decl in entry.params or ():
         try:
-            param = parse_parameter(text.data, offset)
-        except (Refused, ValueError) as e:
-            raise LaunchError(f"kernel parameter '{text.data}': {e}", entry) from None
+            param = parse_parameter(decl, offset)
+        except Refused as e:
+            raise LaunchError(f"kernel parameter: {e}", entry) from None
         params.append(param)
         offset = param.offset + param.size
     return params
 
 
 def bind_parameters(
-    entry: ptx.EntryOp, params: list[Parameter], args: Mapping[str, Argument], memory: GlobalMemory
+    entry: ptx.FunctionOp, params: list[Parameter], args: Mapping[str, Argument], memory: GlobalMemory
 ) -> tuple[bytearray, dict[str, NDArray[Any]]]:
     """The parameter space's bytes: pointers are the addresses of copies of the buffers
     given, scalars their value in the parameter's type; byval arrays take a buffer's bytes.
@@ -108,7 +112,7 @@ def bind_parameters(
     return space, outputs
 
 
-def _scalar_bytes(entry: ptx.EntryOp, param: Parameter, value: Any, dtype: np.dtype[Any]) -> bytes:
+def _scalar_bytes(entry: ptx.FunctionOp, param: Parameter, value: Any, dtype: np.dtype[Any]) -> bytes:
     if param.array is not None:
         raise LaunchError(f"argument '{param.name}' is a byval array of {param.size} bytes; pass a numpy array", entry)
     if dtype.kind == "f":
@@ -121,11 +125,21 @@ def _scalar_bytes(entry: ptx.EntryOp, param: Parameter, value: Any, dtype: np.dt
     return np.array([int(cast(int, value)) & ((1 << bits) - 1)], dtype=f"<u{dtype.itemsize}").tobytes()
 
 
-def prepare_ptx(module: ModuleOp, launch: Launch, entry: ptx.EntryOp, points: str) -> Prepared:
-    """`run.prepare` for a `ptx.entry`: check the launch against its directives, bind its
-    parameters, decode it."""
-    declared = directives(entry)
-    geometry = check_geometry(entry, launch, declared)
+@dataclass
+class PtxLaunch:
+    """A `ptx.entry` decoded for one launch: what `run.prepare` needs beyond the geometry."""
+
+    program: Program
+    layout: SharedLayout
+    memory: GlobalMemory
+    outputs: dict[str, NDArray[Any]]
+
+    def make_warp(self, cluster: Cluster, cta: Cta, index: int, geometry: Geometry) -> PtxWarp:
+        return PtxWarp(self.program, cluster, cta, index, geometry)
+
+
+def decode_launch(module: ModuleOp, launch: Launch, entry: ptx.FunctionOp, points: str) -> PtxLaunch:
+    """Lay out the kernel's `.shared` variables, bind its parameters, decode it."""
     layout = shared_layout(entry)
     params = parameters(entry)
     memory = GlobalMemory()
@@ -135,14 +149,9 @@ def prepare_ptx(module: ModuleOp, launch: Launch, entry: ptx.EntryOp, points: st
     try:
         program = decoder.decode(module)
     except Refused as e:
-        raise LaunchError(f"xdsl-tmem-run: ptx.entry @{entry.sym_name.data}: {e}", entry) from None
+        raise LaunchError(f"xdsl-tmem-run: kernel {entry.sym_name.data}: {e}", entry) from None
     number_lines(program)
-
-    def make_warp(cluster: Cluster, cta: Cta, index: int, geometry: Geometry) -> PtxWarp:
-        return PtxWarp(program, cluster, cta, index, geometry)
-
-    entry_block = entry.body.block
-    return Prepared(launch, program, entry, entry_block, geometry, layout, memory, [], outputs, make_warp)  # pyright: ignore[reportArgumentType]
+    return PtxLaunch(program, layout, memory, outputs)
 
 
 def number_lines(program: Program) -> None:

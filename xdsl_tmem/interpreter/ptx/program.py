@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 from numpy.typing import NDArray
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Block, Operation, SSAValue
 
 from xdsl_tmem.dialects import nvvm, ptx
 from xdsl_tmem.dialects.ptx.qualifiers import MbarrierTxKind, MbarrierWaitKind, StateSpace
@@ -102,23 +102,22 @@ class Parameter:
     """`.b8 name[K]`: a byval array of K elements."""
 
 
-def parse_parameter(declaration: str, offset: int) -> Parameter:
-    """`.u64 .ptr .global .align 1 k_param_0`, `.u32 n`, `.align 8 .b8 s[24]`."""
-    words = declaration.split()
-    name = words[-1]
-    array = None
-    if name.endswith("]") and "[" in name:
-        name, _, count = name[:-1].partition("[")
-        array = int(count)
-    types = [w[1:] for w in words[:-1] if w.startswith(".") and w[1:] in LANE_DTYPE]
-    if len(types) != 1:
-        raise Refused(f".param '{declaration}': expected one type")
-    t = types[0]
-    size = LANE_DTYPE[t].itemsize * (array or 1)
-    align = int(words[words.index(".align") + 1]) if ".align" in words else LANE_DTYPE[t].itemsize
-    align = max(align, LANE_DTYPE[t].itemsize)
+def parse_parameter(decl: ptx.DeclAttr, offset: int) -> Parameter:
+    """A `.param` declaration (`.u64 .ptr .global .align 1 k_param_0`, `.u32 n`,
+    `.align 8 .b8 s[24]`) placed after `offset` at its alignment (a `.ptr` parameter's
+    `.align` is its pointee's)."""
+    t = decl.type.data
+    if t not in LANE_DTYPE:
+        raise Refused(f".param {decl.ptx_text()}: type .{t} is not modelled")
+    dims = [d.data for d in decl.dims]
+    if any(d < 0 for d in dims):
+        raise Refused(f".param {decl.ptx_text()}: an unsized array")
+    count = int(np.prod(dims)) if dims else 1
+    lanes = max(decl.vector.data, 1)
+    element = LANE_DTYPE[t].itemsize * lanes
+    align = max(decl.align.data, element)
     start = (offset + align - 1) // align * align
-    return Parameter(name, t, size, start, ".ptr" in words, array)
+    return Parameter(decl.sym_name.data, t, element * count, start, bool(decl.ptr.data), count if dims else None)
 
 
 @dataclass
@@ -126,7 +125,7 @@ class Program:
     """A decoded `ptx.entry`, shared by every warp of a launch."""
 
     module: Operation
-    entry: ptx.EntryOp
+    entry: ptx.FunctionOp
     code: list[Decoded]
     initial: list[Lanes]
     """Each register-file slot's value at warp start: zeros for registers, immediates."""
@@ -144,7 +143,7 @@ class Program:
 class Decoder:
     """Decodes one entry: register slots, immediates, labels, per-instruction closures."""
 
-    def __init__(self, entry: ptx.EntryOp, layout: SharedLayout, params: Sequence[Parameter], points: str):
+    def __init__(self, entry: ptx.FunctionOp, layout: SharedLayout, params: Sequence[Parameter], points: str):
         self.entry = entry
         self.layout = layout
         self.params = {p.name: p for p in params}
@@ -153,7 +152,9 @@ class Decoder:
         self.initial: list[Lanes] = []
         self.constants: dict[tuple[Any, str], int] = {}
         self.param_bytes = bytearray()
-        self.instructions: list[ptx.Instruction] = []
+        self.instructions: list[Operation] = []
+        self.labels: list[dict[str, int]] = []
+        """The labels each instruction's branch may name (only branches have any)."""
         self.caches: dict[int, list[Any]] = {}
 
     # -- register file -----------------------------------------------------------------
@@ -282,24 +283,46 @@ class Decoder:
     # -- the program -------------------------------------------------------------------
 
     def decode(self, module: Operation) -> Program:
-        body = self.entry.body.block
-        instructions: list[ptx.Instruction] = []
-        labels: dict[str, int] = {}
-        for op in body.ops:
-            if isinstance(op, ptx.LabelOp):
-                if op.label.data in labels:
-                    raise Refused(f"label {op.label.data} is defined twice")
-                labels[op.label.data] = len(instructions)
-            elif isinstance(op, ptx.Instruction):
-                instructions.append(op)
-            elif not isinstance(op, ptx.ImmOp | ptx.SymbolOp | ptx.SpecialOp | ptx.RegisterOp):
-                instructions.append(cast(ptx.Instruction, op))  # refused when it runs
+        instructions: list[Operation] = []
+        chains: list[list[dict[str, int]]] = []
+        self.flatten(self.entry.body.block, instructions, chains, [])
         self.instructions = instructions
-        flows = [_flow(op, i, labels) for i, op in enumerate(instructions)]
+        labels = [
+            _visible(chain) if isinstance(op, ptx.BraOp) else {} for op, chain in zip(instructions, chains, strict=True)
+        ]
+        self.labels = labels
+        flows = [_flow(op, i, labels[i]) for i, op in enumerate(instructions)]
         points = reconvergence_points(flows)
-        code = [self.instruction(op, i, flows[i], labels, points.get(i, EXIT)) for i, op in enumerate(instructions)]
+        code = [self.instruction(op, i, flows[i], labels[i], points.get(i, EXIT)) for i, op in enumerate(instructions)]
         code.append(Decoded(self.entry, _exit_kernel, False, Flow(falls_through=False, exits=True)))
         return Program(module, self.entry, code, self.initial, list(self.params.values()))
+
+    def flatten(
+        self,
+        block: Block,
+        instructions: list[Operation],
+        chains: list[list[dict[str, int]]],
+        outer: list[dict[str, int]],
+    ) -> None:
+        """The instructions of a body in program order, `{ }` scopes inlined. A label is
+        visible in its scope and the scopes inside it, and may be declared again in
+        another scope (PTX ISA, "Scope"): each instruction keeps the labels of its scope
+        and those around it (`chains`), filled in as the scopes are read."""
+        local: dict[str, int] = {}
+        chain = [*outer, local]
+        for op in block.ops:
+            if isinstance(op, ptx.LabelOp):
+                if op.label.data in local:
+                    raise Refused(f"label {op.label.data} is defined twice in one scope")
+                local[op.label.data] = len(instructions)
+            elif isinstance(op, ptx.ScopeOp):
+                self.flatten(op.body.block, instructions, chains, chain)
+            elif isinstance(op, ptx.Instruction) or op.dialect_name() != "ptx":
+                instructions.append(op)  # an op of another dialect is refused when it runs
+                chains.append(chain)
+            # Other ptx statements execute nothing: operand sources (ptx.imm, ...) and
+            # declarations (a function's `.shared` variables are laid out with the
+            # module's, kernel.py).
 
     def instruction(self, op: Operation, index: int, flow: Flow, labels: dict[str, int], rpc: int) -> Decoded:
         sync = is_sync_point(type(op), self.points)
@@ -338,6 +361,14 @@ def _register_address(slot: int, offset: int, cache: list[Any]) -> Callable[[Ptx
         return base + offset if offset else base
 
     return address
+
+
+def _visible(chain: list[dict[str, int]]) -> dict[str, int]:
+    """The labels a branch in the innermost scope of `chain` sees (inner ones win)."""
+    labels: dict[str, int] = {}
+    for scope in chain:
+        labels.update(scope)
+    return labels
 
 
 def _same(x: Lanes) -> Lanes:
@@ -884,7 +915,7 @@ def _is_wait_loop(d: Decoder, op: ptx.MbarrierWaitOp, index: int, labels: dict[s
         and guard is not None
         and after.negated is not None
         and guard.type == op.res.type
-        and labels.get(after.target.data) == index
+        and d.labels[index + 1].get(after.target.data) == index
     )
 
 

@@ -13,16 +13,14 @@ from functools import cache
 from .base import FLOAT, Semantics, Spelling, UnsupportedInstruction
 from .compare import decode_selp, decode_set, decode_setp, decode_slct
 from .convert import decode_cvt, decode_mov
+from .floating import DECODERS as FLOAT_DECODERS
 from .floating import decode_float
+from .integer import DECODERS as INTEGER_DECODERS
 from .integer import decode_integer
 
-INTEGER_OPCODES = frozenset(
-    "add sub mul mad madc mul24 mad24 sad div rem abs neg min max popc clz bfind fns brev bfe bfi szext "
-    "dp4a dp2a prmt lop3 shf shl shr and or xor not cnot addc subc bmsk".split()
-)
-FLOAT_OPCODES = frozenset(
-    "add sub mul fma mad div rcp sqrt rsqrt ex2 lg2 sin cos tanh min max abs neg copysign testp".split()
-)
+# each family's dispatch table is the one list of its opcodes
+INTEGER_OPCODES = frozenset(INTEGER_DECODERS)
+FLOAT_OPCODES = frozenset(FLOAT_DECODERS)
 OPCODES = INTEGER_OPCODES | FLOAT_OPCODES | {"setp", "set", "selp", "slct", "cvt", "mov"}
 
 
