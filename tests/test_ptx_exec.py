@@ -188,7 +188,7 @@ def test_hazard_reports_name_the_ptx_line(capsys: pytest.CaptureFixture[str]) ->
 
 
 class Builder:
-    """A `ptx.entry` written instruction by instruction; registers by (class, index)."""
+    """A PTX kernel (`.entry`) written instruction by instruction; registers by (class, index)."""
 
     def __init__(self, params: list[ptx.DeclAttr]):
         self.params = params

@@ -186,7 +186,7 @@ def find_kernel(module: ModuleOp, name: str) -> Operation:
 
 def parameter_names(module: ModuleOp, kernel: str) -> list[str] | None:
     """The parameter names of kernel `kernel` in order (SSA names, `.param` names of a
-    `ptx.entry`; `argN` where unnamed), or None if the module has no such kernel."""
+    PTX kernel (`.entry`); `argN` where unnamed), or None if the module has no such kernel."""
     if (entry := find_entry(module, kernel)) is not None:
         return [p.name for p in parameters(entry)]
     try:
@@ -348,14 +348,14 @@ class Prepared:
     outputs: dict[str, NDArray[Any]]
     make_warp: Callable[[Cluster, Cta, int, Geometry], Warp] | None = None
     """How to create a warp (None: an NVVM-level `Warp` of `program`); the PTX level's
-    warps run a decoded `ptx.entry` (interpreter/ptx/)."""
+    warps run a decoded PTX kernel (`.entry`) (interpreter/ptx/)."""
 
 
 def prepare(
     module: ModuleOp, launch: Launch, functions: Sequence[WarpFunctions] | None = None, points: str = "visible"
 ) -> Prepared:
     """Check a launch and bind its arguments (every error is a `LaunchError`). `points`:
-    where warps interleave (`Program`). A kernel that is a `ptx.entry` runs at the PTX
+    where warps interleave (`Program`). A kernel that is a PTX kernel (`.entry`) runs at the PTX
     level (interpreter/ptx/)."""
     if (entry := find_entry(module, launch.kernel)) is not None:
         geometry = check_geometry(entry, launch, directives(entry))

@@ -341,7 +341,7 @@ def check_modes(args: argparse.Namespace) -> None:
 
 def check_kernel(module: ModuleOp, name: str) -> None:
     """`--kernel` must name a function marked `nvvm.kernel` (an entry point, as for a GPU
-    launch), or a `ptx.entry`."""
+    launch), or a PTX kernel (`.entry`)."""
     if find_entry(module, name) is not None:
         return
     functions = {op.sym_name.data: op for op in module.walk() if isinstance(op, llvm.FuncOp | func.FuncOp)}

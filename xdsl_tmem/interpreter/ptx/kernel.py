@@ -1,4 +1,4 @@
-"""Launching a `ptx.entry`: its shared variables, directives and parameters, decoded once."""
+"""Launching a PTX kernel (`.entry`): its shared variables, directives and parameters, decoded once."""
 
 from __future__ import annotations
 
@@ -127,7 +127,7 @@ def _scalar_bytes(entry: ptx.FunctionOp, param: Parameter, value: Any, dtype: np
 
 @dataclass
 class PtxLaunch:
-    """A `ptx.entry` decoded for one launch: what `run.prepare` needs beyond the geometry."""
+    """A PTX kernel (`.entry`) decoded for one launch: what `run.prepare` needs beyond the geometry."""
 
     program: Program
     layout: SharedLayout

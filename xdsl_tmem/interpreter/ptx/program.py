@@ -1,4 +1,4 @@
-"""Pre-decoding a `ptx.entry` into a flat program of closures over a warp's register file.
+"""Pre-decoding a PTX kernel (`.entry`) into a flat program of closures over a warp's register file.
 
 Each instruction is decoded once per launch into a `Decoded`: a closure `run(warp) ->
 next pc` that reads and writes the warp's register file (`PtxWarp.regs`, one numpy array
@@ -122,7 +122,7 @@ def parse_parameter(decl: ptx.DeclAttr, offset: int) -> Parameter:
 
 @dataclass
 class Program:
-    """A decoded `ptx.entry`, shared by every warp of a launch."""
+    """A decoded PTX kernel (`.entry`), shared by every warp of a launch."""
 
     module: Operation
     entry: ptx.FunctionOp
