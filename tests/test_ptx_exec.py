@@ -450,6 +450,7 @@ def test_exhaustive_exploration_of_ptx(capsys: pytest.CaptureFixture[str]) -> No
     result = run_cli(capsys, str(seeded), "-t", "ptx", *shlex.split(header(seeded, "Run")), "--explore", "exhaustive")
     assert result.code == run.EXIT_DEADLOCK, result.err
     assert "note: cause: hazard missing-commit: " in result.err
+    assert re.search(r"blocked at 'ptx\.mbarrier_wait': waits on mbarrier .* \(PTX line \d+\)", result.err)
 
 
 def test_trace_and_step_limit_of_ptx(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

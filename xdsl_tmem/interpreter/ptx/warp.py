@@ -165,7 +165,10 @@ class PtxWarp(Warp):
                 pc = decoded.run(self)
             except Blocked as b:
                 cluster.step -= 1
-                return self._block(decoded.op, b)
+                status = self._block(decoded.op, b)
+                if decoded.line:  # deadlock reports name the PTX line the warp waits at
+                    self.blocked_reason = f"{self.blocked_reason} (PTX line {decoded.line})"
+                return status
             except (Hazard, UnsupportedValue, ValueError, OverflowError) as e:
                 raise OpError(decoded.op, self.where(self.pc), e) from e
             if sync:
