@@ -34,7 +34,10 @@ NVVM_PROGRAMS = sorted(p for p in (LIT_TESTS / "nvvm").glob("*.mlir") if not p.n
 LOWERED_PROGRAMS = sorted(EXAMPLES.glob("*.mlir")) + sorted(CORPUS.glob("*.mlir"))
 BACKEND_REFUSES = {"mixed_cta_group.mlir": "device functions are not supported"}
 """Corpus programs the backend does not compile (checked below, so the list cannot go stale)."""
-PTX_FILES = sorted((ROOT / "tests" / "ptx_corpus").glob("*.ptx")) + sorted((ROOT / "tests" / "clients").glob("**/*.ptx"))
+PTX_FILES = [
+    *sorted((ROOT / "tests" / "ptx_corpus").glob("*.ptx")),
+    *sorted((ROOT / "tests" / "clients").glob("**/*.ptx")),
+]
 
 
 def read(text: str, *, typed: bool = True, source_map: SourceMap | None = None) -> ptx.ModuleOp:
@@ -57,7 +60,8 @@ def _backend_ptx(run_opt: RunOpt, program: Path) -> str:
     args = ("-t", "ptx") if program.parent.name == "nvvm" else ("-p", "lower-tmem", "-t", "ptx")
     result = run_opt(None, *args, path=program)
     if program.name in BACKEND_REFUSES:
-        assert result.code == 1 and BACKEND_REFUSES[program.name] in result.err, result.err
+        assert result.code == 1, result.out
+        assert BACKEND_REFUSES[program.name] in result.err, result.err
         pytest.skip(f"the backend refuses {program.name}")
     assert result.code == 0, result.err
     return result.out
@@ -150,10 +154,12 @@ def test_guard_negation_and_location_carry_over() -> None:
     source_map = SourceMap()
     op = _only("@!%p1 add.s32 %r1, %r2, 3;", source_map)
     assert isinstance(op, ptx.AddOp)
-    assert op.negated is not None and op.guard is not None
+    assert op.negated is not None
+    assert op.guard is not None
     assert op.guard.type == ptx.RegisterType.named("pred", "%p1")
     assert op.res.type == ptx.RegisterType.named("b32", "%r1")
-    assert isinstance(op.rhs.owner, ptx.ImmOp) and op.rhs.owner.literal() == "3"
+    assert isinstance(op.rhs.owner, ptx.ImmOp)
+    assert op.rhs.owner.literal() == "3"
     # The source is an SSA use of its declaration, as the parser made it.
     assert isinstance(op.lhs.owner, ptx.RegDeclOp)
     # Located where the parser located the generic instruction (line 12 of the file).
@@ -161,18 +167,21 @@ def test_guard_negation_and_location_carry_over() -> None:
     (inst, _ret) = instructions(read(_KERNEL.format(body="    @!%p1 add.s32 %r1, %r2, 3;"), typed=False,
                                      source_map=generic_map))  # fmt: skip
     span, expected = source_map.span_of(op), generic_map.span_of(inst)
-    assert span is not None and expected is not None and span.get_location().line == 12
+    assert span is not None
+    assert expected is not None
+    assert span.get_location().line == 12
     assert span.get_location() == expected.get_location()
 
 
-def test_source_location_names_the_ptx_line_in_driver_errors(run_opt: RunOpt, tmp_path: Path) -> None:
-    """Diagnostics about recognized ops point at their PTX line: the MLIR form's typed
-    ops verify, and a typed op's error (here, after editing the MLIR) is located."""
+def test_driver_prints_typed_and_generic_ops(run_opt: RunOpt, tmp_path: Path) -> None:
+    """`xdsl-tmem-opt k.ptx` reads through the recognizer: typed ops where they exist."""
     path = tmp_path / "k.ptx"
-    path.write_text(_KERNEL.format(body="    add.s32 %r1, %r2, 3;\n    ld.global.nc.v4.b32 {%r0, %r1, %r2, %r3}, [%rd1];"))
+    body = "    add.s32 %r1, %r2, 3;\n    ld.global.nc.v4.b32 {%r0, %r1, %r2, %r3}, [%rd1];"
+    path.write_text(_KERNEL.format(body=body))
     result = run_opt(None, path=path)
     assert result.code == 0, result.err
-    assert '"ptx.add"' in result.out and '"ptx.inst"' in result.out and '"ptx.ret"' in result.out
+    for name in ('"ptx.add"', '"ptx.inst"', '"ptx.ret"'):
+        assert name in result.out
 
 
 def test_unrecognized_instructions_stay_generic() -> None:
@@ -230,8 +239,10 @@ def test_declared_register_types_follow_ptxas(ptxas: str, line: str, valid: bool
     op = _only(line)
     assert (not isinstance(op, ptx.InstOp)) == valid, line
     if not valid:
+        assert isinstance(op, ptx.InstOp)
         _, refused = matches(op)
-        assert refused and "PTX ISA 9.0" in refused[0], refused
+        assert refused, line
+        assert "PTX ISA 9.0" in refused[0], refused
 
 
 def test_every_typed_instruction_has_forms() -> None:
@@ -244,4 +255,5 @@ def test_every_typed_instruction_has_forms() -> None:
 def test_driver_prints_typed_ops(run_opt: RunOpt) -> None:
     result = run_opt(None, path=ROOT / "tests" / "ptx_corpus" / "ref_pipeline.ptx")
     assert result.code == 0, result.err
-    assert '"ptx.tcgen05_alloc"' in result.out and '"ptx.mbarrier_wait"' in result.out
+    assert '"ptx.tcgen05_alloc"' in result.out
+    assert '"ptx.mbarrier_wait"' in result.out

@@ -177,9 +177,7 @@ def _template(
 
 
 def _instruction_classes() -> list[type[ptx.Instruction]]:
-    return [
-        op for op in ptx.PTX.operations if issubclass(op, ptx.Instruction) and op is not ptx.InstOp
-    ]  # pyright: ignore[reportReturnType]
+    return [op for op in ptx.PTX.operations if issubclass(op, ptx.Instruction) and op is not ptx.InstOp]
 
 
 @cache
