@@ -26,7 +26,7 @@ from xdsl_tmem.backend.printer import operand_text, ptx_text
 from xdsl_tmem.diagnostics import SourceMap
 from xdsl_tmem.dialects import ptx
 from xdsl_tmem.frontend import load_ptx
-from xdsl_tmem.frontend.recognize import matches, mnemonic_index, recognize
+from xdsl_tmem.frontend.recognize import canonical, matches, mnemonic_index, recognize
 
 RunOpt = Callable[..., OptResult]
 
@@ -100,7 +100,7 @@ def test_isa_rule_forms_are_recognized(rule: Rule) -> None:
 
 def _same_text_and_unambiguous(text: str) -> tuple[int, int]:
     generic, typed = read(text, typed=False), read(text)
-    assert ptx_text(typed) == ptx_text(generic)
+    assert ptx_text(typed) == canonical(ptx_text(generic))
     for inst in instructions(read(text, typed=False)):
         assert isinstance(inst, ptx.InstOp)
         found, _ = matches(inst)

@@ -69,8 +69,9 @@ vector (4 or 8), none."""
 _SENTINEL = 987_650_000
 """Integer properties (address offsets) take `_SENTINEL + i` in a form's template."""
 
-_OPERAND = r"([^\s,\[\]{}|()+]+)"
-"""One operand token: a register, literal, symbol or special register."""
+_OPERAND = r"(-?[^\s,\[\]{}|()+-]+)"
+"""One operand token: a register, literal, symbol or special register (a sign only
+in front: `[%rd-16]` is a register and an offset)."""
 
 _TOKEN = re.compile(r"\x00([ors])(\d+)\x00|\+?(" + str(_SENTINEL)[:5] + r"\d{4})")
 
@@ -330,12 +331,18 @@ def _build(inst: ptx.InstOp, form: Form, pattern: _Pattern, found: re.Match[str]
     return Match(op, pseudo)
 
 
+def canonical(text: str) -> str:
+    """PTX reads a negative offset written `[a+-16]` (llc-22, and the generic op's
+    printer) as `[a-16]` (the typed ops' printer): one operand, two spellings."""
+    return text.replace("+-", "-")
+
+
 def matches(inst: ptx.InstOp) -> tuple[list[Match], list[str]]:
     """The typed ops whose text is exactly `inst`'s and that verify, and the verifier
     messages of those whose text matched but that did not verify."""
     tokens = {value: f"\x01{i}\x01" for i, value in reversed(list(enumerate(inst.regs)))}
-    text = ", ".join(arg_text(arg, inst.regs, lambda value: tokens[value]) for arg in inst.args)
-    line = inst.ptx_line(operand_text)
+    text = canonical(", ".join(arg_text(arg, inst.regs, lambda value: tokens[value]) for arg in inst.args))
+    line = canonical(inst.ptx_line(operand_text))
     found: list[Match] = []
     refused: list[str] = []
     for form in mnemonic_index().get(inst.mnemonic(), ()):
@@ -343,7 +350,7 @@ def matches(inst: ptx.InstOp) -> tuple[list[Match], list[str]]:
         if pattern is None or (bound := pattern.regex.fullmatch(text)) is None:
             continue
         match = _build(inst, form, pattern, bound)
-        if match is None or match.op.ptx_line(operand_text) != line:
+        if match is None or canonical(match.op.ptx_line(operand_text)) != line:
             continue
         try:
             match.op.verify()
