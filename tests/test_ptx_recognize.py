@@ -20,13 +20,13 @@ from pathlib import Path
 import pytest
 from external import ToolFailed, Upstream, run_tool
 from support import CORPUS, EXAMPLES, LIT_TESTS, ROOT, OptResult
-from test_ptx_isa_rules import RULES, Rule, kernel
+from test_ptx_isa_rules import RULES, Rule, kernel, rd, t
 
 from xdsl_tmem.backend.printer import operand_text, ptx_text
 from xdsl_tmem.diagnostics import SourceMap
 from xdsl_tmem.dialects import ptx
 from xdsl_tmem.frontend import load_ptx
-from xdsl_tmem.frontend.recognize import canonical, matches, mnemonic_index, recognize
+from xdsl_tmem.frontend.recognize import matches, mnemonic_index, recognize
 
 RunOpt = Callable[..., OptResult]
 
@@ -100,7 +100,7 @@ def test_isa_rule_forms_are_recognized(rule: Rule) -> None:
 
 def _same_text_and_unambiguous(text: str) -> tuple[int, int]:
     generic, typed = read(text, typed=False), read(text)
-    assert ptx_text(typed) == canonical(ptx_text(generic))
+    assert ptx_text(typed) == ptx_text(generic)
     for inst in instructions(read(text, typed=False)):
         assert isinstance(inst, ptx.InstOp)
         found, _ = matches(inst)
@@ -226,15 +226,7 @@ def test_declared_register_types_follow_ptxas(ptxas: str, line: str, valid: bool
     """Our verdict (recognized as a typed op, or left generic because the typed op's
     verifier refuses it) equals ptxas's (assembles or not), and ptxas agrees with the
     expectation written here."""
-    text = _KERNEL.format(body=f"    {line}")
-    with tempfile.TemporaryDirectory() as tmp:
-        source = Path(tmp) / "k.ptx"
-        source.write_text(text)
-        try:
-            run_tool([ptxas, "-arch=sm_100a", str(source), "-o", str(Path(tmp) / "k.cubin")])
-            accepted = True
-        except ToolFailed:
-            accepted = False
+    accepted = _assembles(ptxas, _KERNEL.format(body=f"    {line}"))
     assert accepted == valid, f"ptxas {'accepts' if accepted else 'rejects'} {line}"
     op = _only(line)
     assert (not isinstance(op, ptx.InstOp)) == valid, line
@@ -243,6 +235,30 @@ def test_declared_register_types_follow_ptxas(ptxas: str, line: str, valid: bool
         _, refused = matches(op)
         assert refused, line
         assert "PTX ISA 9.0" in refused[0], refused
+
+
+def _assembles(ptxas: str, text: str) -> bool:
+    with tempfile.TemporaryDirectory() as tmp:
+        source = Path(tmp) / "k.ptx"
+        source.write_text(text)
+        try:
+            run_tool([ptxas, "-arch=sm_100a", str(source), "-o", str(Path(tmp) / "k.cubin")])
+        except ToolFailed:
+            return False
+    return True
+
+
+def test_negative_offsets_print_as_ptxas_reads_them(ptxas: str) -> None:
+    """A typed op's negative address offset prints `[a+-16]`, which ptxas assembles (it
+    rejects `[a-16]`); llc-22 writes the same, so its loads and stores are recognized."""
+    load = ptx.LdOp(ptx.StateSpace.GLOBAL, ptx.PtxType.U32, [t("b32")], rd(1), offset=-16)
+    line = load.ptx_line(operand_text)
+    assert line == "ld.global.u32 %r1, [%rd1+-16];"
+    assert _assembles(ptxas, kernel(line))
+    assert not _assembles(ptxas, kernel(line.replace("+-", "-")))
+    (op, _ret) = instructions(read(kernel(line)))
+    assert isinstance(op, ptx.LdOp)
+    assert op.offset.data == -16
 
 
 def test_every_typed_instruction_has_forms() -> None:

@@ -71,7 +71,7 @@ _SENTINEL = 987_650_000
 
 _OPERAND = r"(-?[^\s,\[\]{}|()+-]+)"
 """One operand token: a register, literal, symbol or special register (a sign only
-in front: `[%rd-16]` is a register and an offset)."""
+in front)."""
 
 _TOKEN = re.compile(r"\x00([ors])(\d+)\x00|\+?(" + str(_SENTINEL)[:5] + r"\d{4})")
 
@@ -237,7 +237,7 @@ def _pattern(form: Form) -> _Pattern | None:
         if token.group(3) is not None:
             index = int(token.group(3)) - _SENTINEL
             groups.append(("i", index))
-            parts.append(r"((?:[+-]\d+)?)" if token.group(0).startswith("+") else r"(-?\d+)")
+            parts.append(r"((?:\+-?\d+)?)" if token.group(0).startswith("+") else r"(-?\d+)")
         else:
             groups.append((token.group(1), int(token.group(2))))
             parts.append(_OPERAND)
@@ -307,7 +307,7 @@ def _build(inst: ptx.InstOp, form: Form, pattern: _Pattern, found: re.Match[str]
                 return None
             props[open_names[number]] = StringAttr(text)
         else:
-            props[open_names[number]] = IntAttr(int(text) if text else 0)
+            props[open_names[number]] = IntAttr(int(text.removeprefix("+")) if text else 0)
     operands: list[SSAValue | Sequence[SSAValue] | None] = []
     next_operand = 0
     for (_, d), count in zip((x for x in definition.operands if x[0] != "guard"), form.operand_counts, strict=True):
@@ -331,18 +331,12 @@ def _build(inst: ptx.InstOp, form: Form, pattern: _Pattern, found: re.Match[str]
     return Match(op, pseudo)
 
 
-def canonical(text: str) -> str:
-    """PTX reads a negative offset written `[a+-16]` (llc-22, and the generic op's
-    printer) as `[a-16]` (the typed ops' printer): one operand, two spellings."""
-    return text.replace("+-", "-")
-
-
 def matches(inst: ptx.InstOp) -> tuple[list[Match], list[str]]:
     """The typed ops whose text is exactly `inst`'s and that verify, and the verifier
     messages of those whose text matched but that did not verify."""
     tokens = {value: f"\x01{i}\x01" for i, value in reversed(list(enumerate(inst.regs)))}
-    text = canonical(", ".join(arg_text(arg, inst.regs, lambda value: tokens[value]) for arg in inst.args))
-    line = canonical(inst.ptx_line(operand_text))
+    text = ", ".join(arg_text(arg, inst.regs, lambda value: tokens[value]) for arg in inst.args)
+    line = inst.ptx_line(operand_text)
     found: list[Match] = []
     refused: list[str] = []
     for form in mnemonic_index().get(inst.mnemonic(), ()):
@@ -350,7 +344,7 @@ def matches(inst: ptx.InstOp) -> tuple[list[Match], list[str]]:
         if pattern is None or (bound := pattern.regex.fullmatch(text)) is None:
             continue
         match = _build(inst, form, pattern, bound)
-        if match is None or canonical(match.op.ptx_line(operand_text)) != line:
+        if match is None or match.op.ptx_line(operand_text) != line:
             continue
         try:
             match.op.verify()
