@@ -273,3 +273,13 @@ def test_driver_prints_typed_ops(run_opt: RunOpt) -> None:
     assert result.code == 0, result.err
     assert '"ptx.tcgen05_alloc"' in result.out
     assert '"ptx.mbarrier_wait"' in result.out
+
+
+def test_recognize_pass_on_the_mlir_form(run_opt: RunOpt) -> None:
+    """`-p recognize-ptx` types the generic MLIR form the same way reading the `.ptx` does."""
+    source = ROOT / "tests" / "ptx_corpus" / "ref_pipeline.ptx"
+    generic = read(source.read_text(), typed=False)
+    result = run_opt(str(generic.parent_op()), "-p", "recognize-ptx")
+    assert result.code == 0, result.err
+    direct = run_opt(None, path=source)
+    assert result.out == direct.out

@@ -44,6 +44,7 @@ from xdsl.dialects.builtin import (
     f32,
     f64,
 )
+from xdsl.context import Context
 from xdsl.dialects.utils import EnumAttribute
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.irdl import (
@@ -54,6 +55,7 @@ from xdsl.irdl import (
     VarOperandDef,
     VarResultDef,
 )
+from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import VerifyException
 
 from xdsl_tmem.backend.printer import operand_text
@@ -399,6 +401,12 @@ def recognize(module: Operation, source_map: SourceMap | None = None) -> Coverag
     return coverage
 
 
-def recognize_module(module: ModuleOp, source_map: SourceMap | None = None) -> ModuleOp:
-    recognize(module, source_map)
-    return module
+@dataclass(frozen=True)
+class RecognizePtxPass(ModulePass):
+    """`recognize-ptx`: `recognize` on a module of parsed PTX in its MLIR form (a `.ptx`
+    file is recognized as it is read)."""
+
+    name = "recognize-ptx"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        recognize(op)
