@@ -33,6 +33,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 
+from xdsl.context import Context
 from xdsl.dialects.builtin import (
     FloatAttr,
     IntAttr,
@@ -44,7 +45,6 @@ from xdsl.dialects.builtin import (
     f32,
     f64,
 )
-from xdsl.context import Context
 from xdsl.dialects.utils import EnumAttribute
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.irdl import (
