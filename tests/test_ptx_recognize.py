@@ -21,12 +21,14 @@ import pytest
 from external import ToolFailed, Upstream, run_tool
 from support import CORPUS, EXAMPLES, LIT_TESTS, ROOT, OptResult
 from test_ptx_isa_rules import RULES, Rule, kernel, rd, t
+from xdsl.dialects.builtin import ArrayAttr, StringAttr
+from xdsl.irdl import irdl_op_definition, prop_def
 
 from xdsl_tmem.backend.printer import operand_text, ptx_text
 from xdsl_tmem.diagnostics import SourceMap
 from xdsl_tmem.dialects import ptx
 from xdsl_tmem.frontend import load_ptx
-from xdsl_tmem.frontend.recognize import matches, mnemonic_index, recognize
+from xdsl_tmem.frontend.recognize import NotEnumerable, _forms, matches, mnemonic_index, recognize  # pyright: ignore[reportPrivateUsage]
 
 RunOpt = Callable[..., OptResult]
 
@@ -266,6 +268,27 @@ def test_every_typed_instruction_has_forms() -> None:
     classes = {form.cls for forms in mnemonic_index().values() for form in forms}
     typed = {op for op in ptx.PTX.operations if issubclass(op, ptx.Instruction) and op is not ptx.InstOp}
     assert typed == classes, sorted(op.name for op in typed - classes)
+
+
+@irdl_op_definition
+class _ListedOp(ptx.Instruction):
+    """A typed op whose property has no finite domain (for the test below)."""
+
+    name = "test.listed"
+    items = prop_def(ArrayAttr[StringAttr])
+
+    def mnemonic(self) -> str:
+        return "listed"
+
+    def ptx_operands(self, name: ptx.Namer) -> list[str]:
+        return []
+
+
+def test_an_op_that_cannot_be_enumerated_is_named() -> None:
+    """A property neither finite nor open makes the op's forms unenumerable: an error
+    naming op and property (its instructions stay generic), not a wrong index."""
+    with pytest.raises(NotEnumerable, match=r"^test\.listed: property items "):
+        list(_forms(_ListedOp))
 
 
 def test_driver_prints_typed_ops(run_opt: RunOpt) -> None:

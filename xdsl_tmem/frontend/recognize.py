@@ -96,12 +96,18 @@ class Form:
     props: tuple[tuple[str, Attribute], ...]
 
 
+class NotEnumerable(TypeError):
+    """A typed op whose forms cannot be enumerated: a property that is neither finite
+    (enum, unit) nor open (`IntAttr`, `StringAttr`), or an open one in its mnemonic.
+    Its instructions stay generic; `test_every_typed_instruction_has_forms` names it."""
+
+
 def _property_domain(cls: type[ptx.Instruction], name: str) -> list[Attribute | None] | None:
     """The values a finite property takes (None: absent), or None for an open one."""
     definition = cls.get_irdl_definition().properties[name]
     constr = definition.constr
     if not isinstance(constr, BaseAttr):
-        raise TypeError(f"{cls.name}: property {name} has no base attribute ({constr})")
+        raise NotEnumerable(f"{cls.name}: property {name} has no base attribute ({constr})")
     attr = constr.attr
     if attr is IntAttr or attr is StringAttr:
         return None
@@ -110,7 +116,7 @@ def _property_domain(cls: type[ptx.Instruction], name: str) -> list[Attribute | 
     elif issubclass(attr, EnumAttribute):
         values = [attr(value) for value in attr.enum_type]  # pyright: ignore[reportUnknownVariableType, reportUnknownMemberType]
     else:
-        raise TypeError(f"{cls.name}: property {name} of {attr.__name__} cannot be enumerated")
+        raise NotEnumerable(f"{cls.name}: property {name} of {attr.__name__} cannot be enumerated")
     return [None, *values] if isinstance(definition, OptPropertyDef) else values
 
 
@@ -188,27 +194,40 @@ def mnemonic_index() -> dict[str, tuple[Form, ...]]:
     """Every typed form, by the mnemonic its op derives (built once per process)."""
     index: dict[str, list[Form]] = {}
     for cls in _instruction_classes():
-        definition = cls.get_irdl_definition()
-        finite = {
-            name: domain
-            for name in definition.properties
-            if name not in _SKIPPED_PROPERTIES and (domain := _property_domain(cls, name)) is not None
-        }
-        operand_defs = [d for name, d in definition.operands if name != "guard"]
-        for operand_counts in _counts(operand_defs):
-            for result_counts in _counts([d for _, d in definition.results]):
-                op, _, open_props = _template(cls, operand_counts, result_counts)
-                fixed = {k: v for k, v in op.properties.items() if k not in finite}
-                for values in itertools.product(*finite.values()):
-                    chosen = tuple((k, v) for k, v in zip(finite, values, strict=True) if v is not None)
-                    op.properties = {**fixed, **open_props, **dict(chosen)}
-                    try:
-                        mnemonic = op.mnemonic()
-                    except Exception:  # a shape the op cannot print (e.g. no destination)
-                        continue
-                    index.setdefault(mnemonic, []).append(Form(cls, operand_counts, result_counts, chosen))
-                op.drop_all_references()
+        try:
+            forms = list(_forms(cls))
+        except NotEnumerable:
+            continue
+        for mnemonic, form in forms:
+            index.setdefault(mnemonic, []).append(form)
     return {k: tuple(v) for k, v in index.items()}
+
+
+def _forms(cls: type[ptx.Instruction]) -> Iterator[tuple[str, Form]]:
+    """(mnemonic, form) for every operand shape and finite property value of `cls`."""
+    definition = cls.get_irdl_definition()
+    finite = {
+        name: domain
+        for name in definition.properties
+        if name not in _SKIPPED_PROPERTIES and (domain := _property_domain(cls, name)) is not None
+    }
+    operand_defs = [d for name, d in definition.operands if name != "guard"]
+    result_defs = [d for _, d in definition.results]
+    for operand_counts, result_counts in itertools.product(_counts(operand_defs), list(_counts(result_defs))):
+        # One op per shape; only its properties change (cheap: no op is built per form).
+        op, _, open_props = _template(cls, operand_counts, result_counts)
+        fixed = {k: v for k, v in op.properties.items() if k not in finite}
+        for values in itertools.product(*finite.values()):
+            chosen = tuple((k, v) for k, v in zip(finite, values, strict=True) if v is not None)
+            op.properties = {**fixed, **open_props, **dict(chosen)}
+            try:
+                mnemonic = op.mnemonic()
+            except Exception:  # a shape the op cannot print (e.g. no destination)
+                continue
+            if _TOKEN.search(mnemonic):
+                raise NotEnumerable(f"{cls.name}: an open property is part of its mnemonic {mnemonic!r}")
+            yield mnemonic, Form(cls, operand_counts, result_counts, chosen)
+        op.drop_all_references()
 
 
 @dataclass(frozen=True)
