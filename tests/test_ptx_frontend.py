@@ -79,8 +79,8 @@ def sass(tools: tuple[str, str], text: str, directory: Path, stem: str) -> str:
     return run_tool([nvdisasm, "-c", str(cubin)])
 
 
-def parse(text: str, name: str = "input.ptx") -> ptx.ModuleOp:
-    module = load_ptx(text, name, SourceMap())
+def parse(text: str, name: str = "input.ptx", *, typed: bool = True) -> ptx.ModuleOp:
+    module = load_ptx(text, name, SourceMap(), typed=typed)
     (inner,) = module.body.block.ops
     assert isinstance(inner, ptx.ModuleOp)
     return inner
@@ -156,7 +156,7 @@ _KERNEL = """\
 
 
 def kernel(body: str) -> ptx.FunctionOp:
-    (function,) = parse(_KERNEL.format(body=body)).body.block.ops
+    (function,) = parse(_KERNEL.format(body=body), typed=False).body.block.ops  # the generic form
     assert isinstance(function, ptx.FunctionOp)
     return function
 

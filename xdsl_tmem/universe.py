@@ -49,6 +49,12 @@ def _convert_to_ptx() -> type[ModulePass]:
     return ConvertToPtxPass
 
 
+def _recognize_ptx() -> type[ModulePass]:
+    from xdsl_tmem.frontend.recognize import RecognizePtxPass
+
+    return RecognizePtxPass
+
+
 def _ptx_dialect() -> Dialect:
     from xdsl_tmem.dialects.ptx import PTX
 
@@ -68,6 +74,7 @@ TMEM_UNIVERSE = Universe(
         "convert-tmem-to-nvvm": _convert_tmem_to_nvvm,
         "lower-tmem": _lower_tmem,
         "convert-to-ptx": _convert_to_ptx,
+        "recognize-ptx": _recognize_ptx,
     },
     all_targets={"ptx": _ptx_target},
 )

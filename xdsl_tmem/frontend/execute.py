@@ -46,7 +46,7 @@ def refuse_execution(kernel: ptx.FunctionOp) -> LaunchError:
     first = next(instructions(kernel.body.block), None)
     if first is None:
         return LaunchError(f"kernel {kernel.sym_name.data} has no instructions; the PTX interpreter cannot run it yet")
-    opcode = first.opcode.data if isinstance(first, ptx.InstOp) else first.name
+    opcode = first.opcode.data if isinstance(first, ptx.InstOp) else first.mnemonic().split(".")[0]
     return LaunchError(
         f"cannot execute '{first.mnemonic()}' (opcode {opcode}): the interpreter does not execute PTX "
         "instructions yet; xdsl-tmem-opt reads and prints this file",

@@ -34,6 +34,7 @@ from xdsl_tmem.dialects.ptx.structure import (
     VARIABLE_TYPES,
 )
 from xdsl_tmem.frontend.grammar import ptx_parser
+from xdsl_tmem.frontend.recognize import recognize
 
 OpT = TypeVar("OpT", bound=Operation)
 
@@ -658,8 +659,11 @@ def parse_ptx(data: bytes | str, name: str, source_map: SourceMap) -> ModuleOp:
     return Builder(source, source_map).module(tree)
 
 
-def load_ptx(data: bytes | str, name: str, source_map: SourceMap) -> ModuleOp:
-    """`parse_ptx`, then `verify_located`."""
+def load_ptx(data: bytes | str, name: str, source_map: SourceMap, *, typed: bool = True) -> ModuleOp:
+    """`parse_ptx`, then `verify_located`; with `typed` (what the drivers read), every
+    instruction that is exactly a typed op's form becomes that op (`recognize`)."""
     module = parse_ptx(data, name, source_map)
     verify_located(module, source_map)
+    if typed:
+        recognize(module, source_map)
     return module

@@ -271,10 +271,11 @@ class Instruction(IRDLOperation, ABC):
 
 
 def address_text(name: Namer, addr: SSAValue, offset: int) -> str:
+    """`[a]`, `[a+16]`, `[a+-16]`: PTX's address expression is `base+offset` with a
+    signed offset; ptxas rejects `[a-16]` ("Parsing error near '-'"), as llc-22 knows."""
     if offset == 0:
         return f"[{name(addr)}]"
-    sign = "+" if offset > 0 else "-"
-    return f"[{name(addr)}{sign}{abs(offset)}]"
+    return f"[{name(addr)}+{offset}]"
 
 
 def vector_text(name: Namer, values: Sequence[SSAValue]) -> str:

@@ -44,6 +44,7 @@ from xdsl_tmem.dialects.ptx.qualifiers import (
     check_register,
     check_type,
     operand_text,
+    register_class,
     reject,
     spell,
     types,
@@ -72,7 +73,7 @@ def _check_address(op: Instruction, space: StateSpaceAttr | None, addr: SSAValue
     """Outside the shared windows an address register is 64-bit (`.address_size 64`;
     ptxas: "32-bit address ... conflicting with .address_size 64")."""
     shared = space is not None and space.data in SHARED_SPACES
-    kind = addr.type.kind.data if isinstance(addr.type, RegisterType) else None
+    kind = register_class(addr.type.kind.data) if isinstance(addr.type, RegisterType) else None
     if kind is not None and kind != "b64" and not (shared and kind == "b32"):
         need = ".b32 or .b64" if shared else ".b64"
         raise reject(

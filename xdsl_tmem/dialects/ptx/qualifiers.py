@@ -310,24 +310,47 @@ def operand_text(value: SSAValue) -> str:
     return f"a {value.type}"
 
 
+def register_class(kind: str) -> str:
+    """The `.reg` class of a declared register type, by size: `.pred`, or `.bN` for any
+    N-bit type (`.u32 .s32 .f32 .b32 .f16x2` are all `b32`). The backend declares only
+    the classes; parsed PTX declares any type (PTX ISA 9.0, "Registers")."""
+    if kind == "pred":
+        return "pred"
+    width = 32 if kind.endswith("x2") else int(kind.lstrip("bfsu"))
+    return f"b{width}"
+
+
+def _register_type_allowed(have: str, type: PtxType) -> bool:
+    """PTX ISA 9.0, "Type Checking Rules": a `.bN` register (and every register for a
+    `.bN` instruction) is fine; a float register only for float types, an integer one
+    only for `.u`/`.s` types."""
+    if have.startswith("b") or type.is_bits or type is PtxType.PRED:
+        return True
+    return have.startswith(("f", "bf")) == type.is_float
+
+
 def check_operand(
     op: Operation, role: str, value: SSAValue, type: PtxType, rule: str, *, wider: bool = False, exact_kind: str = ""
 ) -> None:
     """A register operand must be of the `.reg` class of `type` (or wider, where the
-    instruction allows it: `ld`/`cvt` destinations, `st` sources); an immediate must
-    be a float literal for float types and an integer literal for `.u`/`.s` types
-    (PTX ISA 9.0, "Operand Size Exceeding Instruction-Type Size" and "Type Checking
-    Rules"; ptxas: "Arguments mismatch")."""
+    instruction allows it: `ld`/`cvt` destinations, `st` sources), and a declared
+    float register only serves float types and an integer one `.u`/`.s` types; an
+    immediate must be a float literal for float types and an integer literal for
+    `.u`/`.s` types (PTX ISA 9.0, "Operand Size Exceeding Instruction-Type Size" and
+    "Type Checking Rules"; ptxas: "Arguments mismatch")."""
     kind = exact_kind or type.register_kind
     value_type = value.type
     if isinstance(value_type, RegisterType):
-        have = value_type.kind.data
+        have = register_class(value_type.kind.data)
         ok = have == kind
         if not ok and wider and kind != "pred" and have != "pred":
             ok = int(have[1:]) >= int(kind[1:])
         if not ok:
             need = f".{kind} (or wider)" if wider and kind != "pred" else f".{kind}"
             raise reject(op, f"{role} {operand_text(value)}", f"it must be a {need} register", rule)
+        if not _register_type_allowed(value_type.kind.data, type):
+            raise reject(op, f"{role} {operand_text(value)}", f"a .{type.value} operand takes a .b, "
+                         f"{'float' if type.is_float else 'integer'} register of its size", rule)  # fmt: skip
         return
     if isinstance(value_type, IntegerType):
         if type.is_float:
@@ -354,15 +377,15 @@ def check_register(op: Operation, role: str, value: SSAValue | None, kind: str, 
     if value is None:
         return
     if isinstance(value.type, RegisterType):
-        if value.type.kind.data != kind:
+        if register_class(value.type.kind.data) != kind:
             raise reject(op, f"{role} {operand_text(value)}", f"it must be a .{kind} register or an immediate", rule)
     elif not isinstance(value.type, IntegerType):
         raise reject(op, f"{role} {operand_text(value)}", "it must be a register or an integer immediate", rule)
 
 
 def check_only_register(op: Operation, role: str, value: SSAValue | None, kind: str, rule: str) -> None:
-    """`value` (if any) is a `.kind` register; immediates are not allowed."""
+    """`value` (if any) is a `.kind` register (any declared type of its size); immediates are not allowed."""
     if value is None:
         return
-    if not isinstance(value.type, RegisterType) or value.type.kind.data != kind:
+    if not isinstance(value.type, RegisterType) or register_class(value.type.kind.data) != kind:
         raise reject(op, f"{role} {operand_text(value)}", f"it must be a .{kind} register", rule)

@@ -54,6 +54,7 @@ from xdsl_tmem.dialects.ptx.qualifiers import (
     check_only_register,
     check_register,
     immediate,
+    register_class,
     reject,
     spell,
 )
@@ -74,7 +75,7 @@ def _check_space(op: Instruction, space: StateSpaceAttr | None, allowed: frozens
 
 def _check_mbarrier_address(op: Instruction, space: StateSpaceAttr | None, addr: SSAValue, rule: str) -> None:
     """A generic mbarrier address is a 64-bit register (`.address_size 64`)."""
-    if space is None and isinstance(addr.type, RegisterType) and addr.type.kind.data != "b64":
+    if space is None and isinstance(addr.type, RegisterType) and register_class(addr.type.kind.data) != "b64":
         raise reject(op, f"generic address {addr.type.register_name}", "a generic address is a .b64 register", rule)
 
 
