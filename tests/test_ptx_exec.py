@@ -23,9 +23,9 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl_tmem.backend.target import ConvertToPtxPass, emit_ptx
 from xdsl_tmem.dialects import nvvm, ptx
 from xdsl_tmem.dialects.ptx.generic import ArgInt
-from xdsl_tmem.dialects.ptx.qualifiers import CmpOp, IntMode, PtxType, StateSpace
+from xdsl_tmem.dialects.ptx.qualifiers import CmpOp, IntMode, MbarrierTxKind, MbarrierWaitKind, PtxType, StateSpace
 from xdsl_tmem.dialects.traits import SyncPoint, WarpLocal
-from xdsl_tmem.interpreter import KernelHazard, LaunchError, run_kernel
+from xdsl_tmem.interpreter import KernelDeadlock, KernelHazard, LaunchError, run_kernel
 from xdsl_tmem.interpreter.ptx.cfg import EXIT, Flow, reconvergence_points
 from xdsl_tmem.interpreter.ptx.program import DECODERS
 from xdsl_tmem.passes.lower_tmem import LowerTmemPass
@@ -222,12 +222,15 @@ class Builder:
         self.ops.append(op)
         return op
 
-    def module(self, name: str = "k", reqntid: int | None = None) -> ModuleOp:
+    def module(
+        self, name: str = "k", reqntid: int | None = None, variables: tuple[ptx.VariableOp, ...] = ()
+    ) -> ModuleOp:
         properties: dict[str, Attribute] = {"params": ArrayAttr(self.params)}
         if reqntid is not None:
             properties["reqntid"] = ArrayAttr([IntAttr(reqntid), IntAttr(1), IntAttr(1)])
         entry = ptx.FunctionOp(name, "entry", Region(Block(self.ops)), properties)
-        module = ModuleOp([ptx.ModuleOp("8.6", "sm_100a", Region(Block([entry])), address_size=64)])
+        body = Region(Block([*variables, entry]))
+        module = ModuleOp([ptx.ModuleOp("8.6", "sm_100a", body, address_size=64)])
         module.verify()
         return module
 
@@ -498,3 +501,58 @@ def test_every_typed_instruction_has_a_decoder() -> None:
     tcgen05.shift are decoded to a refusal, as the NVVM level refuses them)."""
     typed = {op for op in ptx.PTX.operations if issubclass(op, ptx.Instruction) and op is not ptx.InstOp}
     assert typed <= set(DECODERS), sorted(op.name for op in typed - set(DECODERS))
+
+
+def _guarded(op: ptx.Instruction, guard: SSAValue) -> ptx.Instruction:
+    op.set_guard(guard)
+    return op
+
+
+def _tx_kernel(complete: bool) -> ModuleOp:
+    """Lane 0 inits a barrier of count 1 and arrives with expect_tx 16, then (if
+    `complete`) complete_tx 16; the warp waits for phase 0 (`try_wait.parity` loop), probes
+    it (`test_wait`), invalidates the barrier and stores the probe's result through a
+    `cvta.to.global` of the output address."""
+    k = Builder([ptx.DeclAttr("param", "u64", "out", ptr=ptx.Pointee("global", 1))])
+    k.emit(ptx.LdOp(StateSpace.PARAM, PtxType.B64, [R("b64", 1)], k.symbol("out")))
+    k.emit(ptx.CvtaOp(StateSpace.GLOBAL, R("b64", 2), k.reg("b64", 1)))
+    k.emit(ptx.MovOp(PtxType.U32, R("b32", 1), k.special("%laneid")))
+    k.emit(ptx.SetpOp(CmpOp.EQ, PtxType.U32, R("pred", 1), k.reg("b32", 1), k.imm(0)))
+    lane0 = k.reg("pred", 1)
+    bar = k.symbol("bar")
+    k.emit(_guarded(ptx.MbarrierInitOp(StateSpace.SHARED, bar, k.imm(1)), lane0))
+    k.emit(_guarded(ptx.MbarrierArriveOp(StateSpace.SHARED, bar, k.imm(16), expect_tx=True), lane0))
+    if complete:
+        tx = ptx.MbarrierExpectTxOp(MbarrierTxKind.COMPLETE_TX, StateSpace.SHARED, bar, k.imm(16))
+        k.emit(_guarded(tx, lane0))
+    k.emit(ptx.LabelOp("WAIT"))
+    k.emit(ptx.MbarrierWaitOp(ptx.MbarrierWaitForm(MbarrierWaitKind.TRY_WAIT), R("pred", 2), bar, k.imm(0)))
+    k.emit(ptx.BraOp("WAIT", guard=k.reg("pred", 2), negated=True))
+    k.emit(ptx.MbarrierWaitOp(ptx.MbarrierWaitForm(MbarrierWaitKind.TEST_WAIT), R("pred", 3), bar, k.imm(0)))
+    k.emit(ptx.SelpOp(PtxType.U32, R("b32", 2), k.imm(1), k.imm(0), k.reg("pred", 3)))
+    k.emit(_guarded(ptx.MbarrierInvalOp(StateSpace.SHARED, bar), lane0))
+    k.emit(_guarded(ptx.StOp(StateSpace.GLOBAL, PtxType.U32, k.reg("b64", 2), [k.reg("b32", 2)]), lane0))
+    k.emit(ptx.RetOp())
+    return k.module(variables=(ptx.VariableOp(ptx.DeclAttr("shared", "b64", "bar", align=8)),))
+
+
+def test_mbarrier_transaction_counts() -> None:
+    """PTX ISA, mbarrier: a phase completes when its pending arrivals and its tx-count are
+    both zero; the arrival alone leaves 16 bytes expected, so without complete_tx the
+    wait never passes."""
+    out = {"out": np.zeros(1, np.uint32)}
+    assert run_kernel(_tx_kernel(True), "k", block=32, args=out).outputs["out"].tolist() == [1]
+    with pytest.raises(KernelDeadlock) as caught:
+        run_kernel(_tx_kernel(False), "k", block=32, args=out)
+    assert isinstance(caught.value.blocked[0].op, ptx.MbarrierWaitOp)
+
+
+def test_cvta_to_a_space_the_address_is_not_in_is_a_hazard() -> None:
+    k = Builder([ptx.DeclAttr("param", "u64", "out", ptr=ptx.Pointee("global", 1))])
+    k.emit(ptx.LdOp(StateSpace.PARAM, PtxType.B64, [R("b64", 1)], k.symbol("out")))
+    k.emit(ptx.CvtaOp(StateSpace.SHARED, R("b64", 2), k.reg("b64", 1)))
+    k.emit(ptx.RetOp())
+    with pytest.raises(KernelHazard) as caught:
+        run_kernel(k.module(), "k", block=32, args={"out": np.zeros(2, np.uint32)})
+    assert caught.value.kind == "out-of-bounds"
+    assert "cvta.to.shared.u64: address 0x" in caught.value.message
