@@ -556,3 +556,23 @@ def test_cvta_to_a_space_the_address_is_not_in_is_a_hazard() -> None:
         run_kernel(k.module(), "k", block=32, args={"out": np.zeros(2, np.uint32)})
     assert caught.value.kind == "out-of-bounds"
     assert "cvta.to.shared.u64: address 0x" in caught.value.message
+
+
+def test_byval_array_parameter() -> None:
+    """`.param .align 8 .b8 s[8]`: the argument's bytes; `ld.param.u32 [s+4]` reads the second word."""
+    k = Builder(
+        [
+            ptx.DeclAttr("param", "u64", "out", ptr=ptx.Pointee("global", 1)),
+            ptx.DeclAttr("param", "b8", "s", align=8, dims=[8]),
+        ]
+    )
+    k.emit(ptx.LdOp(StateSpace.PARAM, PtxType.B64, [R("b64", 1)], k.symbol("out")))
+    k.emit(ptx.LdOp(StateSpace.PARAM, PtxType.U32, [R("b32", 1)], k.symbol("s"), offset=4))
+    k.emit(ptx.StOp(StateSpace.GLOBAL, PtxType.U32, k.reg("b64", 1), [k.reg("b32", 1)]))
+    k.emit(ptx.RetOp())
+    module = k.module()
+    words = np.array([7, 0xDEADBEEF], np.uint32)
+    got = run_kernel(module, "k", block=32, args={"out": np.zeros(1, np.uint32), "s": words}).outputs["out"]
+    assert got.tolist() == [0xDEADBEEF]
+    with pytest.raises(LaunchError, match="has 4 bytes; the byval .param takes 8"):
+        run_kernel(module, "k", block=32, args={"out": np.zeros(1, np.uint32), "s": words[:1]})
