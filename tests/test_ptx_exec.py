@@ -574,5 +574,5 @@ def test_byval_array_parameter() -> None:
     words = np.array([7, 0xDEADBEEF], np.uint32)
     got = run_kernel(module, "k", block=32, args={"out": np.zeros(1, np.uint32), "s": words}).outputs["out"]
     assert got.tolist() == [0xDEADBEEF]
-    with pytest.raises(LaunchError, match="has 4 bytes; the byval .param takes 8"):
+    with pytest.raises(LaunchError, match=r"has 4 bytes; the byval \.param takes 8"):
         run_kernel(module, "k", block=32, args={"out": np.zeros(1, np.uint32), "s": words[:1]})
