@@ -19,6 +19,7 @@ from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 
+import numpy as np
 import pytest
 from external import ToolFailed, Upstream, run_tool
 from hypothesis import HealthCheck, given, settings
@@ -464,32 +465,62 @@ def test_mutated_corpus_parses_or_is_located(
 # --------------------------------------------------------------------------------------
 
 
-def test_run_refuses_the_first_instruction(capsys: pytest.CaptureFixture[str]) -> None:
-    source = PTX_CORPUS / "syntax_tour.ptx"
-    lines = source.read_text().splitlines()
-    entry = next(i for i, line in enumerate(lines) if ".entry syntax_tour(" in line)
-    first = next(
-        i
-        for i in range(entry, len(lines))
-        if re.match(r"\s+[a-z][\w.:]*\s", lines[i]) and not lines[i].strip().startswith(".")
-    )
-    column = len(lines[first]) - len(lines[first].lstrip()) + 1
-    result = run_cli(capsys, str(source), "--kernel", "syntax_tour", "--block", "128")
-    assert result.code == 1
-    assert result.err.startswith(f"{source}:{first + 1}:{column}: error: cannot execute 'ld.param.u64' (opcode ld)")
+_ADD_ONE = """\
+.version 8.6
+.target sm_100a
+.address_size 64
+
+.visible .entry add_one(
+    .param .u64 .ptr .global .align 4 out
+)
+{
+    .reg .b32 %r<4>;
+    .reg .b64 %rd<4>;
+    ld.param.u64 %rd1, [out];
+    mov.u32 %r1, %tid.x;
+    mul.wide.u32 %rd2, %r1, 4;
+    add.s64 %rd3, %rd1, %rd2;
+    ld.global.u32 %r2, [%rd3];
+    add.s32 %r3, %r2, %r1;
+    st.global.u32 [%rd3], %r3;
+    PMEVENT
+    ret;
+}
+"""
 
 
-def test_run_refuses_parsed_ptx_in_mlir_form(
-    capsys: pytest.CaptureFixture[str], run_opt: RunOpt, tmp_path: Path
+def test_run_executes_parsed_ptx(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """A `.ptx` file runs on the machine model as written: every thread adds its
+    `%tid.x` to its element (PTX ISA: `mul.wide.u32` gives the 64-bit product)."""
+    source = tmp_path / "add_one.ptx"
+    source.write_text(_ADD_ONE.replace("    PMEVENT\n", ""))
+    out = tmp_path / "out"
+    result = run_cli(capsys, str(source), "--kernel", "add_one", "--block", "64", "--arg", "out=zeros:u32:64",
+                     "--out", str(out))  # fmt: skip
+    assert result.code == 0, result.err
+    assert np.load(out / "out.npy").tolist() == list(range(64))
+
+
+def test_run_refuses_an_instruction_without_a_typed_op_when_it_executes(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    """The MLIR form of parsed PTX is refused the same way (at its first instruction)."""
-    mlir = run_opt(None, path=PTX_CORPUS / "syntax_tour.ptx")
-    assert mlir.code == 0
-    path = tmp_path / "tour.mlir"
-    path.write_text(mlir.out)
-    result = run_cli(capsys, str(path), "--kernel", "syntax_tour", "--block", "128")
+    """An instruction the model has no typed op for parses, and is refused only when a
+    lane executes it, located at its line in the file and naming its opcode."""
+    source = tmp_path / "add_one.ptx"
+    source.write_text(_ADD_ONE.replace("PMEVENT", "pmevent 1;"))
+    line = _ADD_ONE.splitlines().index("    PMEVENT") + 1
+    result = run_cli(capsys, str(source), "--kernel", "add_one", "--block", "32", "--arg", "out=zeros:u32:32")
     assert result.code == 1
-    assert "error: cannot execute 'ld.param.u64' (opcode ld)" in result.err
+    assert result.err.startswith(f"{source}:{line}:5: error: "), result.err
+    assert "opcode pmevent" in result.err
+
+
+def test_run_takes_no_passes_for_ptx(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    source = tmp_path / "add_one.ptx"
+    source.write_text(_ADD_ONE.replace("    PMEVENT\n", ""))
+    result = run_cli(capsys, str(source), "--kernel", "add_one", "--block", "32", "-p", "lower-tmem")
+    assert result.code == 1
+    assert "-p, -t ptx and --validate-lowering apply to MLIR input" in result.err
 
 
 def test_run_names_the_kernels(capsys: pytest.CaptureFixture[str]) -> None:

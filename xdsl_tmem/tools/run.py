@@ -38,7 +38,6 @@ from xdsl_tmem.diagnostics import Diagnostic, SourceMap, diagnose, load_source, 
 from xdsl_tmem.dialects import ptx
 from xdsl_tmem.fence_policy import FencePolicy
 from xdsl_tmem.frontend import load_ptx
-from xdsl_tmem.frontend.execute import ptx_kernel, refuse_execution
 from xdsl_tmem.interpreter import (
     KernelDeadlock,
     KernelHazard,
@@ -48,7 +47,7 @@ from xdsl_tmem.interpreter import (
 )
 from xdsl_tmem.interpreter.explore import Exploration, explore_exhaustive, explore_random
 from xdsl_tmem.interpreter.launch import Argument, Launch, Limits, Schedule, arguments, dim3
-from xdsl_tmem.interpreter.ptx.kernel import find_entry
+from xdsl_tmem.interpreter.ptx.kernel import find_entry, ptx_kernel
 from xdsl_tmem.interpreter.run import parameter_names, positional, run_launch
 from xdsl_tmem.interpreter.trace import Tracer
 from xdsl_tmem.interpreter.validate import validate_lowering
@@ -257,7 +256,7 @@ class _ArgumentParser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _ArgumentParser(prog="xdsl-tmem-run", description="Run a kernel on the Blackwell machine model.")
-    parser.add_argument("file", help="input .mlir file (tmem or NVVM level), or .ptx (parsed; not executed yet)")
+    parser.add_argument("file", help="input .mlir file (tmem, NVVM or ptx level), or .ptx")
     parser.add_argument("--kernel", required=True, help="the kernel function to run")
     parser.add_argument("--block", required=True, help="threads per CTA: N or XxYxZ")
     parser.add_argument("--grid", help="CTAs: N or XxYxZ (default: one cluster)")
@@ -497,6 +496,25 @@ def _report(text: str) -> None:
     sys.stderr.write(text)
 
 
+def load_kernel_module(
+    ctx: Context, path: Path, data: bytes, args: argparse.Namespace, source_map: SourceMap
+) -> ModuleOp:
+    """The input module, checked to hold the kernel to launch. PTX (a `.ptx` file, or the
+    ptx dialect in MLIR form) runs as it is: an instruction without a typed op is refused
+    when a lane executes it (docs/ptx-level.md)."""
+    if path.suffix == ".ptx":
+        module = load_ptx(data, str(path), source_map)
+    else:
+        module = load_source(ctx, data, str(path), source_map)
+    if path.suffix == ".ptx" or any(isinstance(op, ptx.FunctionOp) for op in module.walk()):
+        ptx_kernel(module, args.kernel)
+        if args.passes or args.target == "ptx" or args.validate_lowering:
+            raise UsageError("-p, -t ptx and --validate-lowering apply to MLIR input; a PTX kernel runs as it is")
+    else:
+        check_kernel(module, args.kernel)
+    return module
+
+
 def run(argv: Sequence[str] | None = None) -> int:
     source_map = SourceMap()
     try:
@@ -508,16 +526,7 @@ def run(argv: Sequence[str] | None = None) -> int:
         except OSError as e:
             raise UsageError(f"cannot read '{path}': {e.strerror}") from None
         ctx = make_context()
-        if path.suffix == ".ptx":
-            module = load_ptx(data, str(path), source_map)
-        else:
-            module = load_source(ctx, data, str(path), source_map)
-        if path.suffix == ".ptx" or any(isinstance(op, ptx.InstOp) for op in module.walk()):
-            # parsed PTX (generic instructions): refused for now; typed ptx ops run (-t ptx, ptx-level.md)
-            kernel = ptx_kernel(module, args.kernel)
-            parse_launch(args)
-            raise refuse_execution(kernel)
-        check_kernel(module, args.kernel)
+        module = load_kernel_module(ctx, path, data, args, source_map)
         passes = ",".join(p for p in (args.passes, "convert-to-ptx" if args.target == "ptx" else "") if p)
         pipeline = parse_pipeline(passes, source_map) if passes else None
         launch = parse_launch(args)

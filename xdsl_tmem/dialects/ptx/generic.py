@@ -377,8 +377,9 @@ def _check_arg(arg: Attribute, nregs: int, used: set[int], top: bool) -> None:
 class InstOp(Instruction):
     """Any PTX instruction the front end read; it prints back as written.
 
-    Not executable: the interpreter refuses it, naming its opcode and PTX line
-    (`xdsl_tmem.frontend.execute`); typed ops replace it instruction by instruction.
+    Not executable: the PTX-level interpreter refuses it when a lane executes it, naming
+    its opcode and line; the recognizer (`frontend/recognize.py`) replaces it by a typed
+    op wherever one has its form.
     """
 
     name = "ptx.inst"

@@ -27,6 +27,21 @@ def find_entry(module: ModuleOp, name: str) -> ptx.FunctionOp | None:
     return None
 
 
+def ptx_kernel(module: ModuleOp, name: str) -> ptx.FunctionOp:
+    """The `.entry` named `name`, or a `LaunchError` listing the module's kernels."""
+    functions = [op for op in module.walk() if isinstance(op, ptx.FunctionOp)]
+    kernels = [f.sym_name.data for f in functions if f.kind.data == "entry"]
+    listed = f"its kernels: {', '.join(kernels)}" if kernels else "it has no .entry"
+    for function in functions:
+        if function.sym_name.data == name:
+            if function.kind.data != "entry":
+                raise LaunchError(f"{name} is a .func, not a kernel (.entry); {listed}", function)
+            if not function.body.blocks:
+                raise LaunchError(f"kernel {name} has no body (it is only declared here)", function)
+            return function
+    raise LaunchError(f"no .entry {name} in the PTX module; {listed}")
+
+
 def shared_layout(entry: ptx.FunctionOp) -> SharedLayout:
     """The `.shared` variables of the module and of the kernel's body, in declaration
     order, aligned (ptxas's placement, as for the NVVM level's globals). Variables of
@@ -164,7 +179,7 @@ def number_lines(program: Program) -> None:
         return
     try:
         lines = ptx_text(module).splitlines()
-    except Exception:  # an entry the printer cannot render: reports name the op only
+    except ValueError:  # an op the printer cannot render (printer.py raises ValueError): reports name the op only
         return
     at = 0
     for decoded in program.code:
