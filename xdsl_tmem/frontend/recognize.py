@@ -367,11 +367,19 @@ def matches(inst: ptx.InstOp) -> tuple[list[Match], list[str]]:
         match = _build(inst, form, pattern, bound)
         if match is None or match.op.ptx_line(operand_text) != line:
             continue
+        # Verified in the instruction's place: some rules read the enclosing function
+        # (`st.param` writes only a `.func`'s own parameters or a call's arguments).
+        block = inst.parent_block()
+        if block is not None:
+            block.insert_op_before(match.op, inst)
         try:
             match.op.verify()
         except VerifyException as e:
             refused.append(str(e))
             continue
+        finally:
+            if block is not None:
+                block.detach_op(match.op)
         found.append(match)
     return found, refused
 

@@ -10,6 +10,7 @@ from xdsl.dialects.builtin import (
     UnitAttr,
 )
 from xdsl.ir import Attribute, SSAValue
+from xdsl.utils.exceptions import VerifyException
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     irdl_op_definition,
@@ -29,8 +30,10 @@ from xdsl_tmem.dialects.ptx.base import (
     Reg,
     RegisterType,
     RegOrImm,
+    SymbolOp,
     WritesOnlyRegisters,
     address_text,
+    check_zero_written,
     vector_text,
 )
 from xdsl_tmem.dialects.ptx.qualifiers import (
@@ -53,9 +56,44 @@ from xdsl_tmem.dialects.ptx.qualifiers import (
 MEMORY_RULE = "PTX ISA 9.0, Data Movement and Conversion Instructions"
 LD_ST_TYPES = types("b8", "b16", "b32", "b64", "u8", "s8", "f32", "f64") | INTEGER_TYPES
 LD_SPACES = frozenset(StateSpace)
-ST_SPACES = SHARED_SPACES | {StateSpace.GLOBAL, StateSpace.LOCAL, StateSpace.PARAM_FUNC}
-"""`st` cannot write `.const` nor a kernel's `.param` (ptxas: "Illegal to write to
-function input parameter")."""
+ST_SPACES = SHARED_SPACES | {StateSpace.GLOBAL, StateSpace.LOCAL, StateSpace.PARAM, StateSpace.PARAM_FUNC}
+"""`st` cannot write `.const`; `.param` only where `_check_param_store` allows it."""
+
+
+def _writable_params(op: Instruction) -> set[str] | None:
+    """The `.param` names `op` may store to: the return values and parameters of its
+    enclosing `.func`, and `.param` variables declared in an enclosing body (a call's
+    arguments); None outside any function."""
+    from xdsl_tmem.dialects.ptx.structure import FunctionOp, VariableOp
+
+    names: set[str] = set()
+    parent = op.parent_op()
+    while parent is not None and not isinstance(parent, FunctionOp):
+        parent = parent.parent_op()
+    if parent is None:
+        return None
+    if parent.kind.data == "func":
+        for decls in (parent.returns, parent.params):
+            names.update(d.sym_name.data for d in (decls.data if decls is not None else ()))
+    for variable in parent.walk():
+        if isinstance(variable, VariableOp) and variable.decl.space.data == "param":
+            names.add(variable.decl.sym_name.data)
+    return names
+
+
+def _check_param_store(op: Instruction, space: StateSpaceAttr | None, addr: SSAValue, rule: str) -> None:
+    """`st.param` writes a `.func`'s parameters and return values, or a `.param`
+    variable of a body (a call's arguments, PTX ISA 9.0, "Parameter State Space"); a
+    kernel's parameters are read-only (ptxas: "Illegal to write to function input
+    parameter"). Only a named `.param` that is one of these is accepted."""
+    if space is None or space.data is not StateSpace.PARAM:
+        return
+    symbol = addr.owner.symbol.data if isinstance(addr.owner, SymbolOp) else None
+    writable = _writable_params(op) or set()
+    if symbol is None or symbol not in writable:
+        what = f"state space .param at {symbol}" if symbol else f"state space .param at {operand_text(addr)}"
+        raise reject(op, what, "st.param writes a .func's own parameters and return values or a .param "
+                     "variable of the body (call arguments); a kernel's parameters are read-only", rule)  # fmt: skip
 
 
 def _space_suffix(space: StateSpaceAttr | None) -> str:
@@ -101,33 +139,55 @@ class LdOp(Instruction):
 
     name = "ptx.ld"
     space = opt_prop_def(StateSpaceAttr)
+    nc = opt_prop_def(UnitAttr)
+    """`ld.global.nc`: through the non-coherent (read-only) cache; `.global` only."""
     type = prop_def(PtxTypeAttr)
     offset = prop_def(IntAttr)
+    offset_written = opt_prop_def(UnitAttr)
+    """A zero offset spelled `+0` (as Triton writes it)."""
+    braced = opt_prop_def(UnitAttr)
+    """One destination written as a vector `{ %r }` (as Triton writes it)."""
     res = var_result_def(Reg)
     addr = operand_def(Address)
 
     RULE: ClassVar[str] = f"{MEMORY_RULE}: ld"
 
     def __init__(
-        self, space: StateSpace | None, type: PtxType, res: Sequence[RegisterType], addr: SSAValue, offset: int = 0
+        self,
+        space: StateSpace | None,
+        type: PtxType,
+        res: Sequence[RegisterType],
+        addr: SSAValue,
+        offset: int = 0,
+        *,
+        nc: bool = False,
     ):
         props: dict[str, Attribute] = {"type": PtxTypeAttr(type), "offset": IntAttr(offset)}
         if space is not None:
             props["space"] = StateSpaceAttr(space)
+        if nc:
+            props["nc"] = UnitAttr()
         super().__init__(operands=[addr, None], result_types=[res], properties=props)
 
     def mnemonic(self) -> str:
         vec = f".v{len(self.res)}" if len(self.res) > 1 else ""
-        return f"ld{_space_suffix(self.space)}{vec}.{self.type.data.value}"
+        nc = ".nc" if self.nc else ""
+        return f"ld{_space_suffix(self.space)}{nc}{vec}.{self.type.data.value}"
 
     def ptx_operands(self, name: Namer) -> list[str]:
-        dest = vector_text(name, self.res) if len(self.res) > 1 else name(self.res[0])
-        return [dest, address_text(name, self.addr, self.offset.data)]
+        dest = vector_text(name, self.res) if len(self.res) > 1 or self.braced else name(self.res[0])
+        return [dest, address_text(name, self.addr, self.offset.data, self.offset_written is not None)]
 
     def verify_(self) -> None:
         t = self.type.data
         check_type(self, t, LD_ST_TYPES, "ld", self.RULE)
         _check_space(self, self.space, LD_SPACES, self.RULE)
+        check_zero_written(self, self.offset_written, self.offset.data)
+        if self.braced and len(self.res) != 1:
+            raise VerifyException(f"{self.name}: braced marks a one-element vector; got {len(self.res)} elements")
+        if self.nc and (self.space is None or self.space.data is not StateSpace.GLOBAL):
+            raise reject(self, f".nc on {_space_suffix(self.space) or 'a generic address'}",
+                         "ld.global.nc reads .global only", self.RULE)  # fmt: skip
         _check_vector(self, self.space, t, len(self.res), self.RULE)
         _check_address(self, self.space, self.addr, self.RULE)
         for value in self.res:
@@ -142,6 +202,10 @@ class StOp(Instruction):
     space = opt_prop_def(StateSpaceAttr)
     type = prop_def(PtxTypeAttr)
     offset = prop_def(IntAttr)
+    offset_written = opt_prop_def(UnitAttr)
+    """A zero offset spelled `+0` (as Triton writes it)."""
+    braced = opt_prop_def(UnitAttr)
+    """One source written as a vector `{ %r }`."""
     addr = operand_def(Address)
     values = var_operand_def(RegOrImm)
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
@@ -161,13 +225,17 @@ class StOp(Instruction):
         return f"st{_space_suffix(self.space)}{vec}.{self.type.data.value}"
 
     def ptx_operands(self, name: Namer) -> list[str]:
-        src = vector_text(name, self.values) if len(self.values) > 1 else name(self.values[0])
-        return [address_text(name, self.addr, self.offset.data), src]
+        src = vector_text(name, self.values) if len(self.values) > 1 or self.braced else name(self.values[0])
+        return [address_text(name, self.addr, self.offset.data, self.offset_written is not None), src]
 
     def verify_(self) -> None:
         t = self.type.data
         check_type(self, t, LD_ST_TYPES, "st", self.RULE)
         _check_space(self, self.space, ST_SPACES, self.RULE)
+        _check_param_store(self, self.space, self.addr, self.RULE)
+        check_zero_written(self, self.offset_written, self.offset.data)
+        if self.braced and len(self.values) != 1:
+            raise VerifyException(f"{self.name}: braced marks a one-element vector; got {len(self.values)} elements")
         _check_vector(self, self.space, t, len(self.values), self.RULE)
         _check_address(self, self.space, self.addr, self.RULE)
         for value in self.values:

@@ -621,23 +621,28 @@ class MbarrierWaitOp(Instruction):
 
 @irdl_op_definition
 class ElectSyncOp(Instruction):
-    """`elect.sync _|p, membermask`: `p` a predicate, the mask a `.b32` register or immediate."""
+    """`elect.sync d|p, membermask`: `p` a predicate (true in the elected lane), `d` the
+    elected lane's number (a `.b32` register) or the sink `_`; the mask a `.b32` register
+    or immediate."""
 
     name = "ptx.elect_sync"
     res = result_def(Reg)
+    lane = opt_result_def(Reg)
     mask = operand_def(RegOrImm)
 
     RULE: ClassVar[str] = "PTX ISA 9.0, Parallel Synchronization and Communication Instructions: elect.sync"
 
-    def __init__(self, res: RegisterType, mask: SSAValue):
-        super().__init__(operands=[mask, None], result_types=[res])
+    def __init__(self, res: RegisterType, mask: SSAValue, lane: RegisterType | None = None):
+        super().__init__(operands=[mask, None], result_types=[res, lane])
 
     def mnemonic(self) -> str:
         return "elect.sync"
 
     def ptx_operands(self, name: Namer) -> list[str]:
-        return [f"_|{name(self.res)}", name(self.mask)]
+        lane = "_" if self.lane is None else name(self.lane)
+        return [f"{lane}|{name(self.res)}", name(self.mask)]
 
     def verify_(self) -> None:
         check_only_register(self, "destination", self.res, "pred", self.RULE)
+        check_only_register(self, "lane destination", self.lane, "b32", self.RULE)
         check_register(self, "member mask", self.mask, "b32", self.RULE)
