@@ -369,11 +369,13 @@ def matches(inst: ptx.InstOp) -> tuple[list[Match], list[str]]:
             continue
         # Verified in the instruction's place: some rules read the enclosing function
         # (`st.param` writes only a `.func`'s own parameters or a call's arguments).
+        # `verify_()` (IRDL constraints, then the op's rules): `verify()` would print the
+        # whole module into the message of every refused form.
         block = inst.parent_block()
         if block is not None:
             block.insert_op_before(match.op, inst)
         try:
-            match.op.verify()
+            match.op.verify_()
         except VerifyException as e:
             refused.append(str(e))
             continue

@@ -64,3 +64,19 @@ class RetOp(Instruction):
 
     def ptx_operands(self, name: Namer) -> list[str]:
         return []
+
+
+@irdl_op_definition
+class TrapOp(Instruction):
+    """`trap`: abort the kernel with an error."""
+
+    name = "ptx.trap"
+
+    def __init__(self):
+        super().__init__(operands=[None])
+
+    def mnemonic(self) -> str:
+        return "trap"
+
+    def ptx_operands(self, name: Namer) -> list[str]:
+        return []

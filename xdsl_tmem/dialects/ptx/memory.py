@@ -10,7 +10,6 @@ from xdsl.dialects.builtin import (
     UnitAttr,
 )
 from xdsl.ir import Attribute, SSAValue
-from xdsl.utils.exceptions import VerifyException
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     irdl_op_definition,
@@ -22,6 +21,7 @@ from xdsl.irdl import (
     var_operand_def,
     var_result_def,
 )
+from xdsl.utils.exceptions import VerifyException
 
 from xdsl_tmem.dialects.ptx.base import (
     Address,
@@ -39,6 +39,8 @@ from xdsl_tmem.dialects.ptx.base import (
 from xdsl_tmem.dialects.ptx.qualifiers import (
     INTEGER_TYPES,
     SHARED_SPACES,
+    CacheLevel,
+    CacheLevelAttr,
     PtxType,
     PtxTypeAttr,
     StateSpace,
@@ -329,3 +331,58 @@ class MapaOp(Instruction):
         check_operand(self, "destination", self.res, t, self.RULE)
         check_operand(self, "address", self.addr, t, self.RULE)
         check_register(self, "rank", self.rank, "b32", self.RULE)
+
+
+PREFETCH_SPACES = frozenset({StateSpace.GLOBAL, StateSpace.LOCAL})
+TENSORMAP_SPACES = frozenset({StateSpace.CONST, StateSpace.PARAM})
+
+
+@irdl_op_definition
+class PrefetchOp(Instruction):
+    """`prefetch[.space].level [a]` (`.global`/`.local` or generic, `.L1`/`.L2`), or
+    `prefetch[.space].tensormap [a]` (a tensor map in `.const`/`.param` or generic) —
+    with `tensormap` the level is absent."""
+
+    name = "ptx.prefetch"
+    space = opt_prop_def(StateSpaceAttr)
+    level = opt_prop_def(CacheLevelAttr)
+    tensormap = opt_prop_def(UnitAttr)
+    offset = prop_def(IntAttr)
+    addr = operand_def(Address)
+
+    RULE: ClassVar[str] = f"{MEMORY_RULE}: prefetch"
+
+    def __init__(
+        self,
+        space: StateSpace | None,
+        addr: SSAValue,
+        *,
+        level: CacheLevel | None = None,
+        tensormap: bool = False,
+        offset: int = 0,
+    ):
+        props: dict[str, Attribute] = {"offset": IntAttr(offset)}
+        if space is not None:
+            props["space"] = StateSpaceAttr(space)
+        if level is not None:
+            props["level"] = CacheLevelAttr(level)
+        if tensormap:
+            props["tensormap"] = UnitAttr()
+        super().__init__(operands=[addr, None], properties=props)
+
+    def mnemonic(self) -> str:
+        what = "tensormap" if self.tensormap else "" if self.level is None else self.level.data.value
+        return f"prefetch{_space_suffix(self.space)}.{what}"
+
+    def ptx_operands(self, name: Namer) -> list[str]:
+        return [address_text(name, self.addr, self.offset.data)]
+
+    def verify_(self) -> None:
+        if self.tensormap and self.level is not None:
+            raise reject(self, f".tensormap with .{self.level.data.value}", "a tensor map prefetch takes no level",
+                         self.RULE)  # fmt: skip
+        if not self.tensormap and self.level is None:
+            raise reject(self, "prefetch without a level", "it takes .L1/.L2 or .tensormap", self.RULE)
+        _check_space(self, self.space, TENSORMAP_SPACES if self.tensormap else PREFETCH_SPACES, self.RULE)
+        if not self.tensormap:  # ptxas takes a 32-bit tensor-map address; other addresses are 64-bit
+            _check_address(self, self.space, self.addr, self.RULE)

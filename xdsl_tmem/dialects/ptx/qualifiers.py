@@ -208,6 +208,22 @@ class CmpOpAttr(EnumAttribute[CmpOp], SpacedOpaqueSyntaxAttribute):
     name = "ptx.cmp"
 
 
+class VectorLanes(StrEnum):
+    """How many parts a packed `mov` operand has: `{a, b}` or `{a, b, c, d}`."""
+
+    V2 = "v2"
+    V4 = "v4"
+
+    @property
+    def count(self) -> int:
+        return int(self.value[1:])
+
+
+@irdl_attr_definition
+class VectorLanesAttr(EnumAttribute[VectorLanes], SpacedOpaqueSyntaxAttribute):
+    name = "ptx.lanes"
+
+
 # --------------------------------------------------------------------------------------
 # State spaces and memory ordering
 # --------------------------------------------------------------------------------------
@@ -284,6 +300,136 @@ class BarrierClusterKind(StrEnum):
 @irdl_attr_definition
 class BarrierClusterKindAttr(EnumAttribute[BarrierClusterKind], SpacedOpaqueSyntaxAttribute):
     name = "ptx.barrier_cluster"
+
+
+# ---- bit-field, permute and funnel-shift instructions (PTX ISA 9.0, Integer Arithmetic /
+# Logic and Shift / Data Movement: bfe bfi brev clz popc bfind prmt shf). The semantics'
+# decoders (xdsl_tmem/interpreter/ptx/integer.py) read these same sets.
+
+BFE_TYPES = types("u32", "s32", "u64", "s64")
+BFI_TYPES = types("b32", "b64")
+BREV_TYPES = types("b32", "b64")
+POPC_CLZ_TYPES = types("b32", "b64")
+BFIND_TYPES = types("u32", "s32", "u64", "s64")
+
+
+class PrmtMode(StrEnum):
+    """`prmt.b32.mode`: the byte-selection modes besides the default (generic) one."""
+
+    F4E = "f4e"
+    B4E = "b4e"
+    RC8 = "rc8"
+    ECL = "ecl"
+    ECR = "ecr"
+    RC16 = "rc16"
+
+
+@irdl_attr_definition
+class PrmtModeAttr(EnumAttribute[PrmtMode], SpacedOpaqueSyntaxAttribute):
+    name = "ptx.prmt_mode"
+
+
+class ShfDirection(StrEnum):
+    """`shf.l` / `shf.r`: funnel shift left or right."""
+
+    L = "l"
+    R = "r"
+
+
+@irdl_attr_definition
+class ShfDirectionAttr(EnumAttribute[ShfDirection], SpacedOpaqueSyntaxAttribute):
+    name = "ptx.shf_direction"
+
+
+class ShfMode(StrEnum):
+    """`shf`'s shift amount: clamped to 32 or taken modulo 32 (required)."""
+
+    CLAMP = "clamp"
+    WRAP = "wrap"
+
+
+@irdl_attr_definition
+class ShfModeAttr(EnumAttribute[ShfMode], SpacedOpaqueSyntaxAttribute):
+    name = "ptx.shf_mode"
+
+
+# ---- warp-level and miscellaneous instructions ---------------------------------------------
+
+
+class BarrierKind(StrEnum):
+    """`barrier.sync` (arrive and wait) or `barrier.arrive` (arrive only)."""
+
+    SYNC = "sync"
+    ARRIVE = "arrive"
+
+
+@irdl_attr_definition
+class BarrierKindAttr(EnumAttribute[BarrierKind], SpacedOpaqueSyntaxAttribute):
+    name = "ptx.barrier_kind"
+
+
+class SetmaxnregAction(StrEnum):
+    """`setmaxnreg.inc` (request registers) or `.dec` (release them)."""
+
+    INC = "inc"
+    DEC = "dec"
+
+
+@irdl_attr_definition
+class SetmaxnregActionAttr(EnumAttribute[SetmaxnregAction], SpacedOpaqueSyntaxAttribute):
+    name = "ptx.setmaxnreg_action"
+
+
+class ShflMode(StrEnum):
+    """`shfl.sync` modes: which lane a thread reads from."""
+
+    UP = "up"
+    DOWN = "down"
+    BFLY = "bfly"
+    IDX = "idx"
+
+
+@irdl_attr_definition
+class ShflModeAttr(EnumAttribute[ShflMode], SpacedOpaqueSyntaxAttribute):
+    name = "ptx.shfl_mode"
+
+
+class VoteMode(StrEnum):
+    """`vote.sync` modes: `.all .any .uni` reduce to a predicate, `.ballot` to a `.b32` mask."""
+
+    ALL = "all"
+    ANY = "any"
+    UNI = "uni"
+    BALLOT = "ballot"
+
+
+@irdl_attr_definition
+class VoteModeAttr(EnumAttribute[VoteMode], SpacedOpaqueSyntaxAttribute):
+    name = "ptx.vote_mode"
+
+
+class MatchMode(StrEnum):
+    """`match.any.sync` (the lanes holding the same value) / `match.all.sync` (all or none)."""
+
+    ANY = "any"
+    ALL = "all"
+
+
+@irdl_attr_definition
+class MatchModeAttr(EnumAttribute[MatchMode], SpacedOpaqueSyntaxAttribute):
+    name = "ptx.match_mode"
+
+
+class CacheLevel(StrEnum):
+    """`prefetch`'s cache level (`.L1`, `.L2`)."""
+
+    L1 = "L1"
+    L2 = "L2"
+
+
+@irdl_attr_definition
+class CacheLevelAttr(EnumAttribute[CacheLevel], SpacedOpaqueSyntaxAttribute):
+    name = "ptx.cache_level"
 
 
 # --------------------------------------------------------------------------------------

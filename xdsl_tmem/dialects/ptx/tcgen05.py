@@ -34,7 +34,6 @@ from xdsl_tmem.dialects.ptx.base import (
     RegisterType,
     RegOrImm,
     address_text,
-    check_zero_written,
     vector_text,
 )
 from xdsl_tmem.dialects.ptx.qualifiers import (
@@ -331,7 +330,11 @@ class Tcgen05StOp(_Tcgen05LdStOp):
 
     def ptx_operands(self, name: Namer) -> list[str]:
         split = [] if self.split is None else [name(self.split)]
-        return [address_text(name, self.taddr, 0, self.offset_written is not None), *split, vector_text(name, self.values)]
+        return [
+            address_text(name, self.taddr, 0, self.offset_written is not None),
+            *split,
+            vector_text(name, self.values),
+        ]
 
 
 @dataclass(frozen=True)
