@@ -536,6 +536,34 @@ RULES = [
                                   p(1)), ("tensor memory address a .b64",)),
     Rule("elect-lane-b32", lambda: ptx.ElectSyncOp(t("pred"), imm(-1), t("b32")),
          lambda: ptx.ElectSyncOp(t("pred"), imm(-1), t("b64")), ("lane destination a .b64 register (%rd1)",)),
+    Rule("cp-async-cg-16-bytes", lambda: ptx.CpAsyncOp(ptx.CacheOperator.CA, r(1), rd(1), imm(8)),
+         lambda: ptx.CpAsyncOp(ptx.CacheOperator.CG, r(1), rd(1), imm(8)), ("cp-size 8 with .cg", "immediate 16")),
+    Rule("cp-async-src-size-b32", lambda: ptx.CpAsyncOp(ptx.CacheOperator.CG, r(1), rd(1), imm(16), r(2)),
+         lambda: ptx.CpAsyncOp(ptx.CacheOperator.CA, r(1), rd(1), imm(16), rd(2)), ("src-size a .b64 register (%rd2)",)),
+    Rule("cp-async-wait-group-read-bulk-only", lambda: ptx.CpAsyncWaitGroupOp(imm(0), bulk=True, read=True),
+         lambda: ptx.CpAsyncWaitGroupOp(imm(0), read=True), (".read on cp.async.wait_group",)),
+    Rule("cp-async-wait-group-immediate", lambda: ptx.CpAsyncWaitGroupOp(imm(2)),
+         lambda: ptx.CpAsyncWaitGroupOp(r(1)), ("group count a .b32 register (%r1)", "integer immediate")),
+    Rule("cp-async-bulk-tensor-store-no-mbarrier",
+         lambda: ptx.CpAsyncBulkTensorOp(ptx.BulkTensorDirection.TO_GLOBAL, r(1), rd(1), [r(2), r(3)], policy=rd(2),
+                                         tile=True),
+         lambda: ptx.CpAsyncBulkTensorOp(ptx.BulkTensorDirection.TO_GLOBAL, r(1), rd(1), [r(2), r(3)], r(4)),
+         ("an mbarrier on a tensor store",)),
+    Rule("cp-async-bulk-tensor-coordinates",
+         lambda: ptx.CpAsyncBulkTensorOp(ptx.BulkTensorDirection.TO_SHARED_CLUSTER, r(1), rd(1), [r(2), r(3), r(5)],
+                                         r(4), cta_mask=rs(1), policy=rd(3), tile=True, cta_group=2),
+         lambda: ptx.CpAsyncBulkTensorOp(ptx.BulkTensorDirection.TO_SHARED_CTA, r(1), rd(1), [r(i) for i in range(2, 8)],
+                                         r(4)), ("6 tensor coordinates", "1 to 5 dimensions")),
+    Rule("cp-async-bulk-tensor-policy-b64",
+         lambda: ptx.CpAsyncBulkTensorOp(ptx.BulkTensorDirection.TO_SHARED_CTA, r(1), rd(1), [r(2), r(3)], r(4),
+                                         policy=rd(2), tile=True, offset=1024),
+         lambda: ptx.CpAsyncBulkTensorOp(ptx.BulkTensorDirection.TO_SHARED_CTA, r(1), rd(1), [r(2), r(3)], r(4),
+                                         policy=r(2)), ("cache policy a .b32 register (%r2)", ".b64 register")),
+    Rule("ldmatrix-shared-only", lambda: ptx.LdmatrixOp([t("b32", i) for i in (1, 2, 3, 4)], r(5), offset=512),
+         lambda: ptx.LdmatrixOp([t("b32", 1), t("b32", 2)], rd(5), space=StateSpace.GLOBAL, trans=True),
+         ("state space .global", "it takes .shared/.shared::cta or none")),
+    Rule("ldmatrix-b32-destinations", lambda: ptx.LdmatrixOp([t("b32")], rd(5), space=None),
+         lambda: ptx.LdmatrixOp([t("b64")], r(5)), ("destination a .b64 register (%rd1)",)),
 ]  # fmt: skip
 
 
@@ -592,7 +620,8 @@ def test_every_instruction_has_a_rule_case() -> None:
     rule checked against ptxas (the operand-less fixed forms have nothing to get wrong)."""
     checked = {rule.bad().name for rule in RULES}
     fixed = {"ptx.ret", "ptx.bra", "ptx.fence_mbarrier_init", "ptx.tcgen05_relinquish_alloc_permit",
-             "ptx.tcgen05_fence", "ptx.tcgen05_wait", "ptx.trap"}  # fmt: skip
+             "ptx.tcgen05_fence", "ptx.tcgen05_wait", "ptx.trap",
+             "ptx.cp_async_commit_group"}  # fmt: skip
     # `ptx.inst` holds a parsed instruction as written (opcode and modifiers are PTX's
     # text); ptxas checks it when the module is assembled.
     instructions = {op.name for op in ptx.PTX.operations if issubclass(op, ptx.Instruction)} - {ptx.InstOp.name}

@@ -432,6 +432,36 @@ class CacheLevelAttr(EnumAttribute[CacheLevel], SpacedOpaqueSyntaxAttribute):
     name = "ptx.cache_level"
 
 
+class CacheOperator(StrEnum):
+    """`cp.async`'s cache operator: `.ca` (cache at all levels) or `.cg` (L2 only)."""
+
+    CA = "ca"
+    CG = "cg"
+
+
+@irdl_attr_definition
+class CacheOperatorAttr(EnumAttribute[CacheOperator], SpacedOpaqueSyntaxAttribute):
+    name = "ptx.cache_operator"
+
+
+class BulkTensorDirection(StrEnum):
+    """`cp.async.bulk.tensor`'s `.dst.src`: a tensor tile loaded from global memory into
+    this CTA's or a cluster's shared memory, or stored from shared to global memory."""
+
+    TO_SHARED_CTA = "shared::cta.global"
+    TO_SHARED_CLUSTER = "shared::cluster.global"
+    TO_GLOBAL = "global.shared::cta"
+
+    @property
+    def load(self) -> bool:
+        return self is not BulkTensorDirection.TO_GLOBAL
+
+
+@irdl_attr_definition
+class BulkTensorDirectionAttr(EnumAttribute[BulkTensorDirection], SpacedOpaqueSyntaxAttribute):
+    name = "ptx.bulk_tensor_direction"
+
+
 # --------------------------------------------------------------------------------------
 # Verifier helpers: one PTX ISA rule per call, messages that name op, value and rule
 # --------------------------------------------------------------------------------------
