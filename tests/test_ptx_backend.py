@@ -479,7 +479,9 @@ def test_ptx_ops_declare_what_isel_reads() -> None:
         f"ptx.{n}" for n in (*arithmetic, *bits, *packed, "mov", "mad", "fma", "selp", "setp", "cvt", "cvta")
     }
     commutative = {op.name for op in ptx.PTX.operations if op.has_trait(Commutative)}
-    assert commutative == {f"ptx.{n}" for n in ("add", "mul", "and", "or", "xor", "min", "max", "add_f32x2", "mul_f32x2")}
+    assert commutative == {
+        f"ptx.{n}" for n in ("add", "mul", "and", "or", "xor", "min", "max", "add_f32x2", "mul_f32x2")
+    }
     pred_form = {op.name for op in ptx.PTX.operations if issubclass(op, ptx.Instruction) and op.PRED_FORM}
     assert pred_form == {"ptx.and", "ptx.or", "ptx.xor", "ptx.not"}
 

@@ -515,7 +515,8 @@ RULES = [
     Rule("vote-uni-pred", lambda: ptx.VoteSyncOp(ptx.VoteMode.UNI, t("pred"), p(2), r(1)),
          lambda: ptx.VoteSyncOp(ptx.VoteMode.UNI, t("b32"), p(2), imm(-1)),
          ("destination a .b32 register (%r1)", "it must be a .pred register")),
-    Rule("match-any-no-predicate", lambda: ptx.MatchSyncOp(ptx.MatchMode.ALL, T.B64, t("b32"), rd(2), imm(-1), t("pred")),
+    Rule("match-any-no-predicate",
+         lambda: ptx.MatchSyncOp(ptx.MatchMode.ALL, T.B64, t("b32"), rd(2), imm(-1), t("pred")),
          lambda: ptx.MatchSyncOp(ptx.MatchMode.ANY, T.B32, t("b32"), r(2), imm(-1), t("pred")),
          ("a predicate destination on match.any", "only match.all writes one")),
     Rule("activemask-b32", lambda: ptx.ActivemaskOp(t("b32")), lambda: ptx.ActivemaskOp(t("b64")),
@@ -528,7 +529,8 @@ RULES = [
     Rule("prefetch-level-space", lambda: ptx.PrefetchOp(StateSpace.GLOBAL, rd(1), level=ptx.CacheLevel.L2),
          lambda: ptx.PrefetchOp(StateSpace.SHARED, rd(1), level=ptx.CacheLevel.L1),
          ("state space .shared", "it takes .global/.local or none")),
-    Rule("ld-nc-global", lambda: ptx.LdOp(StateSpace.GLOBAL, T.B32, [t("b32", i) for i in (1, 2, 3, 4)], rd(5), nc=True),
+    Rule("ld-nc-global",
+         lambda: ptx.LdOp(StateSpace.GLOBAL, T.B32, [t("b32", i) for i in (1, 2, 3, 4)], rd(5), nc=True),
          lambda: ptx.LdOp(StateSpace.SHARED, T.B32, [t("b32")], r(2), nc=True), (".nc on .shared", ".global only")),
     Rule("tcgen05-mma-default-collector-d-tmem",
          lambda: ptx.Tcgen05MmaOp(ptx.Tcgen05MmaForm(1, nvvm.Tcgen05MMAKind.F16, None), r(1), rd(1), rd(2), r(2), p(1)),
@@ -539,7 +541,8 @@ RULES = [
     Rule("cp-async-cg-16-bytes", lambda: ptx.CpAsyncOp(ptx.CacheOperator.CA, r(1), rd(1), imm(8)),
          lambda: ptx.CpAsyncOp(ptx.CacheOperator.CG, r(1), rd(1), imm(8)), ("cp-size 8 with .cg", "immediate 16")),
     Rule("cp-async-src-size-b32", lambda: ptx.CpAsyncOp(ptx.CacheOperator.CG, r(1), rd(1), imm(16), r(2)),
-         lambda: ptx.CpAsyncOp(ptx.CacheOperator.CA, r(1), rd(1), imm(16), rd(2)), ("src-size a .b64 register (%rd2)",)),
+         lambda: ptx.CpAsyncOp(ptx.CacheOperator.CA, r(1), rd(1), imm(16), rd(2)),
+         ("src-size a .b64 register (%rd2)",)),
     Rule("cp-async-wait-group-read-bulk-only", lambda: ptx.CpAsyncWaitGroupOp(imm(0), bulk=True, read=True),
          lambda: ptx.CpAsyncWaitGroupOp(imm(0), read=True), (".read on cp.async.wait_group",)),
     Rule("cp-async-wait-group-immediate", lambda: ptx.CpAsyncWaitGroupOp(imm(2)),
@@ -552,8 +555,9 @@ RULES = [
     Rule("cp-async-bulk-tensor-coordinates",
          lambda: ptx.CpAsyncBulkTensorOp(ptx.BulkTensorDirection.TO_SHARED_CLUSTER, r(1), rd(1), [r(2), r(3), r(5)],
                                          r(4), cta_mask=rs(1), policy=rd(3), tile=True, cta_group=2),
-         lambda: ptx.CpAsyncBulkTensorOp(ptx.BulkTensorDirection.TO_SHARED_CTA, r(1), rd(1), [r(i) for i in range(2, 8)],
-                                         r(4)), ("6 tensor coordinates", "1 to 5 dimensions")),
+         lambda: ptx.CpAsyncBulkTensorOp(ptx.BulkTensorDirection.TO_SHARED_CTA, r(1), rd(1),
+                                         [r(i) for i in range(2, 8)], r(4)),
+         ("6 tensor coordinates", "1 to 5 dimensions")),
     Rule("cp-async-bulk-tensor-policy-b64",
          lambda: ptx.CpAsyncBulkTensorOp(ptx.BulkTensorDirection.TO_SHARED_CTA, r(1), rd(1), [r(2), r(3)], r(4),
                                          policy=rd(2), tile=True, offset=1024),
@@ -564,6 +568,8 @@ RULES = [
          ("state space .global", "it takes .shared/.shared::cta or none")),
     Rule("ldmatrix-b32-destinations", lambda: ptx.LdmatrixOp([t("b32")], rd(5), space=None),
          lambda: ptx.LdmatrixOp([t("b64")], r(5)), ("destination a .b64 register (%rd1)",)),
+    Rule("ex2-f32-only", lambda: ptx.Ex2Op(T.F32, t("b32"), r(2), ftz=True), lambda: ptx.Ex2Op(T.F64, t("b64"), rd(2)),
+         ("type .f64", "ex2 takes .f32")),
 ]  # fmt: skip
 
 
@@ -618,7 +624,7 @@ def test_ptx_verifier_agrees_with_ptxas(rule: Rule, ptxas_verdicts: dict[str, tu
 def test_every_instruction_has_a_rule_case() -> None:
     """Every typed instruction with operands or qualifiers to check has at least one
     rule checked against ptxas (the operand-less fixed forms have nothing to get wrong)."""
-    checked = {rule.bad().name for rule in RULES}
+    checked = {rule.bad().name for rule in RULES} | {"ptx.brx_idx"}  # test_brx_idx_agrees_with_ptxas
     fixed = {"ptx.ret", "ptx.bra", "ptx.fence_mbarrier_init", "ptx.tcgen05_relinquish_alloc_permit",
              "ptx.tcgen05_fence", "ptx.tcgen05_wait", "ptx.trap",
              "ptx.cp_async_commit_group"}  # fmt: skip
@@ -631,7 +637,8 @@ def test_every_instruction_has_a_rule_case() -> None:
 
 def test_every_string_property_is_a_label() -> None:
     """No free-string qualifier remains on a typed instruction: the only `StringAttr`
-    properties of the typed ptx instructions are label names (PTX's own free text); the
+    properties of the typed ptx instructions are label names (PTX's own free text: a
+    branch target, a `.branchtargets` list); the
     generic `ptx.inst` keeps a parsed instruction's opcode as written."""
     from xdsl.dialects.builtin import StringAttr
     from xdsl.irdl import BaseAttr
@@ -643,7 +650,7 @@ def test_every_string_property_is_a_label() -> None:
         for name, definition in op.get_irdl_definition().properties.items()
         if isinstance(definition.constr, BaseAttr) and definition.constr.attr is StringAttr
     }
-    assert strings == {("ptx.bra", "target")}
+    assert strings == {("ptx.bra", "target"), ("ptx.brx_idx", "targets")}
 
 
 def test_fixed_forms_print_their_isa_spelling() -> None:
@@ -655,3 +662,34 @@ def test_fixed_forms_print_their_isa_spelling() -> None:
     assert ptx.FenceMbarrierInitOp().mnemonic() == "fence.mbarrier_init.release.cluster"
     assert ptx.SubOp(T.F32, t("b32"), r(2), r(3), rounding=Rounding.RM).mnemonic() == "sub.rm.f32"
     assert ptx.MadOp(T.S32, t("b64"), (r(2), r(3), rd(4)), mode=IntMode.WIDE).mnemonic() == "mad.wide.s32"
+
+
+BRX_KERNEL = """\
+.version {version}
+.target {arch}
+.address_size 64
+.visible .entry k(.param .u64 k_param_0)
+{{
+    .reg .b32 %r<9>;
+    .reg .b64 %rd<9>;
+ts: .branchtargets A, B;
+    {line}
+A:
+B:
+    ret;
+}}
+"""
+
+
+def test_brx_idx_agrees_with_ptxas(ptxas: str) -> None:
+    """`brx.idx` needs a `.branchtargets` list, which the one-line kernel above lacks:
+    its rule (a `.b32` index) checked here, both ways."""
+    good = ptx.BrxIdxOp(r(1), "ts", uniform=True)
+    bad = ptx.BrxIdxOp(rd(1), "ts")
+    good.verify()
+    with pytest.raises(VerifyException, match=r"^ptx.brx_idx: index a .b64 register \(%rd1\) is not allowed"):
+        bad.verify()
+    assert good.ptx_line(operand_text) == "brx.idx.uni %r1, ts;"
+    for op, accepted in ((good, True), (bad, False)):
+        text = BRX_KERNEL.format(version=VERSION, arch=ARCH, line=op.ptx_line(operand_text))
+        assert (assemble(ptxas, text) is None) == accepted, op.ptx_line(operand_text)

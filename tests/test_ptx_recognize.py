@@ -231,13 +231,24 @@ def test_client_spellings_are_typed(ptxas: str) -> None:
         ptx.BarrierOp, ptx.BfeOp, ptx.ShflSyncOp, ptx.RetOp,
     ]  # fmt: skip
     nc, elect, braced, st, pack, unpack, mma = ops[:7]
-    assert isinstance(nc, ptx.LdOp) and nc.nc is not None
-    assert isinstance(elect, ptx.ElectSyncOp) and elect.lane is not None
-    assert isinstance(braced, ptx.LdOp) and braced.braced is not None and braced.offset_written is not None
-    assert isinstance(st, ptx.StOp) and st.offset_written is not None and st.braced is None
-    assert isinstance(pack, ptx.MovPackOp) and len(pack.parts) == 2
-    assert isinstance(unpack, ptx.MovUnpackOp) and unpack.d0 is None and unpack.d1 is not None
-    assert isinstance(mma, ptx.Tcgen05MmaOp) and mma.collector is None and mma.offset_written is not None
+    assert isinstance(nc, ptx.LdOp)
+    assert nc.nc is not None
+    assert isinstance(elect, ptx.ElectSyncOp)
+    assert elect.lane is not None
+    assert isinstance(braced, ptx.LdOp)
+    assert braced.braced is not None
+    assert braced.offset_written is not None
+    assert isinstance(st, ptx.StOp)
+    assert st.offset_written is not None
+    assert st.braced is None
+    assert isinstance(pack, ptx.MovPackOp)
+    assert len(pack.parts) == 2
+    assert isinstance(unpack, ptx.MovUnpackOp)
+    assert unpack.d0 is None
+    assert unpack.d1 is not None
+    assert isinstance(mma, ptx.Tcgen05MmaOp)
+    assert mma.collector is None
+    assert mma.offset_written is not None
     printed = [op.ptx_line(operand_text) for op in ops[:-1]]
     assert printed == [line.strip() for line in body.splitlines()]
 

@@ -34,6 +34,7 @@ from xdsl_tmem.dialects.ptx.arith import (
     ClzOp,
     CvtOp,
     DivOp,
+    Ex2Op,
     FmaF32x2Op,
     FmaOp,
     Lop3Op,
@@ -80,7 +81,7 @@ from xdsl_tmem.dialects.ptx.base import (
     WritesOnlyRegisters,
     float_literal,
 )
-from xdsl_tmem.dialects.ptx.control import BraOp, LabelOp, RetOp, TrapOp
+from xdsl_tmem.dialects.ptx.control import BraOp, BrxIdxOp, LabelOp, RetOp, TrapOp
 from xdsl_tmem.dialects.ptx.generic import (
     ArgAddress,
     ArgDecimal,
@@ -296,6 +297,8 @@ PTX = Dialect(
         ActivemaskOp,
         NanosleepOp,
         TrapOp,
+        BrxIdxOp,
+        Ex2Op,
         PrefetchOp,
         CpAsyncOp,
         CpAsyncCommitGroupOp,
@@ -402,6 +405,7 @@ __all__ = [
     "BraOp",
     "BranchTargetsOp",
     "BrevOp",
+    "BrxIdxOp",
     "BulkTensorDirection",
     "BulkTensorDirectionAttr",
     "CacheLevel",
@@ -425,6 +429,7 @@ __all__ = [
     "DivPrecision",
     "DivPrecisionAttr",
     "ElectSyncOp",
+    "Ex2Op",
     "FenceMbarrierInitOp",
     "FenceOp",
     "FenceProxyOp",

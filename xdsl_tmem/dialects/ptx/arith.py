@@ -450,7 +450,7 @@ class MovOp(_TypedOp):
 
 
 PACK_TYPES = types("b32", "b64")
-"""`mov` packs/unpacks `.b32` (2 × 16-bit) and `.b64` (2 × 32-bit or 4 × 16-bit) values
+"""`mov` packs/unpacks `.b32` (2 x 16-bit) and `.b64` (2 x 32-bit or 4 x 16-bit) values
 (PTX ISA 9.0, mov: "d = {a, b}"; ptxas 13.5 also takes `.b128`, unused here)."""
 
 
@@ -459,7 +459,7 @@ def _check_parts(op: _TypedOp, role: str, values: list[SSAValue], lanes: int) ->
     ptxas also takes an integer immediate as a packed part."""
     width = op.ptx_type.width // lanes
     if lanes not in (2, 4) or width < 16:
-        raise reject(op, f"{lanes} parts of .{op.ptx_type.value}", ".b32 packs 2 × .b16, .b64 2 × .b32 or 4 × .b16",
+        raise reject(op, f"{lanes} parts of .{op.ptx_type.value}", ".b32 packs 2 x .b16, .b64 2 x .b32 or 4 x .b16",
                      op.rule())  # fmt: skip
     for value in values:
         check_register(op, role, value, f"b{width}", op.rule())
@@ -1000,7 +1000,10 @@ class _F32x2Op(Instruction, ABC):
         if rounding is None and self.ROUNDING_REQUIRED:
             raise reject(self, f"{self.MNEMONIC}.f32x2 without rounding", f"it needs one of {spell(allowed)}",
                          self.rule())  # fmt: skip
-        for role, value in zip(("destination", "operand a", "operand b", "operand c"), [self.res, *self.sources()]):
+        values = [self.res, *self.sources()]
+        for role, value in zip(
+            ("destination", "operand a", "operand b", "operand c")[: len(values)], values, strict=True
+        ):
             check_only_register(self, role, value, "b64", self.rule())
 
 
@@ -1062,3 +1065,30 @@ class FmaF32x2Op(_F32x2Op):
         if ftz:
             props["ftz"] = UnitAttr()
         super().__init__(operands=[*abc, None], result_types=[res], properties=props)
+
+
+@irdl_op_definition
+class Ex2Op(_TypedOp):
+    """`ex2.approx[.ftz].f32 d, a` = 2^a, approximately (`.approx` is required). The
+    half-precision forms (`.f16 .f16x2 .bf16 .bf16x2`, whose rules the semantics' decoder
+    holds) are not typed: they stay generic."""
+
+    traits = traits_def(WritesOnlyRegisters())
+    name = "ptx.ex2"
+    MNEMONIC: ClassVar[str] = "ex2"
+    TYPES: ClassVar[frozenset[PtxType]] = types("f32")
+    RULE: ClassVar[str] = FLOAT_RULE
+    ftz = opt_prop_def(UnitAttr)
+    res = result_def(Reg)
+    src = operand_def(RegOrImm)
+
+    def __init__(self, type: PtxType, res: RegisterType, src: SSAValue, *, ftz: bool = False):
+        super().__init__(
+            operands=[src, None], result_types=[res], properties=_properties(type, ftz=UnitAttr() if ftz else None)
+        )
+
+    def modifiers(self) -> list[str]:
+        return ["approx", *(["ftz"] if self.ftz else [])]
+
+    def ptx_operands(self, name: Namer) -> list[str]:
+        return [name(self.res), name(self.src)]
