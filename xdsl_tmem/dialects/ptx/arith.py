@@ -518,7 +518,8 @@ class MovUnpackOp(_TypedOp):
 
     def destinations(self) -> list[SSAValue | None]:
         """Per part, low first: its register, or None for a sink."""
-        return [self.d0, self.d1, self.d2, self.d3][: self.lanes.data.count]
+        values: list[SSAValue | None] = [self.d0, self.d1, self.d2, self.d3]
+        return values[: self.lanes.data.parts]
 
     def ptx_operands(self, name: Namer) -> list[str]:
         if self.lanes.data is VectorLanes.V2 and (self.d2 is not None or self.d3 is not None):
@@ -526,7 +527,7 @@ class MovUnpackOp(_TypedOp):
         return ["{" + ", ".join("_" if d is None else name(d) for d in self.destinations()) + "}", name(self.src)]
 
     def verify_operands(self) -> None:
-        lanes = self.lanes.data.count
+        lanes = self.lanes.data.parts
         if lanes == 2 and (self.d2 is not None or self.d3 is not None):
             raise reject(self, "a third or fourth destination", "a .v2 unpack writes two parts", self.rule())
         written = [d for d in self.destinations() if d is not None]

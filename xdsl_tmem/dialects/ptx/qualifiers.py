@@ -215,7 +215,7 @@ class VectorLanes(StrEnum):
     V4 = "v4"
 
     @property
-    def count(self) -> int:
+    def parts(self) -> int:
         return int(self.value[1:])
 
 
