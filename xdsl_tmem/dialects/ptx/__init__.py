@@ -24,6 +24,7 @@ llc-22's output for every NVVM-level program).
 from xdsl.ir import Dialect
 
 from xdsl_tmem.dialects.ptx.arith import (
+    AbsOp,
     AddF32x2Op,
     AddOp,
     AndOp,
@@ -32,6 +33,7 @@ from xdsl_tmem.dialects.ptx.arith import (
     BfiOp,
     BrevOp,
     ClzOp,
+    CopysignOp,
     CvtOp,
     DivOp,
     Ex2Op,
@@ -51,14 +53,17 @@ from xdsl_tmem.dialects.ptx.arith import (
     OrOp,
     PopcOp,
     PrmtOp,
+    RcpOp,
     RemOp,
     SelpOp,
     SetpOp,
     ShfOp,
     ShlOp,
     ShrOp,
+    SqrtOp,
     SubF32x2Op,
     SubOp,
+    TestpOp,
     XorOp,
 )
 from xdsl_tmem.dialects.ptx.base import (
@@ -99,6 +104,7 @@ from xdsl_tmem.dialects.ptx.generic import (
     InstOp,
 )
 from xdsl_tmem.dialects.ptx.memory import (
+    BulkTensorForm,
     CpAsyncBulkTensorOp,
     CpAsyncCommitGroupOp,
     CpAsyncOp,
@@ -156,10 +162,13 @@ from xdsl_tmem.dialects.ptx.qualifiers import (
     ShfModeAttr,
     StateSpace,
     StateSpaceAttr,
+    TestpKind,
+    TestpKindAttr,
     VectorLanes,
     VectorLanesAttr,
     VoteMode,
     VoteModeAttr,
+    check_semantics,
 )
 from xdsl_tmem.dialects.ptx.structure import (
     BranchTargetsOp,
@@ -299,6 +308,11 @@ PTX = Dialect(
         TrapOp,
         BrxIdxOp,
         Ex2Op,
+        AbsOp,
+        RcpOp,
+        SqrtOp,
+        CopysignOp,
+        TestpOp,
         PrefetchOp,
         CpAsyncOp,
         CpAsyncCommitGroupOp,
@@ -359,6 +373,7 @@ PTX = Dialect(
         CacheLevelAttr,
         CacheOperatorAttr,
         BulkTensorDirectionAttr,
+        TestpKindAttr,
     ],
 )
 
@@ -371,6 +386,7 @@ __all__ = [
     "PTX",
     "REGISTER_PREFIX",
     "REGISTER_TYPES",
+    "AbsOp",
     "ActivemaskOp",
     "AddF32x2Op",
     "AddOp",
@@ -408,6 +424,7 @@ __all__ = [
     "BrxIdxOp",
     "BulkTensorDirection",
     "BulkTensorDirectionAttr",
+    "BulkTensorForm",
     "CacheLevel",
     "CacheLevelAttr",
     "CacheOperator",
@@ -417,6 +434,7 @@ __all__ = [
     "ClzOp",
     "CmpOp",
     "CmpOpAttr",
+    "CopysignOp",
     "CpAsyncBulkTensorOp",
     "CpAsyncCommitGroupOp",
     "CpAsyncOp",
@@ -487,6 +505,7 @@ __all__ = [
     "PrmtOp",
     "PtxType",
     "PtxTypeAttr",
+    "RcpOp",
     "Reg",
     "RegDeclOp",
     "RegOrImm",
@@ -514,6 +533,7 @@ __all__ = [
     "ShrOp",
     "SpecialOp",
     "SpecialRegisterType",
+    "SqrtOp",
     "StOp",
     "StateSpace",
     "StateSpaceAttr",
@@ -533,6 +553,9 @@ __all__ = [
     "Tcgen05ShiftOp",
     "Tcgen05StOp",
     "Tcgen05WaitOp",
+    "TestpKind",
+    "TestpKindAttr",
+    "TestpOp",
     "TrapOp",
     "VariableOp",
     "VectorLanes",
@@ -542,5 +565,6 @@ __all__ = [
     "VoteSyncOp",
     "WritesOnlyRegisters",
     "XorOp",
+    "check_semantics",
     "float_literal",
 ]

@@ -65,11 +65,14 @@ from xdsl_tmem.dialects.ptx.qualifiers import (
     ShfDirectionAttr,
     ShfMode,
     ShfModeAttr,
+    TestpKind,
+    TestpKindAttr,
     VectorLanes,
     VectorLanesAttr,
     check_only_register,
     check_operand,
     check_register,
+    check_semantics,
     check_type,
     operand_text,
     reject,
@@ -449,18 +452,14 @@ class MovOp(_TypedOp):
         return [name(self.res), name(self.src)]
 
 
-PACK_TYPES = types("b32", "b64")
-"""`mov` packs/unpacks `.b32` (2 x 16-bit) and `.b64` (2 x 32-bit or 4 x 16-bit) values
-(PTX ISA 9.0, mov: "d = {a, b}"; ptxas 13.5 also takes `.b128`, unused here)."""
-
-
-def _check_parts(op: _TypedOp, role: str, values: list[SSAValue], lanes: int) -> None:
-    """Each part is a register of 1/lanes of the type's width (a `.b64` of `{.b32, .b32}`);
-    ptxas also takes an integer immediate as a packed part."""
+def _check_parts(op: _TypedOp, role: str, values: list[SSAValue], lanes: int, *, pack: bool) -> None:
+    """`mov` packs/unpacks 2 or 4 parts of a `.b32`/`.b64` (PTX ISA 9.0, mov: "d = {a,
+    b}"): the legal combinations are the value semantics' (`check_semantics`); each part
+    is a register of 1/lanes of the type's width (ptxas also takes an integer immediate
+    as a packed part)."""
+    count = {"pack": lanes} if pack else {"unpack": lanes}
+    check_semantics(op, f"mov.{op.ptx_type.value}", op.rule(), **count)
     width = op.ptx_type.width // lanes
-    if lanes not in (2, 4) or width < 16:
-        raise reject(op, f"{lanes} parts of .{op.ptx_type.value}", ".b32 packs 2 x .b16, .b64 2 x .b32 or 4 x .b16",
-                     op.rule())  # fmt: skip
     for value in values:
         check_register(op, role, value, f"b{width}", op.rule())
 
@@ -473,7 +472,7 @@ class MovPackOp(_TypedOp):
 
     name = "ptx.mov_pack"
     MNEMONIC: ClassVar[str] = "mov"
-    TYPES: ClassVar[frozenset[PtxType]] = PACK_TYPES
+    TYPES: ClassVar[frozenset[PtxType]] = frozenset(PtxType)  # (check_semantics decides)
     RULE: ClassVar[str] = MOVE_RULE
     res = result_def(Reg)
     parts = var_operand_def(RegOrImm)
@@ -487,7 +486,7 @@ class MovPackOp(_TypedOp):
 
     def verify_operands(self) -> None:
         check_only_register(self, "destination", self.res, self.ptx_type.register_kind, self.rule())
-        _check_parts(self, "part", list(self.parts), len(self.parts))
+        _check_parts(self, "part", list(self.parts), len(self.parts), pack=True)
 
 
 @irdl_op_definition
@@ -499,7 +498,7 @@ class MovUnpackOp(_TypedOp):
 
     name = "ptx.mov_unpack"
     MNEMONIC: ClassVar[str] = "mov"
-    TYPES: ClassVar[frozenset[PtxType]] = PACK_TYPES
+    TYPES: ClassVar[frozenset[PtxType]] = frozenset(PtxType)  # (check_semantics decides)
     RULE: ClassVar[str] = MOVE_RULE
     lanes = prop_def(VectorLanesAttr)
     d0 = opt_result_def(Reg)
@@ -533,7 +532,7 @@ class MovUnpackOp(_TypedOp):
         written = [d for d in self.destinations() if d is not None]
         if not written:
             raise reject(self, "an unpack into sinks only", "at least one part needs a register", self.rule())
-        _check_parts(self, "destination", written, lanes)
+        _check_parts(self, "destination", written, lanes, pack=False)
         for value in written:
             check_only_register(self, "destination", value, f"b{self.ptx_type.width // lanes}", self.rule())
         check_only_register(self, "source", self.src, self.ptx_type.register_kind, self.rule())
@@ -1093,3 +1092,138 @@ class Ex2Op(_TypedOp):
 
     def ptx_operands(self, name: Namer) -> list[str]:
         return [name(self.res), name(self.src)]
+
+
+# ---- float unary/binary ops whose legal spellings the value semantics decide ----------------------
+
+
+class _DecodedOp(_TypedOp, ABC):
+    """An op whose legal type/modifier combinations are the value semantics' decoder's
+    (`check_semantics`): one list of them, shared by the verifier and the interpreter."""
+
+    TYPES: ClassVar[frozenset[PtxType]] = frozenset(PtxType)  # (check_semantics decides)
+
+    def verify_(self) -> None:
+        check_semantics(self, self.mnemonic(), self.rule())
+        self.verify_operands()
+
+
+@irdl_op_definition
+class AbsOp(_DecodedOp):
+    """`abs[.ftz].type d, a`: signed integers `.s16 .s32 .s64`, floats (`.ftz` on `.f32`/`.f16`)."""
+
+    traits = traits_def(WritesOnlyRegisters())
+    name = "ptx.abs"
+    MNEMONIC: ClassVar[str] = "abs"
+    RULE: ClassVar[str] = f"{INTEGER_RULE} / {FLOAT_RULE}"
+    ftz = opt_prop_def(UnitAttr)
+    res = result_def(Reg)
+    src = operand_def(RegOrImm)
+
+    def __init__(self, type: PtxType, res: RegisterType, src: SSAValue, *, ftz: bool = False):
+        props = _properties(type, ftz=UnitAttr() if ftz else None)
+        super().__init__(operands=[src, None], result_types=[res], properties=props)
+
+    def modifiers(self) -> list[str]:
+        return ["ftz"] if self.ftz else []
+
+    def ptx_operands(self, name: Namer) -> list[str]:
+        return [name(self.res), name(self.src)]
+
+
+class _RcpSqrtOp(_DecodedOp, ABC):
+    """`op{.approx|.rnd}[.ftz].type d, a` (`.f32`: `.approx` or a rounding; `.f64` a
+    rounding, or `rcp.approx.ftz.f64`)."""
+
+    traits = traits_def(WritesOnlyRegisters())
+    RULE: ClassVar[str] = FLOAT_RULE
+    rounding = opt_prop_def(RoundingAttr)
+    approx = opt_prop_def(UnitAttr)
+    ftz = opt_prop_def(UnitAttr)
+    res = result_def(Reg)
+    src = operand_def(RegOrImm)
+
+    def __init__(
+        self,
+        type: PtxType,
+        res: RegisterType,
+        src: SSAValue,
+        *,
+        rounding: Rounding | None = None,
+        approx: bool = False,
+        ftz: bool = False,
+    ):
+        props = _properties(
+            type,
+            rounding=None if rounding is None else RoundingAttr(rounding),
+            approx=UnitAttr() if approx else None,
+            ftz=UnitAttr() if ftz else None,
+        )
+        super().__init__(operands=[src, None], result_types=[res], properties=props)
+
+    def modifiers(self) -> list[str]:
+        how = ["approx"] if self.approx else []
+        how += [] if self.rounding is None else [self.rounding.data.value]
+        return how + (["ftz"] if self.ftz else [])
+
+    def ptx_operands(self, name: Namer) -> list[str]:
+        return [name(self.res), name(self.src)]
+
+
+@irdl_op_definition
+class RcpOp(_RcpSqrtOp):
+    name = "ptx.rcp"
+    MNEMONIC: ClassVar[str] = "rcp"
+
+
+@irdl_op_definition
+class SqrtOp(_RcpSqrtOp):
+    name = "ptx.sqrt"
+    MNEMONIC: ClassVar[str] = "sqrt"
+
+
+@irdl_op_definition
+class CopysignOp(_DecodedOp):
+    """`copysign.type d, a, b`: `b` with the sign of `a` (`.f32`/`.f64`)."""
+
+    traits = traits_def(WritesOnlyRegisters())
+    name = "ptx.copysign"
+    MNEMONIC: ClassVar[str] = "copysign"
+    RULE: ClassVar[str] = FLOAT_RULE
+    res = result_def(Reg)
+    lhs = operand_def(RegOrImm)
+    rhs = operand_def(RegOrImm)
+
+    def __init__(self, type: PtxType, res: RegisterType, lhs: SSAValue, rhs: SSAValue):
+        super().__init__(operands=[lhs, rhs, None], result_types=[res], properties=_properties(type))
+
+    def ptx_operands(self, name: Namer) -> list[str]:
+        return [name(self.res), name(self.lhs), name(self.rhs)]
+
+
+@irdl_op_definition
+class TestpOp(_DecodedOp):
+    """`testp.op.type p, a`: whether `a` is finite, infinite, a number, NaN, normal or
+    subnormal (`.f32`/`.f64`)."""
+
+    traits = traits_def(WritesOnlyRegisters())
+    name = "ptx.testp"
+    MNEMONIC: ClassVar[str] = "testp"
+    RULE: ClassVar[str] = FLOAT_RULE
+    test = prop_def(TestpKindAttr)
+    res = result_def(Reg)
+    src = operand_def(RegOrImm)
+
+    def __init__(self, test: TestpKind, type: PtxType, res: RegisterType, src: SSAValue):
+        props = _properties(type, test=TestpKindAttr(test))
+        super().__init__(operands=[src, None], result_types=[res], properties=props)
+
+    def modifiers(self) -> list[str]:
+        return [self.test.data.value]
+
+    def ptx_operands(self, name: Namer) -> list[str]:
+        return [name(self.res), name(self.src)]
+
+    def verify_operands(self) -> None:
+        check_operand(self, "operand a", self.src, self.ptx_type, self.rule())
+        check_operand(self, "destination", self.res, PtxType.PRED, self.rule())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import ClassVar
 
 from xdsl.dialects.builtin import (
@@ -516,6 +517,16 @@ class CpAsyncWaitGroupOp(Instruction):
             raise reject(self, f"group count {operand_text(self.pending)}", "it is an integer immediate", self.RULE)
 
 
+@dataclass(frozen=True)
+class BulkTensorForm:
+    """The qualifiers of a `cp.async.bulk.tensor` besides those its operands decide: the
+    direction, a written `.tile`, `.cta_group::N`."""
+
+    direction: BulkTensorDirection
+    tile: bool = False
+    cta_group: int | None = None
+
+
 @irdl_op_definition
 class CpAsyncBulkTensorOp(Instruction):
     """`cp.async.bulk.tensor.Nd.dst.src[.tile].completion[.multicast::cluster]
@@ -544,7 +555,7 @@ class CpAsyncBulkTensorOp(Instruction):
 
     def __init__(
         self,
-        direction: BulkTensorDirection,
+        form: BulkTensorForm,
         smem: SSAValue,
         tensor_map: SSAValue,
         coords: Sequence[SSAValue],
@@ -552,15 +563,13 @@ class CpAsyncBulkTensorOp(Instruction):
         *,
         cta_mask: SSAValue | None = None,
         policy: SSAValue | None = None,
-        tile: bool = False,
-        cta_group: int | None = None,
         offset: int = 0,
     ):
-        props: dict[str, Attribute] = {"direction": BulkTensorDirectionAttr(direction), "offset": IntAttr(offset)}
-        if tile:
+        props: dict[str, Attribute] = {"direction": BulkTensorDirectionAttr(form.direction), "offset": IntAttr(offset)}
+        if form.tile:
             props["tile"] = UnitAttr()
-        if cta_group is not None:
-            props["cta_group"] = nvvm.CTAGroupKindAttr.from_int(cta_group)
+        if form.cta_group is not None:
+            props["cta_group"] = nvvm.CTAGroupKindAttr.from_int(form.cta_group)
         super().__init__(operands=[smem, tensor_map, coords, mbar, cta_mask, policy, None], properties=props)
 
     def mnemonic(self) -> str:

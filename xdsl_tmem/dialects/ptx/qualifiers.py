@@ -462,6 +462,22 @@ class BulkTensorDirectionAttr(EnumAttribute[BulkTensorDirection], SpacedOpaqueSy
     name = "ptx.bulk_tensor_direction"
 
 
+class TestpKind(StrEnum):
+    """`testp`'s test (PTX ISA 9.0, Floating-Point Instructions: testp)."""
+
+    FINITE = "finite"
+    INFINITE = "infinite"
+    NUMBER = "number"
+    NOTANUMBER = "notanumber"
+    NORMAL = "normal"
+    SUBNORMAL = "subnormal"
+
+
+@irdl_attr_definition
+class TestpKindAttr(EnumAttribute[TestpKind], SpacedOpaqueSyntaxAttribute):
+    name = "ptx.testp"
+
+
 # --------------------------------------------------------------------------------------
 # Verifier helpers: one PTX ISA rule per call, messages that name op, value and rule
 # --------------------------------------------------------------------------------------
@@ -565,3 +581,16 @@ def check_only_register(op: Operation, role: str, value: SSAValue | None, kind: 
         return
     if not isinstance(value.type, RegisterType) or register_class(value.type.kind.data) != kind:
         raise reject(op, f"{role} {operand_text(value)}", f"it must be a .{kind} register", rule)
+
+
+def check_semantics(op: Operation, mnemonic: str, rule: str, *, pack: int = 0, unpack: int = 0) -> None:
+    """The op's spelling is one the value semantics (`xdsl_tmem.interpreter.ptx`) decode:
+    one shared check, so the legal type/modifier combinations of these instructions are
+    written once, in the semantics' decoders (docs/ptx-semantics.md)."""
+    from xdsl_tmem.interpreter.ptx import UnsupportedInstruction, decode
+
+    opcode, *modifiers = mnemonic.split(".")
+    try:
+        decode(opcode, tuple(modifiers), pack=pack, unpack=unpack)
+    except UnsupportedInstruction as e:
+        raise reject(op, mnemonic, e.why, rule) from None
