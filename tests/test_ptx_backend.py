@@ -475,7 +475,7 @@ def test_ptx_ops_declare_what_isel_reads() -> None:
     arithmetic = {"add", "sub", "mul", "div", "rem", "and", "or", "xor", "shl", "shr", "min", "max", "not", "neg"}
     bits = {"bfe", "bfi", "brev", "clz", "popc", "bfind", "prmt", "lop3", "shf", "mov_pack", "mov_unpack"}
     packed = {"add_f32x2", "sub_f32x2", "mul_f32x2", "fma_f32x2"}
-    floats = {"abs", "rcp", "sqrt", "copysign", "testp", "ex2"}
+    floats = {"abs", "rcp", "sqrt", "copysign", "testp", "ex2", "cvt_pack"}
     assert register_only == {
         f"ptx.{n}" for n in (*arithmetic, *bits, *packed, *floats, "mov", "mad", "fma", "selp", "setp", "cvt", "cvta")
     }

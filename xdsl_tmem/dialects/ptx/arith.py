@@ -55,6 +55,8 @@ from xdsl_tmem.dialects.ptx.qualifiers import (
     DivPrecisionAttr,
     IntMode,
     IntModeAttr,
+    PackedFloat,
+    PackedFloatAttr,
     PrmtMode,
     PrmtModeAttr,
     PtxType,
@@ -1227,3 +1229,55 @@ class TestpOp(_DecodedOp):
     def verify_operands(self) -> None:
         check_operand(self, "operand a", self.src, self.ptx_type, self.rule())
         check_operand(self, "destination", self.res, PtxType.PRED, self.rule())
+
+
+@irdl_op_definition
+class CvtPackOp(Instruction):
+    """`cvt.rnd{.relu}{.satfinite}.{f16x2,bf16x2}.f32 d, a, b` and
+    `cvt.rn.satfinite{.relu}.{e4m3x2,...}.f32 d, a, b`: `a` and `b` converted and packed,
+    `a` in the upper half (PTX ISA 9.0, cvt). The modifier order is the ISA's syntax for
+    each family; which combinations are legal is the value semantics' (`check_semantics`)."""
+
+    traits = traits_def(WritesOnlyRegisters())
+    name = "ptx.cvt_pack"
+    dtype = prop_def(PackedFloatAttr)
+    rounding = prop_def(RoundingAttr)
+    relu = opt_prop_def(UnitAttr)
+    satfinite = opt_prop_def(UnitAttr)
+    res = result_def(Reg)
+    a = operand_def(Reg)
+    b = operand_def(Reg)
+
+    RULE: ClassVar[str] = f"{MOVE_RULE}: cvt"
+
+    def __init__(
+        self,
+        dtype: PackedFloat,
+        res: RegisterType,
+        a: SSAValue,
+        b: SSAValue,
+        *,
+        rounding: Rounding = Rounding.RN,
+        relu: bool = False,
+        satfinite: bool = False,
+    ):
+        props: dict[str, Attribute] = {"dtype": PackedFloatAttr(dtype), "rounding": RoundingAttr(rounding)}
+        if relu:
+            props["relu"] = UnitAttr()
+        if satfinite:
+            props["satfinite"] = UnitAttr()
+        super().__init__(operands=[a, b, None], result_types=[res], properties=props)
+
+    def mnemonic(self) -> str:
+        relu, sat = ["relu"] if self.relu else [], ["satfinite"] if self.satfinite else []
+        flags = relu + sat if self.dtype.data.half else sat + relu
+        return ".".join(["cvt", self.rounding.data.value, *flags, self.dtype.data.value, "f32"])
+
+    def ptx_operands(self, name: Namer) -> list[str]:
+        return [name(self.res), name(self.a), name(self.b)]
+
+    def verify_(self) -> None:
+        check_semantics(self, self.mnemonic(), self.RULE)
+        check_only_register(self, "destination", self.res, f"b{self.dtype.data.width}", self.RULE)
+        check_operand(self, "operand a", self.a, PtxType.F32, self.RULE)
+        check_operand(self, "operand b", self.b, PtxType.F32, self.RULE)

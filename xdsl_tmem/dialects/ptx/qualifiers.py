@@ -478,6 +478,34 @@ class TestpKindAttr(EnumAttribute[TestpKind], SpacedOpaqueSyntaxAttribute):
     name = "ptx.testp"
 
 
+class PackedFloat(StrEnum):
+    """A pair of floats packed in one register, as `cvt` writes it from two `.f32`."""
+
+    F16X2 = "f16x2"
+    BF16X2 = "bf16x2"
+    E4M3X2 = "e4m3x2"
+    E5M2X2 = "e5m2x2"
+    E2M3X2 = "e2m3x2"
+    E3M2X2 = "e3m2x2"
+    E2M1X2 = "e2m1x2"
+
+    @property
+    def width(self) -> int:
+        """The pair's bits: 2 x 16, 2 x 8 (the 8- and 6-bit formats), 2 x 4 (`e2m1`)."""
+        if self in (PackedFloat.F16X2, PackedFloat.BF16X2):
+            return 32
+        return 8 if self is PackedFloat.E2M1X2 else 16
+
+    @property
+    def half(self) -> bool:
+        return self in (PackedFloat.F16X2, PackedFloat.BF16X2)
+
+
+@irdl_attr_definition
+class PackedFloatAttr(EnumAttribute[PackedFloat], SpacedOpaqueSyntaxAttribute):
+    name = "ptx.packed_float"
+
+
 # --------------------------------------------------------------------------------------
 # Verifier helpers: one PTX ISA rule per call, messages that name op, value and rule
 # --------------------------------------------------------------------------------------
