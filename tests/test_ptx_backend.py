@@ -473,9 +473,16 @@ def test_ptx_ops_declare_what_isel_reads() -> None:
 
     register_only = {op.name for op in ptx.PTX.operations if op.has_trait(ptx.WritesOnlyRegisters)}
     arithmetic = {"add", "sub", "mul", "div", "rem", "and", "or", "xor", "shl", "shr", "min", "max", "not", "neg"}
-    assert register_only == {f"ptx.{n}" for n in (*arithmetic, "mov", "mad", "fma", "selp", "setp", "cvt", "cvta")}
+    bits = {"bfe", "bfi", "brev", "clz", "popc", "bfind", "prmt", "lop3", "shf", "mov_pack", "mov_unpack"}
+    packed = {"add_f32x2", "sub_f32x2", "mul_f32x2", "fma_f32x2"}
+    floats = {"abs", "rcp", "sqrt", "copysign", "testp", "ex2", "cvt_pack"}
+    assert register_only == {
+        f"ptx.{n}" for n in (*arithmetic, *bits, *packed, *floats, "mov", "mad", "fma", "selp", "setp", "cvt", "cvta")
+    }
     commutative = {op.name for op in ptx.PTX.operations if op.has_trait(Commutative)}
-    assert commutative == {f"ptx.{n}" for n in ("add", "mul", "and", "or", "xor", "min", "max")}
+    assert commutative == {
+        f"ptx.{n}" for n in ("add", "mul", "and", "or", "xor", "min", "max", "add_f32x2", "mul_f32x2")
+    }
     pred_form = {op.name for op in ptx.PTX.operations if issubclass(op, ptx.Instruction) and op.PRED_FORM}
     assert pred_form == {"ptx.and", "ptx.or", "ptx.xor", "ptx.not"}
 

@@ -124,6 +124,9 @@ MMA_TMEM = ptx.Tcgen05MmaForm(1, nvvm.Tcgen05MMAKind.F16, a_tmem=True)
 CP = nvvm.Tcgen05CpShape
 MC = nvvm.Tcgen05CpMulticast
 LDST = nvvm.Tcgen05LdStShape
+TO_CTA = ptx.BulkTensorDirection.TO_SHARED_CTA
+TO_CLUSTER = ptx.BulkTensorDirection.TO_SHARED_CLUSTER
+TO_GLOBAL = ptx.BulkTensorDirection.TO_GLOBAL
 
 RULES = [
     # ---- integer and floating-point arithmetic ----
@@ -268,7 +271,7 @@ RULES = [
          ("address a .b32 register (%r2)", "a .global address is .b64")),
     Rule("st-not-const", lambda: ptx.StOp(StateSpace.GLOBAL, T.B32, rd(2), [r(1)]),
          lambda: ptx.StOp(StateSpace.CONST, T.B32, rd(2), [r(1)]),
-         ("state space .const", "it takes .global/.local/.shared/.shared::cta/.shared::cluster/.param::func")),
+         ("state space .const", "it takes .global/.local/.shared/.shared::cta/.shared::cluster/.param/.param::func")),
     Rule("st-not-kernel-param", lambda: ptx.StOp(StateSpace.SHARED, T.B32, smem(), [r(1)]),
          lambda: ptx.StOp(StateSpace.PARAM, T.B32, ptx.SymbolOp("k_param_0").result, [r(1)]),
          ("state space .param",)),
@@ -456,6 +459,146 @@ RULES = [
          ("shared memory descriptor a .b32 register (%r2)",)),
     Rule("tcgen05-shift-taddr", lambda: ptx.Tcgen05ShiftOp(1, r(1)), lambda: ptx.Tcgen05ShiftOp(1, rd(1)),
          ("tensor memory address a .b64 register (%rd1)",)),
+    # ---- issue 13: the PTX client kernels use ----
+    Rule("mov-pack-part-width", lambda: ptx.MovPackOp(T.B64, t("b64"), [rs(1), rs(2), rs(3), rs(4)]),
+         lambda: ptx.MovPackOp(T.B64, t("b64"), [rs(1), rs(2)]), ("part a .b16 register (%rs1)", ".b32 register")),
+    Rule("mov-pack-bits-only", lambda: ptx.MovPackOp(T.B32, t("b32"), [rs(1), rs(2)]),
+         lambda: ptx.MovPackOp(T.U32, t("b32"), [rs(1), rs(2)]), ("mov.u32", "into .b32/.b64")),
+    Rule("mov-unpack-not-all-sinks", lambda: ptx.MovUnpackOp(T.B64, [None, t("b32", 2)], rd(1)),
+         lambda: ptx.MovUnpackOp(T.B64, [None, None], rd(1)), ("an unpack into sinks only",)),
+    Rule("mov-unpack-part-width", lambda: ptx.MovUnpackOp(T.B32, [t("b16", 1), t("b16", 2)], r(1)),
+         lambda: ptx.MovUnpackOp(T.B64, [t("b16", 1), None, None, t("b32", 2)], rd(1)),
+         ("destination a .b32 register (%r2)", "it must be a .b16 register")),
+    Rule("bfe-types", lambda: ptx.BfeOp(T.U32, t("b32"), (r(2), imm(4), imm(15))),
+         lambda: ptx.BfeOp(T.B32, t("b32"), (r(2), imm(4), imm(15))), ("type .b32", "bfe takes .u32/.u64/.s32/.s64")),
+    Rule("bfe-position-u32", lambda: ptx.BfeOp(T.S64, t("b64"), (rd(2), r(3), r(4))),
+         lambda: ptx.BfeOp(T.U64, t("b64"), (rd(2), rd(3), r(4))), ("start position b a .b64 register (%rd3)",)),
+    Rule("bfi-types", lambda: ptx.BfiOp(T.B32, t("b32"), (r(2), r(3), imm(4), imm(5))),
+         lambda: ptx.BfiOp(T.U32, t("b32"), (r(2), r(3), imm(4), imm(5))), ("type .u32", "bfi takes .b32/.b64")),
+    Rule("prmt-b32", lambda: ptx.PrmtOp(t("b32"), (r(2), r(3), r(4)), ptx.PrmtMode.F4E),
+         lambda: ptx.PrmtOp(t("b64"), (r(2), r(3), r(4))), ("destination a .b64 register (%rd1)",)),
+    Rule("lop3-immediate-lut", lambda: ptx.Lop3Op(t("b32"), (r(2), r(3), r(4)), imm(0x96)),
+         lambda: ptx.Lop3Op(t("b32"), (r(2), r(3), r(4)), r(5)), ("truth table a .b32 register (%r5)", "immediate")),
+    Rule("shf-amount-b32", lambda: ptx.ShfOp(ptx.ShfDirection.L, ptx.ShfMode.WRAP, t("b32"), (r(2), r(3), r(4))),
+         lambda: ptx.ShfOp(ptx.ShfDirection.R, ptx.ShfMode.CLAMP, t("b32"), (r(2), r(3), rd(4))),
+         ("shift amount c a .b64 register (%rd4)",)),
+    Rule("brev-types", lambda: ptx.BrevOp(T.B32, t("b32"), r(2)), lambda: ptx.BrevOp(T.U32, t("b32"), r(2)),
+         ("type .u32", "brev takes .b32/.b64")),
+    Rule("clz-count-u32", lambda: ptx.ClzOp(T.B64, t("b32"), rd(2)), lambda: ptx.ClzOp(T.B64, t("b64"), rd(2)),
+         ("destination a .b64 register (%rd1)", "it must be a .b32 register")),
+    Rule("popc-types", lambda: ptx.PopcOp(T.B32, t("b32"), r(2)), lambda: ptx.PopcOp(T.U32, t("b32"), r(2)),
+         ("type .u32", "popc takes .b32/.b64")),
+    Rule("bfind-types", lambda: ptx.BfindOp(T.S64, t("b32"), rd(2), shiftamt=True),
+         lambda: ptx.BfindOp(T.B32, t("b32"), r(2)), ("type .b32", "bfind takes .u32/.u64/.s32/.s64")),
+    Rule("add-f32x2-rounding", lambda: ptx.AddF32x2Op(t("b64"), rd(2), rd(3), rounding=Rounding.RN, ftz=True),
+         lambda: ptx.AddF32x2Op(t("b64"), rd(2), rd(3), rounding=Rounding.RNI),
+         ("rounding .rni", "add.f32x2 rounds with .rn/.rz/.rm/.rp")),
+    Rule("sub-f32x2-b64", lambda: ptx.SubF32x2Op(t("b64"), rd(2), rd(3)),
+         lambda: ptx.SubF32x2Op(t("b32"), r(2), r(3)), ("destination a .b32 register (%r1)", ".b64 register")),
+    Rule("mul-f32x2-b64", lambda: ptx.MulF32x2Op(t("b64"), rd(2), rd(3), rounding=Rounding.RZ),
+         lambda: ptx.MulF32x2Op(t("b64"), rd(2), r(3)), ("operand b a .b32 register (%r3)",)),
+    Rule("fma-f32x2-needs-rounding", lambda: ptx.FmaF32x2Op(t("b64"), (rd(2), rd(3), rd(4))),
+         lambda: ptx.FmaF32x2Op(t("b64"), (rd(2), rd(3), rd(4)), rounding=None),
+         ("fma.f32x2 without rounding", "it needs one of .rn/.rz/.rm/.rp")),
+    Rule("barrier-arrive-count", lambda: ptx.BarrierOp(ptx.BarrierKind.ARRIVE, imm(1), imm(64)),
+         lambda: ptx.BarrierOp(ptx.BarrierKind.ARRIVE, imm(1)), ("barrier.arrive without a thread count",)),
+    Rule("barrier-number", lambda: ptx.BarrierOp(ptx.BarrierKind.SYNC, imm(15), imm(64), aligned=True),
+         lambda: ptx.BarrierOp(ptx.BarrierKind.SYNC, imm(16)), ("barrier number 16", "0..15")),
+    Rule("setmaxnreg-multiple-of-8", lambda: ptx.SetmaxnregOp(ptx.SetmaxnregAction.DEC, imm(24)),
+         lambda: ptx.SetmaxnregOp(ptx.SetmaxnregAction.INC, imm(100)),
+         ("register count 100", "a multiple of 8 in [24, 256]")),
+    Rule("setmaxnreg-immediate", lambda: ptx.SetmaxnregOp(ptx.SetmaxnregAction.INC, imm(256)),
+         lambda: ptx.SetmaxnregOp(ptx.SetmaxnregAction.INC, r(1)), ("register count a .b32 register (%r1)",)),
+    Rule("shfl-b32", lambda: ptx.ShflSyncOp(ptx.ShflMode.IDX, t("b32"), (r(2), imm(0), imm(31)), imm(-1), t("pred")),
+         lambda: ptx.ShflSyncOp(ptx.ShflMode.UP, t("b64"), (rd(2), imm(0), imm(31)), imm(-1)),
+         ("destination a .b64 register (%rd1)", "it must be a .b32 register")),
+    Rule("vote-ballot-b32", lambda: ptx.VoteSyncOp(ptx.VoteMode.BALLOT, t("b32"), p(2), imm(-1), negate=True),
+         lambda: ptx.VoteSyncOp(ptx.VoteMode.BALLOT, t("pred"), p(2), imm(-1)),
+         ("destination a .pred register (%p1)", "it must be a .b32 register")),
+    Rule("vote-uni-pred", lambda: ptx.VoteSyncOp(ptx.VoteMode.UNI, t("pred"), p(2), r(1)),
+         lambda: ptx.VoteSyncOp(ptx.VoteMode.UNI, t("b32"), p(2), imm(-1)),
+         ("destination a .b32 register (%r1)", "it must be a .pred register")),
+    Rule("match-any-no-predicate",
+         lambda: ptx.MatchSyncOp(ptx.MatchMode.ALL, T.B64, t("b32"), rd(2), imm(-1), t("pred")),
+         lambda: ptx.MatchSyncOp(ptx.MatchMode.ANY, T.B32, t("b32"), r(2), imm(-1), t("pred")),
+         ("a predicate destination on match.any", "only match.all writes one")),
+    Rule("activemask-b32", lambda: ptx.ActivemaskOp(t("b32")), lambda: ptx.ActivemaskOp(t("b64")),
+         ("destination a .b64 register (%rd1)",)),
+    Rule("nanosleep-u32", lambda: ptx.NanosleepOp(r(1)), lambda: ptx.NanosleepOp(rd(1)),
+         ("time a .b64 register (%rd1)",)),
+    Rule("prefetch-tensormap-space", lambda: ptx.PrefetchOp(StateSpace.CONST, rd(1), tensormap=True),
+         lambda: ptx.PrefetchOp(StateSpace.GLOBAL, rd(1), tensormap=True),
+         ("state space .global", "it takes .const/.param or none")),
+    Rule("prefetch-level-space", lambda: ptx.PrefetchOp(StateSpace.GLOBAL, rd(1), level=ptx.CacheLevel.L2),
+         lambda: ptx.PrefetchOp(StateSpace.SHARED, rd(1), level=ptx.CacheLevel.L1),
+         ("state space .shared", "it takes .global/.local or none")),
+    Rule("ld-nc-global",
+         lambda: ptx.LdOp(StateSpace.GLOBAL, T.B32, [t("b32", i) for i in (1, 2, 3, 4)], rd(5), nc=True),
+         lambda: ptx.LdOp(StateSpace.SHARED, T.B32, [t("b32")], r(2), nc=True), (".nc on .shared", ".global only")),
+    Rule("tcgen05-mma-default-collector-d-tmem",
+         lambda: ptx.Tcgen05MmaOp(ptx.Tcgen05MmaForm(1, nvvm.Tcgen05MMAKind.F16, None), r(1), rd(1), rd(2), r(2), p(1)),
+         lambda: ptx.Tcgen05MmaOp(ptx.Tcgen05MmaForm(1, nvvm.Tcgen05MMAKind.F16, None), rd(1), rd(1), rd(2), r(2),
+                                  p(1)), ("tensor memory address a .b64",)),
+    Rule("elect-lane-b32", lambda: ptx.ElectSyncOp(t("pred"), imm(-1), t("b32")),
+         lambda: ptx.ElectSyncOp(t("pred"), imm(-1), t("b64")), ("lane destination a .b64 register (%rd1)",)),
+    Rule("cp-async-cg-16-bytes", lambda: ptx.CpAsyncOp(ptx.CacheOperator.CA, r(1), rd(1), imm(8)),
+         lambda: ptx.CpAsyncOp(ptx.CacheOperator.CG, r(1), rd(1), imm(8)), ("cp-size 8 with .cg", "immediate 16")),
+    Rule("cp-async-src-size-b32", lambda: ptx.CpAsyncOp(ptx.CacheOperator.CG, r(1), rd(1), imm(16), r(2)),
+         lambda: ptx.CpAsyncOp(ptx.CacheOperator.CA, r(1), rd(1), imm(16), rd(2)),
+         ("src-size a .b64 register (%rd2)",)),
+    Rule("cp-async-wait-group-read-bulk-only", lambda: ptx.CpAsyncWaitGroupOp(imm(0), bulk=True, read=True),
+         lambda: ptx.CpAsyncWaitGroupOp(imm(0), read=True), (".read on cp.async.wait_group",)),
+    Rule("cp-async-wait-group-immediate", lambda: ptx.CpAsyncWaitGroupOp(imm(2)),
+         lambda: ptx.CpAsyncWaitGroupOp(r(1)), ("group count a .b32 register (%r1)", "integer immediate")),
+    Rule("cp-async-bulk-tensor-store-no-mbarrier",
+         lambda: ptx.CpAsyncBulkTensorOp(ptx.BulkTensorForm(TO_GLOBAL, tile=True), r(1), rd(1), [r(2), r(3)],
+                                         policy=rd(2)),
+         lambda: ptx.CpAsyncBulkTensorOp(ptx.BulkTensorForm(TO_GLOBAL), r(1), rd(1), [r(2), r(3)], r(4)),
+         ("an mbarrier on a tensor store",)),
+    Rule("cp-async-bulk-tensor-coordinates",
+         lambda: ptx.CpAsyncBulkTensorOp(ptx.BulkTensorForm(TO_CLUSTER, tile=True, cta_group=2), r(1), rd(1),
+                                         [r(2), r(3), r(5)], r(4), cta_mask=rs(1), policy=rd(3)),
+         lambda: ptx.CpAsyncBulkTensorOp(ptx.BulkTensorForm(TO_CTA), r(1), rd(1), [r(i) for i in range(2, 8)], r(4)),
+         ("6 tensor coordinates", "1 to 5 dimensions")),
+    Rule("cp-async-bulk-tensor-policy-b64",
+         lambda: ptx.CpAsyncBulkTensorOp(ptx.BulkTensorForm(TO_CTA, tile=True), r(1), rd(1), [r(2), r(3)], r(4),
+                                         policy=rd(2), offset=1024),
+         lambda: ptx.CpAsyncBulkTensorOp(ptx.BulkTensorForm(TO_CTA), r(1), rd(1), [r(2), r(3)], r(4), policy=r(2)),
+         ("cache policy a .b32 register (%r2)", ".b64 register")),
+    Rule("ldmatrix-shared-only", lambda: ptx.LdmatrixOp([t("b32", i) for i in (1, 2, 3, 4)], r(5), offset=512),
+         lambda: ptx.LdmatrixOp([t("b32", 1), t("b32", 2)], rd(5), space=StateSpace.GLOBAL, trans=True),
+         ("state space .global", "it takes .shared/.shared::cta or none")),
+    Rule("ldmatrix-b32-destinations", lambda: ptx.LdmatrixOp([t("b32")], rd(5), space=None),
+         lambda: ptx.LdmatrixOp([t("b64")], r(5)), ("destination a .b64 register (%rd1)",)),
+    Rule("abs-signed-only", lambda: ptx.AbsOp(T.S32, t("b32"), r(2)), lambda: ptx.AbsOp(T.U32, t("b32"), r(2)),
+         ("abs.u32", "type .u32 is not allowed")),
+    Rule("abs-ftz-not-f64", lambda: ptx.AbsOp(T.F32, t("b32"), r(2), ftz=True),
+         lambda: ptx.AbsOp(T.F64, t("b64"), rd(2), ftz=True), ("abs.ftz.f64",)),
+    Rule("rcp-approx-f64-needs-ftz", lambda: ptx.RcpOp(T.F64, t("b64"), rd(2), approx=True, ftz=True),
+         lambda: ptx.RcpOp(T.F64, t("b64"), rd(2), approx=True), ("rcp.approx.f64", "needs .ftz")),
+    Rule("sqrt-f64-rounding", lambda: ptx.SqrtOp(T.F64, t("b64"), rd(2), rounding=Rounding.RN),
+         lambda: ptx.SqrtOp(T.F64, t("b64"), rd(2), approx=True), ("sqrt.approx.f64",)),
+    Rule("sqrt-f32-needs-mode", lambda: ptx.SqrtOp(T.F32, t("b32"), r(2), approx=True, ftz=True),
+         lambda: ptx.SqrtOp(T.F32, t("b32"), r(2)), ("sqrt.f32", "needs one of .approx")),
+    Rule("copysign-f32-f64", lambda: ptx.CopysignOp(T.F64, t("b64"), rd(2), rd(3)),
+         lambda: ptx.CopysignOp(T.F16, t("b16"), rs(2), rs(3)), ("copysign.f16", "copysign takes .f32 or .f64")),
+    Rule("testp-types", lambda: ptx.TestpOp(ptx.TestpKind.FINITE, T.F32, t("pred"), r(2)),
+         lambda: ptx.TestpOp(ptx.TestpKind.NORMAL, T.F16, t("pred"), rs(2)), ("testp.normal.f16",)),
+    Rule("cvt-pack-narrow-satfinite",
+         lambda: ptx.CvtPackOp(ptx.PackedFloat.E4M3X2, t("b16"), r(2), r(3), satfinite=True, relu=True),
+         lambda: ptx.CvtPackOp(ptx.PackedFloat.E4M3X2, t("b16"), r(2), r(3)),
+         ("cvt.rn.e4m3x2.f32", "cvt.rn.satfinite{.relu}")),
+    Rule("cvt-pack-half-rounding",
+         lambda: ptx.CvtPackOp(ptx.PackedFloat.BF16X2, t("b32"), r(2), r(3), rounding=Rounding.RZ, relu=True,
+                               satfinite=True),
+         lambda: ptx.CvtPackOp(ptx.PackedFloat.F16X2, t("b32"), r(2), r(3), rounding=Rounding.RM),
+         ("cvt.rm.f16x2.f32", "modifier .rm is not allowed")),
+    Rule("cvt-pack-destination-width",
+         lambda: ptx.CvtPackOp(ptx.PackedFloat.F16X2, t("b32"), r(2), r(3)),
+         lambda: ptx.CvtPackOp(ptx.PackedFloat.E5M2X2, t("b32"), r(2), r(3), satfinite=True),
+         ("destination a .b32 register (%r1)", "it must be a .b16 register")),
+    Rule("ex2-f32-only", lambda: ptx.Ex2Op(T.F32, t("b32"), r(2), ftz=True), lambda: ptx.Ex2Op(T.F64, t("b64"), rd(2)),
+         ("type .f64", "ex2 takes .f32")),
 ]  # fmt: skip
 
 
@@ -510,9 +653,10 @@ def test_ptx_verifier_agrees_with_ptxas(rule: Rule, ptxas_verdicts: dict[str, tu
 def test_every_instruction_has_a_rule_case() -> None:
     """Every typed instruction with operands or qualifiers to check has at least one
     rule checked against ptxas (the operand-less fixed forms have nothing to get wrong)."""
-    checked = {rule.bad().name for rule in RULES}
+    checked = {rule.bad().name for rule in RULES} | {"ptx.brx_idx"}  # test_brx_idx_agrees_with_ptxas
     fixed = {"ptx.ret", "ptx.bra", "ptx.fence_mbarrier_init", "ptx.tcgen05_relinquish_alloc_permit",
-             "ptx.tcgen05_fence", "ptx.tcgen05_wait"}  # fmt: skip
+             "ptx.tcgen05_fence", "ptx.tcgen05_wait", "ptx.trap",
+             "ptx.cp_async_commit_group"}  # fmt: skip
     # `ptx.inst` holds a parsed instruction as written (opcode and modifiers are PTX's
     # text); ptxas checks it when the module is assembled.
     instructions = {op.name for op in ptx.PTX.operations if issubclass(op, ptx.Instruction)} - {ptx.InstOp.name}
@@ -522,7 +666,8 @@ def test_every_instruction_has_a_rule_case() -> None:
 
 def test_every_string_property_is_a_label() -> None:
     """No free-string qualifier remains on a typed instruction: the only `StringAttr`
-    properties of the typed ptx instructions are label names (PTX's own free text); the
+    properties of the typed ptx instructions are label names (PTX's own free text: a
+    branch target, a `.branchtargets` list); the
     generic `ptx.inst` keeps a parsed instruction's opcode as written."""
     from xdsl.dialects.builtin import StringAttr
     from xdsl.irdl import BaseAttr
@@ -534,7 +679,7 @@ def test_every_string_property_is_a_label() -> None:
         for name, definition in op.get_irdl_definition().properties.items()
         if isinstance(definition.constr, BaseAttr) and definition.constr.attr is StringAttr
     }
-    assert strings == {("ptx.bra", "target")}
+    assert strings == {("ptx.bra", "target"), ("ptx.brx_idx", "targets")}
 
 
 def test_fixed_forms_print_their_isa_spelling() -> None:
@@ -546,3 +691,34 @@ def test_fixed_forms_print_their_isa_spelling() -> None:
     assert ptx.FenceMbarrierInitOp().mnemonic() == "fence.mbarrier_init.release.cluster"
     assert ptx.SubOp(T.F32, t("b32"), r(2), r(3), rounding=Rounding.RM).mnemonic() == "sub.rm.f32"
     assert ptx.MadOp(T.S32, t("b64"), (r(2), r(3), rd(4)), mode=IntMode.WIDE).mnemonic() == "mad.wide.s32"
+
+
+BRX_KERNEL = """\
+.version {version}
+.target {arch}
+.address_size 64
+.visible .entry k(.param .u64 k_param_0)
+{{
+    .reg .b32 %r<9>;
+    .reg .b64 %rd<9>;
+ts: .branchtargets A, B;
+    {line}
+A:
+B:
+    ret;
+}}
+"""
+
+
+def test_brx_idx_agrees_with_ptxas(ptxas: str) -> None:
+    """`brx.idx` needs a `.branchtargets` list, which the one-line kernel above lacks:
+    its rule (a `.b32` index) checked here, both ways."""
+    good = ptx.BrxIdxOp(r(1), "ts", uniform=True)
+    bad = ptx.BrxIdxOp(rd(1), "ts")
+    good.verify()
+    with pytest.raises(VerifyException, match=r"^ptx.brx_idx: index a .b64 register \(%rd1\) is not allowed"):
+        bad.verify()
+    assert good.ptx_line(operand_text) == "brx.idx.uni %r1, ts;"
+    for op, accepted in ((good, True), (bad, False)):
+        text = BRX_KERNEL.format(version=VERSION, arch=ARCH, line=op.ptx_line(operand_text))
+        assert (assemble(ptxas, text) is None) == accepted, op.ptx_line(operand_text)

@@ -185,7 +185,7 @@ def test_guard_negation_and_location_carry_over() -> None:
 def test_driver_prints_typed_and_generic_ops(run_opt: RunOpt, tmp_path: Path) -> None:
     """`xdsl-tmem-opt k.ptx` reads through the recognizer: typed ops where they exist."""
     path = tmp_path / "k.ptx"
-    body = "    add.s32 %r1, %r2, 3;\n    ld.global.nc.v4.b32 {%r0, %r1, %r2, %r3}, [%rd1];"
+    body = "    add.s32 %r1, %r2, 3;\n    dp4a.u32.u32 %r0, %r1, %r2, %r3;"
     path.write_text(_KERNEL.format(body=body))
     result = run_opt(None, path=path)
     assert result.code == 0, result.err
@@ -195,15 +195,73 @@ def test_driver_prints_typed_and_generic_ops(run_opt: RunOpt, tmp_path: Path) ->
 
 def test_unrecognized_instructions_stay_generic() -> None:
     body = "\n".join([
-        "    ld.global.nc.v4.b32 {%r0, %r1, %r2, %r3}, [%rd1];",  # .nc: no typed form
-        "    elect.sync %r1|%p1, -1;",  # a lane-id destination: the typed op writes _
-        "    ld.global.b32 {%r1}, [%rd1+0];",  # a one-element vector and a written +0
+        "    dp4a.u32.u32 %r0, %r1, %r2, %r3;",  # no typed op
+        "    elect.sync %r1|%r2, -1;",  # the typed op's predicate is a .pred register
         "    add.s32 %r1, %r2, 3;",
     ])  # fmt: skip
     module = read(_KERNEL.format(body=body), typed=False)
     coverage = recognize(module)
-    assert (coverage.recognized, coverage.total) == (2, 5)
-    assert coverage.unrecognized == {"ld.global.nc.v4.b32": 1, "elect.sync": 1, "ld.global.b32": 1}
+    assert (coverage.recognized, coverage.total) == (2, 4)
+    assert coverage.unrecognized == {"dp4a.u32.u32": 1, "elect.sync": 1}
+
+
+def test_client_spellings_are_typed(ptxas: str) -> None:
+    """Issue 13: what Triton and CuTe DSL write is typed and prints back as written (and
+    ptxas assembles the kernel): `.nc`, a lane-id `elect.sync` destination, one-element
+    vectors, written `+0` offsets, a `tcgen05.mma` without its default collector, `mov`
+    pack/unpack with sinks."""
+    body = "\n".join([
+        "    ld.global.nc.v4.b32 {%r0, %r1, %r2, %r3}, [%rd1];",
+        "    elect.sync %r1|%p1, -1;",
+        "    ld.global.b32 {%r1}, [%rd1+0];",
+        "    st.global.v4.b32 [%rd1+0], {%r0, %r1, %r2, %r3};",
+        "    mov.b64 %rd2, {%r1, %r2};",
+        "    mov.b64 {_, %r3}, %rd2;",
+        "    @%p1 tcgen05.mma.cta_group::1.kind::f16 [%r0+0], %rd1, %rd2, %r1, %p2;",
+        "    barrier.sync 1;",
+        "    bfe.u32 %r1, %r2, 4, 15;",
+        "    shfl.sync.idx.b32 %r1, %r2, 0, 31, -1;",
+    ])  # fmt: skip
+    text = _KERNEL.format(body=body)
+    assert _assembles(ptxas, text)
+    module = read(text)
+    ops = instructions(module)
+    assert [type(op) for op in ops] == [
+        ptx.LdOp, ptx.ElectSyncOp, ptx.LdOp, ptx.StOp, ptx.MovPackOp, ptx.MovUnpackOp, ptx.Tcgen05MmaOp,
+        ptx.BarrierOp, ptx.BfeOp, ptx.ShflSyncOp, ptx.RetOp,
+    ]  # fmt: skip
+    nc, elect, braced, st, pack, unpack, mma = ops[:7]
+    assert isinstance(nc, ptx.LdOp)
+    assert nc.nc is not None
+    assert isinstance(elect, ptx.ElectSyncOp)
+    assert elect.lane is not None
+    assert isinstance(braced, ptx.LdOp)
+    assert braced.braced is not None
+    assert braced.offset_written is not None
+    assert isinstance(st, ptx.StOp)
+    assert st.offset_written is not None
+    assert st.braced is None
+    assert isinstance(pack, ptx.MovPackOp)
+    assert len(pack.parts) == 2
+    assert isinstance(unpack, ptx.MovUnpackOp)
+    assert unpack.d0 is None
+    assert unpack.d1 is not None
+    assert isinstance(mma, ptx.Tcgen05MmaOp)
+    assert mma.collector is None
+    assert mma.offset_written is not None
+    printed = [op.ptx_line(operand_text) for op in ops[:-1]]
+    assert printed == [line.strip() for line in body.splitlines()]
+
+
+def test_st_param_writes_func_parameters_and_call_arguments() -> None:
+    """`st.param` into a `.func`'s return value and into a call's `.param` argument is
+    typed (syntax_tour.ptx, assembled by ptxas in test_ptx_frontend); into a kernel's
+    parameter it is refused (test_ptx_isa_rules: st-not-kernel-param)."""
+    module = read((ROOT / "tests" / "ptx_corpus" / "syntax_tour.ptx").read_text())
+    stores = [op for op in module.walk() if isinstance(op, ptx.StOp) and op.space is not None]
+    assert sum(op.space.data is ptx.StateSpace.PARAM for op in stores if op.space is not None) == 6
+    generic = [op.mnemonic() for op in module.walk() if isinstance(op, ptx.InstOp)]
+    assert "st.param.b32" not in generic
 
 
 # PTX ISA 9.0, "Type Checking Rules": a .bN register serves any N-bit instruction type;

@@ -63,10 +63,10 @@ from xdsl_tmem.diagnostics import SourceMap
 from xdsl_tmem.dialects import ptx
 from xdsl_tmem.dialects.ptx.generic import arg_text
 
-VARIADIC_COUNTS = (0, 1, 2, 4, 8, 16, 32, 64, 128)
+VARIADIC_COUNTS = (0, 1, 2, 3, 4, 5, 8, 16, 32, 64, 128)
 """Lengths tried for a variadic operand or result list: vectors (`.v2 .v4 .v8`),
 tcgen05.ld/st register lists (powers of two up to 128), the disable-output-lane
-vector (4 or 8), none."""
+vector (4 or 8), tensor coordinates (1 to 5), none."""
 
 _SENTINEL = 987_650_000
 """Integer properties (address offsets) take `_SENTINEL + i` in a form's template."""
@@ -367,11 +367,21 @@ def matches(inst: ptx.InstOp) -> tuple[list[Match], list[str]]:
         match = _build(inst, form, pattern, bound)
         if match is None or match.op.ptx_line(operand_text) != line:
             continue
+        # Verified in the instruction's place: some rules read the enclosing function
+        # (`st.param` writes only a `.func`'s own parameters or a call's arguments).
+        # `verify_()` (IRDL constraints, then the op's rules): `verify()` would print the
+        # whole module into the message of every refused form.
+        block = inst.parent_block()
+        if block is not None:
+            block.insert_op_before(match.op, inst)
         try:
-            match.op.verify()
+            match.op.verify_()
         except VerifyException as e:
             refused.append(str(e))
             continue
+        finally:
+            if block is not None:
+                block.detach_op(match.op)
         found.append(match)
     return found, refused
 

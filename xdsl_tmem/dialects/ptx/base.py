@@ -270,16 +270,25 @@ class Instruction(IRDLOperation, ABC):
         return f"{prefix}{self.mnemonic()}" + (f" {', '.join(operands)}" if operands else "") + ";"
 
 
-def address_text(name: Namer, addr: SSAValue, offset: int) -> str:
+def address_text(name: Namer, addr: SSAValue, offset: int, written: bool = False) -> str:
     """`[a]`, `[a+16]`, `[a+-16]`: PTX's address expression is `base+offset` with a
-    signed offset; ptxas rejects `[a-16]` ("Parsing error near '-'"), as llc-22 knows."""
-    if offset == 0:
+    signed offset; ptxas rejects `[a-16]` ("Parsing error near '-'"), as llc-22 knows.
+    `written` spells a zero offset (`[a+0]`, as Triton writes it): under `.target ...,
+    debug` ptxas emits a different instruction for it, so the op keeps the spelling."""
+    if offset == 0 and not written:
         return f"[{name(addr)}]"
     return f"[{name(addr)}+{offset}]"
 
 
 def vector_text(name: Namer, values: Sequence[SSAValue]) -> str:
     return "{" + ", ".join(name(v) for v in values) + "}"
+
+
+def check_zero_written(op: IRDLOperation, written: UnitAttr | None, offset: int) -> None:
+    """A written-offset flag marks a *zero* offset spelled `+0`; any other offset is
+    always written, so the flag there would make two ops print the same text."""
+    if written is not None and offset != 0:
+        raise VerifyException(f"{op.name}: offset_written marks a written +0; the offset is {offset}")
 
 
 class TypedInstruction(Instruction, ABC):

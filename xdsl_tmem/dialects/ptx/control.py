@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from xdsl.dialects.builtin import (
     StringAttr,
     UnitAttr,
@@ -10,11 +12,13 @@ from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     irdl_op_definition,
+    operand_def,
     opt_prop_def,
     prop_def,
 )
 
-from xdsl_tmem.dialects.ptx.base import Instruction, Namer
+from xdsl_tmem.dialects.ptx.base import Instruction, Namer, Reg
+from xdsl_tmem.dialects.ptx.qualifiers import check_only_register
 
 
 @irdl_op_definition
@@ -64,3 +68,47 @@ class RetOp(Instruction):
 
     def ptx_operands(self, name: Namer) -> list[str]:
         return []
+
+
+@irdl_op_definition
+class TrapOp(Instruction):
+    """`trap`: abort the kernel with an error."""
+
+    name = "ptx.trap"
+
+    def __init__(self):
+        super().__init__(operands=[None])
+
+    def mnemonic(self) -> str:
+        return "trap"
+
+    def ptx_operands(self, name: Namer) -> list[str]:
+        return []
+
+
+@irdl_op_definition
+class BrxIdxOp(Instruction):
+    """`[@p] brx.idx[.uni] index, tlist`: branch to the `index`-th label of the
+    `.branchtargets` list `tlist` (`index` a `.b32` register; out of range is undefined)."""
+
+    name = "ptx.brx_idx"
+    targets = prop_def(StringAttr)
+    uniform = opt_prop_def(UnitAttr)
+    index = operand_def(Reg)
+
+    RULE: ClassVar[str] = "PTX ISA 9.0, Control Flow Instructions: brx.idx"
+
+    def __init__(self, index: SSAValue, targets: str, *, uniform: bool = False):
+        props: dict[str, Attribute] = {"targets": StringAttr(targets)}
+        if uniform:
+            props["uniform"] = UnitAttr()
+        super().__init__(operands=[index, None], properties=props)
+
+    def mnemonic(self) -> str:
+        return "brx.idx.uni" if self.uniform else "brx.idx"
+
+    def ptx_operands(self, name: Namer) -> list[str]:
+        return [name(self.index), self.targets.data]
+
+    def verify_(self) -> None:
+        check_only_register(self, "index", self.index, "b32", self.RULE)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import ClassVar
 
 from xdsl.dialects.builtin import (
@@ -14,6 +15,7 @@ from xdsl.irdl import (
     AttrSizedOperandSegments,
     irdl_op_definition,
     operand_def,
+    opt_operand_def,
     opt_prop_def,
     prop_def,
     result_def,
@@ -21,7 +23,9 @@ from xdsl.irdl import (
     var_operand_def,
     var_result_def,
 )
+from xdsl.utils.exceptions import VerifyException
 
+from xdsl_tmem.dialects import nvvm
 from xdsl_tmem.dialects.ptx.base import (
     Address,
     Instruction,
@@ -29,20 +33,31 @@ from xdsl_tmem.dialects.ptx.base import (
     Reg,
     RegisterType,
     RegOrImm,
+    SymbolOp,
     WritesOnlyRegisters,
     address_text,
+    check_zero_written,
     vector_text,
 )
 from xdsl_tmem.dialects.ptx.qualifiers import (
     INTEGER_TYPES,
+    SHARED_CTA_SPACES,
     SHARED_SPACES,
+    BulkTensorDirection,
+    BulkTensorDirectionAttr,
+    CacheLevel,
+    CacheLevelAttr,
+    CacheOperator,
+    CacheOperatorAttr,
     PtxType,
     PtxTypeAttr,
     StateSpace,
     StateSpaceAttr,
+    check_only_register,
     check_operand,
     check_register,
     check_type,
+    immediate,
     operand_text,
     register_class,
     reject,
@@ -54,9 +69,44 @@ from xdsl_tmem.dialects.traits import SyncPoint, WarpLocal
 MEMORY_RULE = "PTX ISA 9.0, Data Movement and Conversion Instructions"
 LD_ST_TYPES = types("b8", "b16", "b32", "b64", "u8", "s8", "f32", "f64") | INTEGER_TYPES
 LD_SPACES = frozenset(StateSpace)
-ST_SPACES = SHARED_SPACES | {StateSpace.GLOBAL, StateSpace.LOCAL, StateSpace.PARAM_FUNC}
-"""`st` cannot write `.const` nor a kernel's `.param` (ptxas: "Illegal to write to
-function input parameter")."""
+ST_SPACES = SHARED_SPACES | {StateSpace.GLOBAL, StateSpace.LOCAL, StateSpace.PARAM, StateSpace.PARAM_FUNC}
+"""`st` cannot write `.const`; `.param` only where `_check_param_store` allows it."""
+
+
+def _writable_params(op: Instruction) -> set[str] | None:
+    """The `.param` names `op` may store to: the return values and parameters of its
+    enclosing `.func`, and `.param` variables declared in an enclosing body (a call's
+    arguments); None outside any function."""
+    from xdsl_tmem.dialects.ptx.structure import FunctionOp, VariableOp
+
+    names: set[str] = set()
+    parent = op.parent_op()
+    while parent is not None and not isinstance(parent, FunctionOp):
+        parent = parent.parent_op()
+    if parent is None:
+        return None
+    if parent.kind.data == "func":
+        for decls in (parent.returns, parent.params):
+            names.update(d.sym_name.data for d in (decls.data if decls is not None else ()))
+    for variable in parent.walk():
+        if isinstance(variable, VariableOp) and variable.decl.space.data == "param":
+            names.add(variable.decl.sym_name.data)
+    return names
+
+
+def _check_param_store(op: Instruction, space: StateSpaceAttr | None, addr: SSAValue, rule: str) -> None:
+    """`st.param` writes a `.func`'s parameters and return values, or a `.param`
+    variable of a body (a call's arguments, PTX ISA 9.0, "Parameter State Space"); a
+    kernel's parameters are read-only (ptxas: "Illegal to write to function input
+    parameter"). Only a named `.param` that is one of these is accepted."""
+    if space is None or space.data is not StateSpace.PARAM:
+        return
+    symbol = addr.owner.symbol.data if isinstance(addr.owner, SymbolOp) else None
+    writable = _writable_params(op) or set()
+    if symbol is None or symbol not in writable:
+        what = f"state space .param at {symbol}" if symbol else f"state space .param at {operand_text(addr)}"
+        raise reject(op, what, "st.param writes a .func's own parameters and return values or a .param "
+                     "variable of the body (call arguments); a kernel's parameters are read-only", rule)  # fmt: skip
 
 
 def _space_suffix(space: StateSpaceAttr | None) -> str:
@@ -103,33 +153,55 @@ class LdOp(Instruction):
     name = "ptx.ld"
     traits = traits_def(SyncPoint())
     space = opt_prop_def(StateSpaceAttr)
+    nc = opt_prop_def(UnitAttr)
+    """`ld.global.nc`: through the non-coherent (read-only) cache; `.global` only."""
     type = prop_def(PtxTypeAttr)
     offset = prop_def(IntAttr)
+    offset_written = opt_prop_def(UnitAttr)
+    """A zero offset spelled `+0` (as Triton writes it)."""
+    braced = opt_prop_def(UnitAttr)
+    """One destination written as a vector `{ %r }` (as Triton writes it)."""
     res = var_result_def(Reg)
     addr = operand_def(Address)
 
     RULE: ClassVar[str] = f"{MEMORY_RULE}: ld"
 
     def __init__(
-        self, space: StateSpace | None, type: PtxType, res: Sequence[RegisterType], addr: SSAValue, offset: int = 0
+        self,
+        space: StateSpace | None,
+        type: PtxType,
+        res: Sequence[RegisterType],
+        addr: SSAValue,
+        offset: int = 0,
+        *,
+        nc: bool = False,
     ):
         props: dict[str, Attribute] = {"type": PtxTypeAttr(type), "offset": IntAttr(offset)}
         if space is not None:
             props["space"] = StateSpaceAttr(space)
+        if nc:
+            props["nc"] = UnitAttr()
         super().__init__(operands=[addr, None], result_types=[res], properties=props)
 
     def mnemonic(self) -> str:
         vec = f".v{len(self.res)}" if len(self.res) > 1 else ""
-        return f"ld{_space_suffix(self.space)}{vec}.{self.type.data.value}"
+        nc = ".nc" if self.nc else ""
+        return f"ld{_space_suffix(self.space)}{nc}{vec}.{self.type.data.value}"
 
     def ptx_operands(self, name: Namer) -> list[str]:
-        dest = vector_text(name, self.res) if len(self.res) > 1 else name(self.res[0])
-        return [dest, address_text(name, self.addr, self.offset.data)]
+        dest = vector_text(name, self.res) if len(self.res) > 1 or self.braced else name(self.res[0])
+        return [dest, address_text(name, self.addr, self.offset.data, self.offset_written is not None)]
 
     def verify_(self) -> None:
         t = self.type.data
         check_type(self, t, LD_ST_TYPES, "ld", self.RULE)
         _check_space(self, self.space, LD_SPACES, self.RULE)
+        check_zero_written(self, self.offset_written, self.offset.data)
+        if self.braced and len(self.res) != 1:
+            raise VerifyException(f"{self.name}: braced marks a one-element vector; got {len(self.res)} elements")
+        if self.nc and (self.space is None or self.space.data is not StateSpace.GLOBAL):
+            raise reject(self, f".nc on {_space_suffix(self.space) or 'a generic address'}",
+                         "ld.global.nc reads .global only", self.RULE)  # fmt: skip
         _check_vector(self, self.space, t, len(self.res), self.RULE)
         _check_address(self, self.space, self.addr, self.RULE)
         for value in self.res:
@@ -145,6 +217,10 @@ class StOp(Instruction):
     space = opt_prop_def(StateSpaceAttr)
     type = prop_def(PtxTypeAttr)
     offset = prop_def(IntAttr)
+    offset_written = opt_prop_def(UnitAttr)
+    """A zero offset spelled `+0` (as Triton writes it)."""
+    braced = opt_prop_def(UnitAttr)
+    """One source written as a vector `{ %r }`."""
     addr = operand_def(Address)
     values = var_operand_def(RegOrImm)
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
@@ -164,13 +240,17 @@ class StOp(Instruction):
         return f"st{_space_suffix(self.space)}{vec}.{self.type.data.value}"
 
     def ptx_operands(self, name: Namer) -> list[str]:
-        src = vector_text(name, self.values) if len(self.values) > 1 else name(self.values[0])
-        return [address_text(name, self.addr, self.offset.data), src]
+        src = vector_text(name, self.values) if len(self.values) > 1 or self.braced else name(self.values[0])
+        return [address_text(name, self.addr, self.offset.data, self.offset_written is not None), src]
 
     def verify_(self) -> None:
         t = self.type.data
         check_type(self, t, LD_ST_TYPES, "st", self.RULE)
         _check_space(self, self.space, ST_SPACES, self.RULE)
+        _check_param_store(self, self.space, self.addr, self.RULE)
+        check_zero_written(self, self.offset_written, self.offset.data)
+        if self.braced and len(self.values) != 1:
+            raise VerifyException(f"{self.name}: braced marks a one-element vector; got {len(self.values)} elements")
         _check_vector(self, self.space, t, len(self.values), self.RULE)
         _check_address(self, self.space, self.addr, self.RULE)
         for value in self.values:
@@ -265,3 +345,324 @@ class MapaOp(Instruction):
         check_operand(self, "destination", self.res, t, self.RULE)
         check_operand(self, "address", self.addr, t, self.RULE)
         check_register(self, "rank", self.rank, "b32", self.RULE)
+
+
+PREFETCH_SPACES = frozenset({StateSpace.GLOBAL, StateSpace.LOCAL})
+TENSORMAP_SPACES = frozenset({StateSpace.CONST, StateSpace.PARAM})
+
+
+@irdl_op_definition
+class PrefetchOp(Instruction):
+    """`prefetch[.space].level [a]` (`.global`/`.local` or generic, `.L1`/`.L2`), or
+    `prefetch[.space].tensormap [a]` (a tensor map in `.const`/`.param` or generic) —
+    with `tensormap` the level is absent."""
+
+    name = "ptx.prefetch"
+    space = opt_prop_def(StateSpaceAttr)
+    level = opt_prop_def(CacheLevelAttr)
+    tensormap = opt_prop_def(UnitAttr)
+    offset = prop_def(IntAttr)
+    addr = operand_def(Address)
+
+    RULE: ClassVar[str] = f"{MEMORY_RULE}: prefetch"
+
+    def __init__(
+        self,
+        space: StateSpace | None,
+        addr: SSAValue,
+        *,
+        level: CacheLevel | None = None,
+        tensormap: bool = False,
+        offset: int = 0,
+    ):
+        props: dict[str, Attribute] = {"offset": IntAttr(offset)}
+        if space is not None:
+            props["space"] = StateSpaceAttr(space)
+        if level is not None:
+            props["level"] = CacheLevelAttr(level)
+        if tensormap:
+            props["tensormap"] = UnitAttr()
+        super().__init__(operands=[addr, None], properties=props)
+
+    def mnemonic(self) -> str:
+        what = "tensormap" if self.tensormap else "" if self.level is None else self.level.data.value
+        return f"prefetch{_space_suffix(self.space)}.{what}"
+
+    def ptx_operands(self, name: Namer) -> list[str]:
+        return [address_text(name, self.addr, self.offset.data)]
+
+    def verify_(self) -> None:
+        if self.tensormap and self.level is not None:
+            raise reject(self, f".tensormap with .{self.level.data.value}", "a tensor map prefetch takes no level",
+                         self.RULE)  # fmt: skip
+        if not self.tensormap and self.level is None:
+            raise reject(self, "prefetch without a level", "it takes .L1/.L2 or .tensormap", self.RULE)
+        _check_space(self, self.space, TENSORMAP_SPACES if self.tensormap else PREFETCH_SPACES, self.RULE)
+        if not self.tensormap:  # ptxas takes a 32-bit tensor-map address; other addresses are 64-bit
+            _check_address(self, self.space, self.addr, self.RULE)
+
+
+# ---- asynchronous copies and ldmatrix (issue 14 executes them; here their forms) ------------------
+
+ASYNC_RULE = "PTX ISA 9.0, Data Movement and Conversion Instructions"
+
+
+@irdl_op_definition
+class CpAsyncOp(Instruction):
+    """`cp.async.{ca,cg}.shared[::cta].global [dst], [src], cp-size[, src-size]`: a 4-, 8- or
+    16-byte copy from global to shared memory, completed by `cp.async.wait_group`; `.cg`
+    copies 16 bytes only; bytes past `src-size` are zero-filled."""
+
+    name = "ptx.cp_async"
+    cache = prop_def(CacheOperatorAttr)
+    space = prop_def(StateSpaceAttr)
+    dst_offset = prop_def(IntAttr)
+    dst_offset_written = opt_prop_def(UnitAttr)
+    src_offset = prop_def(IntAttr)
+    src_offset_written = opt_prop_def(UnitAttr)
+    dst = operand_def(Address)
+    src = operand_def(Address)
+    size = operand_def(RegOrImm)
+    src_size = opt_operand_def(RegOrImm)
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+
+    RULE: ClassVar[str] = f"{ASYNC_RULE}: cp.async"
+
+    def __init__(
+        self,
+        cache: CacheOperator,
+        dst: SSAValue,
+        src: SSAValue,
+        size: SSAValue,
+        src_size: SSAValue | None = None,
+        *,
+        space: StateSpace = StateSpace.SHARED,
+        offsets: tuple[int, int] = (0, 0),
+    ):
+        props: dict[str, Attribute] = {
+            "cache": CacheOperatorAttr(cache),
+            "space": StateSpaceAttr(space),
+            "dst_offset": IntAttr(offsets[0]),
+            "src_offset": IntAttr(offsets[1]),
+        }
+        super().__init__(operands=[dst, src, size, src_size, None], properties=props)
+
+    def mnemonic(self) -> str:
+        return f"cp.async.{self.cache.data.value}.{self.space.data.value}.global"
+
+    def ptx_operands(self, name: Namer) -> list[str]:
+        dst = address_text(name, self.dst, self.dst_offset.data, self.dst_offset_written is not None)
+        src = address_text(name, self.src, self.src_offset.data, self.src_offset_written is not None)
+        return [dst, src, name(self.size)] + ([] if self.src_size is None else [name(self.src_size)])
+
+    def verify_(self) -> None:
+        check_zero_written(self, self.dst_offset_written, self.dst_offset.data)
+        check_zero_written(self, self.src_offset_written, self.src_offset.data)
+        _check_space(self, self.space, SHARED_CTA_SPACES, self.RULE)
+        _check_address(self, self.space, self.dst, self.RULE)
+        size = immediate(self.size)
+        allowed = (16,) if self.cache.data is CacheOperator.CG else (4, 8, 16)
+        if size is None or size not in allowed:
+            what = f"cp-size {operand_text(self.size) if size is None else size}"
+            raise reject(self, f"{what} with .{self.cache.data.value}",
+                         f"it is an immediate {' or '.join(map(str, allowed))}", self.RULE)  # fmt: skip
+        check_register(self, "src-size", self.src_size, "b32", self.RULE)
+
+
+@irdl_op_definition
+class CpAsyncCommitGroupOp(Instruction):
+    """`cp.async.commit_group` / `cp.async.bulk.commit_group`: close the thread's open
+    group of (bulk) asynchronous copies."""
+
+    name = "ptx.cp_async_commit_group"
+    bulk = opt_prop_def(UnitAttr)
+
+    def __init__(self, bulk: bool = False):
+        super().__init__(operands=[None], properties={"bulk": UnitAttr()} if bulk else {})
+
+    def mnemonic(self) -> str:
+        return f"cp.async{'.bulk' if self.bulk else ''}.commit_group"
+
+    def ptx_operands(self, name: Namer) -> list[str]:
+        return []
+
+
+@irdl_op_definition
+class CpAsyncWaitGroupOp(Instruction):
+    """`cp.async.wait_group N` / `cp.async.bulk.wait_group[.read] N`: wait until at most
+    `N` (an immediate) of the thread's groups are pending; `.read` (bulk only) waits only
+    until their sources have been read."""
+
+    name = "ptx.cp_async_wait_group"
+    bulk = opt_prop_def(UnitAttr)
+    read = opt_prop_def(UnitAttr)
+    pending = operand_def(RegOrImm)
+
+    RULE: ClassVar[str] = f"{ASYNC_RULE}: cp.async.wait_group / cp.async.bulk.wait_group"
+
+    def __init__(self, pending: SSAValue, *, bulk: bool = False, read: bool = False):
+        props: dict[str, Attribute] = {}
+        if bulk:
+            props["bulk"] = UnitAttr()
+        if read:
+            props["read"] = UnitAttr()
+        super().__init__(operands=[pending, None], properties=props)
+
+    def mnemonic(self) -> str:
+        return f"cp.async{'.bulk' if self.bulk else ''}.wait_group{'.read' if self.read else ''}"
+
+    def ptx_operands(self, name: Namer) -> list[str]:
+        return [name(self.pending)]
+
+    def verify_(self) -> None:
+        if self.read and not self.bulk:
+            raise reject(self, ".read on cp.async.wait_group", "only cp.async.bulk.wait_group takes .read", self.RULE)
+        if immediate(self.pending) is None:
+            raise reject(self, f"group count {operand_text(self.pending)}", "it is an integer immediate", self.RULE)
+
+
+@dataclass(frozen=True)
+class BulkTensorForm:
+    """The qualifiers of a `cp.async.bulk.tensor` besides those its operands decide: the
+    direction, a written `.tile`, `.cta_group::N`."""
+
+    direction: BulkTensorDirection
+    tile: bool = False
+    cta_group: int | None = None
+
+
+@irdl_op_definition
+class CpAsyncBulkTensorOp(Instruction):
+    """`cp.async.bulk.tensor.Nd.dst.src[.tile].completion[.multicast::cluster]
+    [.L2::cache_hint][.cta_group::N]`: a tile of the tensor a tensor map describes, at
+    coordinates `{c0, ...}` (N of them, 1..5), copied between global and shared memory.
+    A load (into `.shared::cta`/`.shared::cluster`) completes on the mbarrier `[mbar]`
+    (`.mbarrier::complete_tx::bytes`), a store (into `.global`) in a bulk async-group
+    (`.bulk_group`). `.multicast::cluster` (loads into `.shared::cluster`) is present iff
+    its `.b16` CTA mask is, `.L2::cache_hint` iff its `.b64` policy is. The modifier order
+    is CuTe DSL's; `im2col` modes are not modelled (they stay generic)."""
+
+    name = "ptx.cp_async_bulk_tensor"
+    direction = prop_def(BulkTensorDirectionAttr)
+    tile = opt_prop_def(UnitAttr)
+    cta_group = opt_prop_def(nvvm.CTAGroupKindAttr)
+    offset = prop_def(IntAttr)
+    smem = operand_def(Address)
+    tensor_map = operand_def(Address)
+    coords = var_operand_def(RegOrImm)
+    mbar = opt_operand_def(Address)
+    cta_mask = opt_operand_def(RegOrImm)
+    policy = opt_operand_def(Reg)
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+
+    RULE: ClassVar[str] = f"{ASYNC_RULE}: cp.async.bulk.tensor"
+
+    def __init__(
+        self,
+        form: BulkTensorForm,
+        smem: SSAValue,
+        tensor_map: SSAValue,
+        coords: Sequence[SSAValue],
+        mbar: SSAValue | None = None,
+        *,
+        cta_mask: SSAValue | None = None,
+        policy: SSAValue | None = None,
+        offset: int = 0,
+    ):
+        props: dict[str, Attribute] = {"direction": BulkTensorDirectionAttr(form.direction), "offset": IntAttr(offset)}
+        if form.tile:
+            props["tile"] = UnitAttr()
+        if form.cta_group is not None:
+            props["cta_group"] = nvvm.CTAGroupKindAttr.from_int(form.cta_group)
+        super().__init__(operands=[smem, tensor_map, coords, mbar, cta_mask, policy, None], properties=props)
+
+    def mnemonic(self) -> str:
+        direction = self.direction.data
+        parts = [f"cp.async.bulk.tensor.{len(self.coords)}d", direction.value]
+        if self.tile:
+            parts.append("tile")
+        parts.append("mbarrier::complete_tx::bytes" if direction.load else "bulk_group")
+        if self.cta_mask is not None:
+            parts.append("multicast::cluster")
+        if self.policy is not None:
+            parts.append("L2::cache_hint")
+        if self.cta_group is not None:
+            parts.append(f"cta_group::{self.cta_group.as_int()}")
+        return ".".join(parts)
+
+    def ptx_operands(self, name: Namer) -> list[str]:
+        tensor = f"[{name(self.tensor_map)}, {vector_text(name, self.coords)}]"
+        smem = address_text(name, self.smem, self.offset.data)
+        policy = [] if self.policy is None else [name(self.policy)]
+        mbar = [] if self.mbar is None else [f"[{name(self.mbar)}]"]
+        mask = [] if self.cta_mask is None else [name(self.cta_mask)]
+        if not self.direction.data.load:  # (an mbarrier here is printed, and refused by the verifier)
+            return [tensor, smem, *mbar, *mask, *policy]
+        return [smem, tensor, *mbar, *mask, *policy]
+
+    def verify_(self) -> None:
+        rule, direction = self.RULE, self.direction.data
+        if not 1 <= len(self.coords) <= 5:
+            raise reject(self, f"{len(self.coords)} tensor coordinates", "a tensor has 1 to 5 dimensions", rule)
+        if direction.load and self.mbar is None:
+            raise reject(self, "a tensor load without an mbarrier", "a load completes on [mbar]", rule)
+        if not direction.load and self.mbar is not None:
+            raise reject(self, "an mbarrier on a tensor store", "a store completes in a bulk async-group", rule)
+        if self.cta_mask is not None and direction is not BulkTensorDirection.TO_SHARED_CLUSTER:
+            raise reject(self, f".multicast::cluster with .{direction.value}",
+                         "multicast loads into .shared::cluster", rule)  # fmt: skip
+        if self.cta_group is not None and not direction.load:
+            raise reject(self, ".cta_group on a tensor store", "only loads take .cta_group", rule)
+        for value in self.coords:
+            check_register(self, "tensor coordinate", value, "b32", rule)
+        check_only_register(self, "CTA mask", self.cta_mask, "b16", rule)
+        check_only_register(self, "cache policy", self.policy, "b64", rule)
+        if self.mbar is not None:
+            _check_address(self, StateSpaceAttr(StateSpace.SHARED), self.mbar, rule)
+
+
+@irdl_op_definition
+class LdmatrixOp(Instruction):
+    """`ldmatrix.sync.aligned.m8n8.xN[.trans][.shared[::cta]].b16 {d..}, [a]`: N (1, 2, 4)
+    8x8 matrices of 16-bit elements from shared memory, one `.b32` register per matrix
+    per thread. (The `.m16n16`/`.m8n16` 8-bit shapes are not modelled: they stay generic.)"""
+
+    name = "ptx.ldmatrix"
+    trans = opt_prop_def(UnitAttr)
+    space = opt_prop_def(StateSpaceAttr)
+    offset = prop_def(IntAttr)
+    res = var_result_def(Reg)
+    addr = operand_def(Address)
+
+    RULE: ClassVar[str] = "PTX ISA 9.0, Warp Level Matrix Multiply-Accumulate Instructions: ldmatrix"
+
+    def __init__(
+        self,
+        res: Sequence[RegisterType],
+        addr: SSAValue,
+        *,
+        space: StateSpace | None = StateSpace.SHARED,
+        trans: bool = False,
+        offset: int = 0,
+    ):
+        props: dict[str, Attribute] = {"offset": IntAttr(offset)}
+        if space is not None:
+            props["space"] = StateSpaceAttr(space)
+        if trans:
+            props["trans"] = UnitAttr()
+        super().__init__(operands=[addr, None], result_types=[res], properties=props)
+
+    def mnemonic(self) -> str:
+        trans = ".trans" if self.trans else ""
+        return f"ldmatrix.sync.aligned.m8n8.x{len(self.res)}{trans}{_space_suffix(self.space)}.b16"
+
+    def ptx_operands(self, name: Namer) -> list[str]:
+        return [vector_text(name, self.res), address_text(name, self.addr, self.offset.data)]
+
+    def verify_(self) -> None:
+        if len(self.res) not in (1, 2, 4):
+            raise reject(self, f"{len(self.res)} matrices", ".m8n8 loads .x1/.x2/.x4", self.RULE)
+        _check_space(self, self.space, SHARED_CTA_SPACES, self.RULE)
+        _check_address(self, self.space or StateSpaceAttr(StateSpace.SHARED), self.addr, self.RULE)
+        for value in self.res:
+            check_only_register(self, "destination", value, "b32", self.RULE)

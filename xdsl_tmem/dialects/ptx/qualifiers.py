@@ -208,6 +208,22 @@ class CmpOpAttr(EnumAttribute[CmpOp], SpacedOpaqueSyntaxAttribute):
     name = "ptx.cmp"
 
 
+class VectorLanes(StrEnum):
+    """How many parts a packed `mov` operand has: `{a, b}` or `{a, b, c, d}`."""
+
+    V2 = "v2"
+    V4 = "v4"
+
+    @property
+    def parts(self) -> int:
+        return int(self.value[1:])
+
+
+@irdl_attr_definition
+class VectorLanesAttr(EnumAttribute[VectorLanes], SpacedOpaqueSyntaxAttribute):
+    name = "ptx.lanes"
+
+
 # --------------------------------------------------------------------------------------
 # State spaces and memory ordering
 # --------------------------------------------------------------------------------------
@@ -284,6 +300,210 @@ class BarrierClusterKind(StrEnum):
 @irdl_attr_definition
 class BarrierClusterKindAttr(EnumAttribute[BarrierClusterKind], SpacedOpaqueSyntaxAttribute):
     name = "ptx.barrier_cluster"
+
+
+# ---- bit-field, permute and funnel-shift instructions (PTX ISA 9.0, Integer Arithmetic /
+# Logic and Shift / Data Movement: bfe bfi brev clz popc bfind prmt shf). The semantics'
+# decoders (xdsl_tmem/interpreter/ptx/integer.py) read these same sets.
+
+BFE_TYPES = types("u32", "s32", "u64", "s64")
+BFI_TYPES = types("b32", "b64")
+BREV_TYPES = types("b32", "b64")
+POPC_CLZ_TYPES = types("b32", "b64")
+BFIND_TYPES = types("u32", "s32", "u64", "s64")
+
+
+class PrmtMode(StrEnum):
+    """`prmt.b32.mode`: the byte-selection modes besides the default (generic) one."""
+
+    F4E = "f4e"
+    B4E = "b4e"
+    RC8 = "rc8"
+    ECL = "ecl"
+    ECR = "ecr"
+    RC16 = "rc16"
+
+
+@irdl_attr_definition
+class PrmtModeAttr(EnumAttribute[PrmtMode], SpacedOpaqueSyntaxAttribute):
+    name = "ptx.prmt_mode"
+
+
+class ShfDirection(StrEnum):
+    """`shf.l` / `shf.r`: funnel shift left or right."""
+
+    L = "l"
+    R = "r"
+
+
+@irdl_attr_definition
+class ShfDirectionAttr(EnumAttribute[ShfDirection], SpacedOpaqueSyntaxAttribute):
+    name = "ptx.shf_direction"
+
+
+class ShfMode(StrEnum):
+    """`shf`'s shift amount: clamped to 32 or taken modulo 32 (required)."""
+
+    CLAMP = "clamp"
+    WRAP = "wrap"
+
+
+@irdl_attr_definition
+class ShfModeAttr(EnumAttribute[ShfMode], SpacedOpaqueSyntaxAttribute):
+    name = "ptx.shf_mode"
+
+
+# ---- warp-level and miscellaneous instructions ---------------------------------------------
+
+
+class BarrierKind(StrEnum):
+    """`barrier.sync` (arrive and wait) or `barrier.arrive` (arrive only)."""
+
+    SYNC = "sync"
+    ARRIVE = "arrive"
+
+
+@irdl_attr_definition
+class BarrierKindAttr(EnumAttribute[BarrierKind], SpacedOpaqueSyntaxAttribute):
+    name = "ptx.barrier_kind"
+
+
+class SetmaxnregAction(StrEnum):
+    """`setmaxnreg.inc` (request registers) or `.dec` (release them)."""
+
+    INC = "inc"
+    DEC = "dec"
+
+
+@irdl_attr_definition
+class SetmaxnregActionAttr(EnumAttribute[SetmaxnregAction], SpacedOpaqueSyntaxAttribute):
+    name = "ptx.setmaxnreg_action"
+
+
+class ShflMode(StrEnum):
+    """`shfl.sync` modes: which lane a thread reads from."""
+
+    UP = "up"
+    DOWN = "down"
+    BFLY = "bfly"
+    IDX = "idx"
+
+
+@irdl_attr_definition
+class ShflModeAttr(EnumAttribute[ShflMode], SpacedOpaqueSyntaxAttribute):
+    name = "ptx.shfl_mode"
+
+
+class VoteMode(StrEnum):
+    """`vote.sync` modes: `.all .any .uni` reduce to a predicate, `.ballot` to a `.b32` mask."""
+
+    ALL = "all"
+    ANY = "any"
+    UNI = "uni"
+    BALLOT = "ballot"
+
+
+@irdl_attr_definition
+class VoteModeAttr(EnumAttribute[VoteMode], SpacedOpaqueSyntaxAttribute):
+    name = "ptx.vote_mode"
+
+
+class MatchMode(StrEnum):
+    """`match.any.sync` (the lanes holding the same value) / `match.all.sync` (all or none)."""
+
+    ANY = "any"
+    ALL = "all"
+
+
+@irdl_attr_definition
+class MatchModeAttr(EnumAttribute[MatchMode], SpacedOpaqueSyntaxAttribute):
+    name = "ptx.match_mode"
+
+
+class CacheLevel(StrEnum):
+    """`prefetch`'s cache level (`.L1`, `.L2`)."""
+
+    L1 = "L1"
+    L2 = "L2"
+
+
+@irdl_attr_definition
+class CacheLevelAttr(EnumAttribute[CacheLevel], SpacedOpaqueSyntaxAttribute):
+    name = "ptx.cache_level"
+
+
+class CacheOperator(StrEnum):
+    """`cp.async`'s cache operator: `.ca` (cache at all levels) or `.cg` (L2 only)."""
+
+    CA = "ca"
+    CG = "cg"
+
+
+@irdl_attr_definition
+class CacheOperatorAttr(EnumAttribute[CacheOperator], SpacedOpaqueSyntaxAttribute):
+    name = "ptx.cache_operator"
+
+
+class BulkTensorDirection(StrEnum):
+    """`cp.async.bulk.tensor`'s `.dst.src`: a tensor tile loaded from global memory into
+    this CTA's or a cluster's shared memory, or stored from shared to global memory."""
+
+    TO_SHARED_CTA = "shared::cta.global"
+    TO_SHARED_CLUSTER = "shared::cluster.global"
+    TO_GLOBAL = "global.shared::cta"
+
+    @property
+    def load(self) -> bool:
+        return self is not BulkTensorDirection.TO_GLOBAL
+
+
+@irdl_attr_definition
+class BulkTensorDirectionAttr(EnumAttribute[BulkTensorDirection], SpacedOpaqueSyntaxAttribute):
+    name = "ptx.bulk_tensor_direction"
+
+
+class TestpKind(StrEnum):
+    """`testp`'s test (PTX ISA 9.0, Floating-Point Instructions: testp)."""
+
+    FINITE = "finite"
+    INFINITE = "infinite"
+    NUMBER = "number"
+    NOTANUMBER = "notanumber"
+    NORMAL = "normal"
+    SUBNORMAL = "subnormal"
+
+
+@irdl_attr_definition
+class TestpKindAttr(EnumAttribute[TestpKind], SpacedOpaqueSyntaxAttribute):
+    name = "ptx.testp"
+
+
+class PackedFloat(StrEnum):
+    """A pair of floats packed in one register, as `cvt` writes it from two `.f32`."""
+
+    F16X2 = "f16x2"
+    BF16X2 = "bf16x2"
+    E4M3X2 = "e4m3x2"
+    E5M2X2 = "e5m2x2"
+    E2M3X2 = "e2m3x2"
+    E3M2X2 = "e3m2x2"
+    E2M1X2 = "e2m1x2"
+
+    @property
+    def width(self) -> int:
+        """The pair's bits: 2 x 16, 2 x 8 (the 8- and 6-bit formats), 2 x 4 (`e2m1`)."""
+        if self in (PackedFloat.F16X2, PackedFloat.BF16X2):
+            return 32
+        return 8 if self is PackedFloat.E2M1X2 else 16
+
+    @property
+    def half(self) -> bool:
+        return self in (PackedFloat.F16X2, PackedFloat.BF16X2)
+
+
+@irdl_attr_definition
+class PackedFloatAttr(EnumAttribute[PackedFloat], SpacedOpaqueSyntaxAttribute):
+    name = "ptx.packed_float"
 
 
 # --------------------------------------------------------------------------------------
@@ -389,3 +609,16 @@ def check_only_register(op: Operation, role: str, value: SSAValue | None, kind: 
         return
     if not isinstance(value.type, RegisterType) or register_class(value.type.kind.data) != kind:
         raise reject(op, f"{role} {operand_text(value)}", f"it must be a .{kind} register", rule)
+
+
+def check_semantics(op: Operation, mnemonic: str, rule: str, *, pack: int = 0, unpack: int = 0) -> None:
+    """The op's spelling is one the value semantics (`xdsl_tmem.interpreter.ptx`) decode:
+    one shared check, so the legal type/modifier combinations of these instructions are
+    written once, in the semantics' decoders (docs/ptx-semantics.md)."""
+    from xdsl_tmem.interpreter.ptx import UnsupportedInstruction, decode
+
+    opcode, *modifiers = mnemonic.split(".")
+    try:
+        decode(opcode, tuple(modifiers), pack=pack, unpack=unpack)
+    except UnsupportedInstruction as e:
+        raise reject(op, mnemonic, e.why, rule) from None

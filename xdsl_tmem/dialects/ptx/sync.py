@@ -43,20 +43,35 @@ from xdsl_tmem.dialects.ptx.qualifiers import (
     SHARED_SPACES,
     BarrierClusterKind,
     BarrierClusterKindAttr,
+    BarrierKind,
+    BarrierKindAttr,
+    MatchMode,
+    MatchModeAttr,
     MbarrierTxKind,
     MbarrierTxKindAttr,
     MbarrierWaitKind,
     MbarrierWaitKindAttr,
     MemSemantic,
     MemSemanticAttr,
+    PtxType,
+    PtxTypeAttr,
+    SetmaxnregAction,
+    SetmaxnregActionAttr,
+    ShflMode,
+    ShflModeAttr,
     StateSpace,
     StateSpaceAttr,
+    VoteMode,
+    VoteModeAttr,
     check_only_register,
     check_register,
+    check_type,
     immediate,
+    operand_text,
     register_class,
     reject,
     spell,
+    types,
 )
 from xdsl_tmem.dialects.traits import Synchronizes, SyncPoint, ThreadBarrier, WarpLocal
 
@@ -636,24 +651,256 @@ class MbarrierWaitOp(Instruction):
 
 @irdl_op_definition
 class ElectSyncOp(Instruction):
-    """`elect.sync _|p, membermask`: `p` a predicate, the mask a `.b32` register or immediate."""
+    """`elect.sync d|p, membermask`: `p` a predicate (true in the elected lane), `d` the
+    elected lane's number (a `.b32` register) or the sink `_`; the mask a `.b32` register
+    or immediate."""
 
     name = "ptx.elect_sync"
     traits = traits_def(WarpLocal())
     res = result_def(Reg)
+    lane = opt_result_def(Reg)
     mask = operand_def(RegOrImm)
 
     RULE: ClassVar[str] = "PTX ISA 9.0, Parallel Synchronization and Communication Instructions: elect.sync"
 
-    def __init__(self, res: RegisterType, mask: SSAValue):
-        super().__init__(operands=[mask, None], result_types=[res])
+    def __init__(self, res: RegisterType, mask: SSAValue, lane: RegisterType | None = None):
+        super().__init__(operands=[mask, None], result_types=[res, lane])
 
     def mnemonic(self) -> str:
         return "elect.sync"
 
     def ptx_operands(self, name: Namer) -> list[str]:
-        return [f"_|{name(self.res)}", name(self.mask)]
+        lane = "_" if self.lane is None else name(self.lane)
+        return [f"{lane}|{name(self.res)}", name(self.mask)]
 
     def verify_(self) -> None:
         check_only_register(self, "destination", self.res, "pred", self.RULE)
+        check_only_register(self, "lane destination", self.lane, "b32", self.RULE)
         check_register(self, "member mask", self.mask, "b32", self.RULE)
+
+
+@irdl_op_definition
+class BarrierOp(Instruction):
+    """`barrier.sync[.aligned] id[, count]` / `barrier.arrive[.aligned] id, count`. Without
+    `.aligned` the threads of a warp may reach it at different instructions (divergence);
+    `bar.sync`/`bar.arrive` (`ptx.bar_sync`, `ptx.bar_arrive`) are the `.aligned` forms."""
+
+    name = "ptx.barrier"
+    kind = prop_def(BarrierKindAttr)
+    aligned = opt_prop_def(UnitAttr)
+    id = operand_def(RegOrImm)
+    count = opt_operand_def(RegOrImm)
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+
+    RULE: ClassVar[str] = f"{SYNC_RULE}: barrier"
+
+    def __init__(self, kind: BarrierKind, id: SSAValue, count: SSAValue | None = None, *, aligned: bool = False):
+        props: dict[str, Attribute] = {"kind": BarrierKindAttr(kind)}
+        if aligned:
+            props["aligned"] = UnitAttr()
+        super().__init__(operands=[id, count, None], properties=props)
+
+    def mnemonic(self) -> str:
+        return f"barrier.{self.kind.data.value}{'.aligned' if self.aligned else ''}"
+
+    def ptx_operands(self, name: Namer) -> list[str]:
+        return [name(self.id)] + ([] if self.count is None else [name(self.count)])
+
+    def verify_(self) -> None:
+        if self.kind.data is BarrierKind.ARRIVE and self.count is None:
+            raise reject(self, "barrier.arrive without a thread count", "barrier.arrive takes id, count", self.RULE)
+        _check_barrier_operands(self, self.id, self.count, self.RULE)
+
+
+_SETMAXNREG_RANGE = (24, 256)
+
+
+@irdl_op_definition
+class SetmaxnregOp(Instruction):
+    """`setmaxnreg.{inc,dec}.sync.aligned.u32 imm`: the warp's register budget; the count
+    is an immediate in [24, 256], a multiple of 8."""
+
+    name = "ptx.setmaxnreg"
+    action = prop_def(SetmaxnregActionAttr)
+    count = operand_def(RegOrImm)
+
+    RULE: ClassVar[str] = "PTX ISA 9.0, Miscellaneous Instructions: setmaxnreg"
+
+    def __init__(self, action: SetmaxnregAction, count: SSAValue):
+        super().__init__(operands=[count, None], properties={"action": SetmaxnregActionAttr(action)})
+
+    def mnemonic(self) -> str:
+        return f"setmaxnreg.{self.action.data.value}.sync.aligned.u32"
+
+    def ptx_operands(self, name: Namer) -> list[str]:
+        return [name(self.count)]
+
+    def verify_(self) -> None:
+        count = immediate(self.count)
+        low, high = _SETMAXNREG_RANGE
+        if count is None:
+            raise reject(self, f"register count {operand_text(self.count)}", "it is an integer immediate", self.RULE)
+        if not low <= count <= high or count % 8:
+            raise reject(self, f"register count {count}", f"it must be a multiple of 8 in [{low}, {high}]", self.RULE)
+
+
+@irdl_op_definition
+class ShflSyncOp(Instruction):
+    """`shfl.sync.mode.b32 d[|p], a, b, c, membermask`: `d` gets `a` from the lane `mode`
+    selects with `b` (lane or offset) and `c` (clamp and segment mask); `p` whether that
+    lane was in range. `b`, `c` and the mask are `.b32` registers or immediates."""
+
+    name = "ptx.shfl_sync"
+    mode = prop_def(ShflModeAttr)
+    res = result_def(Reg)
+    pred = opt_result_def(Reg)
+    a = operand_def(RegOrImm)
+    b = operand_def(RegOrImm)
+    c = operand_def(RegOrImm)
+    mask = operand_def(RegOrImm)
+
+    RULE: ClassVar[str] = f"{SYNC_RULE}: shfl.sync"
+
+    def __init__(
+        self,
+        mode: ShflMode,
+        res: RegisterType,
+        abc: tuple[SSAValue, SSAValue, SSAValue],
+        mask: SSAValue,
+        pred: RegisterType | None = None,
+    ):
+        super().__init__(operands=[*abc, mask, None], result_types=[res, pred], properties={"mode": ShflModeAttr(mode)})
+
+    def mnemonic(self) -> str:
+        return f"shfl.sync.{self.mode.data.value}.b32"
+
+    def ptx_operands(self, name: Namer) -> list[str]:
+        d = name(self.res) if self.pred is None else f"{name(self.res)}|{name(self.pred)}"
+        return [d, name(self.a), name(self.b), name(self.c), name(self.mask)]
+
+    def verify_(self) -> None:
+        check_only_register(self, "destination", self.res, "b32", self.RULE)
+        check_only_register(self, "predicate destination", self.pred, "pred", self.RULE)
+        for role, value in (("operand a", self.a), ("operand b", self.b), ("operand c", self.c),
+                            ("member mask", self.mask)):  # fmt: skip
+            check_register(self, role, value, "b32", self.RULE)
+
+
+@irdl_op_definition
+class VoteSyncOp(Instruction):
+    """`vote.sync.{all,any,uni}.pred d, [!]a, membermask` / `vote.sync.ballot.b32 d, [!]a,
+    membermask`: `.ballot` (and only it) writes a `.b32` mask."""
+
+    name = "ptx.vote_sync"
+    mode = prop_def(VoteModeAttr)
+    negate_source = opt_prop_def(UnitAttr)
+    res = result_def(Reg)
+    src = operand_def(Reg)
+    mask = operand_def(RegOrImm)
+
+    RULE: ClassVar[str] = f"{SYNC_RULE}: vote.sync"
+
+    def __init__(self, mode: VoteMode, res: RegisterType, src: SSAValue, mask: SSAValue, *, negate: bool = False):
+        props: dict[str, Attribute] = {"mode": VoteModeAttr(mode)}
+        if negate:
+            props["negate_source"] = UnitAttr()
+        super().__init__(operands=[src, mask, None], result_types=[res], properties=props)
+
+    def ballot(self) -> bool:
+        return self.mode.data is VoteMode.BALLOT
+
+    def mnemonic(self) -> str:
+        return f"vote.sync.{self.mode.data.value}.{'b32' if self.ballot() else 'pred'}"
+
+    def ptx_operands(self, name: Namer) -> list[str]:
+        return [name(self.res), f"{'!' if self.negate_source else ''}{name(self.src)}", name(self.mask)]
+
+    def verify_(self) -> None:
+        check_only_register(self, "destination", self.res, "b32" if self.ballot() else "pred", self.RULE)
+        check_only_register(self, "source", self.src, "pred", self.RULE)
+        check_register(self, "member mask", self.mask, "b32", self.RULE)
+
+
+@irdl_op_definition
+class MatchSyncOp(Instruction):
+    """`match.any.sync.type d, a, membermask` / `match.all.sync.type d[|p], a, membermask`:
+    `d` the `.b32` mask of lanes whose `a` (`.b32`/`.b64`) equals this lane's; only
+    `.all` writes the predicate (ptxas: "Predicate output not allowed")."""
+
+    name = "ptx.match_sync"
+    mode = prop_def(MatchModeAttr)
+    type = prop_def(PtxTypeAttr)
+    res = result_def(Reg)
+    pred = opt_result_def(Reg)
+    src = operand_def(RegOrImm)
+    mask = operand_def(RegOrImm)
+
+    RULE: ClassVar[str] = f"{SYNC_RULE}: match.sync"
+
+    def __init__(
+        self, mode: MatchMode, type: PtxType, res: RegisterType, src: SSAValue, mask: SSAValue,
+        pred: RegisterType | None = None,
+    ):  # fmt: skip
+        props: dict[str, Attribute] = {"mode": MatchModeAttr(mode), "type": PtxTypeAttr(type)}
+        super().__init__(operands=[src, mask, None], result_types=[res, pred], properties=props)
+
+    def mnemonic(self) -> str:
+        return f"match.{self.mode.data.value}.sync.{self.type.data.value}"
+
+    def ptx_operands(self, name: Namer) -> list[str]:
+        d = name(self.res) if self.pred is None else f"{name(self.res)}|{name(self.pred)}"
+        return [d, name(self.src), name(self.mask)]
+
+    def verify_(self) -> None:
+        t = self.type.data
+        check_type(self, t, types("b32", "b64"), "match.sync", self.RULE)
+        if self.pred is not None and self.mode.data is MatchMode.ANY:
+            raise reject(self, "a predicate destination on match.any", "only match.all writes one", self.RULE)
+        check_only_register(self, "destination", self.res, "b32", self.RULE)
+        check_only_register(self, "predicate destination", self.pred, "pred", self.RULE)
+        check_register(self, "source", self.src, t.register_kind, self.RULE)
+        check_register(self, "member mask", self.mask, "b32", self.RULE)
+
+
+@irdl_op_definition
+class ActivemaskOp(Instruction):
+    """`activemask.b32 d`: the mask of the warp's active lanes."""
+
+    name = "ptx.activemask"
+    res = result_def(Reg)
+
+    RULE: ClassVar[str] = f"{SYNC_RULE}: activemask"
+
+    def __init__(self, res: RegisterType):
+        super().__init__(operands=[None], result_types=[res])
+
+    def mnemonic(self) -> str:
+        return "activemask.b32"
+
+    def ptx_operands(self, name: Namer) -> list[str]:
+        return [name(self.res)]
+
+    def verify_(self) -> None:
+        check_only_register(self, "destination", self.res, "b32", self.RULE)
+
+
+@irdl_op_definition
+class NanosleepOp(Instruction):
+    """`nanosleep.u32 t`: suspend the thread for about `t` ns (a `.b32` register or immediate)."""
+
+    name = "ptx.nanosleep"
+    time = operand_def(RegOrImm)
+
+    RULE: ClassVar[str] = "PTX ISA 9.0, Miscellaneous Instructions: nanosleep"
+
+    def __init__(self, time: SSAValue):
+        super().__init__(operands=[time, None])
+
+    def mnemonic(self) -> str:
+        return "nanosleep.u32"
+
+    def ptx_operands(self, name: Namer) -> list[str]:
+        return [name(self.time)]
+
+    def verify_(self) -> None:
+        check_register(self, "time", self.time, "b32", self.RULE)

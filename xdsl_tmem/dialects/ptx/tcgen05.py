@@ -266,6 +266,8 @@ class Tcgen05LdOp(_Tcgen05LdStOp):
     name = "ptx.tcgen05_ld"
     traits = traits_def(SyncPoint())
     pack = opt_prop_def(UnitAttr)
+    offset_written = opt_prop_def(UnitAttr)
+    """The address spelled `[taddr+0]` (as Triton writes it)."""
     res = var_result_def(Reg)
     taddr = operand_def(Reg)
     split = opt_operand_def(Imm)
@@ -296,7 +298,7 @@ class Tcgen05LdOp(_Tcgen05LdStOp):
 
     def ptx_operands(self, name: Namer) -> list[str]:
         split = [] if self.split is None else [name(self.split)]
-        return [vector_text(name, self.res), f"[{name(self.taddr)}]", *split]
+        return [vector_text(name, self.res), address_text(name, self.taddr, 0, self.offset_written is not None), *split]
 
 
 @irdl_op_definition
@@ -306,6 +308,8 @@ class Tcgen05StOp(_Tcgen05LdStOp):
     name = "ptx.tcgen05_st"
     traits = traits_def(SyncPoint())
     unpack = opt_prop_def(UnitAttr)
+    offset_written = opt_prop_def(UnitAttr)
+    """The address spelled `[taddr+0]` (as Triton writes it)."""
     taddr = operand_def(Reg)
     split = opt_operand_def(Imm)
     values = var_operand_def(Reg)
@@ -336,18 +340,23 @@ class Tcgen05StOp(_Tcgen05LdStOp):
 
     def ptx_operands(self, name: Namer) -> list[str]:
         split = [] if self.split is None else [name(self.split)]
-        return [f"[{name(self.taddr)}]", *split, vector_text(name, self.values)]
+        return [
+            address_text(name, self.taddr, 0, self.offset_written is not None),
+            *split,
+            vector_text(name, self.values),
+        ]
 
 
 @dataclass(frozen=True)
 class Tcgen05MmaForm:
     """The qualifiers of a `tcgen05.mma` and where its A operand lives:
-    `.cta_group::N.kind::K.collector::a::C[.ashift]`, A in tensor memory (`[a]`) or
-    an shared-memory descriptor (`a`)."""
+    `.cta_group::N.kind::K[.collector::a::C][.ashift]`, A in tensor memory (`[a]`) or
+    an shared-memory descriptor (`a`). Without a collector qualifier (None) the PTX ISA's
+    default, `.collector::a::discard`, applies; the op keeps whether it was written."""
 
     cta_group: int
     kind: nvvm.Tcgen05MMAKind
-    collector: nvvm.Tcgen05MMACollectorOp = nvvm.Tcgen05MMACollectorOp.DISCARD
+    collector: nvvm.Tcgen05MMACollectorOp | None = nvvm.Tcgen05MMACollectorOp.DISCARD
     a_tmem: bool = False
     ashift: bool = False
 
@@ -364,9 +373,12 @@ class Tcgen05MmaOp(Instruction):
     traits = traits_def(SyncPoint())
     cta_group = prop_def(nvvm.CTAGroupKindAttr)
     kind = prop_def(nvvm.Tcgen05MMAKindAttr)
-    collector = prop_def(nvvm.Tcgen05MMACollectorOpAttr)
+    collector = opt_prop_def(nvvm.Tcgen05MMACollectorOpAttr)
+    """Absent: not written, the default `.collector::a::discard` (Triton omits it)."""
     ashift = opt_prop_def(UnitAttr)
     a_tmem = opt_prop_def(UnitAttr)
+    offset_written = opt_prop_def(UnitAttr)
+    """D's address spelled `[d+0]` (as Triton writes it)."""
     d = operand_def(Reg)
     a = operand_def(Reg)
     b = operand_def(Reg)
@@ -393,8 +405,9 @@ class Tcgen05MmaOp(Instruction):
         props: dict[str, Attribute] = {
             "cta_group": nvvm.CTAGroupKindAttr.from_int(form.cta_group),
             "kind": nvvm.Tcgen05MMAKindAttr(form.kind),
-            "collector": nvvm.Tcgen05MMACollectorOpAttr(form.collector),
         }
+        if form.collector is not None:
+            props["collector"] = nvvm.Tcgen05MMACollectorOpAttr(form.collector)
         if form.a_tmem:
             props["a_tmem"] = UnitAttr()
         if form.ashift:
@@ -405,7 +418,7 @@ class Tcgen05MmaOp(Instruction):
         return Tcgen05MmaForm(
             self.cta_group.as_int(),
             self.kind.data,
-            self.collector.data,
+            None if self.collector is None else self.collector.data,
             self.a_tmem is not None,
             self.ashift is not None,
         )
@@ -414,7 +427,7 @@ class Tcgen05MmaOp(Instruction):
         # llc-22 spells `.ashift` after the collector, except in the
         # disable-output-lane form, where it comes first (both are valid PTX).
         ashift = ".ashift" if self.ashift else ""
-        collector = f".collector::a::{self.collector.data.value}"
+        collector = "" if self.collector is None else f".collector::a::{self.collector.data.value}"
         qualifiers = f"{ashift}{collector}" if self.disable_output_lane else f"{collector}{ashift}"
         return f"tcgen05.mma.cta_group::{self.cta_group.as_int()}.kind::{self.kind.data.value}{qualifiers}"
 
@@ -422,7 +435,8 @@ class Tcgen05MmaOp(Instruction):
         a = f"[{name(self.a)}]" if self.a_tmem else name(self.a)
         mask = [vector_text(name, self.disable_output_lane)] if self.disable_output_lane else []
         scale = [] if self.scale is None else [name(self.scale)]
-        return [f"[{name(self.d)}]", a, name(self.b), name(self.idesc), *mask, name(self.enable_input_d), *scale]
+        d = address_text(name, self.d, 0, self.offset_written is not None)
+        return [d, a, name(self.b), name(self.idesc), *mask, name(self.enable_input_d), *scale]
 
     def verify_(self) -> None:
         rule = self.RULE

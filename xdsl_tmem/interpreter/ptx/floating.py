@@ -17,6 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from xdsl_tmem.dialects.ptx.qualifiers import TestpKind
+
 from .base import Lanes, Semantics, Spelling, fn1, fn2, fnv
 from .rounding import (
     BF16,
@@ -475,8 +477,9 @@ def _copysign_decode(s: Spelling, ty: str) -> Semantics:
 def _testp(s: Spelling, ty: str) -> Semantics:
     if ty not in ("f32", "f64"):
         s.fail("testp takes .f32 or .f64")
-    test = s.at_most_one(_TESTP, "test")
-    s.only(_TESTP)
+    tests = {k.value for k in TestpKind}  # the typed qualifier's values; _TESTP has one function per value
+    test = s.at_most_one(tests, "test")
+    s.only(tests)
     if test is None:
         s.fail(f"testp needs one of {' '.join('.' + t for t in _TESTP)}")
     tiny = finfo(ELEMENT[ty]).smallest_normal

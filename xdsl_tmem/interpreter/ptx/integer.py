@@ -16,6 +16,17 @@ from typing import Any, cast
 
 import numpy as np
 
+from xdsl_tmem.dialects.ptx.qualifiers import (
+    BFE_TYPES,
+    BFI_TYPES,
+    BFIND_TYPES,
+    BREV_TYPES,
+    POPC_CLZ_TYPES,
+    PrmtMode,
+    ShfDirection,
+    ShfMode,
+)
+
 from .base import BITS, LANE_DTYPE, SIGNED, UNSIGNED, WIDTH, Lanes, Semantics, Spelling, fn1, fn2, fn3, fn4, fnv
 
 Fn = Callable[..., Any]
@@ -611,7 +622,7 @@ def _min_max(s: Spelling) -> Semantics:
 
 
 def _popc_clz(s: Spelling) -> Semantics:
-    ty = s.one_type({"b32", "b64"})
+    ty = s.one_type({t.value for t in POPC_CLZ_TYPES})
     s.only(set())
     if s.opcode == "popc":
         return Semantics(fn1(lambda a: np.bitwise_count(a).astype(np.uint32)), (ty,), ("u32",))
@@ -620,7 +631,7 @@ def _popc_clz(s: Spelling) -> Semantics:
 
 
 def _bfind(s: Spelling) -> Semantics:
-    ty = s.one_type({"u32", "s32", "u64", "s64"})
+    ty = s.one_type({t.value for t in BFIND_TYPES})
     s.only({"shiftamt"})
     u, w1 = udt(ty), np.uint32(WIDTH[ty] - 1)
     shiftamt = "shiftamt" in s.flags
@@ -665,19 +676,19 @@ def _fns_decode(s: Spelling) -> Semantics:
 
 
 def _brev_decode(s: Spelling) -> Semantics:
-    ty = s.one_type({"b32", "b64"})
+    ty = s.one_type({t.value for t in BREV_TYPES})
     s.only(set())
     return Semantics(_brev, (ty,), (ty,))
 
 
 def _bfe_decode(s: Spelling) -> Semantics:
-    ty = s.one_type({"u32", "s32", "u64", "s64"})
+    ty = s.one_type({t.value for t in BFE_TYPES})
     s.only(set())
     return Semantics(_bfe(ty), (ty, "u32", "u32"), (ty,))
 
 
 def _bfi_decode(s: Spelling) -> Semantics:
-    ty = s.one_type({"b32", "b64"})
+    ty = s.one_type({t.value for t in BFI_TYPES})
     s.only(set())
     return Semantics(_bfi(ty), (ty, ty, "u32", "u32"), (ty,))
 
@@ -701,8 +712,9 @@ def _dp2a_decode(s: Spelling) -> Semantics:
 
 def _prmt_decode(s: Spelling) -> Semantics:
     s.one_type({"b32"})
-    mode = s.at_most_one(_PRMT_MODES, "mode")
-    s.only(_PRMT_MODES)
+    modes = {m.value for m in PrmtMode}
+    mode = s.at_most_one(modes, "mode")
+    s.only(modes)
     return Semantics(_prmt(mode), ("b32", "b32", "b32"), ("b32",))
 
 
@@ -714,9 +726,10 @@ def _lop3_decode(s: Spelling) -> Semantics:
 
 def _shf_decode(s: Spelling) -> Semantics:
     s.one_type({"b32"})
-    d = s.at_most_one({"l", "r"}, "direction")
-    m = s.at_most_one({"clamp", "wrap"}, "mode")
-    s.only({"l", "r", "clamp", "wrap"})
+    directions, modes = {d.value for d in ShfDirection}, {m.value for m in ShfMode}
+    d = s.at_most_one(directions, "direction")
+    m = s.at_most_one(modes, "mode")
+    s.only(directions | modes)
     if d is None or m is None:
         s.fail("shf needs .l or .r and .clamp or .wrap")
     return Semantics(_shf(d, m), ("b32", "b32", "u32"), ("b32",))
