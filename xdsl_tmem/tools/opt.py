@@ -35,7 +35,6 @@ from xdsl_tmem.diagnostics import (
     recursion_headroom,
     verify_located,
 )
-from xdsl_tmem.frontend import load_ptx
 from xdsl_tmem.tools import cli
 from xdsl_tmem.universe import TMEM_UNIVERSE, add_tmem_dialects, available_passes
 
@@ -127,6 +126,8 @@ class TmemOptMain(xDSLOptMain):
             )  # fmt: skip
 
         def parse_ptx(io: IO[bytes]) -> ModuleOp:
+            from xdsl_tmem.frontend import load_ptx  # only for PTX input: keeps start-up short
+
             return load_ptx(io.read(), self.get_input_name(), self.source_map)
 
         self.available_frontends["mlir"] = parse_mlir

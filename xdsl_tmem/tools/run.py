@@ -37,7 +37,6 @@ import xdsl_tmem
 from xdsl_tmem.diagnostics import Diagnostic, SourceMap, diagnose, load_source, recursion_headroom, verify_located
 from xdsl_tmem.dialects import ptx
 from xdsl_tmem.fence_policy import FencePolicy
-from xdsl_tmem.frontend import load_ptx
 from xdsl_tmem.interpreter import (
     KernelDeadlock,
     KernelHazard,
@@ -503,6 +502,8 @@ def load_kernel_module(
     ptx dialect in MLIR form) runs as it is: an instruction without a typed op is refused
     when a lane executes it (docs/ptx-level.md)."""
     if path.suffix == ".ptx":
+        from xdsl_tmem.frontend import load_ptx  # only for PTX input: keeps start-up short
+
         module = load_ptx(data, str(path), source_map)
     else:
         module = load_source(ctx, data, str(path), source_map)
