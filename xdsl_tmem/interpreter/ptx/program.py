@@ -390,10 +390,15 @@ def _exit_kernel(w: PtxWarp) -> int:
 
 def _refuse(op: Operation, why: str) -> Run:
     def run(w: PtxWarp) -> int:
-        line = w.code[w.pc].line
-        raise UnsupportedValue(f"{_text(op)}{f' at PTX line {line}' if line else ''}: {why}")
+        raise _refusal(w, op, why)
 
     return run
+
+
+def _refusal(w: PtxWarp, op: Operation, why: str) -> UnsupportedValue:
+    """What the model does not execute, at the instruction and its PTX line."""
+    line = w.code[w.pc].line
+    return UnsupportedValue(f"{_text(op)}{f' at PTX line {line}' if line else ''}: {why}")
 
 
 def _text(op: Operation) -> str:
@@ -945,9 +950,11 @@ def _bar(
 
     def act(w: PtxWarp, R: list[Lanes]) -> None:
         if not aligned and not w.converged():
-            raise UnsupportedValue(
-                f"{op.mnemonic()} reached by lanes {format_lanes(w.mask)} of {format_lanes(w.live)}: a non-.aligned "
-                "barrier completed by a warp's threads from different instructions is not modelled"
+            raise _refusal(
+                w,
+                op,
+                f"reached by lanes {format_lanes(w.mask)} of {format_lanes(w.live)}: a non-.aligned barrier completed "
+                "by a warp's threads from different instructions is not modelled",
             )
         number, threads = barrier_id(w, R), count(w, R) if count is not None else None
         if isinstance(number, np.ndarray) or isinstance(threads, np.ndarray):
@@ -1153,10 +1160,10 @@ def _bar_red(d: Decoder, op: ptx.BarRedOp, index: int, labels: dict[str, int], r
 
 # ---- typed value ops beyond the core list: the same value semantics ----------------------
 
-# Their operands are in PTX order (`lop3`'s truth table and `bfi`'s c, d last, as the ISA
-# writes them), which is the order the semantics take.
+# Their operands are in PTX order (`bfi`'s c, d last, as the ISA writes them), which is
+# the order the semantics take.
 decodes(
-    ptx.PopcOp, ptx.ClzOp, ptx.BfindOp, ptx.BrevOp, ptx.BfeOp, ptx.BfiOp, ptx.PrmtOp, ptx.Lop3Op, ptx.ShfOp,
+    ptx.PopcOp, ptx.ClzOp, ptx.BfindOp, ptx.BrevOp, ptx.BfeOp, ptx.BfiOp, ptx.PrmtOp, ptx.ShfOp,
     ptx.Ex2Op, ptx.AbsOp, ptx.RcpOp, ptx.SqrtOp, ptx.CopysignOp, ptx.TestpOp, ptx.CvtPackOp,
 )(_value)  # fmt: skip
 
@@ -1186,6 +1193,19 @@ def _lanewise(
         return nxt
 
     return run
+
+
+@decodes(ptx.Lop3Op)
+def _lop3(d: Decoder, op: ptx.Lop3Op, index: int, labels: dict[str, int], rpc: int) -> Decoding:
+    """The truth table is an immediate (the verifier's rule), which the semantics take as
+    a Python int."""
+    owner = op.lut.owner
+    if not isinstance(owner, ptx.ImmOp) or not isinstance(owner.value, IntegerAttr):
+        raise Refused("lop3's truth table is an integer immediate")
+    lut = owner.value.value.data & 0xFF
+    fn = decode("lop3", ("b32",)).fn
+    readers = [d.reader(v, "b32") for v in (op.a, op.b, op.c)]
+    return _lanewise(d, op, index, lambda a, b, c: fn(a, b, c, lut), readers, [d.writer(op.res, "b32")]), None
 
 
 @decodes(ptx.MovPackOp)
@@ -1249,9 +1269,11 @@ def _members(w: PtxWarp, op: ptx.Instruction, member: Value, executing: Lanes) -
         )
     waiting = wanted & w.live & ~executing
     if waiting.any():
-        raise UnsupportedValue(
-            f"{op.mnemonic()}: membermask lanes {format_lanes(waiting)} are live but do not execute it with lanes "
-            f"{format_lanes(executing)} (a .sync warp op completed from different instructions is not modelled)"
+        raise _refusal(
+            w,
+            op,
+            f"membermask lanes {format_lanes(waiting)} are live but do not execute it with lanes "
+            f"{format_lanes(executing)} (a .sync warp op completed from different instructions is not modelled)",
         )
     return executing
 
@@ -1294,9 +1316,8 @@ def _shfl(d: Decoder, op: ptx.ShflSyncOp, index: int, labels: dict[str, int], rp
         j = np.where(pval, j, _LANE)  # in [0, 31]: out-of-range sources failed pval
         stray = lanes & ~lanes[j]
         if stray.any():
-            raise UnsupportedValue(
-                f"{op.mnemonic()}: lanes {format_lanes(stray)} read lanes that do not execute it (their value is not "
-                "modelled)"
+            raise _refusal(
+                w, op, f"lanes {format_lanes(stray)} read lanes that do not execute it (their value is not modelled)"
             )
         full = guard is None and w.all_active
         _store_result(w, R, slot, convert(a(R)[j]), lanes, full)
