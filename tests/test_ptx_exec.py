@@ -17,6 +17,9 @@ import numpy as np
 import pytest
 from gemm_reference import epilogue_rows, kmajor_matrix, parse
 from numpy.typing import NDArray
+from silicon_replay import PROGRAMS as PROGRAMS_DIR
+from silicon_replay import load as load_fixture
+from silicon_replay import output_words
 from support import CLEAN, CORPUS, EXAMPLES, LIT_TESTS, ROOT, SCHEDULES, header, run_cli
 from xdsl.dialects.builtin import ArrayAttr, IntAttr, IntegerAttr, ModuleOp, i32
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
@@ -608,7 +611,7 @@ LANES = np.arange(32, dtype=np.uint32)
 SEED_A, SEED_B = 0x3E3779B9, 0x05EBCA6B
 
 
-def _pair_kernel(body: Callable[[Builder], None], block: int = 32) -> NDArray[np.uint32]:
+def _pair_kernel(body: Callable[[Builder], object], block: int = 32) -> NDArray[np.uint32]:
     """Runs `body` after %r1 = %laneid, %r2 = lane * SEED_A + 0x12345, %r3 = lane * SEED_B,
     %rd4 = {%r2, %r3}, %rd5 = {%r3, %r2}; stores {%r10, %r11} at out[2 * thread]. Returns
     out as (threads, 2)."""
@@ -647,7 +650,7 @@ def _r(k: Builder, i: int) -> SSAValue:
 
 
 # (name, the instruction writing %r10 from %r2 %r3 %r1 / %rd4 %rd5, the semantics' spelling, its inputs in PTX order)
-VALUE_OPS: list[tuple[str, Callable[[Builder], None], str, dict[str, int], list[NDArray[np.generic] | int]]] = [
+VALUE_OPS: list[tuple[str, Callable[[Builder], object], str, dict[str, int], list[NDArray[np.generic] | int]]] = [
     ("popc", lambda k: k.emit(ptx.PopcOp(PtxType.B32, R("b32", 10), _r(k, 2))), "popc.b32", {}, [A_LANES]),
     ("clz.b64", lambda k: k.emit(ptx.ClzOp(PtxType.B64, R("b32", 10), k.reg("b64", 4))), "clz.b64", {}, [AB_LANES]),
     ("bfind.shiftamt", lambda k: k.emit(ptx.BfindOp(PtxType.S32, R("b32", 10), _r(k, 3), shiftamt=True)),
@@ -695,7 +698,7 @@ VALUE_OPS: list[tuple[str, Callable[[Builder], None], str, dict[str, int], list[
 @pytest.mark.parametrize(("name", "body", "spelling", "form", "inputs"), VALUE_OPS, ids=[v[0] for v in VALUE_OPS])
 def test_typed_value_ops_execute_as_their_semantics(
     name: str,
-    body: Callable[[Builder], None],
+    body: Callable[[Builder], object],
     spelling: str,
     form: dict[str, int],
     inputs: list[NDArray[np.generic] | int],
@@ -780,7 +783,7 @@ def _imm32(k: Builder, value: int) -> SSAValue:
     return k.imm(value - (1 << 32) if value >= 1 << 31 else value)
 
 
-def _halves(k: Builder, low: Callable[[Builder], None], high: Callable[[Builder], None]) -> None:
+def _halves(k: Builder, low: Callable[[Builder], object], high: Callable[[Builder], object]) -> None:
     """if (lane < 16) low else high: two divergent paths, then the join."""
     k.emit(ptx.SetpOp(CmpOp.LT, PtxType.U32, R("pred", 1), k.reg("b32", 1), k.imm(16)))
     k.emit(ptx.BraOp("HIGH", guard=k.reg("pred", 1), negated=True))
@@ -806,7 +809,8 @@ def _mask_of(lanes: list[int]) -> int:
 
 def _shfl_reference(mode: str, a: NDArray[np.uint32], b: int, c: int) -> tuple[list[int], list[int]]:
     """PTX ISA 9.0, shfl.sync, its pseudocode per lane: (d, p) of every lane."""
-    d, p = [], []
+    d: list[int] = []
+    p: list[int] = []
     for lane in range(32):
         bval, cval, segmask = b & 0x1F, c & 0x1F, (c >> 8) & 0x1F
         max_lane = (lane & segmask) | (cval & ~segmask)
@@ -1068,3 +1072,28 @@ def test_unmodelled_ops_are_refused_when_they_run(which: str) -> None:
     message = refused.value.message
     assert re.search(rf"{re.escape(which)}\S* at PTX line \d+: ", message), message
     assert ("not modelled yet" if which == "brx.idx" else "they come with issue 14") in message
+
+
+def test_warp_ops_silicon_program_replays_bit_for_bit(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """The silicon harness's warp_ops program (docs/silicon.md; recorded on an H100), run
+    through xdsl-tmem-run at the PTX level, writes the recorded words: elect, shfl (every
+    mode, clamps, segments), vote, match and activemask, converged, under divergence (each
+    path naming its own membermask) and after lanes exited. Two edits, neither touching
+    what is compared: `redux.sync` (no typed op) becomes `mov 0` and its result words
+    are skipped; membermasks above 0x7fffffff are written as the same bits in signed
+    decimal (the recognizer keeps such `elect.sync` immediates generic)."""
+    text = (PROGRAMS_DIR / "warp_ops.ptx").read_text()
+    text, count = re.subn(r"^\s*redux\.sync\.[a-z0-9.]+\s+(%\w+),.*$", r"\tmov.u32 \1, 0;", text, flags=re.M)
+    assert count == 4
+    text = text.replace("0xffffffff", "-1").replace("0xb6db6db6", str(0xB6DB6DB6 - (1 << 32)))
+    program = tmp_path / "warp_ops.ptx"
+    program.write_text(text)
+    out = tmp_path / "out"
+    result = run_cli(capsys, str(program), "--kernel", "warp_ops", "--block", "64", "--arg",
+                     "out_ptr=zeros:u32:2304", "--out", str(out))  # fmt: skip
+    assert result.code == run.EXIT_OK, result.err
+    got = np.load(out / "out_ptr.npy")
+    recorded = np.array(output_words(load_fixture("warp_ops")), np.uint32)
+    redux = np.zeros(2304, np.bool_)
+    redux[[32 * t + i for t in range(64) for i in (25, 26)] + [2048 + 4 * t + 1 for t in range(64)]] = True
+    np.testing.assert_array_equal(got[~redux], recorded[~redux])

@@ -1205,7 +1205,11 @@ def _lop3(d: Decoder, op: ptx.Lop3Op, index: int, labels: dict[str, int], rpc: i
     lut = owner.value.value.data & 0xFF
     fn = decode("lop3", ("b32",)).fn
     readers = [d.reader(v, "b32") for v in (op.a, op.b, op.c)]
-    return _lanewise(d, op, index, lambda a, b, c: fn(a, b, c, lut), readers, [d.writer(op.res, "b32")]), None
+
+    def apply(a: Lanes, b: Lanes, c: Lanes) -> Lanes:
+        return fn(a, b, c, lut)
+
+    return _lanewise(d, op, index, apply, readers, [d.writer(op.res, "b32")]), None
 
 
 @decodes(ptx.MovPackOp)
