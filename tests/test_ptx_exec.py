@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Callable
+from fractions import Fraction
 from pathlib import Path
 
 import ml_dtypes
@@ -16,6 +17,9 @@ import numpy as np
 import pytest
 from gemm_reference import epilogue_rows, kmajor_matrix, parse
 from numpy.typing import NDArray
+from silicon_replay import PROGRAMS as PROGRAMS_DIR
+from silicon_replay import load as load_fixture
+from silicon_replay import output_words
 from support import CLEAN, CORPUS, EXAMPLES, LIT_TESTS, ROOT, SCHEDULES, header, run_cli
 from xdsl.dialects.builtin import ArrayAttr, IntAttr, IntegerAttr, ModuleOp, i32
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
@@ -23,11 +27,32 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl_tmem.backend.target import ConvertToPtxPass, emit_ptx
 from xdsl_tmem.dialects import nvvm, ptx
 from xdsl_tmem.dialects.ptx.generic import ArgInt
-from xdsl_tmem.dialects.ptx.qualifiers import CmpOp, IntMode, MbarrierTxKind, MbarrierWaitKind, PtxType, StateSpace
+from xdsl_tmem.dialects.ptx.qualifiers import (
+    BarrierKind,
+    CacheLevel,
+    CmpOp,
+    IntMode,
+    MatchMode,
+    MbarrierTxKind,
+    MbarrierWaitKind,
+    PackedFloat,
+    PrmtMode,
+    PtxType,
+    Rounding,
+    SetmaxnregAction,
+    ShfDirection,
+    ShflMode,
+    ShfMode,
+    StateSpace,
+    VoteMode,
+)
+from xdsl_tmem.dialects.ptx.qualifiers import TestpKind as PtxTestp
 from xdsl_tmem.dialects.traits import SyncPoint, WarpLocal
 from xdsl_tmem.interpreter import KernelDeadlock, KernelHazard, LaunchError, run_kernel
+from xdsl_tmem.interpreter.ptx.base import LANE_DTYPE
 from xdsl_tmem.interpreter.ptx.cfg import EXIT, Flow, reconvergence_points
 from xdsl_tmem.interpreter.ptx.program import DECODERS
+from xdsl_tmem.interpreter.ptx.semantics import decode
 from xdsl_tmem.passes.lower_tmem import LowerTmemPass
 from xdsl_tmem.tools import run
 from xdsl_tmem.tools.run import make_context
@@ -576,3 +601,499 @@ def test_byval_array_parameter() -> None:
     assert got.tolist() == [0xDEADBEEF]
     with pytest.raises(LaunchError, match=r"has 4 bytes; the byval \.param takes 8"):
         run_kernel(module, "k", block=32, args={"out": np.zeros(1, np.uint32), "s": words[:1]})
+
+
+# --------------------------------------------------------------------------------------
+# The typed ops of issue 13: values, warp-level exchange, barriers, refusals
+# --------------------------------------------------------------------------------------
+
+LANES = np.arange(32, dtype=np.uint32)
+SEED_A, SEED_B = 0x3E3779B9, 0x05EBCA6B
+
+
+def _pair_kernel(body: Callable[[Builder], object], block: int = 32) -> NDArray[np.uint32]:
+    """Runs `body` after %r1 = %laneid, %r2 = lane * SEED_A + 0x12345, %r3 = lane * SEED_B,
+    %rd4 = {%r2, %r3}, %rd5 = {%r3, %r2}; stores {%r10, %r11} at out[2 * thread]. Returns
+    out as (threads, 2)."""
+    k = Builder([ptx.DeclAttr("param", "u64", "out", ptr=ptx.Pointee("global", 1))])
+    k.emit(ptx.LdOp(StateSpace.PARAM, PtxType.B64, [R("b64", 1)], k.symbol("out")))
+    k.emit(ptx.MovOp(PtxType.U32, R("b32", 1), k.special("%laneid")))
+    k.emit(ptx.MovOp(PtxType.U32, R("b32", 9), k.special("%tid.x")))
+    k.emit(ptx.MulOp(PtxType.U32, R("b32", 2), k.reg("b32", 1), k.imm(SEED_A), mode=IntMode.LO))
+    k.emit(ptx.AddOp(PtxType.U32, R("b32", 2), k.reg("b32", 2), k.imm(0x12345)))
+    k.emit(ptx.MulOp(PtxType.U32, R("b32", 3), k.reg("b32", 1), k.imm(SEED_B), mode=IntMode.LO))
+    k.emit(ptx.MovPackOp(PtxType.B64, R("b64", 4), [k.reg("b32", 2), k.reg("b32", 3)]))
+    k.emit(ptx.MovPackOp(PtxType.B64, R("b64", 5), [k.reg("b32", 3), k.reg("b32", 2)]))
+    k.emit(ptx.MovOp(PtxType.U32, R("b32", 10), k.imm(0)))
+    k.emit(ptx.MovOp(PtxType.U32, R("b32", 11), k.imm(0)))
+    body(k)
+    k.emit(ptx.MulOp(PtxType.U32, R("b64", 2), k.reg("b32", 9), k.imm(8), mode=IntMode.WIDE))
+    k.emit(ptx.AddOp(PtxType.S64, R("b64", 3), k.reg("b64", 1), k.reg("b64", 2)))
+    k.emit(ptx.StOp(StateSpace.GLOBAL, PtxType.U32, k.reg("b64", 3), [k.reg("b32", 10), k.reg("b32", 11)]))
+    k.emit(ptx.RetOp())
+    result = run_kernel(k.module(), "k", block=block, args={"out": np.zeros(2 * block, np.uint32)})
+    return result.outputs["out"].reshape(block, 2)
+
+
+A_LANES = (LANES * np.uint32(SEED_A) + np.uint32(0x12345)).astype(np.uint32)
+B_LANES = (LANES * np.uint32(SEED_B)).astype(np.uint32)
+AB_LANES = (A_LANES.astype(np.uint64) | (B_LANES.astype(np.uint64) << np.uint64(32))).astype(np.uint64)
+BA_LANES = (B_LANES.astype(np.uint64) | (A_LANES.astype(np.uint64) << np.uint64(32))).astype(np.uint64)
+
+
+def _unpack_into_10_11(k: Builder, wide: SSAValue) -> None:
+    k.emit(ptx.MovUnpackOp(PtxType.B64, [R("b32", 10), R("b32", 11)], wide))
+
+
+def _r(k: Builder, i: int) -> SSAValue:
+    return k.reg("b32", i)
+
+
+# (name, the instruction writing %r10 from %r2 %r3 %r1 / %rd4 %rd5, the semantics' spelling, its inputs in PTX order)
+VALUE_OPS: list[tuple[str, Callable[[Builder], object], str, dict[str, int], list[NDArray[np.generic] | int]]] = [
+    ("popc", lambda k: k.emit(ptx.PopcOp(PtxType.B32, R("b32", 10), _r(k, 2))), "popc.b32", {}, [A_LANES]),
+    ("clz.b64", lambda k: k.emit(ptx.ClzOp(PtxType.B64, R("b32", 10), k.reg("b64", 4))), "clz.b64", {}, [AB_LANES]),
+    ("bfind.shiftamt", lambda k: k.emit(ptx.BfindOp(PtxType.S32, R("b32", 10), _r(k, 3), shiftamt=True)),
+     "bfind.shiftamt.s32", {}, [B_LANES.view(np.int32)]),
+    ("brev", lambda k: k.emit(ptx.BrevOp(PtxType.B32, R("b32", 10), _r(k, 2))), "brev.b32", {}, [A_LANES]),
+    ("bfe.s32", lambda k: k.emit(ptx.BfeOp(PtxType.S32, R("b32", 10), (_r(k, 2), _r(k, 1), k.imm(9)))),
+     "bfe.s32", {}, [A_LANES.view(np.int32), LANES, np.full(32, 9, np.uint32)]),
+    ("bfi", lambda k: k.emit(ptx.BfiOp(PtxType.B32, R("b32", 10), (_r(k, 2), _r(k, 3), _r(k, 1), k.imm(5)))),
+     "bfi.b32", {}, [A_LANES, B_LANES, LANES, np.full(32, 5, np.uint32)]),
+    ("prmt", lambda k: k.emit(ptx.PrmtOp(R("b32", 10), (_r(k, 2), _r(k, 3), _r(k, 1)))), "prmt.b32", {},
+     [A_LANES, B_LANES, LANES]),
+    ("prmt.f4e", lambda k: k.emit(ptx.PrmtOp(R("b32", 10), (_r(k, 2), _r(k, 3), _r(k, 1)), PrmtMode.F4E)),
+     "prmt.b32.f4e", {}, [A_LANES, B_LANES, LANES]),
+    ("lop3", lambda k: k.emit(ptx.Lop3Op(R("b32", 10), (_r(k, 2), _r(k, 3), _r(k, 1)), k.imm(0x96))), "lop3.b32",
+     {}, [A_LANES, B_LANES, LANES, 0x96]),
+    ("shf.r.clamp", lambda k: k.emit(ptx.ShfOp(ShfDirection.R, ShfMode.CLAMP, R("b32", 10),
+                                                (_r(k, 2), _r(k, 3), _r(k, 1)))),
+     "shf.r.clamp.b32", {}, [A_LANES, B_LANES, LANES]),
+    ("ex2", lambda k: k.emit(ptx.Ex2Op(PtxType.F32, R("b32", 10), _r(k, 2))), "ex2.approx.f32", {},
+     [A_LANES.view(np.float32)]),
+    ("abs.s32", lambda k: k.emit(ptx.AbsOp(PtxType.S32, R("b32", 10), _r(k, 3))), "abs.s32", {},
+     [B_LANES.view(np.int32)]),
+    ("rcp.rn", lambda k: k.emit(ptx.RcpOp(PtxType.F32, R("b32", 10), _r(k, 2), rounding=Rounding.RN)),
+     "rcp.rn.f32", {}, [A_LANES.view(np.float32)]),
+    ("sqrt.approx", lambda k: k.emit(ptx.SqrtOp(PtxType.F32, R("b32", 10), _r(k, 2), approx=True)),
+     "sqrt.approx.f32", {}, [A_LANES.view(np.float32)]),
+    ("copysign", lambda k: k.emit(ptx.CopysignOp(PtxType.F32, R("b32", 10), _r(k, 3), _r(k, 2))), "copysign.f32",
+     {}, [B_LANES.view(np.float32), A_LANES.view(np.float32)]),
+    ("testp", lambda k: (k.emit(ptx.TestpOp(PtxTestp.NORMAL, PtxType.F32, R("pred", 5), _r(k, 2))),
+                         k.emit(ptx.SelpOp(PtxType.U32, R("b32", 10), k.imm(1), k.imm(0), k.reg("pred", 5)))),
+     "testp.normal.f32", {}, [A_LANES.view(np.float32)]),
+    ("cvt.rn.f16x2", lambda k: k.emit(ptx.CvtPackOp(PackedFloat.F16X2, R("b32", 10), _r(k, 2), _r(k, 3))),
+     "cvt.rn.f16x2.f32", {}, [A_LANES.view(np.float32), B_LANES.view(np.float32)]),
+    ("mov.b64 pack/unpack", lambda k: _unpack_into_10_11(k, k.reg("b64", 5)), "mov.b64", {"unpack": 2}, [BA_LANES]),
+    ("mov.b64 pack 4", lambda k: (
+        k.emit(ptx.MovUnpackOp(PtxType.B64, [R("b16", 1), None, R("b16", 3), R("b16", 4)], k.reg("b64", 4))),
+        k.emit(ptx.MovPackOp(PtxType.B64, R("b64", 7), [k.reg("b16", 4), k.reg("b16", 3), k.imm(0x5A),
+                                                          k.reg("b16", 1)])),
+        _unpack_into_10_11(k, k.reg("b64", 7))),
+     "mov.b64", {"pack": 4}, [(AB_LANES >> np.uint64(48)) & np.uint64(0xFFFF), (AB_LANES >> np.uint64(32)) &
+                              np.uint64(0xFFFF), np.full(32, 0x5A, np.uint16), AB_LANES & np.uint64(0xFFFF)]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("name", "body", "spelling", "form", "inputs"), VALUE_OPS, ids=[v[0] for v in VALUE_OPS])
+def test_typed_value_ops_execute_as_their_semantics(
+    name: str,
+    body: Callable[[Builder], object],
+    spelling: str,
+    form: dict[str, int],
+    inputs: list[NDArray[np.generic] | int],
+) -> None:
+    """Each op decodes and runs, and agrees bit for bit with the value semantics applied to
+    its operands in PTX order (the semantics themselves are checked against silicon in
+    test_ptx_semantics_silicon.py): this pins the decoders' operand order and views."""
+    opcode, *modifiers = spelling.split(".")
+    sem = decode(opcode, tuple(modifiers), **form)
+    typed: list[object] = [
+        x if isinstance(x, int) else np.asarray(x).view(LANE_DTYPE[t]) if np.asarray(x).dtype.itemsize ==
+        LANE_DTYPE[t].itemsize else np.asarray(x).astype(LANE_DTYPE[t]) for x, t in zip(inputs, sem.operands,
+                                                                                        strict=True)
+    ]  # fmt: skip
+    with np.errstate(all="ignore"):
+        out = sem.fn(*typed)
+    results = out if len(sem.results) > 1 else (out,)
+    words: list[NDArray[np.uint32]] = []
+    for value, t in zip(results, sem.results, strict=True):
+        dtype = LANE_DTYPE[t]
+        bits = np.asarray(value, dtype=dtype).view(f"u{dtype.itemsize}").astype(np.uint64)
+        words += [(bits & np.uint64(0xFFFFFFFF)).astype(np.uint32)]
+        if dtype.itemsize == 8:  # a .b64 result: unpacked into %r10 (low), %r11 (high)
+            words += [(bits >> np.uint64(32)).astype(np.uint32)]
+    got = _pair_kernel(body)
+    np.testing.assert_array_equal(got[:, : len(words)], np.stack(words, axis=1), err_msg=name)
+
+
+def _round_f32(q: Fraction) -> np.float32:
+    """The float32 nearest the rational `q`, ties to even (IEEE round to nearest)."""
+    f = np.float32(float(q))
+    candidates = [np.nextafter(f, np.float32(-np.inf)), f, np.nextafter(f, np.float32(np.inf))]
+    return min(candidates, key=lambda c: (abs(Fraction(float(c)) - q), int(np.array(c).view(np.uint32)) & 1))
+
+
+@pytest.mark.parametrize("mnemonic", ["add", "sub", "mul", "fma"])
+def test_f32x2_is_the_f32_op_on_each_half(mnemonic: str) -> None:
+    """PTX ISA 9.0, add/sub/mul/fma `.f32x2` (`.rn`): element-wise on the two `.f32` halves
+    of the `.b64` operands; the expectation is the exact result rounded once to float32."""
+    sign_mantissa = np.uint32(0x807FFFFF)
+    x = (np.stack([A_LANES, B_LANES], axis=1) & sign_mantissa) | np.uint32(0x3F800000)  # +-[1, 2)
+    y = (np.stack([B_LANES, A_LANES], axis=1) & sign_mantissa) | ((np.uint32(127) + (LANES[:, None] % 8)) << 23)
+
+    def body(k: Builder) -> None:
+        for i, lanes in enumerate((x[:, 0], x[:, 1], y[:, 0], y[:, 1])):
+            _load_lane_table(k, R("b32", 20 + i), lanes.astype(np.uint32))
+        k.emit(ptx.MovPackOp(PtxType.B64, R("b64", 4), [k.reg("b32", 20), k.reg("b32", 21)]))
+        k.emit(ptx.MovPackOp(PtxType.B64, R("b64", 5), [k.reg("b32", 22), k.reg("b32", 23)]))
+        rn = Rounding.RN
+        if mnemonic == "fma":
+            k.emit(ptx.FmaF32x2Op(R("b64", 6), (k.reg("b64", 4), k.reg("b64", 5), k.reg("b64", 4)), rounding=rn))
+        else:
+            cls = {"add": ptx.AddF32x2Op, "sub": ptx.SubF32x2Op, "mul": ptx.MulF32x2Op}[mnemonic]
+            k.emit(cls(R("b64", 6), k.reg("b64", 4), k.reg("b64", 5), rounding=rn))
+        _unpack_into_10_11(k, k.reg("b64", 6))
+
+    got = _pair_kernel(body)
+    exact: dict[str, Callable[[Fraction, Fraction], Fraction]] = {
+        "add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b, "fma": lambda a, b: a * b + a,
+    }  # fmt: skip
+    xf, yf = x.astype(np.uint32).view(np.float32), y.astype(np.uint32).view(np.float32)
+    expected = np.array(
+        [[_round_f32(exact[mnemonic](Fraction(float(xf[i, h])), Fraction(float(yf[i, h])))) for h in range(2)]
+         for i in range(32)], np.float32,
+    )  # fmt: skip
+    np.testing.assert_array_equal(got, expected.view(np.uint32))
+
+
+def _load_lane_table(k: Builder, dest: R, values: NDArray[np.uint32]) -> None:
+    """dest = values[laneid], by a chain of `selp` on `setp.eq laneid, i` (no memory)."""
+    k.emit(ptx.MovOp(PtxType.U32, dest, k.imm(int(values[0]) - (1 << 32) if values[0] >= 1 << 31 else int(values[0]))))
+    for i in range(1, 32):
+        v = int(values[i])
+        k.emit(ptx.SetpOp(CmpOp.EQ, PtxType.U32, R("pred", 30), k.reg("b32", 1), k.imm(i)))
+        k.emit(ptx.SelpOp(PtxType.U32, dest, k.imm(v - (1 << 32) if v >= 1 << 31 else v), k.reg(dest.kind.data,
+                          dest.index.data), k.reg("pred", 30)))  # fmt: skip
+
+
+def _imm32(k: Builder, value: int) -> SSAValue:
+    """A .b32 immediate from its unsigned bits (i32 attributes are signed)."""
+    value &= 0xFFFFFFFF
+    return k.imm(value - (1 << 32) if value >= 1 << 31 else value)
+
+
+def _halves(k: Builder, low: Callable[[Builder], object], high: Callable[[Builder], object]) -> None:
+    """if (lane < 16) low else high: two divergent paths, then the join."""
+    k.emit(ptx.SetpOp(CmpOp.LT, PtxType.U32, R("pred", 1), k.reg("b32", 1), k.imm(16)))
+    k.emit(ptx.BraOp("HIGH", guard=k.reg("pred", 1), negated=True))
+    low(k)
+    k.emit(ptx.BraOp("JOIN"))
+    k.emit(ptx.LabelOp("HIGH"))
+    high(k)
+    k.emit(ptx.LabelOp("JOIN"))
+
+
+def _pred_to_r11(k: Builder, p: SSAValue) -> None:
+    k.emit(ptx.SelpOp(PtxType.U32, R("b32", 11), k.imm(1), k.imm(0), p))
+
+
+def _groups(split: bool) -> list[list[int]]:
+    """The lanes executing together: the whole warp, or the two halves of `_halves`."""
+    return [list(range(16)), list(range(16, 32))] if split else [list(range(32))]
+
+
+def _mask_of(lanes: list[int]) -> int:
+    return sum(1 << i for i in lanes)
+
+
+def _shfl_reference(mode: str, a: NDArray[np.uint32], b: int, c: int) -> tuple[list[int], list[int]]:
+    """PTX ISA 9.0, shfl.sync, its pseudocode per lane: (d, p) of every lane."""
+    d: list[int] = []
+    p: list[int] = []
+    for lane in range(32):
+        bval, cval, segmask = b & 0x1F, c & 0x1F, (c >> 8) & 0x1F
+        max_lane = (lane & segmask) | (cval & ~segmask)
+        min_lane = lane & segmask
+        if mode == "up":
+            j, pval = lane - bval, lane - bval >= max_lane
+        elif mode == "down":
+            j, pval = lane + bval, lane + bval <= max_lane
+        elif mode == "bfly":
+            j, pval = lane ^ bval, (lane ^ bval) <= max_lane
+        else:
+            j = min_lane | (bval & ~segmask)
+            pval = j <= max_lane
+        d.append(int(a[j if pval else lane]))
+        p.append(int(pval))
+    return d, p
+
+
+SHFL_CASES = [
+    ("up", 1, 0x0), ("up", 2, 0x1800), ("down", 3, 0x1F), ("down", 2, 0x181F), ("bfly", 1, 0x1F), ("bfly", 5, 0x1F),
+    ("bfly", 4, 0x0A1F), ("idx", 7, 0x1F), ("idx", 35, 0x1F), ("idx", 3, 0x181F), ("idx", 9, 0x1A05),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("mode", "b", "c"), SHFL_CASES, ids=[f"{m}-{b}-{c:#x}" for m, b, c in SHFL_CASES])
+def test_shfl_sync_follows_the_isa_pseudocode(mode: str, b: int, c: int) -> None:
+    """All modes, clamps, 8-lane segments (c = 0x18xx), a segment mask that is not a power
+    of two and source lanes with bits above 4 (as docs/silicon.md's warp_ops recorded)."""
+
+    def body(k: Builder) -> None:
+        shfl = ptx.ShflSyncOp(ShflMode(mode), R("b32", 10), (k.reg("b32", 2), k.imm(b), k.imm(c)), _imm32(k, -1),
+                              pred=R("pred", 4))  # fmt: skip
+        k.emit(shfl)
+        _pred_to_r11(k, k.reg("pred", 4))
+
+    got = _pair_kernel(body)
+    d, p = _shfl_reference(mode, A_LANES, b, c)
+    assert got[:, 0].tolist() == d
+    assert got[:, 1].tolist() == p
+    if (mode, c) == ("bfly", 0x1F):  # the butterfly in words: lane i reads lane i ^ b
+        assert got[:, 0].tolist() == A_LANES[LANES ^ b].tolist()
+
+
+def _vote_expect(mode: str, pred: NDArray[np.bool_], split: bool) -> list[int]:
+    """PTX ISA 9.0, vote.sync over the lanes taking part: .ballot bit i = lane i's
+    predicate; .all / .any / .uni (all equal) as 0/1."""
+    out = [0] * 32
+    for group in _groups(split):
+        votes = [bool(pred[i]) for i in group]
+        value = {"ballot": _mask_of([i for i in group if pred[i]]), "all": int(all(votes)), "any": int(any(votes)),
+                 "uni": int(all(votes) or not any(votes))}[mode]  # fmt: skip
+        for i in group:
+            out[i] = value
+    return out
+
+
+@pytest.mark.parametrize("split", [False, True], ids=["converged", "divergent"])
+@pytest.mark.parametrize("negate", [False, True])
+@pytest.mark.parametrize("mode", ["ballot", "all", "any", "uni"])
+def test_vote_sync(mode: str, negate: bool, split: bool) -> None:
+    """p = (lane % 3 == 0) (or lane < 16 for a uniform half), voted by the warp or by each
+    divergent half under its own membermask."""
+
+    def vote(k: Builder, member: int) -> None:
+        if mode == "ballot":
+            k.emit(ptx.VoteSyncOp(VoteMode.BALLOT, R("b32", 10), k.reg("pred", 6), _imm32(k, member), negate=negate))
+        else:
+            op = ptx.VoteSyncOp(VoteMode(mode), R("pred", 7), k.reg("pred", 6), _imm32(k, member), negate=negate)
+            k.emit(op)
+            k.emit(ptx.SelpOp(PtxType.U32, R("b32", 10), k.imm(1), k.imm(0), k.reg("pred", 7)))
+
+    def body(k: Builder) -> None:
+        k.emit(ptx.RemOp(PtxType.U32, R("b32", 5), k.reg("b32", 1), k.imm(3)))
+        k.emit(ptx.SetpOp(CmpOp.EQ, PtxType.U32, R("pred", 6), k.reg("b32", 5), k.imm(0)))
+        if split:
+            _halves(k, lambda k: vote(k, 0x0000FFFF), lambda k: vote(k, 0xFFFF0000))
+        else:
+            vote(k, 0xFFFFFFFF)
+
+    pred = (LANES % 3 == 0) != negate
+    assert _pair_kernel(body)[:, 0].tolist() == _vote_expect(mode, pred, split)
+
+
+@pytest.mark.parametrize("split", [False, True], ids=["converged", "divergent"])
+def test_match_sync(split: bool) -> None:
+    """PTX ISA 9.0, match.sync: `.any` d = the lanes taking part whose value equals this
+    lane's (value lane % 4); `.all` d = all of them and p when every value is equal
+    (value lane / 32 = 0), else d = 0 and not p (value lane % 4)."""
+
+    def match(k: Builder, member: int, src: SSAValue, every: bool) -> None:
+        if every:
+            k.emit(ptx.MatchSyncOp(MatchMode.ALL, PtxType.B32, R("b32", 10), src, _imm32(k, member), R("pred", 8)))
+            _pred_to_r11(k, k.reg("pred", 8))
+        else:
+            k.emit(ptx.MatchSyncOp(MatchMode.ANY, PtxType.B32, R("b32", 10), src, _imm32(k, member)))
+
+    def kernel(src_reg: int, every: bool) -> NDArray[np.uint32]:
+        def body(k: Builder) -> None:
+            k.emit(ptx.RemOp(PtxType.U32, R("b32", 5), k.reg("b32", 1), k.imm(4)))
+            k.emit(ptx.ShrOp(PtxType.U32, R("b32", 6), k.reg("b32", 1), k.imm(5)))
+            src = k.reg("b32", src_reg)
+            if split:
+                _halves(k, lambda k: match(k, 0x0000FFFF, src, every), lambda k: match(k, 0xFFFF0000, src, every))
+            else:
+                match(k, 0xFFFFFFFF, src, every)
+
+        return _pair_kernel(body)
+
+    groups = _groups(split)
+    group_of = {i: g for g in groups for i in g}
+    any_expected = [_mask_of([j for j in group_of[i] if j % 4 == i % 4]) for i in range(32)]
+    assert kernel(5, every=False)[:, 0].tolist() == any_expected
+    uniform = kernel(6, every=True)
+    assert uniform[:, 0].tolist() == [_mask_of(group_of[i]) for i in range(32)]
+    assert uniform[:, 1].tolist() == [1] * 32
+    varying = kernel(5, every=True)
+    assert varying[:, 0].tolist() == [0] * 32
+    assert varying[:, 1].tolist() == [0] * 32
+
+
+def test_activemask_and_elect_with_the_leader_lane() -> None:
+    """activemask: the lanes on this path (0xFFFF / 0xFFFF0000), and after lanes 20-31
+    exited (0x000FFFFF); elect.sync d|p: every lane gets the elected lane's number, p in
+    that lane only — the lowest lane of the membermask (docs/silicon.md: recorded on an
+    H100; the ISA leaves the choice open)."""
+
+    def elect(k: Builder, member: int) -> None:
+        k.emit(ptx.ElectSyncOp(R("pred", 9), _imm32(k, member), lane=R("b32", 10)))
+        _pred_to_r11(k, k.reg("pred", 9))
+
+    got = _pair_kernel(lambda k: _halves(k, lambda k: elect(k, 0x0000FFF0), lambda k: elect(k, 0xFFFFFFFF)))
+    assert got[:, 0].tolist() == [4] * 16 + [16] * 16
+    assert got[:, 1].tolist() == [int(i in (4, 16)) for i in range(32)]
+
+    def active(k: Builder) -> None:
+        k.emit(ptx.ActivemaskOp(R("b32", 10)))
+
+    got = _pair_kernel(lambda k: _halves(k, active, active))
+    assert got[:, 0].tolist() == [0x0000FFFF] * 16 + [0xFFFF0000] * 16
+
+    def after_exit(k: Builder) -> None:
+        k.emit(ptx.SetpOp(CmpOp.GE, PtxType.U32, R("pred", 2), k.reg("b32", 1), k.imm(20)))
+        k.emit(_guarded(ptx.RetOp(), k.reg("pred", 2)))
+        k.emit(ptx.ActivemaskOp(R("b32", 10)))
+
+    assert _pair_kernel(after_exit)[:20, 0].tolist() == [0x000FFFFF] * 20
+
+
+def test_warp_sync_ops_check_their_membermask() -> None:
+    """An executing lane outside the membermask is undefined behaviour (PTX ISA 9.0,
+    shfl.sync): a hazard. A live member lane on the other divergent path would be waited
+    for on the GPU, which the model does not do: refused, located."""
+
+    def shfl(member: int) -> Callable[[Builder], None]:
+        def emit(k: Builder) -> None:
+            k.emit(ptx.ShflSyncOp(ShflMode.BFLY, R("b32", 10), (k.reg("b32", 2), k.imm(1), k.imm(0x1F)),
+                                  _imm32(k, member)))  # fmt: skip
+
+        return emit
+
+    with pytest.raises(KernelHazard) as caught:
+        _pair_kernel(shfl(0x0000FFFF))
+    assert caught.value.kind == "warp-sync-membermask"
+    assert "lanes 16-31 not in membermask 0x0000ffff" in caught.value.message
+    with pytest.raises(LaunchError) as refused:
+        _pair_kernel(lambda k: _halves(k, shfl(0xFFFFFFFF), lambda k: None))
+    assert re.search(r"shfl\.sync\.bfly\.b32 at PTX line \d+: membermask lanes 16-31 are live but do not execute it",
+                     refused.value.message), refused.value.message  # fmt: skip
+
+
+def test_barrier_sync_and_arrive() -> None:
+    """`barrier.sync` / `barrier.arrive` are bar.sync / bar.arrive (bar is the `.aligned`
+    form): a 64-thread hand-off — warp 1 writes r10 = 7 to shared memory, arrives on
+    barrier 1; warp 0 waits there and reads it. Without `.aligned` a divergent warp is
+    refused (the model counts a warp's 32 threads as one arrival); with it, a hazard."""
+    slot = ptx.VariableOp(ptx.DeclAttr("shared", "b32", "slot", align=4))
+
+    def handoff(aligned: bool) -> NDArray[np.uint32]:
+        k = Builder([ptx.DeclAttr("param", "u64", "out", ptr=ptx.Pointee("global", 1))])
+        k.emit(ptx.LdOp(StateSpace.PARAM, PtxType.B64, [R("b64", 1)], k.symbol("out")))
+        k.emit(ptx.MovOp(PtxType.U32, R("b32", 9), k.special("%tid.x")))
+        k.emit(ptx.SetpOp(CmpOp.GE, PtxType.U32, R("pred", 1), k.reg("b32", 9), k.imm(32)))
+        k.emit(ptx.BraOp("CONSUMER", guard=k.reg("pred", 1), negated=True))
+        k.emit(ptx.StOp(StateSpace.SHARED, PtxType.U32, k.symbol("slot"), [k.imm(7)]))
+        k.emit(ptx.BarrierOp(BarrierKind.ARRIVE, k.imm(1), k.imm(64), aligned=aligned))
+        k.emit(ptx.RetOp())
+        k.emit(ptx.LabelOp("CONSUMER"))
+        k.emit(ptx.BarrierOp(BarrierKind.SYNC, k.imm(1), k.imm(64), aligned=aligned))
+        k.emit(ptx.LdOp(StateSpace.SHARED, PtxType.U32, [R("b32", 10)], k.symbol("slot")))
+        k.emit(ptx.MulOp(PtxType.U32, R("b64", 2), k.reg("b32", 9), k.imm(4), mode=IntMode.WIDE))
+        k.emit(ptx.AddOp(PtxType.S64, R("b64", 3), k.reg("b64", 1), k.reg("b64", 2)))
+        k.emit(ptx.StOp(StateSpace.GLOBAL, PtxType.U32, k.reg("b64", 3), [k.reg("b32", 10)]))
+        k.emit(ptx.RetOp())
+        module = k.module(variables=(slot.clone(),))
+        return run_kernel(module, "k", block=64, args={"out": np.zeros(32, np.uint32)}).outputs["out"]
+
+    for aligned in (False, True):
+        assert handoff(aligned).tolist() == [7] * 32
+
+    def divergent(aligned: bool) -> Callable[[Builder], None]:
+        def emit(k: Builder) -> None:
+            _halves(k, lambda k: k.emit(ptx.BarrierOp(BarrierKind.SYNC, k.imm(0), aligned=aligned)), lambda k: None)
+
+        return emit
+
+    with pytest.raises(LaunchError) as refused:
+        _pair_kernel(divergent(False))
+    assert re.search(r"barrier\.sync at PTX line \d+: reached by lanes 0-15 of 0-31: a non-\.aligned barrier",
+                     refused.value.message), refused.value.message  # fmt: skip
+    with pytest.raises(KernelHazard) as caught:
+        _pair_kernel(divergent(True))
+    assert caught.value.kind == "divergent-sync-aligned"
+
+
+def test_no_effect_ops_trap_and_setmaxnreg() -> None:
+    """nanosleep and prefetch change nothing the model tracks; setmaxnreg is `.sync.aligned`
+    (a divergent warp is a hazard); a trap in lane 5 aborts the kernel, located."""
+
+    def quiet(k: Builder) -> None:
+        k.emit(ptx.NanosleepOp(k.imm(100)))
+        k.emit(ptx.PrefetchOp(StateSpace.GLOBAL, k.reg("b64", 1), level=CacheLevel.L2))
+        k.emit(ptx.SetmaxnregOp(SetmaxnregAction.INC, k.imm(240)))
+        k.emit(ptx.MovOp(PtxType.U32, R("b32", 10), k.imm(3)))
+
+    assert _pair_kernel(quiet)[:, 0].tolist() == [3] * 32
+    with pytest.raises(KernelHazard) as caught:
+        _pair_kernel(lambda k: _halves(k, lambda k: k.emit(ptx.SetmaxnregOp(SetmaxnregAction.DEC, k.imm(40))),
+                                       lambda k: None))  # fmt: skip
+    assert caught.value.kind == "divergent-sync-aligned"
+
+    def trap(k: Builder) -> None:
+        k.emit(ptx.SetpOp(CmpOp.EQ, PtxType.U32, R("pred", 2), k.reg("b32", 1), k.imm(5)))
+        k.emit(_guarded(ptx.TrapOp(), k.reg("pred", 2)))
+
+    with pytest.raises(KernelHazard) as caught:
+        _pair_kernel(trap)
+    assert caught.value.kind == "trap"
+    assert "trap executed by lanes 5 of" in caught.value.message
+    assert isinstance(caught.value.op, ptx.TrapOp)
+
+
+@pytest.mark.parametrize("which", ["cp.async.commit_group", "cp.async.wait_group", "ldmatrix", "brx.idx"])
+def test_unmodelled_ops_are_refused_when_they_run(which: str) -> None:
+    """Asynchronous copies, ldmatrix (issue 14) and brx.idx decode to a refusal naming the
+    instruction and its PTX line, raised only when a lane executes it."""
+
+    def body(k: Builder) -> None:
+        if which == "cp.async.commit_group":
+            k.emit(ptx.CpAsyncCommitGroupOp())
+        elif which == "cp.async.wait_group":
+            k.emit(ptx.CpAsyncWaitGroupOp(k.imm(0)))
+        elif which == "ldmatrix":
+            k.emit(ptx.LdmatrixOp([R("b32", 10)], k.symbol("slot")))
+        else:
+            k.emit(ptx.BrxIdxOp(k.reg("b32", 1), "ts"))
+
+    with pytest.raises(LaunchError) as refused:
+        _pair_kernel(body)
+    message = refused.value.message
+    assert re.search(rf"{re.escape(which)}\S* at PTX line \d+: ", message), message
+    assert ("not modelled yet" if which == "brx.idx" else "they come with issue 14") in message
+
+
+def test_warp_ops_silicon_program_replays_bit_for_bit(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """The silicon harness's warp_ops program (docs/silicon.md; recorded on an H100), run
+    through xdsl-tmem-run at the PTX level, writes the recorded words: elect, shfl (every
+    mode, clamps, segments), vote, match and activemask, converged, under divergence (each
+    path naming its own membermask) and after lanes exited. Two edits, neither touching
+    what is compared: `redux.sync` (no typed op) becomes `mov 0` and its result words
+    are skipped; membermasks above 0x7fffffff are written as the same bits in signed
+    decimal (the recognizer keeps such `elect.sync` immediates generic)."""
+    text = (PROGRAMS_DIR / "warp_ops.ptx").read_text()
+    text, count = re.subn(r"^\s*redux\.sync\.[a-z0-9.]+\s+(%\w+),.*$", r"\tmov.u32 \1, 0;", text, flags=re.M)
+    assert count == 4
+    text = text.replace("0xffffffff", "-1").replace("0xb6db6db6", str(0xB6DB6DB6 - (1 << 32)))
+    program = tmp_path / "warp_ops.ptx"
+    program.write_text(text)
+    out = tmp_path / "out"
+    result = run_cli(capsys, str(program), "--kernel", "warp_ops", "--block", "64", "--arg",
+                     "out_ptr=zeros:u32:2304", "--out", str(out))  # fmt: skip
+    assert result.code == run.EXIT_OK, result.err
+    got = np.load(out / "out_ptr.npy")
+    recorded = np.array(output_words(load_fixture("warp_ops")), np.uint32)
+    redux = np.zeros(2304, np.bool_)
+    redux[[32 * t + i for t in range(64) for i in (25, 26)] + [2048 + 4 * t + 1 for t in range(64)]] = True
+    np.testing.assert_array_equal(got[~redux], recorded[~redux])

@@ -15,10 +15,12 @@ from xdsl.irdl import (
     operand_def,
     opt_prop_def,
     prop_def,
+    traits_def,
 )
 
 from xdsl_tmem.dialects.ptx.base import Instruction, Namer, Reg
 from xdsl_tmem.dialects.ptx.qualifiers import check_only_register
+from xdsl_tmem.dialects.traits import WarpLocal
 
 
 @irdl_op_definition
@@ -72,8 +74,10 @@ class RetOp(Instruction):
 
 @irdl_op_definition
 class TrapOp(Instruction):
-    """`trap`: abort the kernel with an error."""
+    """`trap`: abort the kernel with an error. Warp-local: whether a warp traps depends
+    only on its own registers, and the abort ends every schedule alike."""
 
+    traits = traits_def(WarpLocal())
     name = "ptx.trap"
 
     def __init__(self):
@@ -89,8 +93,10 @@ class TrapOp(Instruction):
 @irdl_op_definition
 class BrxIdxOp(Instruction):
     """`[@p] brx.idx[.uni] index, tlist`: branch to the `index`-th label of the
-    `.branchtargets` list `tlist` (`index` a `.b32` register; out of range is undefined)."""
+    `.branchtargets` list `tlist` (`index` a `.b32` register; out of range is undefined).
+    A branch: warp-local, as `bra`."""
 
+    traits = traits_def(WarpLocal())
     name = "ptx.brx_idx"
     targets = prop_def(StringAttr)
     uniform = opt_prop_def(UnitAttr)

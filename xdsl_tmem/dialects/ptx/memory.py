@@ -64,7 +64,7 @@ from xdsl_tmem.dialects.ptx.qualifiers import (
     spell,
     types,
 )
-from xdsl_tmem.dialects.traits import SyncPoint, WarpLocal
+from xdsl_tmem.dialects.traits import Synchronizes, SyncPoint, WarpLocal
 
 MEMORY_RULE = "PTX ISA 9.0, Data Movement and Conversion Instructions"
 LD_ST_TYPES = types("b8", "b16", "b32", "b64", "u8", "s8", "f32", "f64") | INTEGER_TYPES
@@ -355,8 +355,10 @@ TENSORMAP_SPACES = frozenset({StateSpace.CONST, StateSpace.PARAM})
 class PrefetchOp(Instruction):
     """`prefetch[.space].level [a]` (`.global`/`.local` or generic, `.L1`/`.L2`), or
     `prefetch[.space].tensormap [a]` (a tensor map in `.const`/`.param` or generic) —
-    with `tensormap` the level is absent."""
+    with `tensormap` the level is absent. A cache hint: no state another warp observes
+    changes, so it is warp-local."""
 
+    traits = traits_def(WarpLocal())
     name = "ptx.prefetch"
     space = opt_prop_def(StateSpaceAttr)
     level = opt_prop_def(CacheLevelAttr)
@@ -413,6 +415,7 @@ class CpAsyncOp(Instruction):
     16-byte copy from global to shared memory, completed by `cp.async.wait_group`; `.cg`
     copies 16 bytes only; bytes past `src-size` are zero-filled."""
 
+    traits = traits_def(SyncPoint())
     name = "ptx.cp_async"
     cache = prop_def(CacheOperatorAttr)
     space = prop_def(StateSpaceAttr)
@@ -474,6 +477,7 @@ class CpAsyncCommitGroupOp(Instruction):
     """`cp.async.commit_group` / `cp.async.bulk.commit_group`: close the thread's open
     group of (bulk) asynchronous copies."""
 
+    traits = traits_def(SyncPoint())
     name = "ptx.cp_async_commit_group"
     bulk = opt_prop_def(UnitAttr)
 
@@ -493,6 +497,7 @@ class CpAsyncWaitGroupOp(Instruction):
     `N` (an immediate) of the thread's groups are pending; `.read` (bulk only) waits only
     until their sources have been read."""
 
+    traits = traits_def(Synchronizes())
     name = "ptx.cp_async_wait_group"
     bulk = opt_prop_def(UnitAttr)
     read = opt_prop_def(UnitAttr)
@@ -542,6 +547,7 @@ class CpAsyncBulkTensorOp(Instruction):
     its `.b16` CTA mask is, `.L2::cache_hint` iff its `.b64` policy is. The modifier order
     is CuTe DSL's; `im2col` modes are not modelled (they stay generic)."""
 
+    traits = traits_def(SyncPoint())
     name = "ptx.cp_async_bulk_tensor"
     direction = prop_def(BulkTensorDirectionAttr)
     tile = opt_prop_def(UnitAttr)
@@ -627,6 +633,7 @@ class LdmatrixOp(Instruction):
     8x8 matrices of 16-bit elements from shared memory, one `.b32` register per matrix
     per thread. (The `.m16n16`/`.m8n16` 8-bit shapes are not modelled: they stay generic.)"""
 
+    traits = traits_def(SyncPoint())
     name = "ptx.ldmatrix"
     trans = opt_prop_def(UnitAttr)
     space = opt_prop_def(StateSpaceAttr)

@@ -685,6 +685,7 @@ class BarrierOp(Instruction):
     `.aligned` the threads of a warp may reach it at different instructions (divergence);
     `bar.sync`/`bar.arrive` (`ptx.bar_sync`, `ptx.bar_arrive`) are the `.aligned` forms."""
 
+    traits = traits_def(ThreadBarrier())
     name = "ptx.barrier"
     kind = prop_def(BarrierKindAttr)
     aligned = opt_prop_def(UnitAttr)
@@ -720,6 +721,7 @@ class SetmaxnregOp(Instruction):
     """`setmaxnreg.{inc,dec}.sync.aligned.u32 imm`: the warp's register budget; the count
     is an immediate in [24, 256], a multiple of 8."""
 
+    traits = traits_def(WarpLocal())
     name = "ptx.setmaxnreg"
     action = prop_def(SetmaxnregActionAttr)
     count = operand_def(RegOrImm)
@@ -750,6 +752,7 @@ class ShflSyncOp(Instruction):
     selects with `b` (lane or offset) and `c` (clamp and segment mask); `p` whether that
     lane was in range. `b`, `c` and the mask are `.b32` registers or immediates."""
 
+    traits = traits_def(WarpLocal())
     name = "ptx.shfl_sync"
     mode = prop_def(ShflModeAttr)
     res = result_def(Reg)
@@ -791,6 +794,7 @@ class VoteSyncOp(Instruction):
     """`vote.sync.{all,any,uni}.pred d, [!]a, membermask` / `vote.sync.ballot.b32 d, [!]a,
     membermask`: `.ballot` (and only it) writes a `.b32` mask."""
 
+    traits = traits_def(WarpLocal())
     name = "ptx.vote_sync"
     mode = prop_def(VoteModeAttr)
     negate_source = opt_prop_def(UnitAttr)
@@ -827,6 +831,7 @@ class MatchSyncOp(Instruction):
     `d` the `.b32` mask of lanes whose `a` (`.b32`/`.b64`) equals this lane's; only
     `.all` writes the predicate (ptxas: "Predicate output not allowed")."""
 
+    traits = traits_def(WarpLocal())
     name = "ptx.match_sync"
     mode = prop_def(MatchModeAttr)
     type = prop_def(PtxTypeAttr)
@@ -866,6 +871,7 @@ class MatchSyncOp(Instruction):
 class ActivemaskOp(Instruction):
     """`activemask.b32 d`: the mask of the warp's active lanes."""
 
+    traits = traits_def(WarpLocal())
     name = "ptx.activemask"
     res = result_def(Reg)
 
@@ -888,6 +894,7 @@ class ActivemaskOp(Instruction):
 class NanosleepOp(Instruction):
     """`nanosleep.u32 t`: suspend the thread for about `t` ns (a `.b32` register or immediate)."""
 
+    traits = traits_def(WarpLocal())
     name = "ptx.nanosleep"
     time = operand_def(RegOrImm)
 

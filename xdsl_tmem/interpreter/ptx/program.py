@@ -23,7 +23,15 @@ from xdsl.dialects.builtin import FloatAttr, IntegerAttr
 from xdsl.ir import Block, Operation, SSAValue
 
 from xdsl_tmem.dialects import nvvm, ptx
-from xdsl_tmem.dialects.ptx.qualifiers import MbarrierTxKind, MbarrierWaitKind, StateSpace
+from xdsl_tmem.dialects.ptx.qualifiers import (
+    BarrierKind,
+    MatchMode,
+    MbarrierTxKind,
+    MbarrierWaitKind,
+    ShflMode,
+    StateSpace,
+    VoteMode,
+)
 from xdsl_tmem.dialects.traits import ThreadBarrier, is_sync_point
 from xdsl_tmem.interpreter import nvvm as machine
 from xdsl_tmem.interpreter.executor import LOCAL, OTHER, Step
@@ -382,10 +390,15 @@ def _exit_kernel(w: PtxWarp) -> int:
 
 def _refuse(op: Operation, why: str) -> Run:
     def run(w: PtxWarp) -> int:
-        line = w.code[w.pc].line
-        raise UnsupportedValue(f"{_text(op)}{f' at PTX line {line}' if line else ''}: {why}")
+        raise _refusal(w, op, why)
 
     return run
+
+
+def _refusal(w: PtxWarp, op: Operation, why: str) -> UnsupportedValue:
+    """What the model does not execute, at the instruction and its PTX line."""
+    line = w.code[w.pc].line
+    return UnsupportedValue(f"{_text(op)}{f' at PTX line {line}' if line else ''}: {why}")
 
 
 def _text(op: Operation) -> str:
@@ -919,13 +932,30 @@ def _is_wait_loop(d: Decoder, op: ptx.MbarrierWaitOp, index: int, labels: dict[s
     )
 
 
-@decodes(ptx.BarSyncOp, ptx.BarArriveOp)
-def _bar(d: Decoder, op: ptx.BarSyncOp | ptx.BarArriveOp, index: int, labels: dict[str, int], rpc: int) -> Decoding:
+@decodes(ptx.BarSyncOp, ptx.BarArriveOp, ptx.BarrierOp)
+def _bar(
+    d: Decoder, op: ptx.BarSyncOp | ptx.BarArriveOp | ptx.BarrierOp, index: int, labels: dict[str, int], rpc: int
+) -> Decoding:
+    """`bar.sync/arrive` and `barrier.sync/arrive[.aligned]` (bar is barrier's `.aligned`
+    form). Without `.aligned` a warp's threads may arrive from different instructions
+    (PTX ISA, barrier); the model counts a warp as 32 threads arriving together, so a
+    non-aligned barrier reached by part of the warp is refused, not reported as a hazard."""
     barrier_id = d.integer(op.id)
     count = d.integer(op.count) if op.count is not None else None
-    arrive_only = isinstance(op, ptx.BarArriveOp)
+    if isinstance(op, ptx.BarrierOp):
+        arrive_only = op.kind.data is BarrierKind.ARRIVE
+        aligned = op.aligned is not None
+    else:
+        arrive_only, aligned = isinstance(op, ptx.BarArriveOp), True
 
     def act(w: PtxWarp, R: list[Lanes]) -> None:
+        if not aligned and not w.converged():
+            raise _refusal(
+                w,
+                op,
+                f"reached by lanes {format_lanes(w.mask)} of {format_lanes(w.live)}: a non-.aligned barrier completed "
+                "by a warp's threads from different instructions is not modelled",
+            )
         number, threads = barrier_id(w, R), count(w, R) if count is not None else None
         if isinstance(number, np.ndarray) or isinstance(threads, np.ndarray):
             raise Hazard("non-uniform-operand", f"{op.mnemonic()}: the barrier number and count must be warp-uniform")
@@ -967,6 +997,7 @@ def _fence_mbarrier_init(
 def _elect(d: Decoder, op: ptx.ElectSyncOp, index: int, labels: dict[str, int], rpc: int) -> Decoding:
     member = d.integer(op.mask)
     slot, _ = d.writer(op.res, "pred")
+    lane = d.writer(op.lane, "b32") if op.lane is not None else None
     guard = d.guard(op)
     nxt = index + 1
 
@@ -977,7 +1008,10 @@ def _elect(d: Decoder, op: ptx.ElectSyncOp, index: int, labels: dict[str, int], 
         if isinstance(bits, np.ndarray):
             raise Hazard("non-uniform-operand", "elect.sync: the member mask must be the same in every lane")
         elected = with_mask(w, mask, lambda: machine.elect_one(w, int(bits) & 0xFFFFFFFF))
-        _store_result(w, R, slot, elected, mask, guard is None and w.all_active)
+        full = guard is None and w.all_active
+        _store_result(w, R, slot, elected, mask, full)
+        if lane is not None and elected.any():  # every executing lane gets the leader's laneid
+            _store_result(w, R, lane[0], np.full(WARP, int(np.argmax(elected)), np.uint32), mask, full)
         return nxt
 
     return run, None
@@ -1122,6 +1156,297 @@ def _tcgen05_shift(d: Decoder, op: ptx.Tcgen05ShiftOp, index: int, labels: dict[
 @decodes(ptx.BarRedOp)
 def _bar_red(d: Decoder, op: ptx.BarRedOp, index: int, labels: dict[str, int], rpc: int) -> Decoding:
     raise Refused("bar.red (a barrier with a reduction) is not modelled, as at the NVVM level")
+
+
+# ---- typed value ops beyond the core list: the same value semantics ----------------------
+
+# Their operands are in PTX order (`bfi`'s c, d last, as the ISA writes them), which is
+# the order the semantics take.
+decodes(
+    ptx.PopcOp, ptx.ClzOp, ptx.BfindOp, ptx.BrevOp, ptx.BfeOp, ptx.BfiOp, ptx.PrmtOp, ptx.ShfOp,
+    ptx.Ex2Op, ptx.AbsOp, ptx.RcpOp, ptx.SqrtOp, ptx.CopysignOp, ptx.TestpOp, ptx.CvtPackOp,
+)(_value)  # fmt: skip
+
+Writer = tuple[int, Callable[[Lanes], Lanes]]
+
+
+def _lanewise(
+    d: Decoder, op: ptx.Instruction, index: int, fn: Callable[..., Any], readers: list[Callable[[list[Lanes]], Lanes]],
+    writers: Sequence[Writer | None],
+) -> Run:  # fmt: skip
+    """`fn` over the readers' lane arrays, its result(s) written under the execution
+    mask (a None writer: the sink `_`, not written)."""
+    guard = d.guard(op)
+    nxt = index + 1
+
+    def run(w: PtxWarp) -> int:
+        R = w.regs
+        mask = exec_mask(w, R, guard)
+        full = guard is None and w.all_active
+        if not full and not mask.any():
+            return nxt
+        out = fn(*[r(R) for r in readers])
+        results = out if len(writers) > 1 else (out,)
+        for writer, value in zip(writers, results, strict=True):
+            if writer is not None:
+                _store_result(w, R, writer[0], writer[1](np.asarray(value)), mask, full)
+        return nxt
+
+    return run
+
+
+@decodes(ptx.Lop3Op)
+def _lop3(d: Decoder, op: ptx.Lop3Op, index: int, labels: dict[str, int], rpc: int) -> Decoding:
+    """The truth table is an immediate (the verifier's rule), which the semantics take as
+    a Python int."""
+    owner = op.lut.owner
+    if not isinstance(owner, ptx.ImmOp) or not isinstance(owner.value, IntegerAttr):
+        raise Refused("lop3's truth table is an integer immediate")
+    lut = owner.value.value.data & 0xFF
+    fn = decode("lop3", ("b32",)).fn
+    readers = [d.reader(v, "b32") for v in (op.a, op.b, op.c)]
+
+    def apply(a: Lanes, b: Lanes, c: Lanes) -> Lanes:
+        return fn(a, b, c, lut)
+
+    return _lanewise(d, op, index, apply, readers, [d.writer(op.res, "b32")]), None
+
+
+@decodes(ptx.MovPackOp)
+def _mov_pack(d: Decoder, op: ptx.MovPackOp, index: int, labels: dict[str, int], rpc: int) -> Decoding:
+    sem = decode("mov", (op.ptx_type.value,), pack=len(op.parts))
+    readers = [d.reader(v, t) for v, t in zip(op.parts, sem.operands, strict=True)]
+    return _lanewise(d, op, index, sem.fn, readers, [d.writer(op.res, sem.results[0])]), None
+
+
+@decodes(ptx.MovUnpackOp)
+def _mov_unpack(d: Decoder, op: ptx.MovUnpackOp, index: int, labels: dict[str, int], rpc: int) -> Decoding:
+    sem = decode("mov", (op.ptx_type.value,), unpack=op.lanes.data.parts)
+    writers = [None if v is None else d.writer(v, t) for v, t in zip(op.destinations(), sem.results, strict=True)]
+    return _lanewise(d, op, index, sem.fn, [d.reader(op.src, sem.operands[0])], writers), None
+
+
+@decodes(ptx.AddF32x2Op, ptx.SubF32x2Op, ptx.MulF32x2Op, ptx.FmaF32x2Op)
+def _f32x2(
+    d: Decoder, op: ptx.AddF32x2Op | ptx.SubF32x2Op | ptx.MulF32x2Op | ptx.FmaF32x2Op, index: int,
+    labels: dict[str, int], rpc: int,
+) -> Decoding:  # fmt: skip
+    """`.f32x2`: the `.f32` instruction with the same rounding and `.ftz` on each of the
+    two `.f32` halves of the `.b64` operands (PTX ISA 9.0, add/sub/mul/fma: "element-wise")."""
+    modifiers = ([] if op.rounding is None else [op.rounding.data.value]) + (["ftz"] if op.ftz else [])
+    scalar = decode(op.MNEMONIC, (*modifiers, "f32")).fn
+
+    def fn(*packed: Lanes) -> Lanes:
+        halves = [np.ascontiguousarray(x).view(np.float32).reshape(WARP, 2) for x in packed]
+        lo = np.asarray(scalar(*[np.ascontiguousarray(h[:, 0]) for h in halves]), np.float32)
+        hi = np.asarray(scalar(*[np.ascontiguousarray(h[:, 1]) for h in halves]), np.float32)
+        return np.stack([lo, hi], axis=1).view(np.uint64).reshape(WARP)
+
+    readers = [d.reader(v, "b64") for v in op.sources()]
+    return _lanewise(d, op, index, fn, readers, [d.writer(op.res, "b64")]), None
+
+
+# ---- warp-level data exchange: shfl, vote, match, activemask --------------------------------
+
+_LANE = np.arange(WARP, dtype=np.int64)
+
+
+def _bits(mask: Lanes) -> int:
+    return int((mask.astype(np.uint64) << np.arange(WARP, dtype=np.uint64)).sum())
+
+
+def _members(w: PtxWarp, op: ptx.Instruction, member: Value, executing: Lanes) -> Lanes:
+    """The lanes taking part in a `.sync` warp op of membermask `member`: the executing
+    ones. An executing lane outside the membermask is undefined behaviour (PTX ISA 9.0,
+    shfl.sync / vote.sync / match.sync: "The behavior ... is undefined if the executing
+    thread is not in the membermask"); a live member lane that does not execute it with
+    them would be waited for on the GPU, which the model (one divergent path at a time)
+    does not do: refused."""
+    if isinstance(member, np.ndarray):
+        raise Hazard("non-uniform-operand", f"{op.mnemonic()}: the member mask must be the same in every lane")
+    wanted = ((int(member) >> _LANE) & 1).astype(bool)
+    if (executing & ~wanted).any():
+        raise Hazard(
+            "warp-sync-membermask",
+            f"{op.mnemonic()} executed by lanes {format_lanes(executing & ~wanted)} not in membermask 0x"
+            f"{int(member) & 0xFFFFFFFF:08x}",
+        )
+    waiting = wanted & w.live & ~executing
+    if waiting.any():
+        raise _refusal(
+            w,
+            op,
+            f"membermask lanes {format_lanes(waiting)} are live but do not execute it with lanes "
+            f"{format_lanes(executing)} (a .sync warp op completed from different instructions is not modelled)",
+        )
+    return executing
+
+
+@decodes(ptx.ShflSyncOp)
+def _shfl(d: Decoder, op: ptx.ShflSyncOp, index: int, labels: dict[str, int], rpc: int) -> Decoding:
+    """The PTX ISA 9.0 pseudocode of shfl.sync: `lane` reads lane `j` of its segment,
+    `p` whether `j` was in range (else `j = lane`)."""
+    a, b, c = d.reader(op.a, "b32"), d.reader(op.b, "b32"), d.reader(op.c, "b32")
+    member = d.integer(op.mask)
+    slot, convert = d.writer(op.res, "b32")
+    pred = d.writer(op.pred, "pred") if op.pred is not None else None
+    mode = op.mode.data
+    guard = d.guard(op)
+    nxt = index + 1
+
+    def run(w: PtxWarp) -> int:
+        R = w.regs
+        mask = exec_mask(w, R, guard)
+        if not mask.any():
+            return nxt
+        lanes = _members(w, op, member(w, R), mask)
+        bval = b(R).astype(np.int64) & 31
+        cval = c(R).astype(np.int64)
+        clamp, segmask = cval & 31, (cval >> 8) & 31
+        max_lane = (_LANE & segmask) | (clamp & ~segmask)
+        min_lane = _LANE & segmask
+        if mode is ShflMode.UP:
+            j = _LANE - bval
+            pval = j >= max_lane
+        elif mode is ShflMode.DOWN:
+            j = _LANE + bval
+            pval = j <= max_lane
+        elif mode is ShflMode.BFLY:
+            j = _LANE ^ bval
+            pval = j <= max_lane
+        else:
+            j = min_lane | (bval & ~segmask)
+            pval = j <= max_lane
+        j = np.where(pval, j, _LANE)  # in [0, 31]: out-of-range sources failed pval
+        stray = lanes & ~lanes[j]
+        if stray.any():
+            raise _refusal(
+                w, op, f"lanes {format_lanes(stray)} read lanes that do not execute it (their value is not modelled)"
+            )
+        full = guard is None and w.all_active
+        _store_result(w, R, slot, convert(a(R)[j]), lanes, full)
+        if pred is not None:
+            _store_result(w, R, pred[0], pval, lanes, full)
+        return nxt
+
+    return run, None
+
+
+@decodes(ptx.VoteSyncOp)
+def _vote(d: Decoder, op: ptx.VoteSyncOp, index: int, labels: dict[str, int], rpc: int) -> Decoding:
+    """Over the member lanes' predicates (`!a` negated): `.all`, `.any`, `.uni` (all equal),
+    `.ballot` (bit i = lane i's predicate, 0 for lanes not taking part)."""
+    src = d.reader(op.src, "pred")
+    member = d.integer(op.mask)
+    negate = op.negate_source is not None
+    mode = op.mode.data
+    slot, convert = d.writer(op.res, "b32" if mode is VoteMode.BALLOT else "pred")
+    guard = d.guard(op)
+    nxt = index + 1
+
+    def run(w: PtxWarp) -> int:
+        R = w.regs
+        mask = exec_mask(w, R, guard)
+        if not mask.any():
+            return nxt
+        lanes = _members(w, op, member(w, R), mask)
+        value = src(R) != negate
+        votes = value[lanes]
+        if mode is VoteMode.BALLOT:
+            result = np.full(WARP, _bits(value & lanes), np.uint32)
+        else:
+            agree = votes.all() if mode is VoteMode.ALL else votes.any() if mode is VoteMode.ANY else (
+                votes.all() or not votes.any())  # fmt: skip
+            result = np.full(WARP, bool(agree), np.bool_)
+        _store_result(w, R, slot, convert(result), lanes, guard is None and w.all_active)
+        return nxt
+
+    return run, None
+
+
+@decodes(ptx.MatchSyncOp)
+def _match(d: Decoder, op: ptx.MatchSyncOp, index: int, labels: dict[str, int], rpc: int) -> Decoding:
+    """`.any`: the mask of member lanes whose value equals this lane's; `.all`: the member
+    mask when every member lane holds the same value (then `p`), else 0."""
+    src = d.reader(op.src, op.type.data.value)
+    member = d.integer(op.mask)
+    slot, convert = d.writer(op.res, "b32")
+    pred = d.writer(op.pred, "pred") if op.pred is not None else None
+    every = op.mode.data is MatchMode.ALL
+    guard = d.guard(op)
+    nxt = index + 1
+
+    def run(w: PtxWarp) -> int:
+        R = w.regs
+        mask = exec_mask(w, R, guard)
+        if not mask.any():
+            return nxt
+        lanes = _members(w, op, member(w, R), mask)
+        value = src(R)
+        full = guard is None and w.all_active
+        if every:
+            same = bool((value[lanes] == value[lanes][0]).all())
+            result = np.full(WARP, _bits(lanes) if same else 0, np.uint32)
+            if pred is not None:
+                _store_result(w, R, pred[0], np.full(WARP, same, np.bool_), lanes, full)
+        else:
+            equal = (value[:, None] == value[None, :]) & lanes[None, :]
+            result = (equal.astype(np.uint64) << np.arange(WARP, dtype=np.uint64)).sum(axis=1).astype(np.uint32)
+        _store_result(w, R, slot, convert(result), lanes, full)
+        return nxt
+
+    return run, None
+
+
+@decodes(ptx.ActivemaskOp)
+def _activemask(d: Decoder, op: ptx.ActivemaskOp, index: int, labels: dict[str, int], rpc: int) -> Decoding:
+    """The warp's active lanes (a guarded-off lane is still active; an exited one is not)."""
+    slot, convert = d.writer(op.res, "b32")
+    guard = d.guard(op)
+    nxt = index + 1
+
+    def run(w: PtxWarp) -> int:
+        R = w.regs
+        mask = exec_mask(w, R, guard)
+        active = np.full(WARP, _bits(w.mask), np.uint32)
+        _store_result(w, R, slot, convert(active), mask, guard is None and w.all_active)
+        return nxt
+
+    return run, None
+
+
+# ---- no effect on the model, checked; traps; not modelled ---------------------------------
+
+
+@decodes(ptx.NanosleepOp, ptx.PrefetchOp)
+def _no_effect(d: Decoder, op: ptx.Instruction, index: int, labels: dict[str, int], rpc: int) -> Decoding:
+    """A suspension or a cache hint: nothing the model tracks (the schedule is the explorer's)."""
+    return _jump(index + 1), None
+
+
+@decodes(ptx.SetmaxnregOp)
+def _setmaxnreg(d: Decoder, op: ptx.SetmaxnregOp, index: int, labels: dict[str, int], rpc: int) -> Decoding:
+    """The register budget is not modelled (the verifier checked the count); `.sync.aligned`
+    is: every live lane of the warp executes it."""
+    return _action(d, op, index, lambda w, R: w.require_converged(op.mnemonic())), None
+
+
+@decodes(ptx.TrapOp)
+def _trap(d: Decoder, op: ptx.TrapOp, index: int, labels: dict[str, int], rpc: int) -> Decoding:
+    def act(w: PtxWarp, R: list[Lanes]) -> None:
+        raise Hazard("trap", f"trap executed by lanes {format_lanes(w.mask)} of {w.name}: the kernel aborted")
+
+    return _action(d, op, index, act), None
+
+
+@decodes(ptx.BrxIdxOp)
+def _brx_idx(d: Decoder, op: ptx.BrxIdxOp, index: int, labels: dict[str, int], rpc: int) -> Decoding:
+    raise Refused("brx.idx (an indexed branch through a .branchtargets list) is not modelled yet")
+
+
+@decodes(ptx.CpAsyncOp, ptx.CpAsyncCommitGroupOp, ptx.CpAsyncWaitGroupOp, ptx.CpAsyncBulkTensorOp, ptx.LdmatrixOp)
+def _async_copy(d: Decoder, op: ptx.Instruction, index: int, labels: dict[str, int], rpc: int) -> Decoding:
+    raise Refused(f"{op.mnemonic()}: asynchronous copies, TMA and ldmatrix are not modelled (they come with issue 14)")
 
 
 def is_thread_barrier(op: Operation) -> bool:

@@ -143,6 +143,12 @@ class PtxWarp(Warp):
         return f"{self.name} at PTX line {line}" if line else self.name
 
     def run(self, limit: int, to_first: bool = False) -> Status:
+        # IEEE overflow, division by zero and NaNs are results the value semantics define
+        # (inf, NaN), not errors: numpy's warnings about them are off while the warp runs.
+        with np.errstate(all="ignore"):
+            return self._run(limit, to_first)
+
+    def _run(self, limit: int, to_first: bool) -> Status:
         code = self.code
         cluster = self.cluster
         did_sync = to_first
