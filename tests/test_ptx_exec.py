@@ -15,6 +15,7 @@ from pathlib import Path
 import ml_dtypes
 import numpy as np
 import pytest
+from external import Upstream
 from gemm_reference import epilogue_rows, kmajor_matrix, parse
 from numpy.typing import NDArray
 from silicon_replay import PROGRAMS as PROGRAMS_DIR
@@ -1097,3 +1098,38 @@ def test_warp_ops_silicon_program_replays_bit_for_bit(capsys: pytest.CaptureFixt
     redux = np.zeros(2304, np.bool_)
     redux[[32 * t + i for t in range(64) for i in (25, 26)] + [2048 + 4 * t + 1 for t in range(64)]] = True
     np.testing.assert_array_equal(got[~redux], recorded[~redux])
+
+
+# --------------------------------------------------------------------------------------
+# llc-22's PTX of the same NVVM
+# --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("program", "args"), CLEAN, ids=[p.stem for p, _ in CLEAN])
+def test_llc_ptx_computes_what_the_nvvm_level_computes(
+    capsys: pytest.CaptureFixture[str], upstream: Upstream, tmp_path: Path, program: Path, args: str
+) -> None:
+    """llc-22's PTX of the NVVM-level kernel (parsed, recognized, run as a `.ptx` file)
+    writes the NVVM level's output bit for bit (NaN codes of the FP8 inputs compared as
+    NaNs): the same inputs, passed by position since llc-22 names parameters `K_param_N`."""
+    module = parse(program.read_text())
+    if program.parent == EXAMPLES:
+        LowerTmemPass().apply(make_context(), module)
+    source = tmp_path / f"{program.stem}.ptx"
+    source.write_text(upstream.to_ptx(str(module)))
+    words = shlex.split(args)
+    kernel = words[words.index("--kernel") + 1]
+    names = [w.split("=", 1)[0] for w in words if "=" in w]
+    assert names[0] == "out"  # the output is the first parameter of every CLEAN kernel
+    positional = [re.sub(r"^([^=]+)=", lambda m: f"arg{names.index(m.group(1))}=", w) if "=" in w else w for w in words]
+    nvvm_dir, ptx_dir = tmp_path / "nvvm", tmp_path / "ptx"
+    nvvm = run_cli(capsys, str(program), *(["-p", "lower-tmem"] if program.parent == EXAMPLES else []), *words,
+                   "--out", str(nvvm_dir))  # fmt: skip
+    assert nvvm.code == run.EXIT_OK, nvvm.err
+    llc = run_cli(capsys, str(source), *positional, "--out", str(ptx_dir))
+    assert llc.code == run.EXIT_OK, llc.err
+    expected, got = np.load(nvvm_dir / "out.npy"), np.load(ptx_dir / f"{kernel}_param_0.npy")
+    assert got.shape == expected.shape
+    nan = np.isnan(expected)
+    assert np.array_equal(np.isnan(got), nan)
+    assert np.array_equal(got.view(np.uint32)[~nan], expected.view(np.uint32)[~nan])
