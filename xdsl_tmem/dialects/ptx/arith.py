@@ -11,7 +11,7 @@ from abc import ABC
 from collections.abc import Sequence
 from typing import ClassVar
 
-from xdsl.dialects.builtin import IntegerType, UnitAttr
+from xdsl.dialects.builtin import UnitAttr
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
@@ -38,37 +38,22 @@ from xdsl_tmem.dialects.ptx.base import (
     vector_text,
 )
 from xdsl_tmem.dialects.ptx.qualifiers import (
-    BFE_TYPES,
-    BFI_TYPES,
-    BFIND_TYPES,
     BIT_TYPES,
-    BREV_TYPES,
     FLOAT_ROUNDING,
     FLOAT_TYPES,
     INTEGER_ROUNDING,
     INTEGER_TYPES,
     LOGIC_TYPES,
-    POPC_CLZ_TYPES,
     CmpOp,
     CmpOpAttr,
     DivPrecision,
     DivPrecisionAttr,
     IntMode,
     IntModeAttr,
-    PackedFloat,
-    PackedFloatAttr,
-    PrmtMode,
-    PrmtModeAttr,
     PtxType,
     PtxTypeAttr,
     Rounding,
     RoundingAttr,
-    ShfDirection,
-    ShfDirectionAttr,
-    ShfMode,
-    ShfModeAttr,
-    TestpKind,
-    TestpKindAttr,
     VectorLanes,
     VectorLanesAttr,
     check_only_register,
@@ -76,7 +61,6 @@ from xdsl_tmem.dialects.ptx.qualifiers import (
     check_register,
     check_semantics,
     check_type,
-    operand_text,
     reject,
     spell,
     types,
@@ -91,13 +75,13 @@ MOVE_RULE = "PTX ISA 9.0, Data Movement and Conversion Instructions"
 NUMERIC_TYPES = INTEGER_TYPES | FLOAT_TYPES
 
 
-def _properties(type: PtxType, **optional: Attribute | None) -> dict[str, Attribute]:
+def typed_properties(type: PtxType, **optional: Attribute | None) -> dict[str, Attribute]:
     props: dict[str, Attribute] = {"type": PtxTypeAttr(type)}
     props.update({k: v for k, v in optional.items() if v is not None})
     return props
 
 
-class _TypedOp(Instruction, ABC):
+class TypedOp(Instruction, ABC):
     """`mnemonic[.modifiers].type`: `MNEMONIC`, then `modifiers()`, then the type.
 
     `TYPES` are the types the instruction takes (PTX ISA `.type = {...}`); `RULE` is
@@ -138,7 +122,7 @@ class _TypedOp(Instruction, ABC):
 
 
 def _check_rounding(
-    op: _TypedOp, rounding: Rounding | None, *, required: bool, allowed: frozenset[Rounding] = FLOAT_ROUNDING
+    op: TypedOp, rounding: Rounding | None, *, required: bool, allowed: frozenset[Rounding] = FLOAT_ROUNDING
 ) -> None:
     """Integer types take no rounding; float types take `allowed` (required or not)."""
     t = op.ptx_type
@@ -155,14 +139,14 @@ def _check_rounding(
 # ---- binary ---------------------------------------------------------------------------------
 
 
-class _BinaryOp(_TypedOp, ABC):
+class _BinaryOp(TypedOp, ABC):
     traits = traits_def(WritesOnlyRegisters())
     res = result_def(Reg)
     lhs = operand_def(RegOrImm)
     rhs = operand_def(RegOrImm)
 
     def __init__(self, type: PtxType, res: RegisterType, lhs: SSAValue, rhs: SSAValue, **optional: Attribute | None):
-        super().__init__(operands=[lhs, rhs, None], result_types=[res], properties=_properties(type, **optional))
+        super().__init__(operands=[lhs, rhs, None], result_types=[res], properties=typed_properties(type, **optional))
 
     def ptx_operands(self, name: Namer) -> list[str]:
         return [name(self.res), name(self.lhs), name(self.rhs)]
@@ -241,7 +225,7 @@ class MulOp(_RoundedBinaryOp):
         _check_wide_operands(self, self.mode, [self.lhs, self.rhs], self.res)
 
 
-def _check_int_mode(op: _TypedOp, mode: IntMode | None) -> None:
+def _check_int_mode(op: TypedOp, mode: IntMode | None) -> None:
     """`mul`/`mad`: integers need `.lo/.hi/.wide` (`.wide` only 16/32-bit), floats none."""
     t = op.ptx_type
     if t.is_float and mode is not None:
@@ -253,7 +237,7 @@ def _check_int_mode(op: _TypedOp, mode: IntMode | None) -> None:
 
 
 def _check_wide_operands(
-    op: _TypedOp, mode: IntModeAttr | None, sources: list[SSAValue], res: SSAValue, addend: SSAValue | None = None
+    op: TypedOp, mode: IntModeAttr | None, sources: list[SSAValue], res: SSAValue, addend: SSAValue | None = None
 ) -> None:
     """Sources are of the instruction type; with `.wide` the destination (and `mad`'s
     addend) are double width."""
@@ -403,20 +387,20 @@ class MaxOp(_MinMaxOp):
 # ---- unary ------------------------------------------------------------------------------------
 
 
-class _UnaryOp(_TypedOp, ABC):
+class UnaryOp(TypedOp, ABC):
     traits = traits_def(WritesOnlyRegisters())
     res = result_def(Reg)
     src = operand_def(RegOrImm)
 
     def __init__(self, type: PtxType, res: RegisterType, src: SSAValue):
-        super().__init__(operands=[src, None], result_types=[res], properties=_properties(type))
+        super().__init__(operands=[src, None], result_types=[res], properties=typed_properties(type))
 
     def ptx_operands(self, name: Namer) -> list[str]:
         return [name(self.res), name(self.src)]
 
 
 @irdl_op_definition
-class NotOp(_UnaryOp):
+class NotOp(UnaryOp):
     name = "ptx.not"
     MNEMONIC: ClassVar[str] = "not"
     PRED_FORM: ClassVar[bool] = True
@@ -425,7 +409,7 @@ class NotOp(_UnaryOp):
 
 
 @irdl_op_definition
-class NegOp(_UnaryOp):
+class NegOp(UnaryOp):
     """`neg` takes the signed integer and float types (never `.u`/`.b`)."""
 
     name = "ptx.neg"
@@ -435,7 +419,7 @@ class NegOp(_UnaryOp):
 
 
 @irdl_op_definition
-class MovOp(_TypedOp):
+class MovOp(TypedOp):
     """`mov.type d, a` — a register, immediate, symbol address or special register."""
 
     traits = traits_def(WritesOnlyRegisters())
@@ -448,13 +432,13 @@ class MovOp(_TypedOp):
     src = operand_def(MovSource)
 
     def __init__(self, type: PtxType, res: RegisterType, src: SSAValue):
-        super().__init__(operands=[src, None], result_types=[res], properties=_properties(type))
+        super().__init__(operands=[src, None], result_types=[res], properties=typed_properties(type))
 
     def ptx_operands(self, name: Namer) -> list[str]:
         return [name(self.res), name(self.src)]
 
 
-def _check_parts(op: _TypedOp, role: str, values: list[SSAValue], lanes: int, *, pack: bool) -> None:
+def _check_parts(op: TypedOp, role: str, values: list[SSAValue], lanes: int, *, pack: bool) -> None:
     """`mov` packs/unpacks 2 or 4 parts of a `.b32`/`.b64` (PTX ISA 9.0, mov: "d = {a,
     b}"): the legal combinations are the value semantics' (`check_semantics`); each part
     is a register of 1/lanes of the type's width (ptxas also takes an integer immediate
@@ -467,7 +451,7 @@ def _check_parts(op: _TypedOp, role: str, values: list[SSAValue], lanes: int, *,
 
 
 @irdl_op_definition
-class MovPackOp(_TypedOp):
+class MovPackOp(TypedOp):
     """`mov.bN d, {a, b[, c, e]}`: the parts concatenated, `a` in the low bits."""
 
     traits = traits_def(WritesOnlyRegisters())
@@ -481,7 +465,7 @@ class MovPackOp(_TypedOp):
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
 
     def __init__(self, type: PtxType, res: RegisterType, parts: Sequence[SSAValue]):
-        super().__init__(operands=[parts, None], result_types=[res], properties=_properties(type))
+        super().__init__(operands=[parts, None], result_types=[res], properties=typed_properties(type))
 
     def ptx_operands(self, name: Namer) -> list[str]:
         return [name(self.res), vector_text(name, self.parts)]
@@ -492,7 +476,7 @@ class MovPackOp(_TypedOp):
 
 
 @irdl_op_definition
-class MovUnpackOp(_TypedOp):
+class MovUnpackOp(TypedOp):
     """`mov.bN {d0, d1[, d2, d3]}, a`: `a` split into `lanes` parts, `d0` the low bits;
     an absent destination prints the sink `_` (that part is not written)."""
 
@@ -513,7 +497,7 @@ class MovUnpackOp(_TypedOp):
     def __init__(self, type: PtxType, parts: Sequence[RegisterType | None], src: SSAValue):
         lanes = VectorLanes.V2 if len(parts) == 2 else VectorLanes.V4
         padded = [*parts, None, None][:4] if len(parts) == 2 else list(parts)
-        props = _properties(type)
+        props = typed_properties(type)
         props["lanes"] = VectorLanesAttr(lanes)
         super().__init__(operands=[src, None], result_types=padded, properties=props)
 
@@ -543,7 +527,7 @@ class MovUnpackOp(_TypedOp):
 # ---- ternary ----------------------------------------------------------------------------------
 
 
-class _TernaryOp(_TypedOp, ABC):
+class _TernaryOp(TypedOp, ABC):
     traits = traits_def(WritesOnlyRegisters())
     res = result_def(Reg)
     a = operand_def(RegOrImm)
@@ -560,7 +544,7 @@ class _TernaryOp(_TypedOp, ABC):
         mode: IntMode | None = None,
         rounding: Rounding | None = None,
     ):
-        props = _properties(
+        props = typed_properties(
             type,
             mode=None if mode is None else IntModeAttr(mode),
             rounding=None if rounding is None else RoundingAttr(rounding),
@@ -614,7 +598,7 @@ class FmaOp(_TernaryOp):
 
 
 @irdl_op_definition
-class SelpOp(_TypedOp):
+class SelpOp(TypedOp):
     """`selp.type d, a, b, p` = p ? a : b (no `.pred` or 8-bit or half types; `p` a
     predicate register)."""
 
@@ -630,7 +614,7 @@ class SelpOp(_TypedOp):
     cond = operand_def(Reg)
 
     def __init__(self, type: PtxType, res: RegisterType, a: SSAValue, b: SSAValue, cond: SSAValue):
-        super().__init__(operands=[a, b, cond, None], result_types=[res], properties=_properties(type))
+        super().__init__(operands=[a, b, cond, None], result_types=[res], properties=typed_properties(type))
 
     def ptx_operands(self, name: Namer) -> list[str]:
         return [name(self.res), name(self.a), name(self.b), name(self.cond)]
@@ -642,7 +626,7 @@ class SelpOp(_TypedOp):
 
 
 @irdl_op_definition
-class SetpOp(_TypedOp):
+class SetpOp(TypedOp):
     """`setp.cmp.type p, a, b`: the comparison operators allowed depend on the type
     class (bit-size: `eq ne`; signed: `eq ne lt le gt ge`; unsigned: also `lo ls hi hs`;
     float: also `equ neu ltu leu gtu geu num nan`)."""
@@ -659,7 +643,7 @@ class SetpOp(_TypedOp):
     rhs = operand_def(RegOrImm)
 
     def __init__(self, cmp: CmpOp, type: PtxType, res: RegisterType, lhs: SSAValue, rhs: SSAValue):
-        props = _properties(type)
+        props = typed_properties(type)
         props["cmp"] = CmpOpAttr(cmp)
         super().__init__(operands=[lhs, rhs, None], result_types=[res], properties=props)
 
@@ -751,533 +735,3 @@ class CvtOp(Instruction):
             raise reject(self, f"cvt{pair} without rounding", f"it needs one of {spell(order)}", self.RULE)
         check_operand(self, "destination", self.res, d, self.RULE, wider=True)
         check_operand(self, "source", self.src, s, self.RULE, wider=True)
-
-
-# ---- bit fields, bit counts, permutes and funnel shifts ---------------------------------------
-
-
-class _BitCountOp(_TypedOp, ABC):
-    """`popc`/`clz`/`bfind`: one source of the type, a `.u32` count (a `.b32` register)."""
-
-    traits = traits_def(WritesOnlyRegisters())
-    RULE: ClassVar[str] = LOGIC_RULE
-    res = result_def(Reg)
-    src = operand_def(RegOrImm)
-
-    def __init__(self, type: PtxType, res: RegisterType, src: SSAValue, **optional: Attribute | None):
-        super().__init__(operands=[src, None], result_types=[res], properties=_properties(type, **optional))
-
-    def ptx_operands(self, name: Namer) -> list[str]:
-        return [name(self.res), name(self.src)]
-
-    def verify_operands(self) -> None:
-        check_operand(self, "operand a", self.src, self.ptx_type, self.rule())
-        check_operand(self, "destination", self.res, PtxType.U32, self.rule())
-
-
-@irdl_op_definition
-class PopcOp(_BitCountOp):
-    """`popc.type d, a`: the number of one bits of `a`."""
-
-    name = "ptx.popc"
-    MNEMONIC: ClassVar[str] = "popc"
-    TYPES: ClassVar[frozenset[PtxType]] = POPC_CLZ_TYPES
-
-
-@irdl_op_definition
-class ClzOp(_BitCountOp):
-    """`clz.type d, a`: the number of leading zero bits of `a`."""
-
-    name = "ptx.clz"
-    MNEMONIC: ClassVar[str] = "clz"
-    TYPES: ClassVar[frozenset[PtxType]] = POPC_CLZ_TYPES
-
-
-@irdl_op_definition
-class BfindOp(_BitCountOp):
-    """`bfind[.shiftamt].type d, a`: the position of the most significant non-sign bit
-    (with `.shiftamt`, the shift that brings it to the top)."""
-
-    name = "ptx.bfind"
-    MNEMONIC: ClassVar[str] = "bfind"
-    RULE: ClassVar[str] = INTEGER_RULE
-    TYPES: ClassVar[frozenset[PtxType]] = BFIND_TYPES
-    shiftamt = opt_prop_def(UnitAttr)
-
-    def __init__(self, type: PtxType, res: RegisterType, src: SSAValue, *, shiftamt: bool = False):
-        super().__init__(type, res, src, shiftamt=UnitAttr() if shiftamt else None)
-
-    def modifiers(self) -> list[str]:
-        return ["shiftamt"] if self.shiftamt else []
-
-
-@irdl_op_definition
-class BrevOp(_UnaryOp):
-    """`brev.type d, a`: `a`'s bits reversed."""
-
-    name = "ptx.brev"
-    MNEMONIC: ClassVar[str] = "brev"
-    TYPES: ClassVar[frozenset[PtxType]] = BREV_TYPES
-    RULE: ClassVar[str] = INTEGER_RULE
-
-
-class _ThreeSourceOp(_TypedOp, ABC):
-    """`op[.modifiers].type d, a, b, c` with no rounding (bit fields, permutes)."""
-
-    traits = traits_def(WritesOnlyRegisters())
-    res = result_def(Reg)
-    a = operand_def(RegOrImm)
-    b = operand_def(RegOrImm)
-    c = operand_def(RegOrImm)
-
-    def __init__(
-        self, type: PtxType, res: RegisterType, abc: tuple[SSAValue, SSAValue, SSAValue], **optional: Attribute | None
-    ):
-        super().__init__(operands=[*abc, None], result_types=[res], properties=_properties(type, **optional))
-
-    def ptx_operands(self, name: Namer) -> list[str]:
-        return [name(self.res), name(self.a), name(self.b), name(self.c)]
-
-
-@irdl_op_definition
-class BfeOp(_ThreeSourceOp):
-    """`bfe.type d, a, b, c`: `c` bits of `a` from bit `b` (sign-extended for `.s`); `b`
-    and `c` are `.u32` (registers or immediates) whatever the type."""
-
-    name = "ptx.bfe"
-    MNEMONIC: ClassVar[str] = "bfe"
-    TYPES: ClassVar[frozenset[PtxType]] = BFE_TYPES
-    RULE: ClassVar[str] = INTEGER_RULE
-
-    def verify_operands(self) -> None:
-        check_operand(self, "destination", self.res, self.ptx_type, self.rule())
-        check_operand(self, "operand a", self.a, self.ptx_type, self.rule())
-        check_register(self, "start position b", self.b, "b32", self.rule())
-        check_register(self, "length c", self.c, "b32", self.rule())
-
-
-@irdl_op_definition
-class BfiOp(_TypedOp):
-    """`bfi.type f, a, b, c, d`: `b` with `d` bits from bit `c` replaced by `a`'s low bits;
-    `c` and `d` are `.u32`."""
-
-    traits = traits_def(WritesOnlyRegisters())
-    name = "ptx.bfi"
-    MNEMONIC: ClassVar[str] = "bfi"
-    TYPES: ClassVar[frozenset[PtxType]] = BFI_TYPES
-    RULE: ClassVar[str] = INTEGER_RULE
-    res = result_def(Reg)
-    a = operand_def(RegOrImm)
-    b = operand_def(RegOrImm)
-    c = operand_def(RegOrImm)
-    d = operand_def(RegOrImm)
-
-    def __init__(self, type: PtxType, res: RegisterType, abcd: tuple[SSAValue, SSAValue, SSAValue, SSAValue]):
-        super().__init__(operands=[*abcd, None], result_types=[res], properties=_properties(type))
-
-    def ptx_operands(self, name: Namer) -> list[str]:
-        return [name(self.res), name(self.a), name(self.b), name(self.c), name(self.d)]
-
-    def verify_operands(self) -> None:
-        for role, value in (("destination", self.res), ("operand a", self.a), ("operand b", self.b)):
-            check_operand(self, role, value, self.ptx_type, self.rule())
-        check_register(self, "start position c", self.c, "b32", self.rule())
-        check_register(self, "length d", self.d, "b32", self.rule())
-
-
-@irdl_op_definition
-class PrmtOp(_ThreeSourceOp):
-    """`prmt.b32[.mode] d, a, b, c`: bytes of `{b, a}` selected by `c` (PTX ISA 9.0, Data
-    Movement and Conversion Instructions: prmt)."""
-
-    name = "ptx.prmt"
-    MNEMONIC: ClassVar[str] = "prmt"
-    TYPES: ClassVar[frozenset[PtxType]] = types("b32")
-    RULE: ClassVar[str] = MOVE_RULE
-    prmt_mode = opt_prop_def(PrmtModeAttr)
-
-    def __init__(self, res: RegisterType, abc: tuple[SSAValue, SSAValue, SSAValue], prmt_mode: PrmtMode | None = None):
-        super().__init__(PtxType.B32, res, abc, prmt_mode=None if prmt_mode is None else PrmtModeAttr(prmt_mode))
-
-    def mnemonic(self) -> str:
-        mode = "" if self.prmt_mode is None else f".{self.prmt_mode.data.value}"
-        return f"prmt.{self.ptx_type.value}{mode}"
-
-
-@irdl_op_definition
-class Lop3Op(_TypedOp):
-    """`lop3.b32 d, a, b, c, immLut`: any three-input logic function, its truth table an
-    8-bit immediate (a register is refused: ptxas "Arguments mismatch")."""
-
-    traits = traits_def(WritesOnlyRegisters())
-    name = "ptx.lop3"
-    MNEMONIC: ClassVar[str] = "lop3"
-    TYPES: ClassVar[frozenset[PtxType]] = types("b32")
-    RULE: ClassVar[str] = LOGIC_RULE
-    res = result_def(Reg)
-    a = operand_def(RegOrImm)
-    b = operand_def(RegOrImm)
-    c = operand_def(RegOrImm)
-    lut = operand_def(RegOrImm)
-
-    def __init__(self, res: RegisterType, abc: tuple[SSAValue, SSAValue, SSAValue], lut: SSAValue):
-        super().__init__(operands=[*abc, lut, None], result_types=[res], properties=_properties(PtxType.B32))
-
-    def ptx_operands(self, name: Namer) -> list[str]:
-        return [name(self.res), name(self.a), name(self.b), name(self.c), name(self.lut)]
-
-    def verify_operands(self) -> None:
-        for role, value in (
-            ("destination", self.res),
-            ("operand a", self.a),
-            ("operand b", self.b),
-            ("operand c", self.c),
-        ):
-            check_operand(self, role, value, self.ptx_type, self.rule())
-        if not isinstance(self.lut.type, IntegerType):
-            raise reject(self, f"truth table {operand_text(self.lut)}", "immLut is an integer immediate", self.rule())
-
-
-@irdl_op_definition
-class ShfOp(_ThreeSourceOp):
-    """`shf.{l,r}.{clamp,wrap}.b32 d, a, b, c`: the 64-bit `{b, a}` shifted by `c` (a
-    `.u32`); the direction and the clamp/wrap mode are both required."""
-
-    name = "ptx.shf"
-    MNEMONIC: ClassVar[str] = "shf"
-    TYPES: ClassVar[frozenset[PtxType]] = types("b32")
-    RULE: ClassVar[str] = LOGIC_RULE
-    direction = prop_def(ShfDirectionAttr)
-    shf_mode = prop_def(ShfModeAttr)
-
-    def __init__(
-        self, direction: ShfDirection, mode: ShfMode, res: RegisterType, abc: tuple[SSAValue, SSAValue, SSAValue]
-    ):
-        super().__init__(PtxType.B32, res, abc, direction=ShfDirectionAttr(direction), shf_mode=ShfModeAttr(mode))
-
-    def modifiers(self) -> list[str]:
-        return [self.direction.data.value, self.shf_mode.data.value]
-
-    def verify_operands(self) -> None:
-        for role, value in (("destination", self.res), ("operand a", self.a), ("operand b", self.b)):
-            check_operand(self, role, value, self.ptx_type, self.rule())
-        check_register(self, "shift amount c", self.c, "b32", self.rule())
-
-
-# ---- packed single precision: add/sub/mul/fma .f32x2 --------------------------------------------
-
-
-class _F32x2Op(Instruction, ABC):
-    """`op[.rnd][.ftz].f32x2 d, a, b[, c]`: two `.f32` lanes in `.b64` registers (PTX ISA
-    9.0, Floating-Point Instructions, sm_100 and up). Rounding `.rn .rz .rm .rp`
-    (required for `fma`, the default `.rn` otherwise); no `.sat` (ptxas: "Illegal
-    modifier")."""
-
-    traits = traits_def(WritesOnlyRegisters())
-    MNEMONIC: ClassVar[str]
-    ROUNDING_REQUIRED: ClassVar[bool] = False
-    rounding = opt_prop_def(RoundingAttr)
-    ftz = opt_prop_def(UnitAttr)
-    res = result_def(Reg)
-
-    def rule(self) -> str:
-        return f"{FLOAT_RULE}: {self.MNEMONIC}"
-
-    def mnemonic(self) -> str:
-        rounding = "" if self.rounding is None else f".{self.rounding.data.value}"
-        return f"{self.MNEMONIC}{rounding}{'.ftz' if self.ftz else ''}.f32x2"
-
-    def sources(self) -> list[SSAValue]:
-        return [v for v in self.operands if v is not self.guard]
-
-    def ptx_operands(self, name: Namer) -> list[str]:
-        return [name(self.res), *(name(v) for v in self.sources())]
-
-    def verify_(self) -> None:
-        rounding = None if self.rounding is None else self.rounding.data
-        allowed = [r for r in Rounding if r in FLOAT_ROUNDING]
-        if rounding is not None and rounding not in FLOAT_ROUNDING:
-            raise reject(self, f"rounding .{rounding.value}", f"{self.MNEMONIC}.f32x2 rounds with {spell(allowed)}",
-                         self.rule())  # fmt: skip
-        if rounding is None and self.ROUNDING_REQUIRED:
-            raise reject(self, f"{self.MNEMONIC}.f32x2 without rounding", f"it needs one of {spell(allowed)}",
-                         self.rule())  # fmt: skip
-        values = [self.res, *self.sources()]
-        for role, value in zip(
-            ("destination", "operand a", "operand b", "operand c")[: len(values)], values, strict=True
-        ):
-            check_only_register(self, role, value, "b64", self.rule())
-
-
-class _F32x2BinaryOp(_F32x2Op, ABC):
-    lhs = operand_def(Reg)
-    rhs = operand_def(Reg)
-
-    def __init__(
-        self, res: RegisterType, lhs: SSAValue, rhs: SSAValue, *, rounding: Rounding | None = None, ftz: bool = False
-    ):
-        props: dict[str, Attribute] = {}
-        if rounding is not None:
-            props["rounding"] = RoundingAttr(rounding)
-        if ftz:
-            props["ftz"] = UnitAttr()
-        super().__init__(operands=[lhs, rhs, None], result_types=[res], properties=props)
-
-
-@irdl_op_definition
-class AddF32x2Op(_F32x2BinaryOp):
-    traits = traits_def(WritesOnlyRegisters(), Commutative())
-    name = "ptx.add_f32x2"
-    MNEMONIC: ClassVar[str] = "add"
-
-
-@irdl_op_definition
-class SubF32x2Op(_F32x2BinaryOp):
-    name = "ptx.sub_f32x2"
-    MNEMONIC: ClassVar[str] = "sub"
-
-
-@irdl_op_definition
-class MulF32x2Op(_F32x2BinaryOp):
-    traits = traits_def(WritesOnlyRegisters(), Commutative())
-    name = "ptx.mul_f32x2"
-    MNEMONIC: ClassVar[str] = "mul"
-
-
-@irdl_op_definition
-class FmaF32x2Op(_F32x2Op):
-    name = "ptx.fma_f32x2"
-    MNEMONIC: ClassVar[str] = "fma"
-    ROUNDING_REQUIRED: ClassVar[bool] = True
-    a = operand_def(Reg)
-    b = operand_def(Reg)
-    c = operand_def(Reg)
-
-    def __init__(
-        self,
-        res: RegisterType,
-        abc: tuple[SSAValue, SSAValue, SSAValue],
-        *,
-        rounding: Rounding | None = Rounding.RN,
-        ftz: bool = False,
-    ):
-        props: dict[str, Attribute] = {}
-        if rounding is not None:
-            props["rounding"] = RoundingAttr(rounding)
-        if ftz:
-            props["ftz"] = UnitAttr()
-        super().__init__(operands=[*abc, None], result_types=[res], properties=props)
-
-
-@irdl_op_definition
-class Ex2Op(_TypedOp):
-    """`ex2.approx[.ftz].f32 d, a` = 2^a, approximately (`.approx` is required). The
-    half-precision forms (`.f16 .f16x2 .bf16 .bf16x2`, whose rules the semantics' decoder
-    holds) are not typed: they stay generic."""
-
-    traits = traits_def(WritesOnlyRegisters())
-    name = "ptx.ex2"
-    MNEMONIC: ClassVar[str] = "ex2"
-    TYPES: ClassVar[frozenset[PtxType]] = types("f32")
-    RULE: ClassVar[str] = FLOAT_RULE
-    ftz = opt_prop_def(UnitAttr)
-    res = result_def(Reg)
-    src = operand_def(RegOrImm)
-
-    def __init__(self, type: PtxType, res: RegisterType, src: SSAValue, *, ftz: bool = False):
-        super().__init__(
-            operands=[src, None], result_types=[res], properties=_properties(type, ftz=UnitAttr() if ftz else None)
-        )
-
-    def modifiers(self) -> list[str]:
-        return ["approx", *(["ftz"] if self.ftz else [])]
-
-    def ptx_operands(self, name: Namer) -> list[str]:
-        return [name(self.res), name(self.src)]
-
-
-# ---- float unary/binary ops whose legal spellings the value semantics decide ----------------------
-
-
-class _DecodedOp(_TypedOp, ABC):
-    """An op whose legal type/modifier combinations are the value semantics' decoder's
-    (`check_semantics`): one list of them, shared by the verifier and the interpreter."""
-
-    TYPES: ClassVar[frozenset[PtxType]] = frozenset(PtxType)  # (check_semantics decides)
-
-    def verify_(self) -> None:
-        check_semantics(self, self.mnemonic(), self.rule())
-        self.verify_operands()
-
-
-@irdl_op_definition
-class AbsOp(_DecodedOp):
-    """`abs[.ftz].type d, a`: signed integers `.s16 .s32 .s64`, floats (`.ftz` on `.f32`/`.f16`)."""
-
-    traits = traits_def(WritesOnlyRegisters())
-    name = "ptx.abs"
-    MNEMONIC: ClassVar[str] = "abs"
-    RULE: ClassVar[str] = f"{INTEGER_RULE} / {FLOAT_RULE}"
-    ftz = opt_prop_def(UnitAttr)
-    res = result_def(Reg)
-    src = operand_def(RegOrImm)
-
-    def __init__(self, type: PtxType, res: RegisterType, src: SSAValue, *, ftz: bool = False):
-        props = _properties(type, ftz=UnitAttr() if ftz else None)
-        super().__init__(operands=[src, None], result_types=[res], properties=props)
-
-    def modifiers(self) -> list[str]:
-        return ["ftz"] if self.ftz else []
-
-    def ptx_operands(self, name: Namer) -> list[str]:
-        return [name(self.res), name(self.src)]
-
-
-class _RcpSqrtOp(_DecodedOp, ABC):
-    """`op{.approx|.rnd}[.ftz].type d, a` (`.f32`: `.approx` or a rounding; `.f64` a
-    rounding, or `rcp.approx.ftz.f64`)."""
-
-    traits = traits_def(WritesOnlyRegisters())
-    RULE: ClassVar[str] = FLOAT_RULE
-    rounding = opt_prop_def(RoundingAttr)
-    approx = opt_prop_def(UnitAttr)
-    ftz = opt_prop_def(UnitAttr)
-    res = result_def(Reg)
-    src = operand_def(RegOrImm)
-
-    def __init__(
-        self,
-        type: PtxType,
-        res: RegisterType,
-        src: SSAValue,
-        *,
-        rounding: Rounding | None = None,
-        approx: bool = False,
-        ftz: bool = False,
-    ):
-        props = _properties(
-            type,
-            rounding=None if rounding is None else RoundingAttr(rounding),
-            approx=UnitAttr() if approx else None,
-            ftz=UnitAttr() if ftz else None,
-        )
-        super().__init__(operands=[src, None], result_types=[res], properties=props)
-
-    def modifiers(self) -> list[str]:
-        how = ["approx"] if self.approx else []
-        how += [] if self.rounding is None else [self.rounding.data.value]
-        return how + (["ftz"] if self.ftz else [])
-
-    def ptx_operands(self, name: Namer) -> list[str]:
-        return [name(self.res), name(self.src)]
-
-
-@irdl_op_definition
-class RcpOp(_RcpSqrtOp):
-    name = "ptx.rcp"
-    MNEMONIC: ClassVar[str] = "rcp"
-
-
-@irdl_op_definition
-class SqrtOp(_RcpSqrtOp):
-    name = "ptx.sqrt"
-    MNEMONIC: ClassVar[str] = "sqrt"
-
-
-@irdl_op_definition
-class CopysignOp(_DecodedOp):
-    """`copysign.type d, a, b`: `b` with the sign of `a` (`.f32`/`.f64`)."""
-
-    traits = traits_def(WritesOnlyRegisters())
-    name = "ptx.copysign"
-    MNEMONIC: ClassVar[str] = "copysign"
-    RULE: ClassVar[str] = FLOAT_RULE
-    res = result_def(Reg)
-    lhs = operand_def(RegOrImm)
-    rhs = operand_def(RegOrImm)
-
-    def __init__(self, type: PtxType, res: RegisterType, lhs: SSAValue, rhs: SSAValue):
-        super().__init__(operands=[lhs, rhs, None], result_types=[res], properties=_properties(type))
-
-    def ptx_operands(self, name: Namer) -> list[str]:
-        return [name(self.res), name(self.lhs), name(self.rhs)]
-
-
-@irdl_op_definition
-class TestpOp(_DecodedOp):
-    """`testp.op.type p, a`: whether `a` is finite, infinite, a number, NaN, normal or
-    subnormal (`.f32`/`.f64`)."""
-
-    traits = traits_def(WritesOnlyRegisters())
-    name = "ptx.testp"
-    MNEMONIC: ClassVar[str] = "testp"
-    RULE: ClassVar[str] = FLOAT_RULE
-    test = prop_def(TestpKindAttr)
-    res = result_def(Reg)
-    src = operand_def(RegOrImm)
-
-    def __init__(self, test: TestpKind, type: PtxType, res: RegisterType, src: SSAValue):
-        props = _properties(type, test=TestpKindAttr(test))
-        super().__init__(operands=[src, None], result_types=[res], properties=props)
-
-    def modifiers(self) -> list[str]:
-        return [self.test.data.value]
-
-    def ptx_operands(self, name: Namer) -> list[str]:
-        return [name(self.res), name(self.src)]
-
-    def verify_operands(self) -> None:
-        check_operand(self, "operand a", self.src, self.ptx_type, self.rule())
-        check_operand(self, "destination", self.res, PtxType.PRED, self.rule())
-
-
-@irdl_op_definition
-class CvtPackOp(Instruction):
-    """`cvt.rnd{.relu}{.satfinite}.{f16x2,bf16x2}.f32 d, a, b` and
-    `cvt.rn.satfinite{.relu}.{e4m3x2,...}.f32 d, a, b`: `a` and `b` converted and packed,
-    `a` in the upper half (PTX ISA 9.0, cvt). The modifier order is the ISA's syntax for
-    each family; which combinations are legal is the value semantics' (`check_semantics`)."""
-
-    traits = traits_def(WritesOnlyRegisters())
-    name = "ptx.cvt_pack"
-    dtype = prop_def(PackedFloatAttr)
-    rounding = prop_def(RoundingAttr)
-    relu = opt_prop_def(UnitAttr)
-    satfinite = opt_prop_def(UnitAttr)
-    res = result_def(Reg)
-    a = operand_def(Reg)
-    b = operand_def(Reg)
-
-    RULE: ClassVar[str] = f"{MOVE_RULE}: cvt"
-
-    def __init__(
-        self,
-        dtype: PackedFloat,
-        res: RegisterType,
-        a: SSAValue,
-        b: SSAValue,
-        *,
-        rounding: Rounding = Rounding.RN,
-        relu: bool = False,
-        satfinite: bool = False,
-    ):
-        props: dict[str, Attribute] = {"dtype": PackedFloatAttr(dtype), "rounding": RoundingAttr(rounding)}
-        if relu:
-            props["relu"] = UnitAttr()
-        if satfinite:
-            props["satfinite"] = UnitAttr()
-        super().__init__(operands=[a, b, None], result_types=[res], properties=props)
-
-    def mnemonic(self) -> str:
-        relu, sat = ["relu"] if self.relu else [], ["satfinite"] if self.satfinite else []
-        flags = relu + sat if self.dtype.data.half else sat + relu
-        return ".".join(["cvt", self.rounding.data.value, *flags, self.dtype.data.value, "f32"])
-
-    def ptx_operands(self, name: Namer) -> list[str]:
-        return [name(self.res), name(self.a), name(self.b)]
-
-    def verify_(self) -> None:
-        check_semantics(self, self.mnemonic(), self.RULE)
-        check_only_register(self, "destination", self.res, f"b{self.dtype.data.width}", self.RULE)
-        check_operand(self, "operand a", self.a, PtxType.F32, self.RULE)
-        check_operand(self, "operand b", self.b, PtxType.F32, self.RULE)
