@@ -39,6 +39,8 @@ PTX_CORPUS = ROOT / "tests" / "ptx_corpus"
 CLIENTS = ROOT / "tests" / "clients"
 CORPUS_FILES = sorted(PTX_CORPUS.glob("*.ptx"))
 CLIENT_FILES = sorted(CLIENTS.glob("**/*.ptx"))
+SILICON_FILES = sorted((ROOT / "silicon" / "programs").glob("*.ptx"))
+"""The programs run on an H100 (docs/silicon.md): hand-written and generated PTX."""
 EXAMPLE_PROGRAMS = sorted(EXAMPLES.glob("*.mlir"))
 LOCATED = re.compile(r"^[^\n]*:\d+:\d+: error: ", re.M)
 
@@ -103,7 +105,7 @@ def round_trip(tools: tuple[str, str], text: str, tmp_path: Path) -> None:
 # --------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("path", [*CORPUS_FILES, *CLIENT_FILES], ids=lambda p: str(p.relative_to(ROOT / "tests")))
+@pytest.mark.parametrize("path", [*CORPUS_FILES, *CLIENT_FILES, *SILICON_FILES], ids=lambda p: str(p.relative_to(ROOT)))
 def test_corpus_file_round_trips(cuda_tools: tuple[str, str], tmp_path: Path, path: Path) -> None:
     round_trip(cuda_tools, path.read_text(), tmp_path)
 
