@@ -195,7 +195,8 @@ def _check_names(entry: ptx.FunctionOp, params: list[Parameter], args: Mapping[s
     unknown = sorted(set(args) - set(names) - {f"arg{i}" for i in range(len(names))} - referenced)
     if unknown:
         raise LaunchError(
-            f"no parameter named {', '.join(unknown)}, and no pointer refers to it (parameters: {', '.join(names)})",
+            f"no parameter named {', '.join(unknown)}, and no pointer refers to {'them' if len(unknown) > 1 else 'it'} "
+            f"(parameters: {', '.join(names)})",
             entry,
         )
 
@@ -219,8 +220,8 @@ def _field_bytes(entry: ptx.FunctionOp, name: str, offset: int, field: ScalarFie
             return np.array([value], dtype=dtype).tobytes()
         raise LaunchError(f"argument '{name}': field {offset}={field.dtype} value {value} is outside "
                           f"[{info.min}, {info.max}]", entry)  # fmt: skip
-    raise LaunchError(f"argument '{name}': field {offset}={field.dtype} takes a "
-                      f"{'number' if dtype.kind == 'f' else 'integer'}, got {value!r}", entry)  # fmt: skip
+    raise LaunchError(f"argument '{name}': field {offset}={field.dtype} takes "
+                      f"{'a number' if dtype.kind == 'f' else 'an integer'}, got {value!r}", entry)  # fmt: skip
 
 
 def _scalar_bytes(entry: ptx.FunctionOp, param: Parameter, value: Any, dtype: np.dtype[Any]) -> bytes:
