@@ -92,28 +92,28 @@ def test_run_kernel_lays_out_a_struct_of_pointers_and_scalars() -> None:
             {0: PointerArgument("o"), 4: ScalarField(1, "u64")},
             {},
             "field 4=u64 (8 bytes) is misaligned: its offset must be a multiple of 8",
-        ),  # fmt: skip
+        ),
         (
             {0: PointerArgument("o"), 16: ScalarField(1, "u32"), 18: ScalarField(1, "u16")},
             {},
             "field 18=u16 (2 bytes) overlaps the field before it (which ends at byte 20)",
-        ),  # fmt: skip
+        ),
         (
             {0: PointerArgument("o"), 8: PointerArgument("q")},
             {},
             "argument 'k_param_0' points to 'q', which is no buffer argument (buffers: o)",
-        ),  # fmt: skip
+        ),
         (
             {0: PointerArgument("o"), 16: ScalarField(1 << 32, "u32")},
             {},
             "field 16=u32 value 4294967296 is outside [0, 4294967295]",
-        ),  # fmt: skip
+        ),
         ({0: PointerArgument("o"), 16: ScalarField(1.5, "u32")}, {}, "field 16=u32 takes an integer, got 1.5"),
         (
             {0: PointerArgument("o")},
             {"stray": np.zeros(1)},
             "no parameter named stray, and no pointer refers to it (parameters: k_param_0)",
-        ),  # fmt: skip
+        ),
     ],
 )
 def test_a_bad_struct_is_refused(fields: dict[int, object], extra: dict[str, object], message: str) -> None:
@@ -130,7 +130,8 @@ def test_a_struct_field_type_must_be_known() -> None:
 
 def test_a_struct_for_a_scalar_parameter_is_refused() -> None:
     module = load_ptx(
-        ".version 8.8\n.target sm_100a\n.address_size 64\n.visible .entry k(.param .u64 p)\n.reqntid 32\n{\n\tret;\n}\n",
+        ".version 8.8\n.target sm_100a\n.address_size 64\n"
+        ".visible .entry k(.param .u64 p)\n.reqntid 32\n{\n\tret;\n}\n",
         "s.ptx",
         SourceMap(),
     )
@@ -176,13 +177,13 @@ def test_cli_struct_argument_and_block_from_reqntid(
         (
             "arg0=struct:0=ptr:o,8=ptr:i,16=u32:5,32=ptr:flag,36=u32:1",
             "field 36=u32 (4 bytes) overlaps the field before it (which ends at byte 40)",
-        ),  # fmt: skip
+        ),
         ("arg0=struct:0=ptr:o,8=ptr:i,32=ptr:flag,40=u8:1", "field 40=u8 (1 bytes) lies outside the 40-byte parameter"),
         ("arg0=struct:0=ptr:o,8=ptr:i,32=ptr:flag,18=u32:1", "field 18=u32 (4 bytes) is misaligned"),
         (
             "arg0=struct:0=ptr:o,8=ptr:x,32=ptr:flag,16=ptr:i",
             "points to 'x', which is no buffer argument (buffers: flag, i, o)",
-        ),  # fmt: skip
+        ),
         ("arg0=ptr:o", "no parameter named flag, i, and no pointer refers to them (parameters: k_param_0)"),
     ],
 )
@@ -209,7 +210,7 @@ def test_cli_a_pointer_for_a_struct_is_refused(capsys: pytest.CaptureFixture[str
             "arg0=struct:",
             "error: --arg arg0: expected struct:OFFSET=FIELD,... with FIELD ptr:BUFFER, null or "
             "DTYPE:NUMBER; got field ''",
-        ),  # fmt: skip
+        ),
         ("arg0=struct:0=q8:1", "error: --arg arg0: field 0: 'q8' is not ptr, null or a DTYPE (f16, f32,"),
         ("arg0=struct:0=u32:x", "error: --arg arg0: field 0=u32: 'x' is not an integer"),
         ("arg0=struct:0=f32:1,0=f32:2", "error: --arg arg0: two fields at offset 0"),
@@ -232,13 +233,13 @@ def test_block_must_be_given_without_reqntid(capsys: pytest.CaptureFixture[str],
     assert code == run.EXIT_ERROR
     assert err.startswith(f"{path}:5:1: error: kernel k declares no .reqntid, so the block must be given "
                           "(.maxntid = [64] only bounds it)")  # fmt: skip
-    code, out, err = _xrun(capsys, path, "--kernel", "k", "--block", "64", *BUFFERS, "--arg", STRUCT_ARG)
+    code, _, err = _xrun(capsys, path, "--kernel", "k", "--block", "64", *BUFFERS, "--arg", STRUCT_ARG)
     assert code == 0, err
     ref = LIT_TESTS / "nvvm" / "ref_pipeline.mlir"
     code, _, err = _xrun(capsys, ref, "--kernel", "ref_pipeline")
     assert code == run.EXIT_ERROR
     assert "error: kernel ref_pipeline declares no nvvm.reqntid, so the block must be given (nvvm.maxntid = [160" in err
-    with pytest.raises(LaunchError, match="declares no nvvm.reqntid, so the block must be given"):
+    with pytest.raises(LaunchError, match=r"declares no nvvm\.reqntid, so the block must be given"):
         run_kernel(run.load_source(make_context(), ref.read_bytes(), str(ref), SourceMap()), "ref_pipeline")
 
 
