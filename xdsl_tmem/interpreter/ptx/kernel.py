@@ -211,13 +211,13 @@ def _pointers(args: Iterable[Argument]) -> Iterator[PointerArgument]:
 
 def _field_bytes(entry: ptx.FunctionOp, name: str, offset: int, field: ScalarField) -> bytes:
     dtype = DTYPES[field.dtype]
-    value: object = field.value
+    value = cast(object, field.value)  # run_kernel callers may pass any object
     if dtype.kind == "f" and isinstance(value, int | float | np.integer | np.floating):
         return np.array([value], dtype=dtype).tobytes()
     if dtype.kind in "iu" and isinstance(value, int | np.integer):
-        info = np.iinfo(dtype)
-        if info.min <= int(value) <= info.max:
-            return np.array([value], dtype=dtype).tobytes()
+        info, number = np.iinfo(dtype), int(cast(int, value))
+        if info.min <= number <= info.max:
+            return np.array([number], dtype=dtype).tobytes()
         raise LaunchError(f"argument '{name}': field {offset}={field.dtype} value {value} is outside "
                           f"[{info.min}, {info.max}]", entry)  # fmt: skip
     raise LaunchError(f"argument '{name}': field {offset}={field.dtype} takes "
