@@ -18,7 +18,8 @@ from xdsl_tmem.tools.run import make_context
 
 # A 40-byte byval struct {f32 *out; f32 *in; u32 n; f32 x; u64 null; u64 *flag}, laid out as
 # a C compiler would (8-byte pointers at multiples of 8): out[tid] = in[tid] * x + n, and
-# thread 0 stores the struct's null field to flag[0].
+# thread 0 stores the struct's null field to flag[0]. Its floats live in `.reg .f32` registers
+# (typed register classes hold the bits of their width).
 STRUCT_PTX = """\
 .version 8.8
 .target sm_100a
@@ -31,7 +32,7 @@ STRUCT_PTX = """\
 {
 \t.reg .pred %p<2>;
 \t.reg .b32 %r<3>;
-\t.reg .b32 %f<6>;
+\t.reg .f32 %f<6>;
 \t.reg .b64 %rd<8>;
 
 \tld.param.b64 %rd1, [k_param_0];
