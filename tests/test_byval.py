@@ -249,3 +249,16 @@ def test_nvvm_kernels_take_no_struct_arguments() -> None:
     module = run.load_source(make_context(), ref.read_bytes(), str(ref), SourceMap())
     with pytest.raises(LaunchError, match="argument 'out' is a PointerArgument, which only a PTX kernel"):
         run_kernel(module, "ref_pipeline", block=160, args={"out": PointerArgument(None)})
+
+
+def test_nvvm_block_from_reqntid(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """An NVVM kernel's `nvvm.reqntid` gives the block where `--block` is not given."""
+    ref = LIT_TESTS / "nvvm" / "ref_pipeline.mlir"
+    source = tmp_path / "req.mlir"
+    source.write_text(ref.read_text().replace("nvvm.maxntid = array<i32: 160, 1, 1>", "nvvm.reqntid = array<i32: 160>"))
+    code, out, err = _xrun(
+        capsys, source, "--kernel", "ref_pipeline", "--arg", "out=zeros:f32:128x256", "--arg", "a=rand:f16:4096:1",
+        "--arg", "b=rand:f16:8192:2", "--arg", "ntiles=1",
+    )  # fmt: skip
+    assert code == 0, err
+    assert "block (160, 1, 1)" in out
