@@ -211,3 +211,80 @@ def test_readme_statistics_are_current() -> None:
     assert proc.returncode == 0, proc.stderr
     readme = (CLIENTS / "README.md").read_text()
     assert f"<!-- stats -->\n{proc.stdout}<!-- /stats -->" in readme
+
+
+# --------------------------------------------------------------------------------------
+# Running the client kernels (issue 13): launch and inputs from the sidecar, numpy's result
+# --------------------------------------------------------------------------------------
+
+RUNNABLE = ["cute/elementwise.ptx", "triton/elementwise.ptx"]
+
+
+def _client_arguments(sidecar: dict[str, Any]) -> dict[str, object]:
+    """The sidecar's parameters as launch arguments (by position), its tensors as named buffers."""
+    from xdsl_tmem.interpreter import PointerArgument, ScalarField, StructArgument
+
+    args: dict[str, object] = dict(make_tensors(sidecar["tensors"]))
+    for i, param in enumerate(sidecar["params"]):
+        if param["kind"] == "pointer":
+            args[f"arg{i}"] = PointerArgument(param.get("tensor"))
+        elif param["kind"] == "scalar":
+            args[f"arg{i}"] = param["value"]
+        elif param["kind"] == "struct":
+            fields = {
+                f["offset"]: PointerArgument(f["pointer_to"])
+                if "pointer_to" in f
+                else ScalarField(f["value"], f["type"])
+                for f in param["fields"]
+            }
+            args[f"arg{i}"] = StructArgument(fields)
+        else:
+            raise AssertionError(f"parameter kind {param['kind']} is not launched yet")
+    return args
+
+
+def _check_expected(sidecar: dict[str, Any], outputs: dict[str, np.ndarray[Any, Any]]) -> None:
+    inputs = make_tensors(sidecar["tensors"])
+    for name, expression in sidecar["expected"].items():
+        want = eval(expression, {"np": np}, dict(inputs))
+        got = outputs[name]
+        assert got.dtype == want.dtype, name
+        assert got.shape == want.shape, name
+        assert float(np.max(np.abs(got.astype(np.float64) - want.astype(np.float64)))) <= sidecar["tolerance"][name]
+
+
+@pytest.mark.parametrize("name", RUNNABLE)
+def test_client_kernel_runs_to_numpys_result(name: str) -> None:
+    """`run_kernel` on the client's PTX: grid from the sidecar, block from the kernel's
+    `.reqntid` (checked to be the sidecar's), tensors `rand:SEED`/`zeros` as the sidecar
+    makes them; each output equals the sidecar's numpy expression within its tolerance."""
+    from xdsl_tmem.diagnostics import SourceMap
+    from xdsl_tmem.frontend import load_ptx
+    from xdsl_tmem.interpreter import run_kernel
+
+    ptx = CLIENTS / name
+    sidecar = _sidecar(ptx)
+    module = load_ptx(ptx.read_bytes(), str(ptx), SourceMap())
+    result = run_kernel(module, sidecar["kernel"], grid=sidecar["grid"], cluster=sidecar["cluster"],
+                        args=_client_arguments(sidecar))  # fmt: skip
+    assert list(result.report.launch.block) == sidecar["block"]
+    _check_expected(sidecar, result.outputs)
+
+
+def test_client_kernel_runs_from_the_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """CuTe's elementwise kernel through `xdsl-tmem-run`: each tensor a named buffer (`.npy`),
+    each byval tensor struct `struct:0=ptr:TENSOR`, no `--block` (`.reqntid 128`)."""
+    from xdsl_tmem.tools import run
+
+    ptx = CLIENTS / "cute" / "elementwise.ptx"
+    sidecar = _sidecar(ptx)
+    argv = [str(ptx), "--kernel", sidecar["kernel"], "--grid", "x".join(map(str, sidecar["grid"]))]
+    for tensor, array in make_tensors(sidecar["tensors"]).items():
+        np.save(tmp_path / f"{tensor}.npy", array)
+        argv += ["--arg", f"{tensor}={tmp_path / tensor}.npy"]
+    for i, param in enumerate(sidecar["params"]):
+        argv += ["--arg", f"arg{i}=struct:" + ",".join(f"{f['offset']}=ptr:{f['pointer_to']}" for f in param["fields"])]
+    code = run.main([*argv, "--out", str(tmp_path / "out")])
+    assert code == 0, capsys.readouterr().err
+    outputs = {t: np.load(tmp_path / "out" / f"{t}.npy") for t in sidecar["tensors"]}
+    _check_expected(sidecar, outputs)

@@ -79,7 +79,11 @@ def test_run_kernel_keywords_describe_a_launch() -> None:
         ({"fence_policy": "weak"}, "unknown fence policy 'weak' (use strict or mojo)"),
         ({"grid": 0}, "grid must be 1 to 3 positive integers, got 0"),
         ({"cluster": (1, 2, 3, 4)}, "cluster must be 1 to 3 positive integers, got (1, 2, 3, 4)"),
-        ({"args": {"x": [1, 2]}}, "argument 'x' must be a numpy array (for a pointer) or a number, got [1, 2]"),
+        (
+            {"args": {"x": [1, 2]}},
+            "argument 'x' must be a numpy array (for a pointer), a number, a PointerArgument or a StructArgument, "
+            "got [1, 2]",
+        ),
     ],
 )
 def test_a_bad_launch_is_refused_when_described(options: dict[str, object], message: str) -> None:

@@ -1,7 +1,18 @@
 """A Blackwell machine model that executes tmem-level and NVVM-level IR (docs/interpreter.md)."""
 
 from xdsl_tmem.fence_policy import FencePolicy
-from xdsl_tmem.interpreter.launch import Argument, BufferArgument, Launch, LaunchError, Limits, ScalarArgument, Schedule
+from xdsl_tmem.interpreter.launch import (
+    Argument,
+    BufferArgument,
+    Launch,
+    LaunchError,
+    Limits,
+    PointerArgument,
+    ScalarArgument,
+    ScalarField,
+    Schedule,
+    StructArgument,
+)
 from xdsl_tmem.interpreter.run import (
     KernelDeadlock,
     KernelHazard,
@@ -23,10 +34,13 @@ __all__ = [
     "Launch",
     "LaunchError",
     "Limits",
+    "PointerArgument",
     "RunReport",
     "RunResult",
     "ScalarArgument",
+    "ScalarField",
     "Schedule",
+    "StructArgument",
     "default_functions",
     "run_kernel",
     "run_launch",

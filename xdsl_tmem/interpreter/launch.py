@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Required, TypedDict, Unpack, cast
+from typing import Any, TypedDict, Unpack, cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -49,8 +49,52 @@ class ScalarArgument:
     value: int | float | np.integer[Any] | np.floating[Any]
 
 
-Argument = BufferArgument | ScalarArgument
-"""A kernel argument; byval structs and tensor maps are further kinds of it."""
+DTYPES: dict[str, np.dtype[Any]] = {
+    name: np.dtype(numpy_name)
+    for name, numpy_name in (
+        ("f16", "float16"), ("f32", "float32"), ("f64", "float64"),
+        ("i8", "int8"), ("i16", "int16"), ("i32", "int32"), ("i64", "int64"),
+        ("u8", "uint8"), ("u16", "uint16"), ("u32", "uint32"), ("u64", "uint64"),
+    )
+}  # fmt: skip
+"""The element types `--arg` and struct fields name (`f32`, `i32`, `u64`, ...)."""
+
+
+@dataclass(frozen=True)
+class PointerArgument:
+    """A pointer (8 bytes): the global address of the buffer argument named `buffer`
+    (None: a null pointer). A buffer that only pointers refer to needs no parameter of
+    its own; it is an output under its name."""
+
+    buffer: str | None
+
+
+@dataclass(frozen=True)
+class ScalarField:
+    """A number stored in a byval struct as `dtype` (a key of `DTYPES`)."""
+
+    value: int | float
+    dtype: str
+
+    def __post_init__(self) -> None:
+        if self.dtype not in DTYPES:
+            raise LaunchError(f"struct field type '{self.dtype}' is unknown (use one of {', '.join(DTYPES)})")
+
+
+StructField = PointerArgument | ScalarField
+
+
+@dataclass(frozen=True)
+class StructArgument:
+    """A byval struct or array parameter (`.param .align 8 .b8 p[8]`), laid out from its
+    fields: byte offset → a pointer or a typed scalar. Bytes no field covers are zero.
+    Each field must lie inside the parameter and at a multiple of its own size."""
+
+    fields: Mapping[int, StructField]
+
+
+Argument = BufferArgument | ScalarArgument | PointerArgument | StructArgument
+"""A kernel argument; tensor maps will be a further kind of it."""
 
 
 @dataclass(frozen=True)
@@ -111,7 +155,8 @@ class Launch:
 class LaunchOptions(TypedDict, total=False):
     """`run_kernel`'s launch keywords (docs/interpreter.md)."""
 
-    block: Required[Dim]
+    block: Dim
+    """Required unless the kernel fixes it (`.reqntid`, `nvvm.reqntid`): `run_kernel`."""
     grid: Dim | None
     cluster: Dim
     args: Mapping[str, Any] | None
@@ -128,6 +173,8 @@ def _create(kernel: str, options: LaunchOptions) -> Launch:
     policy = options.get("fence_policy", "strict")
     if policy not in ("strict", "mojo"):
         raise LaunchError(f"unknown fence policy '{policy}' (use strict or mojo)")
+    if "block" not in options:
+        raise LaunchError("the block is not given (block=N or (X, Y, Z))")
     block = dim3(options["block"], "block")
     grid = options.get("grid")
     grid = dim3(grid, "grid") if grid is not None else None
@@ -154,12 +201,17 @@ def dim3(value: Dim, what: str) -> Dim3:
 
 
 def argument(name: str, value: object) -> Argument:
-    """A numpy array (for a pointer parameter) or a number."""
+    """A numpy array (for a pointer parameter), a number, or an `Argument` as it is."""
+    if isinstance(value, BufferArgument | ScalarArgument | PointerArgument | StructArgument):
+        return value
     if isinstance(value, np.ndarray):
         return BufferArgument(cast(NDArray[Any], value))
     if isinstance(value, int | float | np.integer | np.floating):
         return ScalarArgument(cast(int | float | np.integer[Any] | np.floating[Any], value))
-    raise LaunchError(f"argument '{name}' must be a numpy array (for a pointer) or a number, got {value!r}")
+    raise LaunchError(
+        f"argument '{name}' must be a numpy array (for a pointer), a number, a PointerArgument or a "
+        f"StructArgument, got {value!r}"
+    )
 
 
 def arguments(values: Mapping[str, object]) -> dict[str, Argument]:

@@ -32,7 +32,17 @@ from xdsl_tmem.interpreter.executor import (
 )
 from xdsl_tmem.interpreter.func import CfFunctions, FuncFunctions
 from xdsl_tmem.interpreter.hazards import WarpClock
-from xdsl_tmem.interpreter.launch import Argument, BufferArgument, Geometry, Launch, LaunchError, LaunchOptions
+from xdsl_tmem.interpreter.launch import (
+    Argument,
+    BufferArgument,
+    Dim3,
+    Geometry,
+    Launch,
+    LaunchError,
+    LaunchOptions,
+    ScalarArgument,
+    dim3,
+)
 from xdsl_tmem.interpreter.llvm import LlvmFunctions
 from xdsl_tmem.interpreter.machine import (
     MAX_SHARED_BYTES,
@@ -307,6 +317,9 @@ def bind_arguments(
         t: Attribute = arg.type
         if argument is None:
             raise LaunchError(f"missing argument '{name}' of type {t}", kernel)
+        if not isinstance(argument, BufferArgument | ScalarArgument):
+            raise LaunchError(f"argument '{name}' is a {type(argument).__name__}, which only a PTX kernel (.entry) "
+                              "takes; pass a numpy array or a number", kernel)  # fmt: skip
         given = argument.value
         if isinstance(t, llvm.LLVMPointerType):
             if not isinstance(argument, BufferArgument):
@@ -520,7 +533,27 @@ def run_kernel(
     with `seed`). `fence_policy` is the happens-before model of the hazard checks
     (hazards.py): "strict" (PTX) or "mojo". The rest as `run_launch`.
     """
+    if "block" not in launch:
+        launch["block"] = required_block(module, kernel)
     return run_launch(module, Launch.create(kernel, **launch), functions=functions, tracer=tracer, keep_log=keep_log)
+
+
+def required_block(module: ModuleOp, kernel: str) -> Dim3:
+    """The block a kernel fixes: a PTX kernel's `.reqntid`, an NVVM kernel's `nvvm.reqntid`.
+    A `.maxntid` alone only bounds the block (PTX ISA, "Performance-Tuning Directives"), so
+    then, as without either, the block must be given."""
+    if (entry := find_entry(module, kernel)) is not None:
+        declared = directives(entry)
+        reqntid, maxntid, where = declared[".reqntid"], declared[".maxntid"], (".reqntid", ".maxntid")
+        op: Operation = entry
+    else:
+        op = find_kernel(module, kernel)
+        reqntid, maxntid = _int_array(op.attributes.get("nvvm.reqntid")), _int_array(op.attributes.get("nvvm.maxntid"))
+        where = ("nvvm.reqntid", "nvvm.maxntid")
+    if reqntid is not None:
+        return dim3(list(reqntid), where[0])
+    bound = f" ({where[1]} = {list(maxntid)} only bounds it)" if maxntid is not None else ""
+    raise LaunchError(f"kernel {kernel} declares no {where[0]}, so the block must be given{bound}", op)
 
 
 def run_launch(

@@ -45,9 +45,21 @@ from xdsl_tmem.interpreter import (
     RunReport,
 )
 from xdsl_tmem.interpreter.explore import Exploration, explore_exhaustive, explore_random
-from xdsl_tmem.interpreter.launch import Argument, Launch, Limits, Schedule, arguments, dim3
+from xdsl_tmem.interpreter.launch import (
+    DTYPES,
+    Argument,
+    Dim3,
+    Launch,
+    Limits,
+    PointerArgument,
+    ScalarField,
+    Schedule,
+    StructArgument,
+    arguments,
+    dim3,
+)
 from xdsl_tmem.interpreter.ptx.kernel import find_entry, ptx_kernel
-from xdsl_tmem.interpreter.run import parameter_names, positional, run_launch
+from xdsl_tmem.interpreter.run import parameter_names, positional, required_block, run_launch
 from xdsl_tmem.interpreter.trace import Tracer
 from xdsl_tmem.interpreter.validate import validate_lowering
 from xdsl_tmem.tools import cli
@@ -79,20 +91,6 @@ def parse_pipeline(spec: str, source_map: SourceMap) -> PassPipeline:
 # Arguments
 # --------------------------------------------------------------------------------------
 
-DTYPES: dict[str, Any] = {
-    "f16": np.float16,
-    "f32": np.float32,
-    "f64": np.float64,
-    "i8": np.int8,
-    "i16": np.int16,
-    "i32": np.int32,
-    "i64": np.int64,
-    "u8": np.uint8,
-    "u16": np.uint16,
-    "u32": np.uint32,
-    "u64": np.uint64,
-}
-
 
 def parse_dims(text: str, what: str) -> tuple[int, ...]:
     parts = re.split(r"[x,]", text)
@@ -123,21 +121,30 @@ def check_fits(name: str, shape: tuple[int, ...], dtype: np.dtype[Any]) -> None:
         )
 
 
+def load_npy(name: str, value: str) -> Any:
+    try:
+        return np.load(value, allow_pickle=False)
+    except OSError as e:
+        raise UsageError(f"--arg {name}: cannot read '{value}': {e.strerror or e}") from None
+    except ValueError as e:
+        raise UsageError(f"--arg {name}: '{value}' is not a .npy array file: {e}") from None
+    except MemoryError:
+        raise UsageError(f"--arg {name}: '{value}' does not fit in memory") from None
+
+
 def parse_arg(spec: str) -> tuple[str, Any]:
-    """`name=FILE.npy`, `name=zeros:f32:128x256`, `name=rand:f16:128x32:SEED` or `name=<number>`."""
+    """`name=FILE.npy`, `name=zeros:f32:128x256`, `name=rand:f16:128x32:SEED`, `name=<number>`,
+    `name=ptr:BUFFER`, `name=null` or `name=struct:OFFSET=FIELD,...`."""
     name, sep, value = spec.partition("=")
     if not sep or not name:
         raise UsageError(f"--arg expects name=value, got '{spec}'")
     if value.endswith(".npy"):
-        try:
-            return name, np.load(value, allow_pickle=False)
-        except OSError as e:
-            raise UsageError(f"--arg {name}: cannot read '{value}': {e.strerror or e}") from None
-        except ValueError as e:
-            raise UsageError(f"--arg {name}: '{value}' is not a .npy array file: {e}") from None
-        except MemoryError:
-            raise UsageError(f"--arg {name}: '{value}' does not fit in memory") from None
+        return name, load_npy(name, value)
     kind, _, rest = value.partition(":")
+    if value == "null" or kind == "ptr":
+        return name, parse_pointer(name, value)
+    if kind == "struct":
+        return name, parse_struct(name, rest)
     if kind in ("zeros", "rand"):
         fields = rest.split(":")
         expected = 2 if kind == "zeros" else 3
@@ -167,6 +174,43 @@ def parse_arg(spec: str) -> tuple[str, Any]:
     raise UsageError(f"--arg {name}: '{value}' is not a .npy file, zeros:..., rand:... or a number")
 
 
+def parse_pointer(name: str, value: str) -> PointerArgument:
+    """`null` or `ptr:BUFFER`."""
+    if value == "null":
+        return PointerArgument(None)
+    buffer = value.removeprefix("ptr:")
+    if not buffer or "=" in buffer or ":" in buffer or "," in buffer:
+        raise UsageError(f"--arg {name}: a pointer is ptr:BUFFER (the name of a buffer --arg) or null; got '{value}'")
+    return PointerArgument(buffer)
+
+
+def parse_struct(name: str, text: str) -> StructArgument:
+    """`OFFSET=ptr:BUFFER,OFFSET=null,OFFSET=DTYPE:NUMBER,...` (offsets in bytes)."""
+    fields: dict[int, PointerArgument | ScalarField] = {}
+    form = "struct:OFFSET=FIELD,... with FIELD ptr:BUFFER, null or DTYPE:NUMBER"
+    for item in text.split(","):
+        offset_text, sep, field = item.partition("=")
+        if not sep or not offset_text.isdigit():
+            raise UsageError(f"--arg {name}: expected {form}; got field '{item}'")
+        offset = int(offset_text)
+        if offset in fields:
+            raise UsageError(f"--arg {name}: two fields at offset {offset}")
+        if field == "null" or field.startswith("ptr:"):
+            fields[offset] = parse_pointer(name, field)
+            continue
+        dtype, _, number = field.partition(":")
+        if dtype not in DTYPES:
+            raise UsageError(
+                f"--arg {name}: field {offset}: '{dtype}' is not ptr, null or a DTYPE ({', '.join(DTYPES)})"
+            )
+        try:
+            fields[offset] = ScalarField(int(number, 0) if DTYPES[dtype].kind in "iu" else float(number), dtype)
+        except ValueError:
+            what = "an integer" if DTYPES[dtype].kind in "iu" else "a number"
+            raise UsageError(f"--arg {name}: field {offset}={dtype}: '{number}' is not {what}") from None
+    return StructArgument(fields)
+
+
 def parse_args(specs: list[str]) -> dict[str, Argument]:
     """Every `--arg`; a name given twice is a mistake, not an override."""
     values: dict[str, Any] = {}
@@ -178,11 +222,15 @@ def parse_args(specs: list[str]) -> dict[str, Argument]:
     return arguments(values)
 
 
-def parse_launch(args: argparse.Namespace) -> Launch:
-    """The launch the flags describe (`--explore` ignores the schedule)."""
+def parse_launch(args: argparse.Namespace, default_block: Dim3 | None = None) -> Launch:
+    """The launch the flags describe (`--explore` ignores the schedule); `default_block`
+    (the kernel's `.reqntid`) where `--block` is not given."""
+    block = dim3(parse_dims(args.block, "--block"), "--block") if args.block else default_block
+    if block is None:
+        raise UsageError("--block is required")
     return Launch(
         args.kernel,
-        block=dim3(parse_dims(args.block, "--block"), "--block"),
+        block=block,
         grid=dim3(parse_dims(args.grid, "--grid"), "--grid") if args.grid else None,
         cluster=dim3(parse_dims(args.cluster, "--cluster"), "--cluster") if args.cluster else (1, 1, 1),
         arguments=parse_args(args.arg),
@@ -257,7 +305,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _ArgumentParser(prog="xdsl-tmem-run", description="Run a kernel on the Blackwell machine model.")
     parser.add_argument("file", help="input .mlir file (tmem, NVVM or ptx level), or .ptx")
     parser.add_argument("--kernel", required=True, help="the kernel function to run")
-    parser.add_argument("--block", required=True, help="threads per CTA: N or XxYxZ")
+    parser.add_argument("--block", help="threads per CTA: N or XxYxZ (default: the kernel's .reqntid / nvvm.reqntid)")
     parser.add_argument("--grid", help="CTAs: N or XxYxZ (default: one cluster)")
     parser.add_argument("--cluster", help="CTAs per cluster: N or XxYxZ (default: the kernel's nvvm.cluster_dim)")
     parser.add_argument("--arg", action="append", default=[], metavar="NAME=VALUE", help="a kernel argument")
@@ -530,7 +578,7 @@ def run(argv: Sequence[str] | None = None) -> int:
         module = load_kernel_module(ctx, path, data, args, source_map)
         passes = ",".join(p for p in (args.passes, "convert-to-ptx" if args.target == "ptx" else "") if p)
         pipeline = parse_pipeline(passes, source_map) if passes else None
-        launch = parse_launch(args)
+        launch = parse_launch(args, None if args.block else required_block(module, args.kernel))
         if pipeline is not None and args.validate_lowering:
             sys.stdout.write(validate(module, pipeline, ctx, launch, source_map))
             return EXIT_OK

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -12,7 +12,17 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 
 from xdsl_tmem.dialects import ptx
-from xdsl_tmem.interpreter.launch import Argument, BufferArgument, Geometry, Launch, LaunchError
+from xdsl_tmem.interpreter.launch import (
+    DTYPES,
+    Argument,
+    BufferArgument,
+    Geometry,
+    Launch,
+    LaunchError,
+    PointerArgument,
+    ScalarField,
+    StructArgument,
+)
 from xdsl_tmem.interpreter.machine import MAX_SHARED_BYTES, Cluster, Cta, GlobalMemory, SharedLayout
 from xdsl_tmem.interpreter.ptx.base import LANE_DTYPE
 from xdsl_tmem.interpreter.ptx.program import Decoder, Parameter, Program, Refused, parse_parameter
@@ -95,20 +105,45 @@ def bind_parameters(
     entry: ptx.FunctionOp, params: list[Parameter], args: Mapping[str, Argument], memory: GlobalMemory
 ) -> tuple[bytearray, dict[str, NDArray[Any]]]:
     """The parameter space's bytes: pointers are the addresses of copies of the buffers
-    given, scalars their value in the parameter's type; byval arrays take a buffer's bytes.
-    Parameters are named by their `.param` name or by position (`arg0`, ...)."""
-    names = [p.name for p in params]
-    unknown = sorted(set(args) - set(names) - {f"arg{i}" for i in range(len(names))})
-    if unknown:
-        raise LaunchError(f"no parameter named {', '.join(unknown)} (parameters: {', '.join(names)})", entry)
+    given, scalars their value in the parameter's type; byval arrays take a buffer's bytes
+    or a `StructArgument`'s fields. Parameters are named by their `.param` name or by
+    position (`arg0`, ...); a buffer that only pointers refer to is named by itself."""
+    _check_names(entry, params, args)
     space = bytearray(max((p.offset + p.size for p in params), default=0))
     outputs: dict[str, NDArray[Any]] = {}
+    addresses: dict[str, int] = {}
+
+    def address(owner: str, pointer: PointerArgument) -> bytes:
+        name = pointer.buffer
+        if name is not None and name not in addresses:
+            target = args.get(name)
+            if not isinstance(target, BufferArgument):
+                buffers = sorted(n for n, a in args.items() if isinstance(a, BufferArgument))
+                raise LaunchError(
+                    f"argument '{owner}' points to '{name}', which is no buffer argument (buffers: "
+                    f"{', '.join(buffers) or 'none'})",
+                    entry,
+                )
+            outputs[name] = np.array(target.value, copy=True, order="C")
+            addresses[name] = memory.add(name, outputs[name])
+        return np.array([0 if name is None else addresses[name]], dtype=np.uint64).tobytes()
+
     for i, param in enumerate(params):
         argument = args.get(param.name, args.get(f"arg{i}"))
         if argument is None:
             raise LaunchError(f"missing argument '{param.name}' (.{param.type}, parameter {i})", entry)
         dtype = LANE_DTYPE[param.type]
-        if isinstance(argument, BufferArgument) and param.array is None:
+        if isinstance(argument, StructArgument):
+            if param.array is None:
+                raise LaunchError(f"argument '{param.name}' is a struct, but .param .{param.type} is no byval "
+                                  "array", entry)  # fmt: skip
+            raw = _struct_bytes(entry, param, argument, address)
+        elif isinstance(argument, PointerArgument):
+            if not param.pointer and not (param.array is None and dtype.itemsize == 8):
+                what = f"a byval array of {param.size} bytes (struct:0=ptr:BUFFER)" if param.array else "no pointer"
+                raise LaunchError(f"argument '{param.name}' is a pointer, but .param .{param.type} is {what}", entry)
+            raw = address(param.name, argument)
+        elif isinstance(argument, BufferArgument) and param.array is None:
             if dtype.itemsize != 8:
                 raise LaunchError(f"argument '{param.name}' is a buffer, but .param .{param.type} is no pointer", entry)
             buffer: NDArray[Any] = np.array(argument.value, copy=True, order="C")
@@ -121,10 +156,72 @@ def bind_parameters(
                                   f"{param.size}", entry)  # fmt: skip
         else:
             if param.pointer:
-                raise LaunchError(f"argument '{param.name}' is a pointer; pass a numpy array", entry)
+                raise LaunchError(f"argument '{param.name}' is a pointer; pass a numpy array, a PointerArgument "
+                                  "(--arg NAME=ptr:BUFFER) or null", entry)  # fmt: skip
             raw = _scalar_bytes(entry, param, argument.value, dtype)
         space[param.offset : param.offset + len(raw)] = raw
     return space, outputs
+
+
+def _struct_bytes(
+    entry: ptx.FunctionOp, param: Parameter, struct: StructArgument, address: Callable[[str, PointerArgument], bytes]
+) -> bytes:
+    """A byval parameter's bytes from its fields, each checked to lie inside it, aligned
+    to its size and clear of the others."""
+    raw = bytearray(param.size)
+    end = 0
+    for offset, field in sorted(struct.fields.items()):
+        size = 8 if isinstance(field, PointerArgument) else DTYPES[field.dtype].itemsize
+        kind = "ptr" if isinstance(field, PointerArgument) else field.dtype
+        where = f"argument '{param.name}': field {offset}={kind} ({size} bytes)"
+        if offset < 0 or offset + size > param.size:
+            raise LaunchError(f"{where} lies outside the {param.size}-byte parameter", entry)
+        if offset % size:
+            raise LaunchError(f"{where} is misaligned: its offset must be a multiple of {size}", entry)
+        if offset < end:
+            raise LaunchError(f"{where} overlaps the field before it (which ends at byte {end})", entry)
+        end = offset + size
+        if isinstance(field, PointerArgument):
+            raw[offset:end] = address(param.name, field)
+        else:
+            raw[offset:end] = _field_bytes(entry, param.name, offset, field)
+    return bytes(raw)
+
+
+def _check_names(entry: ptx.FunctionOp, params: list[Parameter], args: Mapping[str, Argument]) -> None:
+    """Every argument names a parameter, or is a buffer that a pointer refers to."""
+    names = [p.name for p in params]
+    referenced = {f.buffer for f in _pointers(args.values()) if f.buffer is not None}
+    unknown = sorted(set(args) - set(names) - {f"arg{i}" for i in range(len(names))} - referenced)
+    if unknown:
+        raise LaunchError(
+            f"no parameter named {', '.join(unknown)}, and no pointer refers to {'them' if len(unknown) > 1 else 'it'} "
+            f"(parameters: {', '.join(names)})",
+            entry,
+        )
+
+
+def _pointers(args: Iterable[Argument]) -> Iterator[PointerArgument]:
+    for argument in args:
+        if isinstance(argument, PointerArgument):
+            yield argument
+        elif isinstance(argument, StructArgument):
+            yield from (f for f in argument.fields.values() if isinstance(f, PointerArgument))
+
+
+def _field_bytes(entry: ptx.FunctionOp, name: str, offset: int, field: ScalarField) -> bytes:
+    dtype = DTYPES[field.dtype]
+    value = cast(object, field.value)  # run_kernel callers may pass any object
+    if dtype.kind == "f" and isinstance(value, int | float | np.integer | np.floating):
+        return np.array([value], dtype=dtype).tobytes()
+    if dtype.kind in "iu" and isinstance(value, int | np.integer):
+        info, number = np.iinfo(dtype), int(cast(int, value))
+        if info.min <= number <= info.max:
+            return np.array([number], dtype=dtype).tobytes()
+        raise LaunchError(f"argument '{name}': field {offset}={field.dtype} value {value} is outside "
+                          f"[{info.min}, {info.max}]", entry)  # fmt: skip
+    raise LaunchError(f"argument '{name}': field {offset}={field.dtype} takes "
+                      f"{'a number' if dtype.kind == 'f' else 'an integer'}, got {value!r}", entry)  # fmt: skip
 
 
 def _scalar_bytes(entry: ptx.FunctionOp, param: Parameter, value: Any, dtype: np.dtype[Any]) -> bytes:

@@ -59,6 +59,17 @@ CLASS_DTYPE: dict[str, np.dtype[Any]] = {
 """The lane dtype of each `.reg` class: a register holds bits; an instruction views them
 as its type (`.s32` reads a `.b32` register as int32)."""
 
+
+def class_dtype(kind: str) -> np.dtype[Any]:
+    """A `.reg`'s lane dtype: a typed register (`.reg .f32 %f<4>`, `.reg .u64`) holds the
+    bits of its width, as the `.b` class of that width does."""
+    if kind in CLASS_DTYPE:
+        return CLASS_DTYPE[kind]
+    if kind not in LANE_DTYPE:
+        raise Refused(f".reg .{kind}: this register type is not modelled")
+    return _UNSIGNED[LANE_DTYPE[kind].itemsize]
+
+
 _SIGNED = {1: np.dtype(np.int8), 2: np.dtype(np.int16), 4: np.dtype(np.int32), 8: np.dtype(np.int64)}
 _UNSIGNED = {1: np.dtype(np.uint8), 2: np.dtype(np.uint16), 4: np.dtype(np.uint32), 8: np.dtype(np.uint64)}
 
@@ -173,7 +184,7 @@ class Decoder:
         slot = self.slots.get(t)
         if slot is None:
             slot = self.slots[t] = len(self.initial)
-            zeros = np.zeros(WARP, dtype=CLASS_DTYPE[t.kind.data])
+            zeros = np.zeros(WARP, dtype=class_dtype(t.kind.data))
             zeros.flags.writeable = False
             self.initial.append(zeros)
         return slot
@@ -211,7 +222,7 @@ class Decoder:
         if not isinstance(value.type, ptx.RegisterType):
             raise Refused(f"operand {value.type} cannot be read as a .{ptype} value here")
         slot = self.register(value)
-        have = CLASS_DTYPE[value.type.kind.data]
+        have = class_dtype(value.type.kind.data)
         if have == dtype:
             return lambda R: R[slot]
         if have.itemsize == dtype.itemsize:
@@ -227,7 +238,7 @@ class Decoder:
         if not isinstance(value.type, ptx.RegisterType):
             raise Refused(f"destination {value.type} is not a register")
         slot = self.register(value)
-        have = CLASS_DTYPE[value.type.kind.data]
+        have = class_dtype(value.type.kind.data)
         dtype = LANE_DTYPE[ptype]
         if have == dtype:
             return slot, _same
