@@ -895,6 +895,9 @@ def _lane_masks(shift: int, complement: bool) -> Value:
 # choices where the ISA leaves the value to the hardware: the clocks read the cluster's
 # step counter; %warpid (a volatile slot id) is the warp's index and %nwarpid (the
 # slot count) the CTA's warp count; %smid and %gridid are 0, %nsmid 148 (an SM100 part).
+# %is_explicit_cluster is 1 where the cluster has more than one CTA: an H100 read 1 for a
+# kernel launched with a cluster dimension (docs/silicon.md, cluster_dsmem); the model does
+# not tell an explicit 1x1x1 cluster from none and reads 0 there (unverified on silicon).
 _PER_AXIS: dict[str, Callable[[Warp, int], Value]] = {
     "tid": lambda warp, axis: warp.thread_coords[axis].copy(),
     "ntid": lambda warp, axis: warp.launch.block[axis],
@@ -912,6 +915,7 @@ _SCALAR: dict[str, Callable[[Warp], Value]] = {
     "nwarpid": lambda warp: len(cta_warps(warp)),
     "cluster.ctarank": lambda warp: warp.cta.rank,
     "cluster.nctarank": lambda warp: len(warp.cluster.ctas),
+    "is.explicit.cluster": lambda warp: int(len(warp.cluster.ctas) > 1),
     "lanemask.eq": lambda warp: (np.uint32(1) << np.arange(WARP, dtype=np.uint32)).astype(np.uint32),
     "lanemask.lt": lambda warp: _lane_masks(0, complement=False),
     "lanemask.le": lambda warp: _lane_masks(1, complement=False),
