@@ -89,15 +89,12 @@ def test_warp_ops_replays_bit_for_bit() -> None:
     np.testing.assert_array_equal(got[~redux], recorded[~redux])
 
 
-@pytest.mark.xfail(
-    raises=LaunchError,
-    strict=True,
-    reason="no typed op: mbarrier.pending_count.b64, mbarrier.arrive.noComplete, mbarrier.arrive_drop "
-    "(ptx.mbarrier_arrive covers plain arrive/expect_tx only); the model's mbarrier state has the "
-    "pending count and arrive_drop's expected-count change, so a typed op and decoder each would close it",
-)
 def test_mbarrier_phases_replays_bit_for_bit() -> None:
-    _assert_replays("mbarrier_phases")
+    """One thread walks a barrier through five phases (pending_count of each arrive's
+    state, arrive with a count, arrive.noComplete, arrive_drop, test_wait/try_wait by state
+    and by parity, expect_tx/complete_tx, arrive.expect_tx), then whole warps arrive,
+    ordered by bar.sync: all 544 words, under rr and random schedules, no hazard."""
+    _assert_replays("mbarrier_phases", random_seeds=3)
 
 
 @pytest.mark.xfail(

@@ -36,6 +36,7 @@ from xdsl_tmem.dialects.ptx.base import (
     Reg,
     RegisterType,
     RegOrImm,
+    WritesOnlyRegisters,
     address_text,
 )
 from xdsl_tmem.dialects.ptx.qualifiers import (
@@ -464,13 +465,19 @@ class MbarrierInvalOp(Instruction):
 
 @irdl_op_definition
 class MbarrierArriveOp(Instruction):
-    """`mbarrier.arrive[.expect_tx][.sem.scope][.space].b64 state|_, [addr][, count]`.
+    """`mbarrier.arrive{,_drop}[.noComplete][.expect_tx][.sem.scope][.space].b64 state|_, [addr][, count]`.
 
     Without a `state` result the sink `_` is printed; the `.shared::cluster` form only
-    takes the sink; `.expect_tx` needs its count (the transaction bytes)."""
+    takes the sink; `.expect_tx` needs its count (the transaction bytes). `arrive_drop`
+    also lowers the expected arrival count of this and every later phase by the count;
+    `.noComplete` (the caller promises the arrive does not complete the phase) needs a
+    count and takes neither `.expect_tx`, `.relaxed`, `.cluster` nor `.shared::cluster`
+    (ptxas 13: "cannot be combined with modifier '.noComplete'")."""
 
     name = "ptx.mbarrier_arrive"
     traits = traits_def(Synchronizes())
+    drop = opt_prop_def(UnitAttr)
+    no_complete = opt_prop_def(UnitAttr)
     expect_tx = opt_prop_def(UnitAttr)
     sem = opt_prop_def(MemSemanticAttr)
     scope = opt_prop_def(nvvm.MemScopeKindAttr)
@@ -493,20 +500,25 @@ class MbarrierArriveOp(Instruction):
         *,
         expect_tx: bool = False,
         order: Ordering | None = None,
+        drop: bool = False,
+        no_complete: bool = False,
     ):
         props: dict[str, Attribute] = {"offset": IntAttr(offset), **_ordering_properties(order)}
         if space is not None:
             props["space"] = StateSpaceAttr(space)
-        if expect_tx:
-            props["expect_tx"] = UnitAttr()
+        for flag, on in (("drop", drop), ("no_complete", no_complete), ("expect_tx", expect_tx)):
+            if on:
+                props[flag] = UnitAttr()
         super().__init__(
             operands=[addr, count, None], result_types=[[state] if state is not None else []], properties=props
         )
 
     def mnemonic(self) -> str:
+        drop = "_drop" if self.drop else ""
+        no_complete = ".noComplete" if self.no_complete else ""
         expect_tx = ".expect_tx" if self.expect_tx else ""
         order = _ordering_text(self.sem, self.scope)
-        return f"mbarrier.arrive{expect_tx}{order}{_space_suffix(self.space)}.b64"
+        return f"mbarrier.arrive{drop}{no_complete}{expect_tx}{order}{_space_suffix(self.space)}.b64"
 
     def ptx_operands(self, name: Namer) -> list[str]:
         state = "_" if self.state is None else name(self.state)
@@ -523,9 +535,46 @@ class MbarrierArriveOp(Instruction):
             raise reject(self, f"state register {self.state.type}", "the .shared::cluster form writes the sink _", rule)
         if self.expect_tx and self.count is None:
             raise reject(self, ".expect_tx without a count", "it takes the transaction count", rule)
+        if self.no_complete:
+            if self.count is None:
+                raise reject(self, ".noComplete without a count", "it takes the arrival count", rule)
+            if self.expect_tx:
+                raise reject(self, ".noComplete with .expect_tx", "it takes neither .expect_tx nor .shared::cluster", rule)
+            if cluster:
+                raise reject(self, ".noComplete on .shared::cluster", "it takes neither .expect_tx nor .shared::cluster", rule)
+            if self.sem is not None and self.sem.data is not MemSemantic.RELEASE:
+                raise reject(self, f".noComplete with .{self.sem.data.value}", "it takes .release.cta or no ordering", rule)
+            if self.scope is not None and self.scope.data is not nvvm.MemScopeKind.CTA:
+                raise reject(self, f".noComplete with .{self.scope.data.value}", "it takes .release.cta or no ordering", rule)
         if self.state is not None:
             check_only_register(self, "state", self.state, "b64", rule)
         check_register(self, "count", self.count, "b32", rule)
+
+
+@irdl_op_definition
+class MbarrierPendingCountOp(Instruction):
+    """`mbarrier.pending_count.b64 count, state`: the pending arrival count held in the
+    `.b64` state an arrive returned (the count before that arrive: docs/silicon.md)."""
+
+    name = "ptx.mbarrier_pending_count"
+    traits = traits_def(WritesOnlyRegisters())
+    res = result_def(Reg)
+    state = operand_def(RegOrImm)
+
+    RULE: ClassVar[str] = f"{SYNC_RULE}: mbarrier.pending_count"
+
+    def __init__(self, res: RegisterType, state: SSAValue):
+        super().__init__(operands=[state, None], result_types=[res])
+
+    def mnemonic(self) -> str:
+        return "mbarrier.pending_count.b64"
+
+    def ptx_operands(self, name: Namer) -> list[str]:
+        return [name(self.res), name(self.state)]
+
+    def verify_(self) -> None:
+        check_only_register(self, "destination", self.res, "b32", self.RULE)
+        check_only_register(self, "state", self.state, "b64", self.RULE)
 
 
 @irdl_op_definition

@@ -831,6 +831,7 @@ def _mbarrier_arrive(d: Decoder, op: ptx.MbarrierArriveOp, index: int, labels: d
     address = d.address(op.addr, op.offset.data)
     count = d.integer(op.count, 1)
     expect_tx = op.expect_tx is not None
+    flags = {"drop": op.drop is not None, "no_complete": op.no_complete is not None}
     state = d.writer(op.state, "b64") if op.state is not None else None
     guard = d.guard(op)
     nxt = index + 1
@@ -839,8 +840,8 @@ def _mbarrier_arrive(d: Decoder, op: ptx.MbarrierArriveOp, index: int, labels: d
         a = address(w, R)
         if expect_tx:
             machine.mbarrier_add_tx(w, a, count(w, R), +1)
-            return machine.mbarrier_arrive(w, a, 1, op)
-        return machine.mbarrier_arrive(w, a, count(w, R), op)
+            return machine.mbarrier_arrive(w, a, 1, op, **flags)
+        return machine.mbarrier_arrive(w, a, count(w, R), op, **flags)
 
     def run(w: PtxWarp) -> int:
         R = w.regs
@@ -854,12 +855,32 @@ def _mbarrier_arrive(d: Decoder, op: ptx.MbarrierArriveOp, index: int, labels: d
         return nxt
 
     def effect(w: PtxWarp) -> Step:
-        if op.count is not None or guard is not None:
+        if op.count is not None or guard is not None or any(flags.values()):
             return OTHER
         a = address(w, w.regs)
         return OTHER if isinstance(a, np.ndarray) else Step("arrive", (a,), len(w.active_lanes()))
 
     return run, effect
+
+
+@decodes(ptx.MbarrierPendingCountOp)
+def _mbarrier_pending_count(
+    d: Decoder, op: ptx.MbarrierPendingCountOp, index: int, labels: dict[str, int], rpc: int
+) -> Decoding:
+    state = d.integer(op.state)
+    slot, convert = d.writer(op.res, "b32")
+    guard = d.guard(op)
+    nxt = index + 1
+
+    def run(w: PtxWarp) -> int:
+        R = w.regs
+        mask = exec_mask(w, R, guard)
+        value = machine.mbarrier_pending_count(state(w, R))
+        lanes = cast(Lanes, value) if isinstance(value, np.ndarray) else np.full(WARP, value, np.uint32)
+        _store_result(w, R, slot, convert(lanes), mask, guard is None and w.all_active)
+        return nxt
+
+    return run, None
 
 
 @decodes(ptx.MbarrierExpectTxOp)
