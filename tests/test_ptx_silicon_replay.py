@@ -21,7 +21,7 @@ from silicon_replay import PROGRAMS, buffer_bytes, load, output_words
 
 from xdsl_tmem.diagnostics import SourceMap
 from xdsl_tmem.frontend.parser import load_ptx
-from xdsl_tmem.interpreter import LaunchError, run_kernel
+from xdsl_tmem.interpreter import KernelHazard, LaunchError, run_kernel
 
 _DTYPES = {"u32": np.uint32}
 
@@ -140,3 +140,50 @@ def test_cluster_special_registers_replay_bit_for_bit(name: str) -> None:
 @pytest.mark.skip(reason="cp.async.bulk (global<->shared bulk copies, commit/wait groups) is modelled with issue 14")
 def test_bulk_copy_replays_bit_for_bit() -> None:
     _assert_replays("bulk_copy")
+
+
+_ARRIVE_KERNEL = """\
+.version 8.6
+.target sm_90
+.address_size 64
+.shared .align 8 .b64 bar;
+.visible .entry k(.param .u64 out_ptr)
+{{
+\t.reg .b64 %out, %s;
+\t.reg .b32 %tx, %c;
+\t.reg .pred %leader;
+\tld.param.u64 %out, [out_ptr];
+\tcvta.to.global.u64 %out, %out;
+\tmov.u32 %tx, %tid.x;
+\tsetp.eq.u32 %leader, %tx, 0;
+\t@!%leader bra DONE;
+\tmbarrier.init.shared::cta.b64 [bar], 2;
+\t{arrive}
+\tmbarrier.pending_count.b64 %c, %s;
+\tst.global.u32 [%out], %c;
+DONE:
+\tret;
+}}
+"""
+
+
+@pytest.mark.parametrize(
+    ("arrive", "completes"),
+    [("mbarrier.arrive.noComplete.shared::cta.b64 %s, [bar], 1;", False),
+     ("mbarrier.arrive.noComplete.shared::cta.b64 %s, [bar], 2;", True),
+     ("mbarrier.arrive_drop.noComplete.shared::cta.b64 %s, [bar], 1;", False)],
+)  # fmt: skip
+def test_arrive_nocomplete_that_completes_the_phase_is_a_hazard(arrive: str, completes: bool) -> None:
+    """PTX ISA 9.0, mbarrier.arrive: with `.noComplete` the arrive must not complete the
+    current phase (else the behaviour is undefined): the hazard
+    `mbarrier-nocomplete-completes`. Without completing, the state's pending count is the
+    count before the arrive (2, as mbarrier_phases recorded on an H100)."""
+    module = load_ptx(_ARRIVE_KERNEL.format(arrive=arrive), "k.ptx", SourceMap())
+    if not completes:
+        out = run_kernel(module, "k", block=32, args={"out_ptr": np.zeros(1, np.uint32)}).outputs["out_ptr"]
+        assert out.tolist() == [2]
+        return
+    with pytest.raises(KernelHazard) as caught:
+        run_kernel(module, "k", block=32, args={"out_ptr": np.zeros(1, np.uint32)})
+    assert caught.value.kind == "mbarrier-nocomplete-completes"
+    assert "completes phase 0 of mbarrier" in caught.value.message

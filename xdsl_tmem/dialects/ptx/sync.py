@@ -536,19 +536,24 @@ class MbarrierArriveOp(Instruction):
         if self.expect_tx and self.count is None:
             raise reject(self, ".expect_tx without a count", "it takes the transaction count", rule)
         if self.no_complete:
-            if self.count is None:
-                raise reject(self, ".noComplete without a count", "it takes the arrival count", rule)
-            if self.expect_tx:
-                raise reject(self, ".noComplete with .expect_tx", "it takes neither .expect_tx nor .shared::cluster", rule)
-            if cluster:
-                raise reject(self, ".noComplete on .shared::cluster", "it takes neither .expect_tx nor .shared::cluster", rule)
-            if self.sem is not None and self.sem.data is not MemSemantic.RELEASE:
-                raise reject(self, f".noComplete with .{self.sem.data.value}", "it takes .release.cta or no ordering", rule)
-            if self.scope is not None and self.scope.data is not nvvm.MemScopeKind.CTA:
-                raise reject(self, f".noComplete with .{self.scope.data.value}", "it takes .release.cta or no ordering", rule)
+            self._verify_no_complete(cluster)
         if self.state is not None:
             check_only_register(self, "state", self.state, "b64", rule)
         check_register(self, "count", self.count, "b32", rule)
+
+    def _verify_no_complete(self, cluster: bool) -> None:
+        rule, without = self.RULE, "it takes neither .expect_tx nor .shared::cluster"
+        if self.count is None:
+            raise reject(self, ".noComplete without a count", "it takes the arrival count", rule)
+        if self.expect_tx:
+            raise reject(self, ".noComplete with .expect_tx", without, rule)
+        if cluster:
+            raise reject(self, ".noComplete on .shared::cluster", without, rule)
+        ordering = "it takes .release.cta or no ordering"
+        if self.sem is not None and self.sem.data is not MemSemantic.RELEASE:
+            raise reject(self, f".noComplete with .{self.sem.data.value}", ordering, rule)
+        if self.scope is not None and self.scope.data is not nvvm.MemScopeKind.CTA:
+            raise reject(self, f".noComplete with .{self.scope.data.value}", ordering, rule)
 
 
 @irdl_op_definition
