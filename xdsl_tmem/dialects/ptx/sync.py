@@ -56,6 +56,8 @@ from xdsl_tmem.dialects.ptx.qualifiers import (
     MemSemanticAttr,
     PtxType,
     PtxTypeAttr,
+    ReduxKind,
+    ReduxKindAttr,
     SetmaxnregAction,
     SetmaxnregActionAttr,
     ShflMode,
@@ -876,6 +878,41 @@ class VoteSyncOp(Instruction):
     def verify_(self) -> None:
         check_only_register(self, "destination", self.res, "b32" if self.ballot() else "pred", self.RULE)
         check_only_register(self, "source", self.src, "pred", self.RULE)
+        check_register(self, "member mask", self.mask, "b32", self.RULE)
+
+
+@irdl_op_definition
+class ReduxSyncOp(Instruction):
+    """`redux.sync.op.type d, a, membermask`: `a` reduced over the member lanes, the result
+    in every one; `.add .min .max` take `.u32/.s32`, `.and .or .xor` take `.b32` (ptxas 13:
+    "Incorrect type ... for operation"; the `.f32` min/max forms are not typed)."""
+
+    traits = traits_def(WarpLocal())
+    name = "ptx.redux_sync"
+    kind = prop_def(ReduxKindAttr)
+    type = prop_def(PtxTypeAttr)
+    res = result_def(Reg)
+    src = operand_def(RegOrImm)
+    mask = operand_def(RegOrImm)
+
+    RULE: ClassVar[str] = f"{SYNC_RULE}: redux.sync"
+
+    def __init__(self, kind: ReduxKind, type: PtxType, res: RegisterType, src: SSAValue, mask: SSAValue):
+        props: dict[str, Attribute] = {"kind": ReduxKindAttr(kind), "type": PtxTypeAttr(type)}
+        super().__init__(operands=[src, mask, None], result_types=[res], properties=props)
+
+    def mnemonic(self) -> str:
+        return f"redux.sync.{self.kind.data.value}.{self.type.data.value}"
+
+    def ptx_operands(self, name: Namer) -> list[str]:
+        return [name(self.res), name(self.src), name(self.mask)]
+
+    def verify_(self) -> None:
+        bitwise = self.kind.data in (ReduxKind.AND, ReduxKind.OR, ReduxKind.XOR)
+        allowed = types("b32") if bitwise else types("u32", "s32")
+        check_type(self, self.type.data, allowed, f"redux.sync.{self.kind.data.value}", self.RULE)
+        check_only_register(self, "destination", self.res, "b32", self.RULE)
+        check_register(self, "source", self.src, "b32", self.RULE)
         check_register(self, "member mask", self.mask, "b32", self.RULE)
 
 

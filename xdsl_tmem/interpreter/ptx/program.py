@@ -28,6 +28,7 @@ from xdsl_tmem.dialects.ptx.qualifiers import (
     MatchMode,
     MbarrierTxKind,
     MbarrierWaitKind,
+    ReduxKind,
     ShflMode,
     StateSpace,
     VoteMode,
@@ -1380,6 +1381,41 @@ def _vote(d: Decoder, op: ptx.VoteSyncOp, index: int, labels: dict[str, int], rp
                 votes.all() or not votes.any())  # fmt: skip
             result = np.full(WARP, bool(agree), np.bool_)
         _store_result(w, R, slot, convert(result), lanes, guard is None and w.all_active)
+        return nxt
+
+    return run, None
+
+
+@decodes(ptx.ReduxSyncOp)
+def _redux(d: Decoder, op: ptx.ReduxSyncOp, index: int, labels: dict[str, int], rpc: int) -> Decoding:
+    """`a` over the member lanes (PTX ISA 9.0, redux.sync): `.add` wraps modulo 2^32,
+    `.min/.max` compare as `.u32` or `.s32`, `.and/.or/.xor` bitwise; every member lane
+    gets the result."""
+    ptype = op.type.data.value
+    src = d.reader(op.src, ptype)
+    member = d.integer(op.mask)
+    slot, convert = d.writer(op.res, ptype)
+    kind = op.kind.data
+    reduce: Callable[[Lanes], Any] = {
+        ReduxKind.ADD: lambda v: v.astype(np.uint64).sum() & 0xFFFFFFFF,
+        ReduxKind.MIN: lambda v: v.min(),
+        ReduxKind.MAX: lambda v: v.max(),
+        ReduxKind.AND: np.bitwise_and.reduce,
+        ReduxKind.OR: np.bitwise_or.reduce,
+        ReduxKind.XOR: np.bitwise_xor.reduce,
+    }[kind]
+    dtype = LANE_DTYPE[ptype]
+    guard = d.guard(op)
+    nxt = index + 1
+
+    def run(w: PtxWarp) -> int:
+        R = w.regs
+        mask = exec_mask(w, R, guard)
+        if not mask.any():
+            return nxt
+        lanes = _members(w, op, member(w, R), mask)
+        value = np.asarray(reduce(src(R)[lanes])).astype(np.uint64).astype(np.uint32).view(dtype)
+        _store_result(w, R, slot, convert(np.full(WARP, value, dtype)), lanes, guard is None and w.all_active)
         return nxt
 
     return run, None
