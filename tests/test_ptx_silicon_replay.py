@@ -175,3 +175,52 @@ def test_arrive_nocomplete_that_completes_the_phase_is_a_hazard(arrive: str, com
         run_kernel(module, "k", block=32, args={"out_ptr": np.zeros(1, np.uint32)})
     assert caught.value.kind == "mbarrier-nocomplete-completes"
     assert "completes phase 0 of mbarrier" in caught.value.message
+
+
+_REDUX_KERNEL = """\
+.version 8.6
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u64 in_ptr, .param .u64 out_ptr)
+{{
+\t.reg .b64 %in, %out, %t;
+\t.reg .b32 %tx, %v, %d;
+\tld.param.u64 %in, [in_ptr];
+\tld.param.u64 %out, [out_ptr];
+\tcvta.to.global.u64 %in, %in;
+\tcvta.to.global.u64 %out, %out;
+\tmov.u32 %tx, %tid.x;
+\tmul.wide.u32 %t, %tx, 4;
+\tadd.u64 %in, %in, %t;
+\tadd.u64 %out, %out, %t;
+\tld.global.u32 %v, [%in];
+\tredux.sync.{op} %d, %v, -1;
+\tst.global.u32 [%out], %d;
+\tret;
+}}
+"""
+
+_REDUX_NUMPY = {
+    "add.u32": lambda v: v.astype(np.uint64).sum() % (1 << 32),
+    "add.s32": lambda v: v.astype(np.uint64).sum() % (1 << 32),
+    "min.u32": lambda v: v.min(),
+    "max.u32": lambda v: v.max(),
+    "min.s32": lambda v: v.view(np.int32).min(),
+    "max.s32": lambda v: v.view(np.int32).max(),
+    "and.b32": np.bitwise_and.reduce,
+    "or.b32": np.bitwise_or.reduce,
+    "xor.b32": np.bitwise_xor.reduce,
+}
+
+
+@pytest.mark.parametrize("op", sorted(_REDUX_NUMPY))
+def test_redux_sync_reduces_as_numpy(op: str) -> None:
+    """PTX ISA 9.0, redux.sync: every member lane gets the reduction of `a` over the
+    member lanes (`.add` modulo 2^32, `.min/.max` as unsigned or signed); numpy reduces
+    the same 32 random words (signs and wraparound included)."""
+    values = np.random.default_rng(13).integers(0, 1 << 32, 32, dtype=np.uint64).astype(np.uint32)
+    module = load_ptx(_REDUX_KERNEL.format(op=op), "k.ptx", SourceMap())
+    args = {"in_ptr": values, "out_ptr": np.zeros(32, np.uint32)}
+    got = np.asarray(run_kernel(module, "k", block=32, args=args).outputs["out_ptr"]).view(np.uint32)
+    expected = np.uint32(int(_REDUX_NUMPY[op](values)) & 0xFFFFFFFF)
+    assert (got == expected).all(), (op, got[:2], expected)
