@@ -1396,14 +1396,22 @@ def _redux(d: Decoder, op: ptx.ReduxSyncOp, index: int, labels: dict[str, int], 
     member = d.integer(op.mask)
     slot, convert = d.writer(op.res, ptype)
     kind = op.kind.data
-    reduce: Callable[[Lanes], Any] = {
-        ReduxKind.ADD: lambda v: v.astype(np.uint64).sum() & 0xFFFFFFFF,
-        ReduxKind.MIN: lambda v: v.min(),
-        ReduxKind.MAX: lambda v: v.max(),
-        ReduxKind.AND: np.bitwise_and.reduce,
-        ReduxKind.OR: np.bitwise_or.reduce,
-        ReduxKind.XOR: np.bitwise_xor.reduce,
-    }[kind]
+
+    def reduce(v: Lanes) -> int:
+        match kind:
+            case ReduxKind.ADD:
+                return int(v.astype(np.uint64).sum()) & 0xFFFFFFFF
+            case ReduxKind.MIN:
+                return int(v.min())
+            case ReduxKind.MAX:
+                return int(v.max())
+            case ReduxKind.AND:
+                return int(np.bitwise_and.reduce(v))
+            case ReduxKind.OR:
+                return int(np.bitwise_or.reduce(v))
+            case ReduxKind.XOR:
+                return int(np.bitwise_xor.reduce(v))
+
     dtype = LANE_DTYPE[ptype]
     guard = d.guard(op)
     nxt = index + 1
@@ -1414,8 +1422,8 @@ def _redux(d: Decoder, op: ptx.ReduxSyncOp, index: int, labels: dict[str, int], 
         if not mask.any():
             return nxt
         lanes = _members(w, op, member(w, R), mask)
-        value = np.asarray(reduce(src(R)[lanes])).astype(np.uint64).astype(np.uint32).view(dtype)
-        _store_result(w, R, slot, convert(np.full(WARP, value, dtype)), lanes, guard is None and w.all_active)
+        value = np.full(WARP, reduce(src(R)[lanes]) & 0xFFFFFFFF, np.uint32).view(dtype)
+        _store_result(w, R, slot, convert(value), lanes, guard is None and w.all_active)
         return nxt
 
     return run, None
