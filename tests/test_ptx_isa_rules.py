@@ -119,6 +119,9 @@ def _wait(
     return ptx.MbarrierWaitForm(kind, parity, space, order)
 
 
+DROP = ptx.ArriveVariant(drop=True)
+NO_COMPLETE = ptx.ArriveVariant(no_complete=True)
+DROP_NO_COMPLETE = ptx.ArriveVariant(drop=True, no_complete=True)
 MMA1 = ptx.Tcgen05MmaForm(1, nvvm.Tcgen05MMAKind.F16)
 MMA_TMEM = ptx.Tcgen05MmaForm(1, nvvm.Tcgen05MMAKind.F16, a_tmem=True)
 CP = nvvm.Tcgen05CpShape
@@ -367,32 +370,32 @@ RULES = [
          lambda: ptx.MbarrierArriveOp(StateSpace.SHARED, r(1), r(2), t("b32")),
          ("state a .b32 register (%r1)", "it must be a .b64 register")),
     Rule("mbarrier-arrive-nocomplete-count",
-         lambda: ptx.MbarrierArriveOp(StateSpace.SHARED_CTA, r(1), imm(1), t("b64"), no_complete=True),
-         lambda: ptx.MbarrierArriveOp(StateSpace.SHARED_CTA, r(1), None, t("b64"), no_complete=True),
+         lambda: ptx.MbarrierArriveOp(StateSpace.SHARED_CTA, r(1), imm(1), t("b64"), variant=NO_COMPLETE),
+         lambda: ptx.MbarrierArriveOp(StateSpace.SHARED_CTA, r(1), None, t("b64"), variant=NO_COMPLETE),
          (".noComplete without a count", "it takes the arrival count")),
     Rule("mbarrier-arrive-drop-nocomplete-count",
-         lambda: ptx.MbarrierArriveOp(StateSpace.SHARED_CTA, r(1), r(2), t("b64"), drop=True, no_complete=True),
-         lambda: ptx.MbarrierArriveOp(StateSpace.SHARED_CTA, r(1), None, t("b64"), drop=True, no_complete=True),
+         lambda: ptx.MbarrierArriveOp(StateSpace.SHARED_CTA, r(1), r(2), t("b64"), variant=DROP_NO_COMPLETE),
+         lambda: ptx.MbarrierArriveOp(StateSpace.SHARED_CTA, r(1), None, t("b64"), variant=DROP_NO_COMPLETE),
          (".noComplete without a count",)),
     Rule("mbarrier-arrive-nocomplete-release-cta",
-         lambda: ptx.MbarrierArriveOp(StateSpace.SHARED_CTA, r(1), r(2), t("b64"), no_complete=True,
+         lambda: ptx.MbarrierArriveOp(StateSpace.SHARED_CTA, r(1), r(2), t("b64"), variant=NO_COMPLETE,
                                       order=ptx.Ordering(MemSemantic.RELEASE, CTA)),
-         lambda: ptx.MbarrierArriveOp(StateSpace.SHARED_CTA, r(1), r(2), t("b64"), no_complete=True,
+         lambda: ptx.MbarrierArriveOp(StateSpace.SHARED_CTA, r(1), r(2), t("b64"), variant=NO_COMPLETE,
                                       order=ptx.Ordering(MemSemantic.RELEASE, CLUSTER)),
          (".noComplete with .cluster", "it takes .release.cta or no ordering")),
     Rule("mbarrier-arrive-nocomplete-not-relaxed",
-         lambda: ptx.MbarrierArriveOp(StateSpace.SHARED_CTA, r(1), r(2), t("b64"), drop=True, no_complete=True,
+         lambda: ptx.MbarrierArriveOp(StateSpace.SHARED_CTA, r(1), r(2), t("b64"), variant=DROP_NO_COMPLETE,
                                       order=ptx.Ordering(MemSemantic.RELEASE, CTA)),
-         lambda: ptx.MbarrierArriveOp(StateSpace.SHARED_CTA, r(1), r(2), t("b64"), no_complete=True,
+         lambda: ptx.MbarrierArriveOp(StateSpace.SHARED_CTA, r(1), r(2), t("b64"), variant=NO_COMPLETE,
                                       order=ptx.Ordering(MemSemantic.RELAXED, CTA)),
          (".noComplete with .relaxed",)),
     Rule("mbarrier-arrive-nocomplete-not-cluster-space",
-         lambda: ptx.MbarrierArriveOp(StateSpace.SHARED_CLUSTER, r(1), r(2), drop=True),
-         lambda: ptx.MbarrierArriveOp(StateSpace.SHARED_CLUSTER, r(1), r(2), no_complete=True),
+         lambda: ptx.MbarrierArriveOp(StateSpace.SHARED_CLUSTER, r(1), r(2), variant=DROP),
+         lambda: ptx.MbarrierArriveOp(StateSpace.SHARED_CLUSTER, r(1), r(2), variant=NO_COMPLETE),
          (".noComplete on .shared::cluster", "neither .expect_tx nor .shared::cluster")),
     Rule("mbarrier-arrive-nocomplete-not-expect-tx",
-         lambda: ptx.MbarrierArriveOp(StateSpace.SHARED_CTA, r(1), imm(8), t("b64"), drop=True, expect_tx=True),
-         lambda: ptx.MbarrierArriveOp(StateSpace.SHARED_CTA, r(1), imm(8), t("b64"), no_complete=True,
+         lambda: ptx.MbarrierArriveOp(StateSpace.SHARED_CTA, r(1), imm(8), t("b64"), variant=DROP, expect_tx=True),
+         lambda: ptx.MbarrierArriveOp(StateSpace.SHARED_CTA, r(1), imm(8), t("b64"), variant=NO_COMPLETE,
                                       expect_tx=True),
          (".noComplete with .expect_tx",)),
     Rule("mbarrier-pending-count-state-64-bit", lambda: ptx.MbarrierPendingCountOp(t("b32"), rd(1)),

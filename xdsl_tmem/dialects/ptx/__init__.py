@@ -191,6 +191,7 @@ from xdsl_tmem.dialects.ptx.structure import (
 )
 from xdsl_tmem.dialects.ptx.sync import (
     ActivemaskOp,
+    ArriveVariant,
     BarArriveOp,
     BarRedOp,
     BarrierClusterOp,
@@ -417,6 +418,7 @@ __all__ = [
     "ArgSpecial",
     "ArgSymbol",
     "ArgVector",
+    "ArriveVariant",
     "BarArriveOp",
     "BarRedOp",
     "BarSyncOp",

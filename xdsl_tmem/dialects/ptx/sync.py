@@ -36,7 +36,6 @@ from xdsl_tmem.dialects.ptx.base import (
     Reg,
     RegisterType,
     RegOrImm,
-    WritesOnlyRegisters,
     address_text,
 )
 from xdsl_tmem.dialects.ptx.qualifiers import (
@@ -465,6 +464,14 @@ class MbarrierInvalOp(Instruction):
         _check_mbarrier_address(self, self.space, self.addr, self.RULE)
 
 
+@dataclass(frozen=True)
+class ArriveVariant:
+    """`mbarrier.arrive_drop` (`drop`) and `.noComplete` (`no_complete`)."""
+
+    drop: bool = False
+    no_complete: bool = False
+
+
 @irdl_op_definition
 class MbarrierArriveOp(Instruction):
     """`mbarrier.arrive{,_drop}[.noComplete][.expect_tx][.sem.scope][.space].b64 state|_, [addr][, count]`.
@@ -502,13 +509,13 @@ class MbarrierArriveOp(Instruction):
         *,
         expect_tx: bool = False,
         order: Ordering | None = None,
-        drop: bool = False,
-        no_complete: bool = False,
+        variant: ArriveVariant = ArriveVariant(),
     ):
         props: dict[str, Attribute] = {"offset": IntAttr(offset), **_ordering_properties(order)}
         if space is not None:
             props["space"] = StateSpaceAttr(space)
-        for flag, on in (("drop", drop), ("no_complete", no_complete), ("expect_tx", expect_tx)):
+        flags = (("drop", variant.drop), ("no_complete", variant.no_complete), ("expect_tx", expect_tx))
+        for flag, on in flags:
             if on:
                 props[flag] = UnitAttr()
         super().__init__(
@@ -564,7 +571,6 @@ class MbarrierPendingCountOp(Instruction):
     `.b64` state an arrive returned (the count before that arrive: docs/silicon.md)."""
 
     name = "ptx.mbarrier_pending_count"
-    traits = traits_def(WritesOnlyRegisters())
     res = result_def(Reg)
     state = operand_def(RegOrImm)
 
