@@ -571,6 +571,7 @@ class MbarrierPendingCountOp(Instruction):
     `.b64` state an arrive returned (the count before that arrive: docs/silicon.md)."""
 
     name = "ptx.mbarrier_pending_count"
+    traits = traits_def(WarpLocal())  # reads the state register only, never the barrier
     res = result_def(Reg)
     state = operand_def(RegOrImm)
 
