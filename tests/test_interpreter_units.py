@@ -383,12 +383,34 @@ def _probe_kernel(probes: list[str]) -> ModuleOp:
 def test_try_wait_and_test_wait_probe_phases_and_states(op: str) -> None:
     """PTX ISA, mbarrier.test_wait / try_wait: true once the phase named by the parity,
     or by the state an arrive returned, has completed. A count-1 barrier after its one
-    arrival: phase 0 (parity 0, the arrive's state) is complete; phase 1 is not, and a
-    warp polling for it with nothing else left to run is deadlocked."""
+    arrival: phase 0 (parity 0, the arrive's state) is complete; phase 1 is not: one
+    probe returns false and the thread goes on (as on an H100: docs/silicon.md,
+    mbarrier_phases), while a warp retrying it in a loop with nothing else left to run is
+    deadlocked."""
     probes = [f"{op} %bar, %c0 : !llvm.ptr<3>, i32 -> i1", f"{op} %bar, %state : !llvm.ptr<3>, i64 -> i1"]
     assert run(_probe_kernel(probes), out=np.zeros(2, np.int32))["out"].tolist() == [1, 1]
     parity_1 = _probe_kernel([f"{op} %bar, %c1 : !llvm.ptr<3>, i32 -> i1"])
-    (blocked,) = run_deadlock(parity_1, out=np.zeros(1, np.int32)).blocked
+    assert run(parity_1, out=np.full(1, 7, np.int32))["out"].tolist() == [0]
+    spin = kernel(
+        f"""
+    %bar = llvm.mlir.addressof @bar : !llvm.ptr<3>
+    %is0 = arith.cmpi eq, %tid, %c0 : i32
+    scf.if %is0 {{
+      nvvm.mbarrier.init %bar, %c1 : !llvm.ptr<3>, i32
+      %state = nvvm.mbarrier.arrive %bar : !llvm.ptr<3> -> i64
+      scf.while () : () -> () {{
+        %w = {op} %bar, %c1 : !llvm.ptr<3>, i32 -> i1
+        %true = arith.constant true
+        %again = arith.xori %w, %true : i1
+        scf.condition(%again)
+      }} do {{
+        scf.yield
+      }}
+    }}
+""",
+        globals_=[BAR],
+    )
+    (blocked,) = run_deadlock(spin, out=np.zeros(1, np.int32)).blocked
     assert "polls mbarrier @bar for parity 1" in blocked.reason
 
 

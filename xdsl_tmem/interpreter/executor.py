@@ -362,6 +362,8 @@ class Warp(Interpreter):
         self.poll_failed: str | None = None
         """Set by a non-blocking barrier test that failed (the warp is spinning): why."""
         self.poll_version = -1
+        self.spin_woken: Operation | None = None
+        """The failed test this warp was last woken from with nothing changed (`wake_spinning`)."""
         self.sync_points = 0
 
     def copy(self, cluster: Cluster, memo: Memo) -> Warp:
@@ -527,6 +529,8 @@ class Warp(Interpreter):
             self.blocked_reason, self.blocked_op = self.poll_failed, op
             self.poll_failed = None
             self.poll_version = cluster.version
+        else:
+            self.spin_woken = None
 
     def _perform(self, frame: GenFrame) -> None:
         """Run a structured op's pending `Perform` step (a sync point that may block)."""
@@ -673,6 +677,21 @@ class TensorCore:
 # --------------------------------------------------------------------------------------
 
 
+def wake_spinning(warps: Sequence[Warp]) -> bool:
+    """When nothing can run: wake the warps whose barrier test failed. A failed test does
+    not block (on an H100 a thread goes on with the false result: docs/silicon.md,
+    mbarrier_phases); the model parks such a warp only so a retry loop does not spin
+    while others can run. A warp that fails the same test again after being woken with
+    nothing changed is spinning for good (a deadlock). True if any warp was woken."""
+    woken = False
+    for warp in warps:
+        spinning = warp.status is Status.READY and warp.poll_version == warp.cluster.version
+        if spinning and warp.blocked_op is not None and warp.spin_woken is not warp.blocked_op:
+            warp.spin_woken, warp.poll_version = warp.blocked_op, -1
+            woken = True
+    return woken
+
+
 class Deadlock(Exception):
     """Every live warp is blocked and nothing in flight can unblock one (exit code 2)."""
 
@@ -725,6 +744,8 @@ class Scheduler:
                 live = [w for w in warps if w.status is not Status.DONE]
                 if not live:
                     return
+                if wake_spinning(live):
+                    continue
                 raise Deadlock(live)
             if self.keep_trace:
                 trace.append(choice)

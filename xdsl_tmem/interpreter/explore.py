@@ -59,6 +59,7 @@ from xdsl_tmem.interpreter.executor import (
     StepLimit,
     TensorCore,
     Warp,
+    wake_spinning,
 )
 from xdsl_tmem.interpreter.launch import Launch, LaunchError, Schedule
 from xdsl_tmem.interpreter.machine import GlobalMemory, Hazard
@@ -285,6 +286,8 @@ class _Search:
         self.visited.add(key)
         result.explored += 1
         runnable = reduce(run, run.runnable()) if partial_order else run.runnable()
+        if not runnable and wake_spinning(run.live_warps()):
+            runnable = reduce(run, run.runnable()) if partial_order else run.runnable()
         if not runnable:
             return self.finish(run, path, done)
         if deeper:

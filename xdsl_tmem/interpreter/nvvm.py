@@ -158,23 +158,65 @@ def release_reads(warp: Warp) -> None:
             record.released_in_flight = True
 
 
-def mbarrier_arrive(warp: Warp, address: Value, count: Value = 1, op: Operation | None = None) -> Value:
-    """Arrive from every active lane; returns the state token (the phase arrived in)."""
+# The `.b64` state an arrive returns (opaque in the PTX ISA): the phases completed before
+# the arrive in the low 32 bits (what test_wait compares), the pending arrival count
+# before it in the high 32 bits (what mbarrier.pending_count reads: an H100 returns the
+# count before the arrive, docs/silicon.md).
+STATE_PHASE_MASK = 0xFFFFFFFF
+STATE_PENDING_SHIFT = 32
+
+
+def _state(bar: MBarrier) -> int:
+    return (bar.completed & STATE_PHASE_MASK) | (bar.pending << STATE_PENDING_SHIFT)
+
+
+def mbarrier_pending_count(state: Value) -> Value:
+    """`mbarrier.pending_count` of a state from `mbarrier_arrive`."""
+    if isinstance(state, np.ndarray):
+        return (state.astype(np.uint64) >> np.uint64(STATE_PENDING_SHIFT)).astype(np.uint32)
+    return (int(state) >> STATE_PENDING_SHIFT) & 0xFFFFFFFF
+
+
+def mbarrier_arrive(
+    warp: Warp,
+    address: Value,
+    count: Value = 1,
+    op: Operation | None = None,
+    *,
+    drop: bool = False,
+    no_complete: bool = False,
+) -> Value:
+    """Arrive from every active lane; returns the state token (`_state`). `drop`
+    (`arrive_drop`) first lowers the expected count of this and every later phase by the
+    count; `no_complete` (`.noComplete`) is the hazard `mbarrier-nocomplete-completes` if
+    the arrive completes the phase (PTX ISA, mbarrier.arrive: undefined behaviour)."""
     lanes = warp.active_lanes()
     release_reads(warp)
     clock = warp.clock.release()
+
+    def arrive(bar: MBarrier, n: int, who: str, since: int) -> None:
+        if drop:
+            bar.expected -= n  # the phase's pending count drops with the arrive itself
+        before = bar.completed
+        bar.arrive(n, clock, who, op, since)
+        if no_complete and bar.completed != before:
+            raise Hazard(
+                "mbarrier-nocomplete-completes",
+                f"mbarrier.arrive.noComplete by {who} completes phase {before} of mbarrier {bar.name or bar.offset}",
+            )
+
     if not isinstance(address, np.ndarray) and not isinstance(count, np.ndarray):
         bar = use_barrier(warp, int(address), "mbarrier.arrive")
-        token = bar.completed
-        bar.arrive(int(count) * len(lanes), clock, _arrivers(warp, lanes), op, token)
+        token = _state(bar)
+        arrive(bar, int(count) * len(lanes), _arrivers(warp, lanes), bar.completed)
         return token
     tokens = np.zeros(WARP, dtype=np.uint64)
     since: dict[int, int] = {}
     for lane in lanes:
         bar = use_barrier(warp, at(address, lane), "mbarrier.arrive")
-        tokens[lane] = bar.completed
+        tokens[lane] = _state(bar)
         start = since.setdefault(id(bar), bar.completed)
-        bar.arrive(at(count, lane), clock, f"{warp.name} lane {lane}", op, start)
+        arrive(bar, at(count, lane), f"{warp.name} lane {lane}", start)
     return tokens
 
 
@@ -238,7 +280,7 @@ def mbarrier_probe(warp: Warp, address: Value, state_or_phase: Value, is_state: 
         addr = at(address, lane)
         bar = use_barrier(warp, addr, "mbarrier test")
         value = at(state_or_phase, lane)
-        out[lane] = bar.completed > value if is_state else bar.parity_passes(value)
+        out[lane] = bar.completed > (value & STATE_PHASE_MASK) if is_state else bar.parity_passes(value)
         if not out[lane]:
             what = f"state {value}" if is_state else f"parity {value & 1}"
             warp.poll_failed = (
@@ -895,6 +937,9 @@ def _lane_masks(shift: int, complement: bool) -> Value:
 # choices where the ISA leaves the value to the hardware: the clocks read the cluster's
 # step counter; %warpid (a volatile slot id) is the warp's index and %nwarpid (the
 # slot count) the CTA's warp count; %smid and %gridid are 0, %nsmid 148 (an SM100 part).
+# %is_explicit_cluster is 1 where the cluster has more than one CTA: an H100 read 1 for a
+# kernel launched with a cluster dimension (docs/silicon.md, cluster_dsmem); the model does
+# not tell an explicit 1x1x1 cluster from none and reads 0 there (unverified on silicon).
 _PER_AXIS: dict[str, Callable[[Warp, int], Value]] = {
     "tid": lambda warp, axis: warp.thread_coords[axis].copy(),
     "ntid": lambda warp, axis: warp.launch.block[axis],
@@ -912,6 +957,7 @@ _SCALAR: dict[str, Callable[[Warp], Value]] = {
     "nwarpid": lambda warp: len(cta_warps(warp)),
     "cluster.ctarank": lambda warp: warp.cta.rank,
     "cluster.nctarank": lambda warp: len(warp.cluster.ctas),
+    "is.explicit.cluster": lambda warp: int(len(warp.cluster.ctas) > 1),
     "lanemask.eq": lambda warp: (np.uint32(1) << np.arange(WARP, dtype=np.uint32)).astype(np.uint32),
     "lanemask.lt": lambda warp: _lane_masks(0, complement=False),
     "lanemask.le": lambda warp: _lane_masks(1, complement=False),

@@ -408,6 +408,22 @@ class VoteModeAttr(EnumAttribute[VoteMode], SpacedOpaqueSyntaxAttribute):
     name = "ptx.vote_mode"
 
 
+class ReduxKind(StrEnum):
+    """`redux.sync` operations: `.add .min .max` on `.u32/.s32`, `.and .or .xor` on `.b32`."""
+
+    ADD = "add"
+    MIN = "min"
+    MAX = "max"
+    AND = "and"
+    OR = "or"
+    XOR = "xor"
+
+
+@irdl_attr_definition
+class ReduxKindAttr(EnumAttribute[ReduxKind], SpacedOpaqueSyntaxAttribute):
+    name = "ptx.redux_kind"
+
+
 class MatchMode(StrEnum):
     """`match.any.sync` (the lanes holding the same value) / `match.all.sync` (all or none)."""
 

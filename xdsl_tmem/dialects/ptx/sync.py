@@ -55,6 +55,8 @@ from xdsl_tmem.dialects.ptx.qualifiers import (
     MemSemanticAttr,
     PtxType,
     PtxTypeAttr,
+    ReduxKind,
+    ReduxKindAttr,
     SetmaxnregAction,
     SetmaxnregActionAttr,
     ShflMode,
@@ -462,15 +464,29 @@ class MbarrierInvalOp(Instruction):
         _check_mbarrier_address(self, self.space, self.addr, self.RULE)
 
 
+@dataclass(frozen=True)
+class ArriveVariant:
+    """`mbarrier.arrive_drop` (`drop`) and `.noComplete` (`no_complete`)."""
+
+    drop: bool = False
+    no_complete: bool = False
+
+
 @irdl_op_definition
 class MbarrierArriveOp(Instruction):
-    """`mbarrier.arrive[.expect_tx][.sem.scope][.space].b64 state|_, [addr][, count]`.
+    """`mbarrier.arrive{,_drop}[.noComplete][.expect_tx][.sem.scope][.space].b64 state|_, [addr][, count]`.
 
     Without a `state` result the sink `_` is printed; the `.shared::cluster` form only
-    takes the sink; `.expect_tx` needs its count (the transaction bytes)."""
+    takes the sink; `.expect_tx` needs its count (the transaction bytes). `arrive_drop`
+    also lowers the expected arrival count of this and every later phase by the count;
+    `.noComplete` (the caller promises the arrive does not complete the phase) needs a
+    count and takes neither `.expect_tx`, `.relaxed`, `.cluster` nor `.shared::cluster`
+    (ptxas 13: "cannot be combined with modifier '.noComplete'")."""
 
     name = "ptx.mbarrier_arrive"
     traits = traits_def(Synchronizes())
+    drop = opt_prop_def(UnitAttr)
+    no_complete = opt_prop_def(UnitAttr)
     expect_tx = opt_prop_def(UnitAttr)
     sem = opt_prop_def(MemSemanticAttr)
     scope = opt_prop_def(nvvm.MemScopeKindAttr)
@@ -493,20 +509,25 @@ class MbarrierArriveOp(Instruction):
         *,
         expect_tx: bool = False,
         order: Ordering | None = None,
+        variant: ArriveVariant = ArriveVariant(),
     ):
         props: dict[str, Attribute] = {"offset": IntAttr(offset), **_ordering_properties(order)}
         if space is not None:
             props["space"] = StateSpaceAttr(space)
-        if expect_tx:
-            props["expect_tx"] = UnitAttr()
+        flags = (("drop", variant.drop), ("no_complete", variant.no_complete), ("expect_tx", expect_tx))
+        for flag, on in flags:
+            if on:
+                props[flag] = UnitAttr()
         super().__init__(
             operands=[addr, count, None], result_types=[[state] if state is not None else []], properties=props
         )
 
     def mnemonic(self) -> str:
+        drop = "_drop" if self.drop else ""
+        no_complete = ".noComplete" if self.no_complete else ""
         expect_tx = ".expect_tx" if self.expect_tx else ""
         order = _ordering_text(self.sem, self.scope)
-        return f"mbarrier.arrive{expect_tx}{order}{_space_suffix(self.space)}.b64"
+        return f"mbarrier.arrive{drop}{no_complete}{expect_tx}{order}{_space_suffix(self.space)}.b64"
 
     def ptx_operands(self, name: Namer) -> list[str]:
         state = "_" if self.state is None else name(self.state)
@@ -523,9 +544,51 @@ class MbarrierArriveOp(Instruction):
             raise reject(self, f"state register {self.state.type}", "the .shared::cluster form writes the sink _", rule)
         if self.expect_tx and self.count is None:
             raise reject(self, ".expect_tx without a count", "it takes the transaction count", rule)
+        if self.no_complete:
+            self._verify_no_complete(cluster)
         if self.state is not None:
             check_only_register(self, "state", self.state, "b64", rule)
         check_register(self, "count", self.count, "b32", rule)
+
+    def _verify_no_complete(self, cluster: bool) -> None:
+        rule, without = self.RULE, "it takes neither .expect_tx nor .shared::cluster"
+        if self.count is None:
+            raise reject(self, ".noComplete without a count", "it takes the arrival count", rule)
+        if self.expect_tx:
+            raise reject(self, ".noComplete with .expect_tx", without, rule)
+        if cluster:
+            raise reject(self, ".noComplete on .shared::cluster", without, rule)
+        ordering = "it takes .release.cta or no ordering"
+        if self.sem is not None and self.sem.data is not MemSemantic.RELEASE:
+            raise reject(self, f".noComplete with .{self.sem.data.value}", ordering, rule)
+        if self.scope is not None and self.scope.data is not nvvm.MemScopeKind.CTA:
+            raise reject(self, f".noComplete with .{self.scope.data.value}", ordering, rule)
+
+
+@irdl_op_definition
+class MbarrierPendingCountOp(Instruction):
+    """`mbarrier.pending_count.b64 count, state`: the pending arrival count held in the
+    `.b64` state an arrive returned (the count before that arrive: docs/silicon.md)."""
+
+    name = "ptx.mbarrier_pending_count"
+    traits = traits_def(WarpLocal())  # reads the state register only, never the barrier
+    res = result_def(Reg)
+    state = operand_def(RegOrImm)
+
+    RULE: ClassVar[str] = f"{SYNC_RULE}: mbarrier.pending_count"
+
+    def __init__(self, res: RegisterType, state: SSAValue):
+        super().__init__(operands=[state, None], result_types=[res])
+
+    def mnemonic(self) -> str:
+        return "mbarrier.pending_count.b64"
+
+    def ptx_operands(self, name: Namer) -> list[str]:
+        return [name(self.res), name(self.state)]
+
+    def verify_(self) -> None:
+        check_only_register(self, "destination", self.res, "b32", self.RULE)
+        check_only_register(self, "state", self.state, "b64", self.RULE)
 
 
 @irdl_op_definition
@@ -822,6 +885,41 @@ class VoteSyncOp(Instruction):
     def verify_(self) -> None:
         check_only_register(self, "destination", self.res, "b32" if self.ballot() else "pred", self.RULE)
         check_only_register(self, "source", self.src, "pred", self.RULE)
+        check_register(self, "member mask", self.mask, "b32", self.RULE)
+
+
+@irdl_op_definition
+class ReduxSyncOp(Instruction):
+    """`redux.sync.op.type d, a, membermask`: `a` reduced over the member lanes, the result
+    in every one; `.add .min .max` take `.u32/.s32`, `.and .or .xor` take `.b32` (ptxas 13:
+    "Incorrect type ... for operation"; the `.f32` min/max forms are not typed)."""
+
+    traits = traits_def(WarpLocal())
+    name = "ptx.redux_sync"
+    kind = prop_def(ReduxKindAttr)
+    type = prop_def(PtxTypeAttr)
+    res = result_def(Reg)
+    src = operand_def(RegOrImm)
+    mask = operand_def(RegOrImm)
+
+    RULE: ClassVar[str] = f"{SYNC_RULE}: redux.sync"
+
+    def __init__(self, kind: ReduxKind, type: PtxType, res: RegisterType, src: SSAValue, mask: SSAValue):
+        props: dict[str, Attribute] = {"kind": ReduxKindAttr(kind), "type": PtxTypeAttr(type)}
+        super().__init__(operands=[src, mask, None], result_types=[res], properties=props)
+
+    def mnemonic(self) -> str:
+        return f"redux.sync.{self.kind.data.value}.{self.type.data.value}"
+
+    def ptx_operands(self, name: Namer) -> list[str]:
+        return [name(self.res), name(self.src), name(self.mask)]
+
+    def verify_(self) -> None:
+        bitwise = self.kind.data in (ReduxKind.AND, ReduxKind.OR, ReduxKind.XOR)
+        allowed = types("b32") if bitwise else types("u32", "s32")
+        check_type(self, self.type.data, allowed, f"redux.sync.{self.kind.data.value}", self.RULE)
+        check_only_register(self, "destination", self.res, "b32", self.RULE)
+        check_register(self, "source", self.src, "b32", self.RULE)
         check_register(self, "member mask", self.mask, "b32", self.RULE)
 
 

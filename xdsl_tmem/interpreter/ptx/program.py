@@ -28,6 +28,7 @@ from xdsl_tmem.dialects.ptx.qualifiers import (
     MatchMode,
     MbarrierTxKind,
     MbarrierWaitKind,
+    ReduxKind,
     ShflMode,
     StateSpace,
     VoteMode,
@@ -842,6 +843,7 @@ def _mbarrier_arrive(d: Decoder, op: ptx.MbarrierArriveOp, index: int, labels: d
     address = d.address(op.addr, op.offset.data)
     count = d.integer(op.count, 1)
     expect_tx = op.expect_tx is not None
+    flags = {"drop": op.drop is not None, "no_complete": op.no_complete is not None}
     state = d.writer(op.state, "b64") if op.state is not None else None
     guard = d.guard(op)
     nxt = index + 1
@@ -850,8 +852,8 @@ def _mbarrier_arrive(d: Decoder, op: ptx.MbarrierArriveOp, index: int, labels: d
         a = address(w, R)
         if expect_tx:
             machine.mbarrier_add_tx(w, a, count(w, R), +1)
-            return machine.mbarrier_arrive(w, a, 1, op)
-        return machine.mbarrier_arrive(w, a, count(w, R), op)
+            return machine.mbarrier_arrive(w, a, 1, op, **flags)
+        return machine.mbarrier_arrive(w, a, count(w, R), op, **flags)
 
     def run(w: PtxWarp) -> int:
         R = w.regs
@@ -865,12 +867,32 @@ def _mbarrier_arrive(d: Decoder, op: ptx.MbarrierArriveOp, index: int, labels: d
         return nxt
 
     def effect(w: PtxWarp) -> Step:
-        if op.count is not None or guard is not None:
+        if op.count is not None or guard is not None or any(flags.values()):
             return OTHER
         a = address(w, w.regs)
         return OTHER if isinstance(a, np.ndarray) else Step("arrive", (a,), len(w.active_lanes()))
 
     return run, effect
+
+
+@decodes(ptx.MbarrierPendingCountOp)
+def _mbarrier_pending_count(
+    d: Decoder, op: ptx.MbarrierPendingCountOp, index: int, labels: dict[str, int], rpc: int
+) -> Decoding:
+    state = d.integer(op.state)
+    slot, convert = d.writer(op.res, "b32")
+    guard = d.guard(op)
+    nxt = index + 1
+
+    def run(w: PtxWarp) -> int:
+        R = w.regs
+        mask = exec_mask(w, R, guard)
+        value = machine.mbarrier_pending_count(state(w, R))
+        lanes = cast(Lanes, value) if isinstance(value, np.ndarray) else np.full(WARP, value, np.uint32)
+        _store_result(w, R, slot, convert(lanes), mask, guard is None and w.all_active)
+        return nxt
+
+    return run, None
 
 
 @decodes(ptx.MbarrierExpectTxOp)
@@ -1370,6 +1392,49 @@ def _vote(d: Decoder, op: ptx.VoteSyncOp, index: int, labels: dict[str, int], rp
                 votes.all() or not votes.any())  # fmt: skip
             result = np.full(WARP, bool(agree), np.bool_)
         _store_result(w, R, slot, convert(result), lanes, guard is None and w.all_active)
+        return nxt
+
+    return run, None
+
+
+@decodes(ptx.ReduxSyncOp)
+def _redux(d: Decoder, op: ptx.ReduxSyncOp, index: int, labels: dict[str, int], rpc: int) -> Decoding:
+    """`a` over the member lanes (PTX ISA 9.0, redux.sync): `.add` wraps modulo 2^32,
+    `.min/.max` compare as `.u32` or `.s32`, `.and/.or/.xor` bitwise; every member lane
+    gets the result."""
+    ptype = op.type.data.value
+    src = d.reader(op.src, ptype)
+    member = d.integer(op.mask)
+    slot, convert = d.writer(op.res, ptype)
+    kind = op.kind.data
+
+    def reduce(v: Lanes) -> int:
+        match kind:
+            case ReduxKind.ADD:
+                return int(v.astype(np.uint64).sum()) & 0xFFFFFFFF
+            case ReduxKind.MIN:
+                return int(v.min())
+            case ReduxKind.MAX:
+                return int(v.max())
+            case ReduxKind.AND:
+                return int(np.bitwise_and.reduce(v))
+            case ReduxKind.OR:
+                return int(np.bitwise_or.reduce(v))
+            case ReduxKind.XOR:
+                return int(np.bitwise_xor.reduce(v))
+
+    dtype = LANE_DTYPE[ptype]
+    guard = d.guard(op)
+    nxt = index + 1
+
+    def run(w: PtxWarp) -> int:
+        R = w.regs
+        mask = exec_mask(w, R, guard)
+        if not mask.any():
+            return nxt
+        lanes = _members(w, op, member(w, R), mask)
+        value = np.full(WARP, reduce(src(R)[lanes]) & 0xFFFFFFFF, np.uint32).view(dtype)
+        _store_result(w, R, slot, convert(value), lanes, guard is None and w.all_active)
         return nxt
 
     return run, None
