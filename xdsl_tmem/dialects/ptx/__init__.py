@@ -98,6 +98,17 @@ from xdsl_tmem.dialects.ptx.generic import (
     ArgVector,
     InstOp,
 )
+from xdsl_tmem.dialects.ptx.mbarrier import (
+    ArriveVariant,
+    MbarrierArriveOp,
+    MbarrierExpectTxOp,
+    MbarrierInitOp,
+    MbarrierInvalOp,
+    MbarrierPendingCountOp,
+    MbarrierWaitForm,
+    MbarrierWaitOp,
+    Ordering,
+)
 from xdsl_tmem.dialects.ptx.memory import (
     BulkTensorForm,
     CpAsyncBulkTensorOp,
@@ -184,32 +195,15 @@ from xdsl_tmem.dialects.ptx.structure import (
     VariableOp,
 )
 from xdsl_tmem.dialects.ptx.sync import (
-    ActivemaskOp,
-    ArriveVariant,
     BarArriveOp,
     BarRedOp,
     BarrierClusterOp,
     BarrierOp,
     BarSyncOp,
     BarWarpSyncOp,
-    ElectSyncOp,
     FenceMbarrierInitOp,
     FenceOp,
     FenceProxyOp,
-    MatchSyncOp,
-    MbarrierArriveOp,
-    MbarrierExpectTxOp,
-    MbarrierInitOp,
-    MbarrierInvalOp,
-    MbarrierPendingCountOp,
-    MbarrierWaitForm,
-    MbarrierWaitOp,
-    NanosleepOp,
-    Ordering,
-    ReduxSyncOp,
-    SetmaxnregOp,
-    ShflSyncOp,
-    VoteSyncOp,
 )
 from xdsl_tmem.dialects.ptx.tcgen05 import (
     Tcgen05AllocOp,
@@ -224,6 +218,16 @@ from xdsl_tmem.dialects.ptx.tcgen05 import (
     Tcgen05ShiftOp,
     Tcgen05StOp,
     Tcgen05WaitOp,
+)
+from xdsl_tmem.dialects.ptx.warp import (
+    ActivemaskOp,
+    ElectSyncOp,
+    MatchSyncOp,
+    NanosleepOp,
+    ReduxSyncOp,
+    SetmaxnregOp,
+    ShflSyncOp,
+    VoteSyncOp,
 )
 
 PTX = Dialect(

@@ -56,12 +56,13 @@ from xdsl_tmem.dialects.ptx.qualifiers import (
     check_only_register,
     check_operand,
     check_register,
+    check_space,
     check_type,
     immediate,
     operand_text,
     register_class,
     reject,
-    spell,
+    space_suffix,
     types,
 )
 from xdsl_tmem.dialects.traits import Synchronizes, SyncPoint, WarpLocal
@@ -109,16 +110,6 @@ def _check_param_store(op: Instruction, space: StateSpaceAttr | None, addr: SSAV
                      "variable of the body (call arguments); a kernel's parameters are read-only", rule)  # fmt: skip
 
 
-def _space_suffix(space: StateSpaceAttr | None) -> str:
-    return "" if space is None else f".{space.data.value}"
-
-
-def _check_space(op: Instruction, space: StateSpaceAttr | None, allowed: frozenset[StateSpace], rule: str) -> None:
-    if space is not None and space.data not in allowed:
-        order = [s for s in StateSpace if s in allowed]
-        raise reject(op, f"state space .{space.data.value}", f"it takes {spell(order)} or none (generic)", rule)
-
-
 def _check_address(op: Instruction, space: StateSpaceAttr | None, addr: SSAValue, rule: str) -> None:
     """Outside the shared windows an address register is 64-bit (`.address_size 64`;
     ptxas: "32-bit address ... conflicting with .address_size 64")."""
@@ -127,7 +118,7 @@ def _check_address(op: Instruction, space: StateSpaceAttr | None, addr: SSAValue
     if kind is not None and kind != "b64" and not (shared and kind == "b32"):
         need = ".b32 or .b64" if shared else ".b64"
         raise reject(
-            op, f"address {operand_text(addr)}", f"a {_space_suffix(space) or 'generic'} address is {need}", rule
+            op, f"address {operand_text(addr)}", f"a {space_suffix(space) or 'generic'} address is {need}", rule
         )
 
 
@@ -186,7 +177,7 @@ class LdOp(Instruction):
     def mnemonic(self) -> str:
         vec = f".v{len(self.res)}" if len(self.res) > 1 else ""
         nc = ".nc" if self.nc else ""
-        return f"ld{_space_suffix(self.space)}{nc}{vec}.{self.type.data.value}"
+        return f"ld{space_suffix(self.space)}{nc}{vec}.{self.type.data.value}"
 
     def ptx_operands(self, name: Namer) -> list[str]:
         dest = vector_text(name, self.res) if len(self.res) > 1 or self.braced else name(self.res[0])
@@ -195,12 +186,12 @@ class LdOp(Instruction):
     def verify_(self) -> None:
         t = self.type.data
         check_type(self, t, LD_ST_TYPES, "ld", self.RULE)
-        _check_space(self, self.space, LD_SPACES, self.RULE)
+        check_space(self, self.space, LD_SPACES, self.RULE)
         check_zero_written(self, self.offset_written, self.offset.data)
         if self.braced and len(self.res) != 1:
             raise VerifyException(f"{self.name}: braced marks a one-element vector; got {len(self.res)} elements")
         if self.nc and (self.space is None or self.space.data is not StateSpace.GLOBAL):
-            raise reject(self, f".nc on {_space_suffix(self.space) or 'a generic address'}",
+            raise reject(self, f".nc on {space_suffix(self.space) or 'a generic address'}",
                          "ld.global.nc reads .global only", self.RULE)  # fmt: skip
         _check_vector(self, self.space, t, len(self.res), self.RULE)
         _check_address(self, self.space, self.addr, self.RULE)
@@ -237,7 +228,7 @@ class StOp(Instruction):
 
     def mnemonic(self) -> str:
         vec = f".v{len(self.values)}" if len(self.values) > 1 else ""
-        return f"st{_space_suffix(self.space)}{vec}.{self.type.data.value}"
+        return f"st{space_suffix(self.space)}{vec}.{self.type.data.value}"
 
     def ptx_operands(self, name: Namer) -> list[str]:
         src = vector_text(name, self.values) if len(self.values) > 1 or self.braced else name(self.values[0])
@@ -246,7 +237,7 @@ class StOp(Instruction):
     def verify_(self) -> None:
         t = self.type.data
         check_type(self, t, LD_ST_TYPES, "st", self.RULE)
-        _check_space(self, self.space, ST_SPACES, self.RULE)
+        check_space(self, self.space, ST_SPACES, self.RULE)
         _check_param_store(self, self.space, self.addr, self.RULE)
         check_zero_written(self, self.offset_written, self.offset.data)
         if self.braced and len(self.values) != 1:
@@ -305,7 +296,7 @@ class CvtaOp(Instruction):
 
     def verify_(self) -> None:
         check_type(self, self.type.data, types("u64"), "cvta (with .address_size 64)", self.RULE)
-        _check_space(self, self.space, CVTA_SPACES, self.RULE)
+        check_space(self, self.space, CVTA_SPACES, self.RULE)
         check_operand(self, "destination", self.res, PtxType.U64, self.RULE)
         check_operand(self, "source", self.src, PtxType.U64, self.RULE)
 
@@ -333,7 +324,7 @@ class MapaOp(Instruction):
         super().__init__(operands=[addr, rank, None], result_types=[res], properties=props)
 
     def mnemonic(self) -> str:
-        return f"mapa{_space_suffix(self.space)}.{self.type.data.value}"
+        return f"mapa{space_suffix(self.space)}.{self.type.data.value}"
 
     def ptx_operands(self, name: Namer) -> list[str]:
         return [name(self.res), name(self.addr), name(self.rank)]
@@ -341,7 +332,7 @@ class MapaOp(Instruction):
     def verify_(self) -> None:
         t = self.type.data
         check_type(self, t, types("u32", "u64"), "mapa", self.RULE)
-        _check_space(self, self.space, frozenset({StateSpace.SHARED_CLUSTER}), self.RULE)
+        check_space(self, self.space, frozenset({StateSpace.SHARED_CLUSTER}), self.RULE)
         check_operand(self, "destination", self.res, t, self.RULE)
         check_operand(self, "address", self.addr, t, self.RULE)
         check_register(self, "rank", self.rank, "b32", self.RULE)
@@ -388,7 +379,7 @@ class PrefetchOp(Instruction):
 
     def mnemonic(self) -> str:
         what = "tensormap" if self.tensormap else "" if self.level is None else self.level.data.value
-        return f"prefetch{_space_suffix(self.space)}.{what}"
+        return f"prefetch{space_suffix(self.space)}.{what}"
 
     def ptx_operands(self, name: Namer) -> list[str]:
         return [address_text(name, self.addr, self.offset.data)]
@@ -399,7 +390,7 @@ class PrefetchOp(Instruction):
                          self.RULE)  # fmt: skip
         if not self.tensormap and self.level is None:
             raise reject(self, "prefetch without a level", "it takes .L1/.L2 or .tensormap", self.RULE)
-        _check_space(self, self.space, TENSORMAP_SPACES if self.tensormap else PREFETCH_SPACES, self.RULE)
+        check_space(self, self.space, TENSORMAP_SPACES if self.tensormap else PREFETCH_SPACES, self.RULE)
         if not self.tensormap:  # ptxas takes a 32-bit tensor-map address; other addresses are 64-bit
             _check_address(self, self.space, self.addr, self.RULE)
 
@@ -461,7 +452,7 @@ class CpAsyncOp(Instruction):
     def verify_(self) -> None:
         check_zero_written(self, self.dst_offset_written, self.dst_offset.data)
         check_zero_written(self, self.src_offset_written, self.src_offset.data)
-        _check_space(self, self.space, SHARED_CTA_SPACES, self.RULE)
+        check_space(self, self.space, SHARED_CTA_SPACES, self.RULE)
         _check_address(self, self.space, self.dst, self.RULE)
         size = immediate(self.size)
         allowed = (16,) if self.cache.data is CacheOperator.CG else (4, 8, 16)
@@ -661,7 +652,7 @@ class LdmatrixOp(Instruction):
 
     def mnemonic(self) -> str:
         trans = ".trans" if self.trans else ""
-        return f"ldmatrix.sync.aligned.m8n8.x{len(self.res)}{trans}{_space_suffix(self.space)}.b16"
+        return f"ldmatrix.sync.aligned.m8n8.x{len(self.res)}{trans}{space_suffix(self.space)}.b16"
 
     def ptx_operands(self, name: Namer) -> list[str]:
         return [vector_text(name, self.res), address_text(name, self.addr, self.offset.data)]
@@ -669,7 +660,7 @@ class LdmatrixOp(Instruction):
     def verify_(self) -> None:
         if len(self.res) not in (1, 2, 4):
             raise reject(self, f"{len(self.res)} matrices", ".m8n8 loads .x1/.x2/.x4", self.RULE)
-        _check_space(self, self.space, SHARED_CTA_SPACES, self.RULE)
+        check_space(self, self.space, SHARED_CTA_SPACES, self.RULE)
         _check_address(self, self.space or StateSpaceAttr(StateSpace.SHARED), self.addr, self.RULE)
         for value in self.res:
             check_only_register(self, "destination", value, "b32", self.RULE)

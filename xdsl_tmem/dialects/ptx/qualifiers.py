@@ -638,3 +638,13 @@ def check_semantics(op: Operation, mnemonic: str, rule: str, *, pack: int = 0, u
         decode(opcode, tuple(modifiers), pack=pack, unpack=unpack)
     except UnsupportedInstruction as e:
         raise reject(op, mnemonic, e.why, rule) from None
+
+
+def space_suffix(space: StateSpaceAttr | None) -> str:
+    return "" if space is None else f".{space.data.value}"
+
+
+def check_space(op: Operation, space: StateSpaceAttr | None, allowed: frozenset[StateSpace], rule: str) -> None:
+    if space is not None and space.data not in allowed:
+        order = [s for s in StateSpace if s in allowed]
+        raise reject(op, f"state space .{space.data.value}", f"it takes {spell(order)} or none (generic)", rule)
