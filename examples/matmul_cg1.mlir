@@ -16,7 +16,7 @@
 //
 // The operand tiles (A: 128x32 f16, B: 256x32 f16) are copied once into shared
 // memory, already in the no-swizzle K-major core-matrix order the descriptors
-// below describe (as in ../shared/ref/ref_pipeline.mlir). Every tile computes the
+// below describe (as in lit_tests/nvvm/ref_pipeline.mlir). Every tile computes the
 // same product; the output gets each thread's 256 accumulator values per tile in
 // register order: out[(t * 128 + tid) * 256 + j * 32 + (0..15 | 16..31)].
 module {
