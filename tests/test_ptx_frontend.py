@@ -25,6 +25,7 @@ from external import ToolFailed, Upstream, run_tool
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support import EXAMPLES, ROOT, OptResult, missing, run_cli
+from xdsl.dialects.builtin import IntegerAttr, IntegerType
 
 from xdsl_tmem.backend.printer import ptx_text
 from xdsl_tmem.backend.ptxas import find_cuda_tool, find_ptxas
@@ -545,3 +546,70 @@ def test_module_header_prints_as_written() -> None:
     printed = ptx_text(parse(text))
     assert ".target sm_100a, texmode_independent\n" in printed
     assert ".address_size" not in printed
+
+
+_WIDE_IMMEDIATES = """\
+.version 8.7
+.target sm_100a
+.address_size 64
+
+.visible .entry wide(
+    .param .u64 .ptr .global .align 8 out
+)
+{
+    .reg .pred %p<2>;
+    .reg .b32 %r<8>;
+    .reg .b64 %rd<4>;
+    .shared .align 4 .b32 x[1];
+    ld.param.u64 %rd1, [out];
+    mov.u32 %r0, %tid.x;
+    setp.eq.u32 %p0, %r0, 0;
+    @%p0 st.shared.u32 [x], 0xdeadbeef;
+    bar.warp.sync 0xffffffff;
+    ld.shared.u32 %r1, [x];
+    elect.sync %r2|%p1, 0xffffffff;
+    shfl.sync.idx.b32 %r3, %r0, 5, 31, 0xffffffff;
+    vote.sync.ballot.b32 %r4, %p0, 0xffffffff;
+    mov.b32 %r5, 0x80000000;
+    mov.b64 %rd2, 0x0123456789abcdef;
+    and.b64 %rd3, %rd2, 0xffffffff00000000;
+    @%p0 st.global.u32 [%rd1], %r1;
+    @%p0 st.global.u32 [%rd1+4], %r2;
+    @%p0 st.global.u32 [%rd1+8], %r3;
+    @%p0 st.global.u32 [%rd1+12], %r4;
+    @%p0 st.global.u32 [%rd1+16], %r5;
+    @%p0 st.global.u64 [%rd1+24], %rd3;
+    ret;
+}
+"""
+
+
+def test_immediates_above_the_signed_range_are_typed(cuda_tools: tuple[str, str], tmp_path: Path) -> None:
+    """Issue 13: integer literals above 0x7fffffff (membermasks, bit masks) and 64-bit
+    ones are typed immediates of every op that takes an immediate; the print assembles
+    to the original's SASS, and each holds the literal's bits (PTX ISA 9.0 §4.5.1)."""
+    module = parse(_WIDE_IMMEDIATES)
+    generic = [op.mnemonic() for op in module.walk() if isinstance(op, ptx.InstOp)]
+    assert generic == []
+    literals = {int(m, 16) for m in re.findall(r"0x([0-9a-f]+)", _WIDE_IMMEDIATES)}
+    held = set[int]()
+    for op in module.walk():
+        if isinstance(op, ptx.ImmOp) and isinstance(op.value, IntegerAttr):
+            width = op.value.type.width.data if isinstance(op.value.type, IntegerType) else 0
+            held.add(op.value.value.data & ((1 << width) - 1))
+    assert literals <= held
+    round_trip(cuda_tools, _WIDE_IMMEDIATES, tmp_path)
+
+
+def test_immediates_above_the_signed_range_execute(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """The same kernel run: each stored word is its literal's value (0xdeadbeef through
+    shared memory, lane 0 elected, lane 5's id shuffled, lane 0's ballot bit, the high
+    word of 0x0123456789abcdef & 0xffffffff00000000)."""
+    source = tmp_path / "wide.ptx"
+    source.write_text(_WIDE_IMMEDIATES)
+    out = tmp_path / "out"
+    result = run_cli(capsys, str(source), "--kernel", "wide", "--block", "32", "--arg", "out=zeros:u32:8",
+                     "--out", str(out))  # fmt: skip
+    assert result.code == 0, result.err
+    high = (0x0123456789ABCDEF & 0xFFFFFFFF00000000) >> 32
+    assert np.load(out / "out.npy").tolist() == [0xDEADBEEF, 0, 5, 1, 0x80000000, 0, 0, high]

@@ -37,7 +37,6 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import (
     FloatAttr,
     IntAttr,
-    IntegerAttr,
     IntegerType,
     ModuleOp,
     StringAttr,
@@ -277,11 +276,11 @@ _SYMBOL = re.compile(r"[A-Za-z_$][\w$]*")
 def _literal(text: str) -> Operation | None:
     """The pseudo-op of an operand that is no register: an immediate, a special
     register or a symbol; None if the text is none of these."""
-    if re.fullmatch(r"-?\d+", text):
-        value = int(text)
+    if re.fullmatch(r"-?\d+|0x[0-9A-F]+", text):  # (`arg_text` spells values above 2^63-1 in hex)
+        value = int(text, 0)
         for width in (32, 64):
             if -(1 << (width - 1)) <= value < 1 << width:
-                return ptx.ImmOp(IntegerAttr(value, IntegerType(width)))
+                return ptx.ImmOp.integer(value, IntegerType(width))
         return None
     if re.fullmatch(r"0f[0-9A-F]{8}", text):
         return ptx.ImmOp(FloatAttr(struct.unpack(">f", bytes.fromhex(text[2:]))[0], f32))

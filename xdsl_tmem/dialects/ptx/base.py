@@ -152,26 +152,58 @@ def float_literal(value: float, width: int) -> str:
 # --------------------------------------------------------------------------------------
 
 
+def int_literal(value: int, unsigned: bool = False) -> str:
+    """A PTX integer literal (`U`: the unsigned suffix). Magnitudes beyond 64 signed bits
+    print in hex, which PTX reads as unsigned 64-bit (PTX ISA 9.0 §4.5.1: a decimal
+    literal is signed 64-bit, a hex one above 2^63-1 is `.u64`)."""
+    suffix = "U" if unsigned else ""
+    if value > (1 << 63) - 1:
+        return f"0x{value:X}{suffix}"
+    return f"{value}{suffix}"
+
+
 @irdl_op_definition
 class ImmOp(IRDLOperation):
-    """An immediate operand; prints nothing, its users print the literal."""
+    """An immediate operand; prints nothing, its users print the literal.
+
+    `unsigned` spells an integer by its unsigned value (`4294967295`, where the i32
+    attribute holds -1): a literal above the type's signed range, as parsed PTX writes
+    membermasks (`0xffffffff`) and bit masks. The bits, hence ptxas's SASS, are the same
+    either way; the flag only keeps the text the file had."""
 
     name = "ptx.imm"
     value = prop_def(base(IntegerAttr) | base(FloatAttr))
+    unsigned = opt_prop_def(UnitAttr)
     result = result_def(Imm)
-    assembly_format = "$value attr-dict `:` type($result)"
+    assembly_format = "$value (`unsigned` $unsigned^)? attr-dict `:` type($result)"
 
-    def __init__(self, value: IntegerAttr | FloatAttr):
-        super().__init__(properties={"value": value}, result_types=[value.type])
+    def __init__(self, value: IntegerAttr | FloatAttr, *, unsigned: bool = False):
+        props: dict[str, Attribute] = {"value": value}
+        if unsigned:
+            props["unsigned"] = UnitAttr()
+        super().__init__(properties=props, result_types=[value.type])
+
+    @staticmethod
+    def integer(value: int, type: IntegerType) -> ImmOp:
+        """The immediate `value` (signed, or unsigned up to 2^width - 1) of `type`,
+        spelled as given."""
+        return ImmOp(IntegerAttr(value, type), unsigned=value > (1 << (type.width.data - 1)) - 1)
 
     def literal(self) -> str:
         value = self.value
         if isinstance(value, IntegerAttr):
             data = value.value.data
+            width = cast(IntegerType, value.type).width.data
             # i1 immediates are 0 / 1 (an IntegerAttr normalises true to -1).
-            return str(data & 1) if isinstance(value.type, IntegerType) and value.type.width.data == 1 else str(data)
+            if width == 1:
+                return str(data & 1)
+            return int_literal(data & ((1 << width) - 1)) if self.unsigned else str(data)
         width = 32 if value.type.bitwidth == 32 else 64
         return float_literal(value.value.data, width)
+
+    def verify_(self) -> None:
+        if self.unsigned is not None and not isinstance(self.value, IntegerAttr):
+            raise VerifyException("ptx.imm: unsigned spells an integer immediate; the value is a float")
 
 
 @irdl_op_definition

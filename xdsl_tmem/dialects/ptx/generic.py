@@ -29,7 +29,7 @@ from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
-from xdsl_tmem.dialects.ptx.base import Instruction, Namer, Reg, RegisterType
+from xdsl_tmem.dialects.ptx.base import Instruction, Namer, Reg, RegisterType, int_literal
 
 # --------------------------------------------------------------------------------------
 # Operands
@@ -272,15 +272,6 @@ ARG_TYPES = (
     ArgReg, ArgNot, ArgInt, ArgFloat, ArgDecimal, ArgSymbol, ArgLabel, ArgSpecial, ArgSink, ArgAddress, ArgVector,
     ArgPair, ArgList,
 )  # fmt: skip
-
-
-def int_literal(value: int, unsigned: bool) -> str:
-    """A PTX integer literal. Magnitudes beyond 64 signed bits print in hex, which PTX
-    reads as unsigned 64-bit (§4.5.1), as the source's hex did."""
-    suffix = "U" if unsigned else ""
-    if value > (1 << 63) - 1:
-        return f"0x{value:X}{suffix}"
-    return f"{value}{suffix}"
 
 
 def float_bits_literal(bits: int, width: int) -> str:
