@@ -326,8 +326,9 @@ def _build(inst: ptx.InstOp, form: Form, pattern: _Pattern, found: re.Match[str]
             if register is not None or "\x01" in text:
                 return None
             props[open_names[number]] = StringAttr(text)
-        else:
+        elif text or not isinstance(definition.properties[open_names[number]], OptPropertyDef):
             props[open_names[number]] = IntAttr(int(text.removeprefix("+")) if text else 0)
+        # (an optional offset not written stays absent: `mov d, sym` has none)
     operands: list[SSAValue | Sequence[SSAValue] | None] = []
     next_operand = 0
     for (_, d), count in zip((x for x in definition.operands if x[0] != "guard"), form.operand_counts, strict=True):

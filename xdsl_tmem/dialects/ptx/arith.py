@@ -11,13 +11,14 @@ from abc import ABC
 from collections.abc import Sequence
 from typing import ClassVar
 
-from xdsl.dialects.builtin import UnitAttr
+from xdsl.dialects.builtin import IntAttr, UnitAttr
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     AttrSizedResultSegments,
     irdl_op_definition,
     operand_def,
+    opt_operand_def,
     opt_prop_def,
     opt_result_def,
     prop_def,
@@ -34,6 +35,8 @@ from xdsl_tmem.dialects.ptx.base import (
     Reg,
     RegisterType,
     RegOrImm,
+    SpecialOp,
+    SymbolType,
     WritesOnlyRegisters,
     vector_text,
 )
@@ -44,6 +47,8 @@ from xdsl_tmem.dialects.ptx.qualifiers import (
     INTEGER_ROUNDING,
     INTEGER_TYPES,
     LOGIC_TYPES,
+    BoolOp,
+    BoolOpAttr,
     CmpOp,
     CmpOpAttr,
     DivPrecision,
@@ -61,6 +66,7 @@ from xdsl_tmem.dialects.ptx.qualifiers import (
     check_register,
     check_semantics,
     check_type,
+    operand_text,
     reject,
     spell,
     types,
@@ -430,12 +436,28 @@ class MovOp(TypedOp):
     RULE: ClassVar[str] = MOVE_RULE
     res = result_def(Reg)
     src = operand_def(MovSource)
+    offset = opt_prop_def(IntAttr)
+    """`mov d, sym+offset`: the address of a variable plus a byte offset (an address
+    expression, PTX ISA 9.0 §6.4.1 and mov: `mov.u64 d, avar+imm`); a symbol only."""
 
-    def __init__(self, type: PtxType, res: RegisterType, src: SSAValue):
-        super().__init__(operands=[src, None], result_types=[res], properties=typed_properties(type))
+    def __init__(self, type: PtxType, res: RegisterType, src: SSAValue, offset: int | None = None):
+        props = typed_properties(type, offset=None if offset is None else IntAttr(offset))
+        super().__init__(operands=[src, None], result_types=[res], properties=props)
 
     def ptx_operands(self, name: Namer) -> list[str]:
-        return [name(self.res), name(self.src)]
+        offset = "" if self.offset is None else f"+{self.offset.data}"
+        return [name(self.res), name(self.src) + offset]
+
+    def verify_operands(self) -> None:
+        super().verify_operands()
+        # ptxas 13.5 also takes `%r+imm` (an integer add in the SASS), `5+8` and `%p+imm`
+        # in mov, not a special register ("Parsing error near '+'"); the front end reads
+        # an offset on a variable only, and only that is modelled.
+        if self.offset is not None and not isinstance(self.src.type, SymbolType):
+            owner = self.src.owner
+            base = owner.register.data if isinstance(owner, SpecialOp) else operand_text(self.src)
+            raise reject(self, f"offset +{self.offset.data} on {base}",
+                         "only a variable's address takes an offset here (sym+offset)", self.rule())  # fmt: skip
 
 
 def _check_parts(op: TypedOp, role: str, values: list[SSAValue], lanes: int, *, pack: bool) -> None:
@@ -664,6 +686,85 @@ class SetpOp(TypedOp):
         check_operand(self, "operand a", self.lhs, self.ptx_type, self.rule())
         check_operand(self, "operand b", self.rhs, self.ptx_type, self.rule())
         check_operand(self, "destination", self.res, PtxType.PRED, self.rule())
+
+
+@irdl_op_definition
+class SetpBoolOp(TypedOp):
+    """`setp.cmp[.bool].type p|q, a, b[, [!]c]`: `setp` with the complement result or a
+    combining predicate (PTX ISA 9.0, setp: `t = a cmp b; p = BoolOp(t, c); q =
+    BoolOp(!t, c)`; "the sink symbol `_` may be used in place of any one of the
+    destination operands"). An absent `p` or `q` is a sink; without `q` the destination
+    is the single `p` (then the combining form, else it is `ptx.setp`)."""
+
+    traits = traits_def(WritesOnlyRegisters())
+
+    name = "ptx.setp_bool"
+    MNEMONIC: ClassVar[str] = "setp"
+    TYPES: ClassVar[frozenset[PtxType]] = BIT_TYPES | NUMERIC_TYPES
+    RULE: ClassVar[str] = COMPARE_RULE
+    cmp = prop_def(CmpOpAttr)
+    bool_op = opt_prop_def(BoolOpAttr)
+    c_negated = opt_prop_def(UnitAttr)
+    """`!c`: the combining predicate is read negated."""
+    p = opt_result_def(Reg)
+    q = opt_result_def(Reg)
+    lhs = operand_def(RegOrImm)
+    rhs = operand_def(RegOrImm)
+    c = opt_operand_def(Reg)
+    irdl_options = (AttrSizedOperandSegments(as_property=True), AttrSizedResultSegments(as_property=True))
+
+    def __init__(
+        self,
+        cmp: CmpOp,
+        type: PtxType,
+        p: RegisterType | None,
+        q: RegisterType | None,
+        lhs: SSAValue,
+        rhs: SSAValue,
+        c: SSAValue | None = None,
+        *,
+        bool_op: BoolOp | None = None,
+        c_negated: bool = False,
+    ):
+        props = typed_properties(
+            type, cmp=CmpOpAttr(cmp), bool_op=None if bool_op is None else BoolOpAttr(bool_op),
+            c_negated=UnitAttr() if c_negated else None,
+        )  # fmt: skip
+        super().__init__(operands=[lhs, rhs, c, None], result_types=[p, q], properties=props)
+
+    def modifiers(self) -> list[str]:
+        return [self.cmp.data.value, *([self.bool_op.data.value] if self.bool_op is not None else [])]
+
+    def ptx_operands(self, name: Namer) -> list[str]:
+        if self.q is None:
+            if self.p is None:
+                raise ValueError("setp writes at least one of p and q")
+            destination = name(self.p)
+        else:
+            destination = f"{'_' if self.p is None else name(self.p)}|{name(self.q)}"
+        c = [] if self.c is None else [("!" if self.c_negated else "") + name(self.c)]
+        return [destination, name(self.lhs), name(self.rhs), *c]
+
+    def verify_modifiers(self) -> None:
+        cmp, t = self.cmp.data, self.ptx_type
+        if not cmp.allowed_for(t):
+            allowed = [c for c in CmpOp if c.allowed_for(t)]
+            raise reject(self, f"comparison .{cmp.value} on .{t.value}", f".{t.value} compares with {spell(allowed)}",
+                         self.rule())  # fmt: skip
+        if (self.bool_op is None) != (self.c is None):
+            raise reject(self, "a .BoolOp without a predicate c" if self.c is None else "a predicate c without "
+                         "a .BoolOp", "setp.cmp.BoolOp combines with c, and only it", self.rule())  # fmt: skip
+        if self.c_negated is not None and self.c is None:
+            raise reject(self, "!c without c", "the negation applies to the predicate c", self.rule())
+        if self.q is None and self.c is None:
+            raise reject(self, "setp p, a, b", "that is ptx.setp; ptx.setp_bool has p|q or a .BoolOp", self.rule())
+
+    def verify_operands(self) -> None:
+        check_operand(self, "operand a", self.lhs, self.ptx_type, self.rule())
+        check_operand(self, "operand b", self.rhs, self.ptx_type, self.rule())
+        for role, value in (("operand c", self.c), ("destination p", self.p), ("destination q", self.q)):
+            if value is not None:
+                check_operand(self, role, value, PtxType.PRED, self.rule())
 
 
 CVT_TYPES = types("u8", "u16", "u32", "u64", "s8", "s16", "s32", "s64") | FLOAT_TYPES

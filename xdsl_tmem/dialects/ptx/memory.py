@@ -13,10 +13,12 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
+    AttrSizedResultSegments,
     irdl_op_definition,
     operand_def,
     opt_operand_def,
     opt_prop_def,
+    opt_result_def,
     prop_def,
     result_def,
     traits_def,
@@ -53,6 +55,8 @@ from xdsl_tmem.dialects.ptx.qualifiers import (
     PtxTypeAttr,
     StateSpace,
     StateSpaceAttr,
+    VectorLanes,
+    VectorLanesAttr,
     check_only_register,
     check_operand,
     check_register,
@@ -196,6 +200,77 @@ class LdOp(Instruction):
         _check_vector(self, self.space, t, len(self.res), self.RULE)
         _check_address(self, self.space, self.addr, self.RULE)
         for value in self.res:
+            check_operand(self, "destination", value, t, self.RULE, wider=True)
+
+
+@irdl_op_definition
+class LdSinkOp(Instruction):
+    """`ld[.space].v2|.v4.type {d0, _, d2, d3}, [addr+offset]`: a vector load some of
+    whose elements are the sink `_` (PTX ISA 9.0, ld: "the sink symbol '_' may be used
+    in vector expressions"); the access is the whole vector, an absent destination is
+    not written. A vector without a sink is `ptx.ld`."""
+
+    name = "ptx.ld_sink"
+    traits = traits_def(SyncPoint())
+    space = opt_prop_def(StateSpaceAttr)
+    type = prop_def(PtxTypeAttr)
+    lanes = prop_def(VectorLanesAttr)
+    offset = prop_def(IntAttr)
+    d0 = opt_result_def(Reg)
+    d1 = opt_result_def(Reg)
+    d2 = opt_result_def(Reg)
+    d3 = opt_result_def(Reg)
+    addr = operand_def(Address)
+    irdl_options = (AttrSizedResultSegments(as_property=True),)
+
+    RULE: ClassVar[str] = f"{MEMORY_RULE}: ld"
+
+    def __init__(
+        self,
+        space: StateSpace | None,
+        type: PtxType,
+        parts: Sequence[RegisterType | None],
+        addr: SSAValue,
+        offset: int = 0,
+    ):
+        lanes = VectorLanes.V2 if len(parts) == 2 else VectorLanes.V4
+        props: dict[str, Attribute] = {
+            "type": PtxTypeAttr(type), "lanes": VectorLanesAttr(lanes), "offset": IntAttr(offset),
+        }  # fmt: skip
+        if space is not None:
+            props["space"] = StateSpaceAttr(space)
+        padded = [*parts, None, None][:4] if len(parts) == 2 else list(parts)
+        super().__init__(operands=[addr, None], result_types=padded, properties=props)
+
+    def destinations(self) -> list[SSAValue | None]:
+        """Per element, first first: its register, or None for a sink."""
+        values: list[SSAValue | None] = [self.d0, self.d1, self.d2, self.d3]
+        return values[: self.lanes.data.parts]
+
+    def mnemonic(self) -> str:
+        return f"ld{space_suffix(self.space)}.{self.lanes.data.value}.{self.type.data.value}"
+
+    def ptx_operands(self, name: Namer) -> list[str]:
+        if self.lanes.data is VectorLanes.V2 and (self.d2 is not None or self.d3 is not None):
+            raise ValueError("a .v2 load has no third or fourth destination")
+        dest = "{" + ", ".join("_" if d is None else name(d) for d in self.destinations()) + "}"
+        return [dest, address_text(name, self.addr, self.offset.data)]
+
+    def verify_(self) -> None:
+        t = self.type.data
+        check_type(self, t, LD_ST_TYPES, "ld", self.RULE)
+        check_space(self, self.space, LD_SPACES, self.RULE)
+        lanes = self.lanes.data.parts
+        if lanes == 2 and (self.d2 is not None or self.d3 is not None):
+            raise reject(self, "a third or fourth destination", "a .v2 load writes two elements", self.RULE)
+        written = [d for d in self.destinations() if d is not None]
+        if not written:
+            raise reject(self, "only sinks", "at least one element is a register", self.RULE)
+        if len(written) == lanes:
+            raise VerifyException(f"{self.name}: no element is a sink; that is ptx.ld")
+        _check_vector(self, self.space, t, lanes, self.RULE)
+        _check_address(self, self.space, self.addr, self.RULE)
+        for value in written:
             check_operand(self, "destination", value, t, self.RULE, wider=True)
 
 

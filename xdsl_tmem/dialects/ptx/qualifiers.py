@@ -208,6 +208,20 @@ class CmpOpAttr(EnumAttribute[CmpOp], SpacedOpaqueSyntaxAttribute):
     name = "ptx.cmp"
 
 
+class BoolOp(StrEnum):
+    """`setp`'s combining operator `.BoolOp` (PTX ISA 9.0, Comparison and Selection
+    Instructions: setp, `.BoolOp = { .and, .or, .xor }`)."""
+
+    AND = "and"
+    OR = "or"
+    XOR = "xor"
+
+
+@irdl_attr_definition
+class BoolOpAttr(EnumAttribute[BoolOp], SpacedOpaqueSyntaxAttribute):
+    name = "ptx.bool_op"
+
+
 class VectorLanes(StrEnum):
     """How many parts a packed `mov` operand has: `{a, b}` or `{a, b, c, d}`."""
 

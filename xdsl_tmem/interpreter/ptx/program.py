@@ -548,14 +548,14 @@ def _value(d: Decoder, op: ptx.Instruction, index: int, labels: dict[str, int], 
 
 def _mov_special(d: Decoder, op: ptx.MovOp, index: int) -> Run:
     """`mov d, %tid.x` (a special register, read when it runs: %clock changes) or
-    `mov d, symbol` (the address of a `.shared` variable of this CTA)."""
+    `mov d, symbol[+offset]` (the address of a `.shared` variable of this CTA)."""
     slot, convert = d.writer(op.res, op.type.data.value)
     dtype = LANE_DTYPE[op.type.data.value]
     guard = d.guard(op)
     nxt = index + 1
     source = op.src.owner
     if isinstance(source, ptx.SymbolOp):
-        read_address = d.address(op.src, 0)
+        read_address = d.address(op.src, 0 if op.offset is None else op.offset.data)
 
         def value_of(w: PtxWarp) -> Value:
             return read_address(w, w.regs)
@@ -1527,3 +1527,7 @@ def _async_copy(d: Decoder, op: ptx.Instruction, index: int, labels: dict[str, i
 
 def is_thread_barrier(op: Operation) -> bool:
     return op.has_trait(ThreadBarrier)
+
+
+# Decoders of other modules register themselves with @decodes when imported.
+from xdsl_tmem.interpreter.ptx import parsed as _parsed  # noqa: E402, F401  # pyright: ignore[reportUnusedImport]
