@@ -32,7 +32,7 @@ from xdsl_tmem.backend.ptxas import find_cuda_tool, find_ptxas
 from xdsl_tmem.diagnostics import MAX_NESTING, SourceMap
 from xdsl_tmem.dialects import ptx
 from xdsl_tmem.frontend import load_ptx
-from xdsl_tmem.tools import opt
+from xdsl_tmem.tools import opt, run
 
 RunOpt = Callable[..., OptResult]
 
@@ -613,3 +613,64 @@ def test_immediates_above_the_signed_range_execute(capsys: pytest.CaptureFixture
     assert result.code == 0, result.err
     high = (0x0123456789ABCDEF & 0xFFFFFFFF00000000) >> 32
     assert np.load(out / "out.npy").tolist() == [0xDEADBEEF, 0, 5, 1, 0x80000000, 0, 0, high]
+
+
+_RACE = """\
+// A race: two warps store to one shared word, then read it, with no barrier.
+.version 8.7
+.target sm_100a
+.address_size 64
+
+.visible .entry race(
+    .param .u64 .ptr .global .align 4 out
+)
+{
+    .reg .pred %p<2>;
+    .reg .b32 %r<4>;   .reg .b64 %rd<4>;
+    .shared .align 4 .b32 x[1];
+
+    // the store
+    ld.param.u64 %rd1, [out]; mov.u32 %r0, %tid.x;
+
+    /* a block
+       comment */
+    and.b32 %r1, %r0, 31; setp.eq.u32 %p0, %r1, 0;
+    @%p0 st.shared.u32 [x], %r0;
+    ld.shared.u32 %r2, [x];
+    st.global.u32 [%rd1], %r2;
+    ret;
+}
+"""
+
+
+def _line_of(text: str, fragment: str) -> int:
+    (line,) = [n for n, line in enumerate(text.splitlines(), 1) if fragment in line]
+    return line
+
+
+def test_reports_name_the_line_of_the_ptx_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """Issue 13: for a parsed file, a hazard's note, a refusal and a deadlock name the
+    file and line of the instruction as the user wrote it (comments, blank lines and
+    two instructions on a line here), not the line of our re-printed text."""
+    source = tmp_path / "race.ptx"
+    source.write_text(_RACE)
+    store = _line_of(_RACE, "st.shared.u32")
+    printed = ptx_text(parse(_RACE)).splitlines()
+    assert _line_of("\n".join(printed), "st.shared.u32") != store  # the two numberings differ here
+    result = run_cli(capsys, str(source), "--kernel", "race", "--block", "64", "--arg", "out=zeros:u32:1")
+    assert result.code == run.EXIT_HAZARD, result.err
+    assert f"note: in warp 1 at {source}:{store}, after" in result.err, result.err
+    # A refusal: an instruction without a typed op, second on its line.
+    refused = _RACE.replace("and.b32 %r1, %r0, 31;", "and.b32 %r1, %r0, 31; pmevent 1;")
+    source.write_text(refused)
+    line = _line_of(refused, "pmevent")
+    result = run_cli(capsys, str(source), "--kernel", "race", "--block", "32", "--arg", "out=zeros:u32:1")
+    assert result.code == 1
+    assert f"pmevent at {source}:{line}: opcode pmevent is a generic instruction" in result.err, result.err
+    # A deadlock: the waiting warp's line.
+    waits = _RACE.replace("ld.shared.u32 %r2, [x];", "bar.sync 0, 64;\n    ld.shared.u32 %r2, [x];")
+    source.write_text(waits)
+    line = _line_of(waits, "bar.sync")
+    result = run_cli(capsys, str(source), "--kernel", "race", "--block", "32", "--arg", "out=zeros:u32:1")
+    assert result.code == run.EXIT_DEADLOCK, result.err
+    assert f"({source}:{line})" in result.err, result.err

@@ -88,6 +88,12 @@ class SourceMap:
         return None
 
 
+PARSED_SOURCES: WeakKeyDictionary[Operation, SourceMap] = WeakKeyDictionary()
+"""The source map of each `ptx.module` the PTX front end read from a file (`load_ptx`):
+reports about its instructions name the user's file and line, not the line of the
+text our printer would write (interpreter/ptx/kernel.py, `number_lines`)."""
+
+
 def decode_source(data: bytes) -> str:
     """The text of an input file; bytes that are not UTF-8 become lone surrogates.
 

@@ -22,7 +22,7 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.utils.exceptions import ParseError
 from xdsl.utils.lexer import Input, Span
 
-from xdsl_tmem.diagnostics import MAX_NESTING, SourceMap, decode_source, verify_located
+from xdsl_tmem.diagnostics import MAX_NESTING, PARSED_SOURCES, SourceMap, decode_source, verify_located
 from xdsl_tmem.dialects import ptx
 from xdsl_tmem.dialects.ptx.structure import (
     DIM3_DIRECTIVES,
@@ -666,4 +666,6 @@ def load_ptx(data: bytes | str, name: str, source_map: SourceMap, *, typed: bool
     verify_located(module, source_map)
     if typed:
         recognize(module, source_map)
+    for inner in module.body.block.ops:
+        PARSED_SOURCES[inner] = source_map
     return module

@@ -11,6 +11,7 @@ from numpy.typing import NDArray
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 
+from xdsl_tmem.diagnostics import PARSED_SOURCES, SourceMap
 from xdsl_tmem.dialects import ptx
 from xdsl_tmem.interpreter.launch import (
     DTYPES,
@@ -25,7 +26,7 @@ from xdsl_tmem.interpreter.launch import (
 )
 from xdsl_tmem.interpreter.machine import MAX_SHARED_BYTES, Cluster, Cta, GlobalMemory, SharedLayout
 from xdsl_tmem.interpreter.ptx.base import LANE_DTYPE
-from xdsl_tmem.interpreter.ptx.program import Decoder, Parameter, Program, Refused, parse_parameter
+from xdsl_tmem.interpreter.ptx.program import Decoded, Decoder, Parameter, Program, Refused, parse_parameter
 from xdsl_tmem.interpreter.ptx.warp import PtxWarp
 
 
@@ -267,12 +268,15 @@ def decode_launch(module: ModuleOp, launch: Launch, entry: ptx.FunctionOp, point
 
 
 def number_lines(program: Program) -> None:
-    """The line of each instruction in the PTX text our printer writes for the module
-    (the line a report names when the PTX was generated in-process)."""
+    """The line of each instruction a report names: in the user's file for PTX the
+    front end read from one (`PARSED_SOURCES`), else in the PTX text our printer writes
+    for the module (PTX generated in-process)."""
     from xdsl_tmem.backend.printer import operand_text, ptx_text
 
     module = program.entry.parent_op()
     if not isinstance(module, ptx.ModuleOp):
+        return
+    if (source_map := PARSED_SOURCES.get(module)) is not None and _number_source_lines(program, source_map):
         return
     try:
         lines = ptx_text(module).splitlines()
@@ -288,3 +292,20 @@ def number_lines(program: Program) -> None:
             if lines[n].strip() == text:
                 decoded.line, at = n + 1, n + 1
                 break
+
+
+def _number_source_lines(program: Program, source_map: SourceMap) -> bool:
+    """Each instruction's file and line from the parser's spans; False (nothing
+    numbered) if an instruction has none (made after parsing): one numbering per report."""
+    located: list[tuple[Decoded, str, int]] = []
+    for decoded in program.code:
+        if not isinstance(decoded.op, ptx.Instruction):
+            continue
+        span = source_map.spans.get(decoded.op)
+        if span is None:
+            return False
+        location = span.get_location()
+        located.append((decoded, span.input.name, location.line + source_map.line_offset))
+    for decoded, name, line in located:
+        decoded.source, decoded.line = name, line
+    return True

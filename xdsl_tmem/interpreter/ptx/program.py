@@ -99,9 +99,18 @@ class Decoded:
     effect: Callable[[PtxWarp], Step] | None = None
     """What the next run does to mbarriers, for exhaustive exploration (executor.Step)."""
     line: int = 0
-    """The instruction's line in the printed PTX (0: unknown)."""
+    """The instruction's line (0: unknown): in `source`, else in the printed PTX."""
+    source: str = ""
+    """The PTX file the instruction was read from (`k.ptx`), or "" for PTX generated in
+    process, whose lines are those of the text our printer writes."""
     guard: tuple[int, bool] | None = None
     """The guard predicate's register slot, and whether it is negated (`@!%p`)."""
+
+    def location(self) -> str:
+        """`k.ptx:57` for a parsed file, `PTX line 57` for generated PTX, "" if unknown."""
+        if not self.line:
+            return ""
+        return f"{self.source}:{self.line}" if self.source else f"PTX line {self.line}"
 
     def executes(self, w: PtxWarp) -> bool:
         """Whether some active lane executes it (its guard holds there): a scheduling
@@ -409,8 +418,8 @@ def _refuse(op: Operation, why: str) -> Run:
 
 def _refusal(w: PtxWarp, op: Operation, why: str) -> UnsupportedValue:
     """What the model does not execute, at the instruction and its PTX line."""
-    line = w.code[w.pc].line
-    return UnsupportedValue(f"{_text(op)}{f' at PTX line {line}' if line else ''}: {why}")
+    where = w.code[w.pc].location()
+    return UnsupportedValue(f"{_text(op)}{f' at {where}' if where else ''}: {why}")
 
 
 def _text(op: Operation) -> str:

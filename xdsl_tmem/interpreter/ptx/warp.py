@@ -139,8 +139,8 @@ class PtxWarp(Warp):
         )
 
     def where(self, pc: int) -> str:
-        line = self.code[pc].line
-        return f"{self.name} at PTX line {line}" if line else self.name
+        where = self.code[pc].location()
+        return f"{self.name} at {where}" if where else self.name
 
     def run(self, limit: int, to_first: bool = False) -> Status:
         # IEEE overflow, division by zero and NaNs are results the value semantics define
@@ -173,7 +173,7 @@ class PtxWarp(Warp):
                 cluster.step -= 1
                 status = self._block(decoded.op, b)
                 if decoded.line:  # deadlock reports name the PTX line the warp waits at
-                    self.blocked_reason = f"{self.blocked_reason} (PTX line {decoded.line})"
+                    self.blocked_reason = f"{self.blocked_reason} ({decoded.location()})"
                 return status
             except (Hazard, UnsupportedValue, ValueError, OverflowError) as e:
                 raise OpError(decoded.op, self.where(self.pc), e) from e
