@@ -25,6 +25,7 @@ from external import ToolFailed, Upstream, run_tool
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support import EXAMPLES, ROOT, OptResult, missing, run_cli
+from test_ptx_isa_rules import assemble
 from xdsl.dialects.builtin import IntegerAttr, IntegerType
 
 from xdsl_tmem.backend.printer import ptx_text
@@ -426,7 +427,11 @@ def _mutations(text: str, seed: int) -> str:
 
 def test_empty_scopes_and_lists() -> None:
     """`{ }` and `()` may be empty (PTX ISA §4.4; `call` with no arguments)."""
-    function = kernel("{ }\n{ { } }\ncall.uni f, ();\nret;")
+    text = _KERNEL.format(body="{ }\n{ { } }\ncall.uni f, ();\nret;")
+    # (`f` is declared: an undeclared callee is an error, test_malformed_ptx_found_in_the_sweep_is_located)
+    text = text.replace(".address_size 64\n", ".address_size 64\n.extern .func f();\n")
+    (_, function) = parse(text, typed=False).body.block.ops
+    assert isinstance(function, ptx.FunctionOp)
     scopes = [op for op in function.walk() if isinstance(op, ptx.ScopeOp)]
     assert len(scopes) == 3
     (call, _) = instructions(function)
@@ -674,3 +679,52 @@ def test_reports_name_the_line_of_the_ptx_file(capsys: pytest.CaptureFixture[str
     result = run_cli(capsys, str(source), "--kernel", "race", "--block", "32", "--arg", "out=zeros:u32:1")
     assert result.code == run.EXIT_DEADLOCK, result.err
     assert f"({source}:{line})" in result.err, result.err
+
+
+_DUPLICATE = _RACE + _RACE[_RACE.index(".visible") :]
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "at", "message"),
+    [
+        (".version 8.7", ".version 99.9", "99.9", ".version 99.9: PTX ISA versions are 1.0 to 9.x"),
+        (".version 8.7", ".version 8.5", "8.5", ".version 8.5 does not support .target sm_100a; it needs .version 8.6"),
+        (".target sm_100a", ".target sm_bogus", "sm_bogus", "unknown .target 'sm_bogus'"),
+        ("ret;", "bra NOWHERE;\n    ret;", "bra NOWHERE", "bra: NOWHERE is not declared: no label"),
+        ("[x];\n    st.global", "[y];\n    st.global", "ld.shared.u32 %r2, [y]", "ld.shared.u32: y is not declared"),
+        ("31;", "0x1ffffffffffffffffff;", "0x1ff", "integer literal 0x1ffffffffffffffffff does not fit in 64 bits"),
+        ("%r<4>", "%r<99999999999>", "99999999999", "%r<99999999999>: a range declares at most 65536 registers"),
+        (_RACE, _DUPLICATE, ".visible", "function race is defined twice (first on line 6)"),
+    ],
+    ids=["version", "version-target", "target", "label", "symbol", "literal", "range", "function"],
+)
+def test_malformed_ptx_found_in_the_sweep_is_located(
+    run_opt: RunOpt, ptxas: str, tmp_path: Path, old: str, new: str, at: str, message: str
+) -> None:
+    """Issue 13's sweep of malformed `.ptx` input: each is a located error of the front
+    end (exit 1, no traceback), where ptxas refuses the file too (the 65,536-register
+    range is the front end's own limit: ptxas takes larger ones)."""
+    text = _RACE.replace(old, new)
+    assert text != _RACE
+    path = tmp_path / "bad.ptx"
+    path.write_text(text)
+    result = run_opt(None, path=path)
+    assert result.code == 1
+    start = text.rindex(at)
+    line = text.count("\n", 0, start) + 1
+    column = start - (text.rfind("\n", 0, start) + 1) + 1
+    assert f"{path}:{line}:{column}: error: {message}" in result.err, result.err
+    assert "Traceback" not in result.err
+    if "65536" not in message:
+        assert assemble(ptxas, text) is not None, f"ptxas accepts what the front end refuses:\n{text}"
+
+
+def test_scalar_argument_out_of_range_is_refused(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """A scalar `--arg` is not truncated to its parameter's width: out of range, refused."""
+    source = tmp_path / "k.ptx"
+    source.write_text(_RACE.replace("align 4 out\n", "align 4 out,\n    .param .u32 n\n"))
+    args = ("--kernel", "race", "--block", "32", "--arg", "out=zeros:u32:1")
+    assert run_cli(capsys, str(source), *args, "--arg", "n=4294967295").code == 0
+    result = run_cli(capsys, str(source), *args, "--arg", "n=4294967296")
+    assert result.code == 1
+    assert "argument 'n' has type .u32: 4294967296 does not fit in 32 bits" in result.err, result.err

@@ -122,6 +122,22 @@ def parse_int(text: str) -> tuple[int, bool]:
     return int(body), unsigned
 
 
+MAX_REGISTER_RANGE = 1 << 16
+"""The most registers one `%r<N>` range declares. ptxas takes more; each register is a
+value here (100,000 take 7 s and 160 MB to read), and a range of 10^11 would exhaust
+memory instead of being reported."""
+
+MAX_PTX_MAJOR = 9
+"""PTX ISA versions run 1.0 to 9.x (PTX ISA 9.0, "Release Notes"; ptxas 13.5 reads 9.4)."""
+
+TARGET = re.compile(r"(sm|compute)_(\d+)([af]?)")
+"""A `.target` architecture: `sm_100a`, `compute_90`, `sm_100f` (PTX ISA 9.0, §11.1.3 .target)."""
+
+TARGET_MIN_VERSION = {(100, ""): (8, 6), (100, "a"): (8, 6), (90, ""): (7, 8), (90, "a"): (8, 0)}
+"""The oldest PTX ISA version per target (PTX ISA 9.0, .target: "Requires"; ptxas 13.0:
+"PTX .version 8.5 does not support .target sm_100a"). Other targets are not checked."""
+
+
 @dataclass
 class Scope:
     """Registers and labels declared in one `{ }` (the function body is scope 0)."""
@@ -199,6 +215,7 @@ class Builder:
             if address_size not in (32, 64):
                 raise self.error(size, f".address_size is 32 or 64, got {address_size}")
         version = str(header["version"][1][0])
+        _check_version(self, header["version"][1][0], target[0])
         return ptx.ModuleOp(version, str(target[0]), body, [str(t) for t in target[1:]], address_size)
 
     # -- declarations ------------------------------------------------------------------
@@ -465,6 +482,9 @@ class Builder:
             count = parse_int(str(tokens[1]))[0] if len(tokens) > 1 else None
             if count == 0:
                 raise self.error(tokens[1], f"{name}<0> declares no register; a range has at least one")
+            if count is not None and count > MAX_REGISTER_RANGE:
+                raise self.error(tokens[1], f"{name}<{count}>: a range declares at most {MAX_REGISTER_RANGE} "
+                                 "registers here (one value each; a limit of this front end, not of PTX)")  # fmt: skip
             names = [str(name)] if count is None else [f"{name}{i}" for i in range(count)]
             types = [ptx.RegisterType.named(kind, n, scope.number) for n in names]
             op = self.located(ptx.RegDeclOp(str(name), count, types), name)
@@ -598,6 +618,9 @@ class Builder:
         match token.type:
             case "INT":
                 value, unsigned = parse_int(text)
+                if value >= 1 << 64:  # PTX ISA 9.0 §4.5.1: integer literals are 64-bit
+                    raise self.error(token, f"integer literal {text} does not fit in 64 bits (ptxas: Constant "
+                                     "overflow)")  # fmt: skip
                 return ptx.ArgInt(IntAttr(-value if negative else value), IntAttr(int(unsigned))), 0
             case "HEX_FLOAT":
                 bits = int(text[2:], 16)
@@ -656,7 +679,9 @@ def parse_ptx(data: bytes | str, name: str, source_map: SourceMap) -> ModuleOp:
         tree = ptx_parser().parse(text)  # pyright: ignore[reportUnknownMemberType]
     except UnexpectedInput as e:
         raise _syntax_error(e, source) from None
-    return Builder(source, source_map).module(tree)
+    module = Builder(source, source_map).module(tree)
+    _check_names(module, source_map)
+    return module
 
 
 def load_ptx(data: bytes | str, name: str, source_map: SourceMap, *, typed: bool = True) -> ModuleOp:
@@ -669,3 +694,67 @@ def load_ptx(data: bytes | str, name: str, source_map: SourceMap, *, typed: bool
     for inner in module.body.block.ops:
         PARSED_SOURCES[inner] = source_map
     return module
+
+
+def _check_version(builder: Builder, token: Token, target: Token) -> None:
+    """`.version` is major.minor of a PTX ISA release, and the target exists in it."""
+    found = re.fullmatch(r"(\d+)\.(\d+)", str(token))
+    if found is None or not 1 <= int(found.group(1)) <= MAX_PTX_MAJOR:
+        raise builder.error(token, f".version {token}: PTX ISA versions are 1.0 to {MAX_PTX_MAJOR}.x")
+    arch = TARGET.fullmatch(str(target))
+    if arch is None:
+        raise builder.error(target, f"unknown .target '{target}'; a target is sm_NN or compute_NN, with an 'a' or "
+                            "'f' suffix for architecture- or family-specific features (e.g. sm_100a)")  # fmt: skip
+    version = (int(found.group(1)), int(found.group(2)))
+    needed = TARGET_MIN_VERSION.get((int(arch.group(2)), arch.group(3)))
+    if needed is not None and version < needed:
+        raise builder.error(token, f".version {token} does not support .target {target}; it needs "
+                            f".version {needed[0]}.{needed[1]} or later")  # fmt: skip
+
+
+def _symbols(arg: Attribute) -> Iterator[str]:
+    """The symbols an operand names (in an address, a vector or a call's list too)."""
+    match arg:
+        case ptx.ArgSymbol():
+            yield arg.symbol.data
+        case ptx.ArgAddress():
+            yield from _symbols(arg.base)
+            for element in arg.vector:
+                yield from _symbols(element)
+        case ptx.ArgVector() | ptx.ArgList():
+            for element in arg.elements:
+                yield from _symbols(element)
+        case _:
+            pass
+
+
+def _check_names(module: ModuleOp, source_map: SourceMap) -> None:
+    """Every name an instruction uses is declared in the module (a variable, a parameter
+    or a function; labels were resolved by scope while parsing), and a function is
+    defined once: ptxas refuses both ("Unknown symbol", "Duplicate definition")."""
+    declared: set[str] = {"WARP_SZ"}  # the one predefined identifier without a % (PTX ISA 9.0 §4.2)
+    defined: dict[str, ptx.FunctionOp] = {}
+    for op in module.walk():
+        if isinstance(op, ptx.VariableOp):
+            declared.add(op.decl.sym_name.data)
+        elif isinstance(op, ptx.FunctionOp):
+            name = op.sym_name.data
+            declared.add(name)
+            params = [*(op.params or ()), *(op.returns or ())]
+            declared.update(p.sym_name.data for p in params)
+            if op.body.blocks:  # a definition (a prototype has no body)
+                if name in defined:
+                    span = source_map.spans.get(op)
+                    first = source_map.spans.get(defined[name])
+                    line = f" (first on line {first.get_location().line})" if first is not None else ""
+                    raise ParseError(span, f"function {name} is defined twice{line}")
+                defined[name] = op
+    for op in module.walk():
+        if not isinstance(op, ptx.InstOp):
+            continue
+        for arg in op.args:
+            for name in _symbols(arg):
+                if name not in declared:
+                    raise ParseError(source_map.spans.get(op), f"{op.mnemonic()}: {name} is not declared: no label "
+                                     "of this scope or an enclosing one, and no variable, parameter or function of "
+                                     "the module")  # fmt: skip

@@ -234,8 +234,11 @@ def _scalar_bytes(entry: ptx.FunctionOp, param: Parameter, value: Any, dtype: np
         return np.array([value], dtype=dtype).tobytes()
     if not isinstance(value, int | np.integer):
         raise LaunchError(f"argument '{param.name}' has type .{param.type}; pass an integer, got {value!r}", entry)
-    bits = 8 * dtype.itemsize
-    return np.array([int(cast(int, value)) & ((1 << bits) - 1)], dtype=f"<u{dtype.itemsize}").tobytes()
+    bits, number = 8 * dtype.itemsize, int(cast(int, value))
+    if not -(1 << (bits - 1)) <= number < 1 << bits:  # its bits as signed or unsigned; nothing truncated
+        raise LaunchError(f"argument '{param.name}' has type .{param.type}: {number} does not fit in {bits} bits "
+                          f"(allowed: {-(1 << (bits - 1))} to {(1 << bits) - 1})", entry)  # fmt: skip
+    return np.array([number & ((1 << bits) - 1)], dtype=f"<u{dtype.itemsize}").tobytes()
 
 
 @dataclass
