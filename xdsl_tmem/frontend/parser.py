@@ -728,6 +728,12 @@ def _symbols(arg: Attribute) -> Iterator[str]:
             pass
 
 
+def _span(source_map: SourceMap, op: Operation) -> Span:
+    span = source_map.span_of(op)
+    assert span is not None, "the PTX parser locates every op it builds"
+    return span
+
+
 def _check_names(module: ModuleOp, source_map: SourceMap) -> None:
     """Every name an instruction uses is declared in the module (a variable, a parameter
     or a function; labels were resolved by scope while parsing), and a function is
@@ -744,10 +750,8 @@ def _check_names(module: ModuleOp, source_map: SourceMap) -> None:
             declared.update(p.sym_name.data for p in params)
             if op.body.blocks:  # a definition (a prototype has no body)
                 if name in defined:
-                    span = source_map.spans.get(op)
-                    first = source_map.spans.get(defined[name])
-                    line = f" (first on line {first.get_location().line})" if first is not None else ""
-                    raise ParseError(span, f"function {name} is defined twice{line}")
+                    first = _span(source_map, defined[name]).get_location().line
+                    raise ParseError(_span(source_map, op), f"function {name} is defined twice (first on line {first})")
                 defined[name] = op
     for op in module.walk():
         if not isinstance(op, ptx.InstOp):
@@ -755,6 +759,6 @@ def _check_names(module: ModuleOp, source_map: SourceMap) -> None:
         for arg in op.args:
             for name in _symbols(arg):
                 if name not in declared:
-                    raise ParseError(source_map.spans.get(op), f"{op.mnemonic()}: {name} is not declared: no label "
+                    raise ParseError(_span(source_map, op), f"{op.mnemonic()}: {name} is not declared: no label "
                                      "of this scope or an enclosing one, and no variable, parameter or function of "
                                      "the module")  # fmt: skip
