@@ -175,7 +175,7 @@ class ImmOp(IRDLOperation):
     value = prop_def(base(IntegerAttr) | base(FloatAttr))
     unsigned = opt_prop_def(UnitAttr)
     result = result_def(Imm)
-    assembly_format = "$value (`unsigned` $unsigned^)? attr-dict `:` type($result)"
+    assembly_format = "(`unsigned` $unsigned^)? $value attr-dict `:` type($result)"
 
     def __init__(self, value: IntegerAttr | FloatAttr, *, unsigned: bool = False):
         props: dict[str, Attribute] = {"value": value}
