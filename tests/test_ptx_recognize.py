@@ -371,3 +371,34 @@ def test_recognize_pass_on_the_mlir_form(run_opt: RunOpt) -> None:
     assert result.code == 0, result.err
     direct = run_opt(None, path=source)
     assert result.out == direct.out
+
+
+def test_wide_immediates_are_typed_in_every_op_that_takes_one(ptxas: str) -> None:
+    """Issue 13: literals above 0x7fffffff (and 64-bit ones) are typed immediates of
+    every typed op taking an immediate and print back as the generic op prints them
+    (decimal, hex above 2^63-1); ptxas assembles the kernel."""
+    body = "\n".join([
+        "    match.any.sync.b32 %r1, %r2, 0xffffffff;",
+        "    redux.sync.add.u32 %r1, %r2, 0xffffffff;",
+        "    add.u32 %r1, %r2, 0xffffffff;",
+        "    sub.u64 %rd2, %rd1, 0xffffffffffffffff;",
+        "    mul.lo.u32 %r3, %r2, 0x80000001;",
+        "    min.u32 %r3, %r2, 0xfffffff0;",
+        "    selp.b32 %r3, 0xffffffff, 0, %p1;",
+        "    st.global.u64 [%rd1], 0xffffffffffffffff;",
+        "    xor.b32 %r0, %r3, 0x80000000;",
+        "    prmt.b32 %r0, %r3, 0x76543210, %r2;",
+        "    lop3.b32 %r0, %r3, %r2, %r1, 0xff;",
+        "    setp.lo.u32 %p2, %r0, 0xfffffffe;",
+        "    setp.ne.and.b32 %p2|%p0, %r0, 0xfffffffe, %p1;",
+        "    vote.sync.all.pred %p2, %p1, 0xffffffff;",
+        "    shfl.sync.bfly.b32 %r3|%p0, %r0, 16, 0x1f, 0xffffffff;",
+        "    mov.b64 %rd3, 0x8000000000000000;",
+        "    and.b64 %rd3, %rd3, 0xffffffff00000000;",
+    ])  # fmt: skip
+    text = _KERNEL.format(body=body)
+    assert _assembles(ptxas, text)
+    ops = instructions(read(text))[:-1]
+    assert not [op.mnemonic() for op in ops if isinstance(op, ptx.InstOp)]
+    generic = instructions(read(text, typed=False))[:-1]
+    assert [op.ptx_line(operand_text) for op in ops] == [op.ptx_line(operand_text) for op in generic]
