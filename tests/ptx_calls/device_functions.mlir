@@ -3,7 +3,7 @@
 // parameters and return values. Each of the 64 threads writes four words of `out`:
 //   out[4t+0] = clamp(square(x) + 3t, 100)         (nested calls; a branch in clamp)
 //   out[4t+1] = t odd ? bits(scaled(x, 0.5)) : 7   (a call under a divergent branch, f32)
-//   out[4t+2] = pick(t < 9, x, t) + widen(t)       (i1 parameter, i16 parameter)
+//   out[4t+2] = pick(t < 9, x, t) + widen(t)       (pick(p, a, b) = p ? 2a : b: i1 and i16 parameters)
 //   out[4t+3] = sum4(vs[4t:4t+4])                  (a vector parameter: a .b8 byte array)
 // tests/test_ptx_calls.py checks the words against numpy, our PTX and llc-22's PTX
 // against the NVVM level.
@@ -36,7 +36,8 @@ module {
     llvm.return %y : f32
   }
   llvm.func @pick(%p: i1, %a: i32, %b: i32) -> i32 {
-    %r = llvm.select %p, %a, %b : i1, i32
+    %a2 = llvm.add %a, %a : i32
+    %r = llvm.select %p, %a2, %b : i1, i32
     llvm.return %r : i32
   }
   llvm.func @widen(%h: i16) -> i32 {
