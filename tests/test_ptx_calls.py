@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from external import Upstream, ToolFailed
+from external import ToolFailed, Upstream
 from numpy.typing import NDArray
 from support import ROOT, ptxas_assemble, run_cli
 
@@ -323,7 +323,8 @@ def test_recursion_is_refused_when_it_runs() -> None:
         run_kernel(module, "k", block=32, args={"out": np.zeros(32, np.uint32)})
     message = refused.value.message
     line = _printed_line(module, "call.uni (r), fact, (a);")  # the call inside fact
-    assert re.search(rf"call\.uni at PTX line {line}: recursive call of fact \(through fact -> fact\)", message), message
+    expected = rf"call\.uni at PTX line {line}: recursive call of fact \(through fact -> fact\)"
+    assert re.search(expected, message), message
 
 
 def test_indirect_call_is_refused() -> None:
@@ -380,7 +381,7 @@ def test_call_with_the_wrong_argument_count_is_rejected_as_ptxas_does(ptxas: str
     block = calls[0].parent_block()
     assert block is not None
     block.insert_op_before(op, calls[0])
-    with pytest.raises(Exception, match="0 arguments for pair is not allowed; .func pair declares 1"):
+    with pytest.raises(Exception, match=r"0 arguments for pair is not allowed; \.func pair declares 1"):
         op.verify_()
 
 

@@ -254,10 +254,10 @@ def func_param_declaration(name: str, t: Attribute) -> ptx.DeclAttr:
     shared, tensor and shared::cluster memory; llc-22 passes those as 64-bit generic
     values, but both ends of our calls are ours)."""
     if isinstance(t, VectorType):
-        element, count = vector_elements(t)
-        if element == i1:
+        vector = cast(Attribute, t)
+        if vector_elements(vector)[0] == i1:
             raise UnsupportedTypeError(f"vector of i1 {t} cannot be passed to a device function")
-        size = byte_size(t)
+        size = byte_size(vector)
         if size & (size - 1):
             raise UnsupportedTypeError(f"vector {t} of {size} bytes (not a power of two) cannot be passed")
         return ptx.DeclAttr("param", "b8", name, align=min(size, 16), dims=[size])

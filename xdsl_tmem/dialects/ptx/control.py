@@ -22,10 +22,9 @@ from xdsl.irdl import (
     traits_def,
     var_operand_def,
 )
-from xdsl.utils.exceptions import VerifyException
 
 from xdsl_tmem.dialects.ptx.base import Instruction, Namer, Reg, SymbolType
-from xdsl_tmem.dialects.ptx.qualifiers import check_only_register, operand_text, reject
+from xdsl_tmem.dialects.ptx.qualifiers import check_only_register, reject
 from xdsl_tmem.dialects.traits import WarpLocal
 
 

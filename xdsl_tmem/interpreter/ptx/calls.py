@@ -413,7 +413,7 @@ def branch_targets(op: ptx.BrxIdxOp) -> list[str]:
 
 
 def _brx_flow(op: ptx.BrxIdxOp, index: int, labels: dict[str, int]) -> Flow:
-    targets = []
+    targets: list[int] = []
     for label in branch_targets(op):
         if label not in labels:
             raise Refused(f"brx.idx: .branchtargets {op.targets.data} names {label}, which is no label here")

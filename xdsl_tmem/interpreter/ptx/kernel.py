@@ -24,11 +24,11 @@ from xdsl_tmem.interpreter.launch import (
     StructArgument,
 )
 from xdsl_tmem.interpreter.machine import MAX_SHARED_BYTES, Cluster, Cta, GlobalMemory, SharedLayout
-from xdsl_tmem.interpreter.ptx.base import LANE_DTYPE
-from xdsl_tmem.interpreter.ptx.program import Decoder, Parameter, Program, Refused, parse_parameter
 
 # Importing it registers the decoders of calls and brx.idx (and the `call` expander).
 from xdsl_tmem.interpreter.ptx import calls as _calls  # noqa: F401  # pyright: ignore[reportUnusedImport]
+from xdsl_tmem.interpreter.ptx.base import LANE_DTYPE
+from xdsl_tmem.interpreter.ptx.program import Decoder, Parameter, Program, Refused, parse_parameter
 from xdsl_tmem.interpreter.ptx.warp import PtxWarp
 
 

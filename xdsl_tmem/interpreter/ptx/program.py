@@ -368,7 +368,11 @@ class Decoder:
         self.symbols.pop()
 
     def place(
-        self, op: Operation, instructions: list[Operation], chains: list[list[dict[str, int]]], chain: list[dict[str, int]]
+        self,
+        op: Operation,
+        instructions: list[Operation],
+        chains: list[list[dict[str, int]]],
+        chain: list[dict[str, int]],
     ) -> None:
         """Append one instruction of the current frame and scope to the flat program."""
         instructions.append(op)
