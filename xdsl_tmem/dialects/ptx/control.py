@@ -23,8 +23,8 @@ from xdsl.irdl import (
     var_operand_def,
 )
 
-from xdsl_tmem.dialects.ptx.base import Instruction, Namer, Reg, SymbolType
-from xdsl_tmem.dialects.ptx.qualifiers import check_only_register, reject
+from xdsl_tmem.dialects.ptx.base import Instruction, Namer, Reg, RegisterType, SymbolType
+from xdsl_tmem.dialects.ptx.qualifiers import check_only_register, operand_text, register_class, reject
 from xdsl_tmem.dialects.traits import WarpLocal
 
 
@@ -220,7 +220,11 @@ class CallIndirectOp(_Call):
         return [*self._call_text(name, name(self.address)), self.prototype.data]
 
     def verify_(self) -> None:
-        check_only_register(self, "function address", self.address, "b64", CALL_RULE)
+        # ptxas takes a 32- or 64-bit register ("Illegal target for instruction 'call'" for .b16).
+        kind = self.address.type.kind.data if isinstance(self.address.type, RegisterType) else ""
+        if register_class(kind) not in ("b32", "b64"):
+            raise reject(self, f"function address {operand_text(self.address)}", "it must be a .b32 or .b64 register",
+                         CALL_RULE)  # fmt: skip
         if not _IDENTIFIER.fullmatch(self.prototype.data):
             raise reject(self, f"prototype {self.prototype.data!r}", "a .callprototype or .calltargets label",
                          CALL_RULE)  # fmt: skip
