@@ -1,7 +1,7 @@
 """Device-function calls (`call` of a `.func`) and indexed branches (`brx.idx`) at the PTX level.
 
 A call is **inlined at decode time** (docs/ptx-level.md, "Calls"): `Decoder.flatten`
-hands each `call` to `_inline`, which places the call instruction, then the callee's
+hands each `call` to `_expand_call`, which places the call instruction, then the callee's
 body as a new *frame* (its own register slots, its own labels), then the instruction
 after the call, where the callee's `ret`s go. The flat program is one control-flow
 graph, so a call under divergence, a guarded call and a callee with an early `ret` in
@@ -20,7 +20,7 @@ variables, so a call copies nothing.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
@@ -77,8 +77,22 @@ class CallSite:
     refusal: str | None = None
 
 
-def _state(d: Decoder) -> dict[str, Any]:
-    return d.extra.setdefault("calls", {"sites": {}, "returns": {}, "stack": [], "frames": 0})
+@dataclass
+class Inlining:
+    """What inlining decided for one launch's program (kept in `Decoder.extra`)."""
+
+    sites: dict[int, CallSite] = field(default_factory=dict[int, CallSite])
+    """Each call instruction's site."""
+    returns: dict[int, int] = field(default_factory=dict[int, int])
+    """Each inlined `ret`: where its call returns to."""
+    stack: list[str] = field(default_factory=list[str])
+    """The functions being inlined, outermost first (recursion check)."""
+    frames: int = 0
+    """Frames numbered so far (0 is the kernel's body)."""
+
+
+def _state(d: Decoder) -> Inlining:
+    return cast(Inlining, d.extra.setdefault("calls", Inlining()))
 
 
 # --------------------------------------------------------------------------------------
@@ -185,9 +199,9 @@ def _expand_call(
     bound: dict[str, Any] = {}
     if callee is None:
         refusal = f"{name} is not a .func defined (with a body) in this module"
-    elif name in state["stack"]:
+    elif name in state.stack:
         refusal = (
-            f"recursive call of {name} (through {' -> '.join([*state['stack'], name])}): calls are inlined when "
+            f"recursive call of {name} (through {' -> '.join([*state.stack, name])}): calls are inlined when "
             "the kernel is decoded, so recursion is not modelled"
         )
     else:
@@ -196,28 +210,28 @@ def _expand_call(
         except Refused as e:
             refusal = str(e)
     if refusal is not None or callee is None:
-        state["sites"][index] = CallSite(index + 1, index + 1, refusal)
+        state.sites[index] = CallSite(index + 1, index + 1, refusal)
         d.flows[index] = Flow()
         return
     saved_frame, saved_symbols = d.frame, d.symbols
-    state["frames"] += 1
-    frame = state["frames"]
+    state.frames += 1
+    frame = state.frames
     d.frame, d.symbols = frame, [bound]
-    state["stack"].append(name)
+    state.stack.append(name)
     try:
         d.flatten(callee.body.block, instructions, chains, [])
     finally:
-        state["stack"].pop()
+        state.stack.pop()
         d.frame, d.symbols = saved_frame, saved_symbols
     if len(instructions) > MAX_INLINED:
         raise Refused(f"inlining the calls makes the kernel longer than {MAX_INLINED} instructions")
     join = len(instructions)
-    state["sites"][index] = CallSite(index + 1, join)
+    state.sites[index] = CallSite(index + 1, join)
     d.flows[index] = Flow((join,), falls_through=True) if guarded else Flow()
     for i in range(index + 1, join):
         ret = instructions[i]
         if isinstance(ret, ptx.RetOp) and d.frames[i] == frame:  # not a ret of a callee of the callee
-            state["returns"][i] = join
+            state.returns[i] = join
             d.flows[i] = Flow((join,), falls_through=ret.guard_value() is not None)
 
 
@@ -235,7 +249,7 @@ def _call(d: Decoder, op: ptx.CallOp, index: int, labels: dict[str, int], rpc: i
     """Enter the inlined callee. Under a guard the lanes whose guard holds call and the
     others go on after the call, a divergent branch reconverging at its post-dominator;
     `call.uni` asserts that the active lanes agree (PTX ISA 9.0, `call`)."""
-    site = cast(CallSite, _state(d)["sites"][index])
+    site = _state(d).sites[index]
     if site.refusal is not None:
         raise Refused(site.refusal)
     start, join = site.start, site.join
@@ -290,7 +304,7 @@ _KERNEL_RET = DECODERS[ptx.RetOp]
 def _ret(d: Decoder, op: ptx.RetOp, index: int, labels: dict[str, int], rpc: int) -> Decoding:
     """A callee's `ret` jumps to the instruction after its call (a guarded one is a
     branch there, divergent when the lanes disagree); the kernel's leaves the kernel."""
-    join = cast(dict[int, int], _state(d)["returns"]).get(index)
+    join = _state(d).returns.get(index)
     if join is None:
         return _KERNEL_RET(d, op, index, labels, rpc)
     guard = d.guard(op)
