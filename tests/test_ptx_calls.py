@@ -483,3 +483,31 @@ def test_brx_idx_out_of_range_is_a_hazard() -> None:
         _run(DISPATCH.replace("rem.u32 %r5, %r1, 3;", "rem.u32 %r5, %r1, 4;"))
     assert caught.value.kind == "brx-index-out-of-range"
     assert "index 3 in lanes 3,7,11,15,19,23,27,31" in caught.value.message
+
+
+@pytest.mark.parametrize("name", ["gemm_tma_ws.ptx", "gemm_persistent_ws.ptx"])
+def test_triton_partition_dispatch_decodes_to_its_targets(name: str) -> None:
+    """Triton's warp-specialised kernels dispatch their partitions with `brx.idx` over a
+    `.branchtargets` list: it decodes to a branch to exactly the listed labels (read from
+    the file's text here), with a reconvergence point. (Running it needs the TMA
+    descriptors' `.param` addresses, `mov.b32 %r, K_param_0; cvta.param`, which both
+    paths take before the dispatch: issue 14.)"""
+    from xdsl_tmem.interpreter.machine import SharedLayout
+    from xdsl_tmem.interpreter.ptx.kernel import find_entry, parameters
+    from xdsl_tmem.interpreter.ptx.program import Decoder
+
+    source = ROOT / "tests" / "clients" / "triton" / name
+    text = source.read_text()
+    listed = re.search(r"\.branchtargets\s+([^;]*);", text)
+    assert listed is not None
+    labels = [label.strip() for label in listed.group(1).split(",")]
+    module = load_ptx(source.read_bytes(), str(source), SourceMap())
+    entry = find_entry(module, source.stem)
+    assert entry is not None
+    decoder = Decoder(entry, SharedLayout(), parameters(entry), "visible")
+    program = decoder.decode(module)
+    (brx,) = [i for i, decoded in enumerate(program.code) if isinstance(decoded.op, ptx.BrxIdxOp)]
+    visible = decoder.labels[brx]
+    assert program.code[brx].flow.targets == tuple(visible[label] for label in labels)
+    assert not program.code[brx].flow.falls_through
+    assert program.code[brx].run.__qualname__.startswith("_brx_idx."), "decoded to a refusal"
