@@ -511,3 +511,24 @@ def test_triton_partition_dispatch_decodes_to_its_targets(name: str) -> None:
     assert program.code[brx].flow.targets == tuple(visible[label] for label in labels)
     assert not program.code[brx].flow.falls_through
     assert program.code[brx].run.__qualname__.startswith("_brx_idx."), "decoded to a refusal"
+
+
+def test_a_callee_defined_after_its_caller_is_declared_first(
+    capsys: pytest.CaptureFixture[str], ptxas: str, tmp_path: Path
+) -> None:
+    """@a calls @b, defined after it: our PTX declares `b` before `a` (ptxas rejects a
+    call of an undeclared function), and the PTX level runs it to 2 * tid."""
+    program = ROOT / "tests" / "ptx_calls" / "forward_call.mlir"
+    capsys.readouterr()
+    assert opt.main([str(program), "-t", "ptx", "-o", str(tmp_path / "fwd.ptx")]) == 0
+    text = (tmp_path / "fwd.ptx").read_text()
+    declaration = text.index(".visible .func (.param .b32 func_retval0) b(\n\t.param .b32 b_param_0\n);")
+    assert declaration < text.index(") a(")
+    ptxas_assemble(ptxas, text, tmp_path)
+    undeclared = text.replace(text[declaration : text.index(");", declaration) + 2], "")
+    with pytest.raises(ToolFailed):
+        ptxas_assemble(ptxas, undeclared, tmp_path)
+    result = run_cli(capsys, str(program), "-t", "ptx", "--kernel", "k", "--block", "32",
+                     "--arg", "out=zeros:i32:32", "--out", str(tmp_path / "out"))  # fmt: skip
+    assert result.code == run.EXIT_OK, result.err
+    assert np.array_equal(np.load(tmp_path / "out" / "out.npy"), 2 * np.arange(32, dtype=np.int32))
