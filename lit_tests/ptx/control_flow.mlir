@@ -107,8 +107,7 @@ llvm.func @caller(%n: i32, %out: !llvm.ptr<1>) attributes {nvvm.kernel} {
 // CHECK:       st.param.b32 [func_retval0], %r
 // CHECK-NEXT:  ret;
 // CHECK-LABEL: .visible .entry caller(
-// CHECK:       {
-// CHECK-NEXT:  .param .b32 param0;
+// CHECK:       .param .b32 param0;
 // CHECK-NEXT:  .param .b32 param1;
 // CHECK-NEXT:  .param .b32 retval0;
 // CHECK-NEXT:  st.param.b32 [param0], %r
