@@ -152,7 +152,7 @@ NESTED = """
 .func (.param .b32 sq_ret) square(.param .b32 sq_x)
 {
 	.reg .b32 %r<3>;
-	ld.param.b32 %r1, [sq_x];
+	ld.param::func.b32 %r1, [sq_x];
 	mul.lo.s32 %r2, %r1, %r1;
 	st.param.b32 [sq_ret], %r2;
 	ret;
@@ -208,7 +208,7 @@ def _printed_line(module: Any, text: str, nth: int = 0) -> int:
 
 def test_nested_call_with_a_byte_array_under_divergence() -> None:
     """Lanes 10-31 call `pair` (a `.b8 [8]` argument written at offsets 0 and 4), which
-    calls `square`; lanes 0-9 skip the call. Each register file is the callee's own
+    calls `square` (reading its parameter with `ld.param::func`); lanes 0-9 skip the call. Each register file is the callee's own
     (`%r1` in `square` is not the kernel's `%r1`)."""
     t = np.arange(32, dtype=np.int64)
     assert np.array_equal(_run(NESTED), np.where(t < 10, 7, t * t - 100).astype(np.uint32))

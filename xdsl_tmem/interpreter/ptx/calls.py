@@ -401,7 +401,9 @@ def _st(d: Decoder, op: ptx.StOp, index: int, labels: dict[str, int], rpc: int) 
 
 
 def _is_param(space: Any) -> bool:
-    return space is not None and space.data is StateSpace.PARAM
+    """`.param`, or `.param::func` (a function's own parameters, PTX ISA 9.0, "Parameter
+    State Space"); `.param::entry` is a kernel's, read as before."""
+    return space is not None and space.data in (StateSpace.PARAM, StateSpace.PARAM_FUNC)
 
 
 # --------------------------------------------------------------------------------------
