@@ -208,8 +208,9 @@ def _printed_line(module: Any, text: str, nth: int = 0) -> int:
 
 def test_nested_call_with_a_byte_array_under_divergence() -> None:
     """Lanes 10-31 call `pair` (a `.b8 [8]` argument written at offsets 0 and 4), which
-    calls `square` (reading its parameter with `ld.param::func`); lanes 0-9 skip the call. Each register file is the callee's own
-    (`%r1` in `square` is not the kernel's `%r1`)."""
+    calls `square` (reading its parameter with `ld.param::func`); lanes 0-9 skip the
+    call. Each register file is the callee's own (`%r1` in `square` is not the kernel's
+    `%r1`)."""
     t = np.arange(32, dtype=np.int64)
     assert np.array_equal(_run(NESTED), np.where(t < 10, 7, t * t - 100).astype(np.uint32))
 
