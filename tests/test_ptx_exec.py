@@ -57,7 +57,7 @@ from xdsl_tmem.tools.run import make_context
 
 PROGRAMS = sorted(CORPUS.glob("*.mlir"))
 SAFE = ROOT / "tests" / "safe"
-UNSELECTABLE = {"mixed_cta_group": "a device function (@release), which the PTX backend does not select"}
+UNSELECTABLE: dict[str, str] = {}
 """Corpus programs our PTX backend cannot emit (reported at isel, before any run)."""
 
 
@@ -1050,26 +1050,25 @@ def test_no_effect_ops_trap_and_setmaxnreg() -> None:
     assert isinstance(caught.value.op, ptx.TrapOp)
 
 
-@pytest.mark.parametrize("which", ["cp.async.commit_group", "cp.async.wait_group", "ldmatrix", "brx.idx"])
+@pytest.mark.parametrize("which", ["cp.async.commit_group", "cp.async.wait_group", "ldmatrix"])
 def test_unmodelled_ops_are_refused_when_they_run(which: str) -> None:
-    """Asynchronous copies, ldmatrix (issue 14) and brx.idx decode to a refusal naming the
-    instruction and its PTX line, raised only when a lane executes it."""
+    """Asynchronous copies and ldmatrix (issue 14) decode to a refusal naming the
+    instruction and its PTX line, raised only when a lane executes it (brx.idx runs since
+    issue 13: tests/test_ptx_calls.py)."""
 
     def body(k: Builder) -> None:
         if which == "cp.async.commit_group":
             k.emit(ptx.CpAsyncCommitGroupOp())
         elif which == "cp.async.wait_group":
             k.emit(ptx.CpAsyncWaitGroupOp(k.imm(0)))
-        elif which == "ldmatrix":
-            k.emit(ptx.LdmatrixOp([R("b32", 10)], k.symbol("slot")))
         else:
-            k.emit(ptx.BrxIdxOp(k.reg("b32", 1), "ts"))
+            k.emit(ptx.LdmatrixOp([R("b32", 10)], k.symbol("slot")))
 
     with pytest.raises(LaunchError) as refused:
         _pair_kernel(body)
     message = refused.value.message
     assert re.search(rf"{re.escape(which)}\S* at PTX line \d+: ", message), message
-    assert ("not modelled yet" if which == "brx.idx" else "they come with issue 14") in message
+    assert "they come with issue 14" in message
 
 
 # --------------------------------------------------------------------------------------

@@ -312,8 +312,8 @@ def test_mlir_form_round_trips(run_opt: RunOpt, source: Path) -> None:
     mlir = run_opt(None, path=source)
     assert mlir.code == 0, mlir.err
     assert "ptx.function" in mlir.out
-    # Generic instructions round-trip too (syntax_tour.ptx keeps calls and brx.idx
-    # generic; the other files are typed completely since issue 13's typed ops).
+    # Generic instructions round-trip too (syntax_tour.ptx keeps a few generic forms;
+    # the other files are typed completely since issue 13's typed ops).
     if source.name == "syntax_tour.ptx":
         assert "ptx.inst" in mlir.out
     direct = run_opt(None, "-t", "ptx", path=source)

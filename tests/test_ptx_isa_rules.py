@@ -719,6 +719,7 @@ def test_every_instruction_has_a_rule_case() -> None:
     """Every typed instruction with operands or qualifiers to check has at least one
     rule checked against ptxas (the operand-less fixed forms have nothing to get wrong)."""
     checked = {rule.bad().name for rule in RULES} | {"ptx.brx_idx"}  # test_brx_idx_agrees_with_ptxas
+    checked |= {"ptx.call", "ptx.call_indirect"}  # test_ptx_calls.py::test_call_rules_agree_with_ptxas
     fixed = {"ptx.ret", "ptx.bra", "ptx.fence_mbarrier_init", "ptx.tcgen05_relinquish_alloc_permit",
              "ptx.tcgen05_fence", "ptx.tcgen05_wait", "ptx.trap",
              "ptx.cp_async_commit_group"}  # fmt: skip
@@ -732,7 +733,7 @@ def test_every_instruction_has_a_rule_case() -> None:
 def test_every_string_property_is_a_label() -> None:
     """No free-string qualifier remains on a typed instruction: the only `StringAttr`
     properties of the typed ptx instructions are label names (PTX's own free text: a
-    branch target, a `.branchtargets` list); the
+    branch target, a `.branchtargets` list, a called `.func`, a `.callprototype`); the
     generic `ptx.inst` keeps a parsed instruction's opcode as written."""
     from xdsl.dialects.builtin import StringAttr
     from xdsl.irdl import BaseAttr
@@ -744,7 +745,12 @@ def test_every_string_property_is_a_label() -> None:
         for name, definition in op.get_irdl_definition().properties.items()
         if isinstance(definition.constr, BaseAttr) and definition.constr.attr is StringAttr
     }
-    assert strings == {("ptx.bra", "target"), ("ptx.brx_idx", "targets")}
+    assert strings == {
+        ("ptx.bra", "target"),
+        ("ptx.brx_idx", "targets"),
+        ("ptx.call", "callee"),
+        ("ptx.call_indirect", "prototype"),
+    }
 
 
 def test_fixed_forms_print_their_isa_spelling() -> None:

@@ -74,3 +74,46 @@ llvm.func @ifs(%flag: i1, %slot: !llvm.ptr<3>, %x: i32, %out: !llvm.ptr<1>) attr
 // CHECK-NEXT: mov.b32 %r[[Y]], %r[[B]];
 // CHECK-NEXT: [[END]]:
 // CHECK-NEXT: st.global.b32 [%rd{{[0-9]+}}], %r[[Y]];
+
+// -----
+
+// A device function becomes a .func with llc-22's parameter names and .param types
+// (i1 as .b32); its parameters may differ per lane, so a branch on one is a plain bra.
+// A call is llc-22's sequence in its own { } scope, with call.uni (the call is unguarded).
+llvm.func internal @twice_if(%x: i32, %flag: i1) -> i32 {
+  %r = scf.if %flag -> (i32) {
+    %y = arith.addi %x, %x : i32
+    scf.yield %y : i32
+  } else {
+    scf.yield %x : i32
+  }
+  llvm.return %r : i32
+}
+llvm.func @caller(%n: i32, %out: !llvm.ptr<1>) attributes {nvvm.kernel} {
+  %t = nvvm.read.ptx.sreg.tid.x : i32
+  %f = arith.cmpi slt, %t, %n : i32
+  %r = llvm.call @twice_if(%n, %f) : (i32, i1) -> i32
+  llvm.store %r, %out : i32, !llvm.ptr<1>
+  llvm.return
+}
+// CHECK-LABEL: .func (.param .b32 func_retval0) twice_if(
+// CHECK-NEXT:  .param .b32 twice_if_param_0,
+// CHECK-NEXT:  .param .b32 twice_if_param_1
+// CHECK-NEXT:  )
+// CHECK:       ld.param.b32 %r[[X:[0-9]+]], [twice_if_param_0];
+// CHECK-NEXT:  ld.param.b32 %r[[F:[0-9]+]], [twice_if_param_1];
+// CHECK-NEXT:  setp.ne.b32 %p[[P:[0-9]+]], %r[[F]], 0;
+// CHECK-NEXT:  @!%p[[P]] bra $L
+// CHECK:       st.param.b32 [func_retval0], %r
+// CHECK-NEXT:  ret;
+// CHECK-LABEL: .visible .entry caller(
+// CHECK:       .param .b32 param0;
+// CHECK-NEXT:  .param .b32 param1;
+// CHECK-NEXT:  .param .b32 retval0;
+// CHECK-NEXT:  st.param.b32 [param0], %r
+// CHECK-NEXT:  selp.b32 %r[[BIT:[0-9]+]], 1, 0, %p
+// CHECK-NEXT:  st.param.b32 [param1], %r[[BIT]];
+// CHECK-NEXT:  call.uni (retval0), twice_if, (param0, param1);
+// CHECK-NEXT:  ld.param.b32 %r[[R:[0-9]+]], [retval0];
+// CHECK-NEXT:  }
+// CHECK-NEXT:  st.global.b32 [%rd{{[0-9]+}}], %r[[R]];

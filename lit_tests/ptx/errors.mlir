@@ -41,13 +41,12 @@ llvm.func @unlowered(%slot: !llvm.ptr<3>) attributes {nvvm.kernel} {
 
 // -----
 
-llvm.func @device(%x: i32) -> i32 {
-  llvm.return %x : i32
-}
-llvm.func @k() attributes {nvvm.kernel} {
+llvm.func @device(i32) -> i32
+llvm.func @k(%x: i32) attributes {nvvm.kernel} {
+  %y = llvm.call @device(%x) : (i32) -> i32
   llvm.return
 }
-// CHECK: errors.mlir:[[# @LINE - 6]]:1: error: ptx backend: @device is not a kernel (no nvvm.kernel); device functions are not supported
+// CHECK: errors.mlir:[[# @LINE - 5]]:1: error: ptx backend: @device is only declared: an external function cannot be linked
 
 // -----
 

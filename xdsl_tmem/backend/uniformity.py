@@ -32,8 +32,8 @@ Rules (a fixpoint over values, block arguments included):
   leave at different iterations). For the same reason a value defined in such a
   cycle and used outside it is divergent. Joins are found below the branch up to its
   immediate post-dominator, where the two sides reconverge.
-* Kernel parameters are uniform; any other block argument is divergent unless a
-  rule above covers it.
+* Kernel parameters are uniform; any other block argument (a device function's
+  parameters included) is divergent unless a rule above covers it.
 """
 
 from __future__ import annotations
@@ -245,8 +245,8 @@ class _Divergence:
     def _uncovered_blocks(self) -> list[Block]:
         """Blocks whose arguments no rule covers: divergent from the start."""
         covered: set[Block] = set()
-        if self.fn.regions and self.fn.regions[0].blocks:
-            covered.add(self.fn.regions[0].blocks[0])  # kernel parameters
+        if self.fn.regions and self.fn.regions[0].blocks and "nvvm.kernel" in self.fn.attributes:
+            covered.add(self.fn.regions[0].blocks[0])  # kernel parameters (a device function's may differ per lane)
         for op in self.fn.walk():
             if isinstance(op, scf.ForOp | scf.IfOp | scf.WhileOp):
                 covered.update(b for r in op.regions for b in r.blocks)

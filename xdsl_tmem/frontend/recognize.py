@@ -62,10 +62,10 @@ from xdsl_tmem.diagnostics import SourceMap
 from xdsl_tmem.dialects import ptx
 from xdsl_tmem.dialects.ptx.generic import arg_text
 
-VARIADIC_COUNTS = (0, 1, 2, 3, 4, 5, 8, 16, 32, 64, 128)
+VARIADIC_COUNTS = (0, 1, 2, 3, 4, 5, 6, 7, 8, 16, 32, 64, 128)
 """Lengths tried for a variadic operand or result list: vectors (`.v2 .v4 .v8`),
 tcgen05.ld/st register lists (powers of two up to 128), the disable-output-lane
-vector (4 or 8), tensor coordinates (1 to 5), none."""
+vector (4 or 8), tensor coordinates (1 to 5), a call's arguments (up to 8), none."""
 
 _SENTINEL = 987_650_000
 """Integer properties (address offsets) take `_SENTINEL + i` in a form's template."""

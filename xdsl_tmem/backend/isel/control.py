@@ -1,5 +1,6 @@
 """Rules for control flow: `scf.if` (branched or predicated), rotated `scf.for` /
-`scf.while` loops, and multi-block `cf` / `llvm` branches.
+`scf.while` loops, multi-block `cf` / `llvm` branches, returns, and `llvm.call` of a
+device function (with the `.param` conventions its `.func` shares).
 """
 
 from __future__ import annotations
@@ -8,19 +9,22 @@ from collections.abc import Sequence
 from typing import cast
 
 from xdsl.dialects import cf, func, llvm, scf
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.dialects.builtin import VectorType, i1
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from xdsl_tmem.backend.isel.core import (
     Address,
     FunctionSelector,
     Operand,
+    UnsupportedTypeError,
     bit_width,
+    byte_size,
     register_kind,
     rule,
     vector_elements,
 )
 from xdsl_tmem.dialects import ptx
-from xdsl_tmem.dialects.ptx import CmpOp, PtxType
+from xdsl_tmem.dialects.ptx import CmpOp, PtxType, StateSpace
 from xdsl_tmem.dialects.utils import constant_int
 
 # --------------------------------------------------------------------------------------
@@ -228,5 +232,108 @@ def _cond_br(fs: FunctionSelector, op: cf.ConditionalBranchOp | llvm.CondBrOp) -
 @rule(llvm.ReturnOp, func.ReturnOp)
 def _return(fs: FunctionSelector, op: Operation) -> None:
     if op.operands:
-        raise fs.error(op, "a kernel returns no value")
+        if "nvvm.kernel" in fs.fn.attributes:
+            raise fs.error(op, "a kernel returns no value")
+        store_func_param(fs, fs.symbol(FUNC_RETURN), op.operands[0])
     fs.emit(ptx.RetOp())
+
+
+# --------------------------------------------------------------------------------------
+# Device functions and calls
+# --------------------------------------------------------------------------------------
+
+FUNC_RETURN = "func_retval0"
+"""The return value's `.param` name in a `.func` (llc-22's)."""
+
+
+def func_param_declaration(name: str, t: Attribute) -> ptx.DeclAttr:
+    """The `.param` of a device function's parameter or return value, or of a call's
+    argument, as llc-22 declares them: scalars up to 32 bits `.b32` (i1, i8 and i16
+    widened), 64-bit ones `.b64`, vectors a byte array at their size's alignment
+    (`.param .align 16 .b8 p[16]`). Pointers take their register's width (32 bits for
+    shared, tensor and shared::cluster memory; llc-22 passes those as 64-bit generic
+    values, but both ends of our calls are ours)."""
+    if isinstance(t, VectorType):
+        vector = cast(Attribute, t)
+        if vector_elements(vector)[0] == i1:
+            raise UnsupportedTypeError(f"vector of i1 {t} cannot be passed to a device function")
+        size = byte_size(vector)
+        if size & (size - 1):
+            raise UnsupportedTypeError(f"vector {t} of {size} bytes (not a power of two) cannot be passed")
+        return ptx.DeclAttr("param", "b8", name, align=min(size, 16), dims=[size])
+    return ptx.DeclAttr("param", "b64" if bit_width(t) == 64 else "b32", name)
+
+
+def _param_accesses(t: Attribute) -> list[tuple[PtxType, int]]:
+    """(type, byte offset) of each element's `ld.param` / `st.param`."""
+    element, count = vector_elements(t)
+    bits = bit_width(element)
+    width = max(bits // 8, 1)
+    return [(PtxType.of("b", max(bits, 8)), k * width) for k in range(count)]
+
+
+def store_func_param(fs: FunctionSelector, symbol: SSAValue, value: SSAValue) -> None:
+    """`st.param` of `value` into a `.param` (an i1 as the `.b32` 0 or 1)."""
+    if value.type == i1:
+        bit = fs.emit(ptx.SelpOp(PtxType.B32, fs.fresh("b32"), fs.imm(1), fs.imm(0), fs.reg(value, "pred"))).res
+        fs.emit(ptx.StOp(StateSpace.PARAM, PtxType.B32, symbol, [bit]))
+        return
+    for operand, (t, offset) in zip(fs.get(value), _param_accesses(value.type), strict=True):
+        register = fs.materialize_address(operand) if isinstance(operand, Address) else fs.reg(operand)
+        fs.emit(ptx.StOp(StateSpace.PARAM, t, symbol, [register], offset))
+
+
+def load_func_param(fs: FunctionSelector, value: SSAValue, name: str) -> None:
+    """Define `value` by `ld.param` from the `.param` named `name` (an i1 from its `.b32`).
+    The registers are handles (`ptx.reg`, defined at the top of the function): a call's
+    return value is loaded inside the call's `{ }` scope and used after it."""
+    symbol = fs.symbol(name)
+    t = value.type
+    if t == i1:
+        word = fs.emit(ptx.LdOp(StateSpace.PARAM, PtxType.B32, [fs.fresh("b32")], symbol)).res[0]
+        bit = fs.handle("pred")
+        fs.emit(ptx.SetpOp(CmpOp.NE, PtxType.B32, cast(ptx.RegisterType, bit.type), word, fs.imm(0)))
+        fs.define(value, [bit])
+        return
+    element, _ = vector_elements(t)
+    kind = register_kind(element)
+    loaded: list[Operand] = []
+    for access, offset in _param_accesses(t):
+        register = fs.handle(kind)
+        fs.emit(ptx.LdOp(StateSpace.PARAM, access, [cast(ptx.RegisterType, register.type)], symbol, offset))
+        loaded.append(Address(register) if isinstance(element, llvm.LLVMPointerType) else register)
+    fs.define(value, loaded)
+
+
+@rule(llvm.CallOp)
+def _call(fs: FunctionSelector, op: llvm.CallOp) -> None:
+    """The call sequence llc-22 emits, in its own `{ }` scope: the argument and return
+    `.param`s (`param0`, ..., `retval0`), `st.param` of each argument, `call.uni`, and
+    `ld.param` of the return value. `.uni`: the call is unguarded, so every active
+    thread calls (PTX ISA 9.0, `call`; llc-22 writes `call.uni` under divergence too)."""
+    if op.callee is None:
+        raise fs.error(op, "an indirect llvm.call (through a function pointer) has no PTX lowering")
+    if op.op_bundle_operands:
+        raise fs.error(op, "llvm.call with operand bundles has no PTX lowering")
+    callee = op.callee.string_value()
+    outer = fs.body
+    scope = Block()
+    fs.body = scope
+    try:
+        args: list[SSAValue] = []
+        for i, arg in enumerate(op.args):
+            name = f"param{i}"
+            scope.add_op(ptx.VariableOp(func_param_declaration(name, arg.type)))
+            args.append(fs.symbol(name))
+        returns: list[SSAValue] = []
+        if op.returned is not None:
+            scope.add_op(ptx.VariableOp(func_param_declaration("retval0", op.returned.type)))
+            returns.append(fs.symbol("retval0"))
+        for symbol, arg in zip(args, op.args, strict=True):
+            store_func_param(fs, symbol, arg)
+        fs.emit(ptx.CallOp(callee, returns, args, uniform=True))
+        if op.returned is not None:
+            load_func_param(fs, op.returned, "retval0")
+    finally:
+        fs.body = outer
+    fs.emit(ptx.ScopeOp(Region(scope)))

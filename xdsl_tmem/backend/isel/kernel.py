@@ -32,7 +32,7 @@ from xdsl_tmem.backend.isel import control as _control
 from xdsl_tmem.backend.isel import memory as _memory
 from xdsl_tmem.backend.isel import nvvm_sync as _nvvm_sync
 from xdsl_tmem.backend.isel import tcgen05 as _tcgen05
-from xdsl_tmem.backend.isel.control import select_blocks
+from xdsl_tmem.backend.isel.control import FUNC_RETURN, func_param_declaration, load_func_param, select_blocks
 from xdsl_tmem.backend.isel.core import (
     Address,
     FunctionSelector,
@@ -141,6 +141,41 @@ def select_kernel(fn: Operation, arch: Arch) -> ptx.FunctionOp:
             _load_param(fs, arg, param_name)
         except UnsupportedTypeError as e:
             raise IselError(fn, f"ptx backend: kernel @{name} parameter {i}: {e}") from None
+    _select_body(fn, fs)
+    properties = {"linkage": ArrayAttr([StringAttr("visible")]), "params": ArrayAttr(params), **_directives(fn)}
+    return _verified(fn, ptx.FunctionOp(name, "entry", Region(fs.body), properties))
+
+
+def select_function(fn: llvm.FuncOp, arch: Arch) -> ptx.FunctionOp:
+    """Select a device function (an `llvm.func` without `nvvm.kernel`) into a `.func`,
+    as llc-22 declares it: parameters `f_param_N` and the return value `func_retval0`
+    in the `.param` space, `.visible` unless the function is internal or private."""
+    name = fn.sym_name.data
+    fs = FunctionSelector(fn, arch)
+    region = fn.regions[0]
+    params: list[ptx.DeclAttr] = []
+    returns: list[ptx.DeclAttr] = []
+    try:
+        for i, arg in enumerate(region.blocks[0].args):
+            params.append(func_param_declaration(f"{name}_param_{i}", arg.type))
+            load_func_param(fs, arg, f"{name}_param_{i}")
+        result = fn.function_type.output
+        if not isinstance(result, llvm.LLVMVoidType):
+            returns.append(func_param_declaration(FUNC_RETURN, result))
+    except UnsupportedTypeError as e:
+        raise IselError(fn, f"ptx backend: device function @{name}: {e}") from None
+    _select_body(fn, fs)
+    properties: dict[str, Attribute] = {"params": ArrayAttr(params)}
+    if fn.linkage.linkage.data not in ("internal", "private"):
+        properties["linkage"] = ArrayAttr([StringAttr("visible")])
+    if returns:
+        properties["returns"] = ArrayAttr(returns)
+    return _verified(fn, ptx.FunctionOp(name, "func", Region(fs.body), properties))
+
+
+def _select_body(fn: Operation, fs: FunctionSelector) -> None:
+    """Select the body after the parameter loads, then clean up and declare registers."""
+    region = fn.regions[0]
     parameters_end = fs.body.last_op
     if len(region.blocks) == 1:
         fs.select_block(region.blocks[0])
@@ -157,9 +192,6 @@ def select_kernel(fn: Operation, arch: Arch) -> ptx.FunctionOp:
     _hoist_operands(fs.body)
     _remove_unused_labels(fs.body)
     _declare_registers(fs.body)
-    _verify_instructions(fn, fs.body)
-    properties = {"linkage": ArrayAttr([StringAttr("visible")]), "params": ArrayAttr(params), **_directives(fn)}
-    return ptx.FunctionOp(name, "entry", Region(fs.body), properties)
 
 
 def _remove_unused_labels(body: Block) -> None:
@@ -175,7 +207,7 @@ def _declare_registers(body: Block) -> None:
     """`.reg .b32 %r<N>;` per register class the body uses, first in the body: N is one
     more than the highest register number of the class."""
     counts: dict[str, int] = {}
-    for op in body.ops:
+    for op in body.walk():
         for value in (*op.results, *op.operands):
             if isinstance(value.type, ptx.RegisterType):
                 kind = value.type.kind.data
@@ -195,7 +227,7 @@ def _hoist_operands(body: Block) -> None:
     """Operand pseudo-ops (immediates, symbols, special registers, register handles) take
     no operands and print nothing: define them all first, so that every use is dominated
     by its definition (the prologue's instructions move above the body's definitions)."""
-    pseudo = [op for op in body.ops if isinstance(op, ptx.ImmOp | ptx.SymbolOp | ptx.SpecialOp | ptx.RegisterOp)]
+    pseudo = [op for op in body.walk() if isinstance(op, ptx.ImmOp | ptx.SymbolOp | ptx.SpecialOp | ptx.RegisterOp)]
     for op in pseudo:
         op.detach()
     first = body.first_op
@@ -206,14 +238,16 @@ def _hoist_operands(body: Block) -> None:
             body.insert_op_before(op, first)
 
 
-def _verify_instructions(fn: Operation, body: Block) -> None:
+def _verified(fn: Operation, function: ptx.FunctionOp) -> ptx.FunctionOp:
     """Every selected instruction obeys its PTX ISA rules (the ptx verifiers), so that
-    an instruction ptxas would reject is reported here, at the kernel, not by ptxas."""
-    for op in body.ops:
+    an instruction ptxas would reject is reported here, at the kernel, not by ptxas.
+    Checked in the function (`st.param` may write only its own `.param`s)."""
+    for op in function.body.block.ops:
         try:
             op.verify()
         except VerifyException as e:
             raise IselError(fn, f"ptx backend: selected an invalid instruction: {e}") from None
+    return function
 
 
 def _remove_dead_instructions(body: Block) -> None:
@@ -221,7 +255,7 @@ def _remove_dead_instructions(body: Block) -> None:
     addition folded into an address offset). Registers are named by type, so liveness
     is by register, over the whole kernel: sound without a control-flow graph."""
     while True:
-        read = {value.type for op in body.ops for value in op.operands if isinstance(value.type, ptx.RegisterType)}
+        read = {value.type for op in body.walk() for value in op.operands if isinstance(value.type, ptx.RegisterType)}
         dead = [
             op
             for op in body.ops
@@ -263,22 +297,44 @@ def select_module(module: ModuleOp, arch: Arch) -> ptx.ModuleOp:
     """The `ptx.module` for an nvvm-level module: globals (largest alignment first, so
     small variables do not pad big aligned buffers) and one entry per kernel."""
     globals_: list[ptx.VariableOp] = []
+    functions: list[ptx.FunctionOp] = []
     entries: list[ptx.FunctionOp] = []
     for op in module.body.block.ops:
         if isinstance(op, llvm.GlobalOp):
             globals_.append(_global_declaration(op))
         elif _is_kernel(op):
             entries.append(select_kernel(op, arch))
+        elif isinstance(op, llvm.FuncOp) and op.body.blocks:
+            functions.append(select_function(op, arch))
         elif isinstance(op, llvm.FuncOp | func.FuncOp):
             if op.regions[0].blocks:
                 raise IselError(
                     op,
-                    f"ptx backend: @{op.sym_name.data} is not a kernel (no nvvm.kernel); "
-                    "device functions are not supported",
+                    f"ptx backend: @{op.sym_name.data} is a func.func without nvvm.kernel; "
+                    "device functions are llvm.func",
                 )
+            raise IselError(
+                op, f"ptx backend: @{op.sym_name.data} is only declared: an external function cannot be linked"
+            )
         else:
             raise IselError(op, f"ptx backend: {op.name} at module level has no PTX lowering")
     if not entries:
         raise IselError(module, "ptx backend: the module has no kernel (an llvm.func with nvvm.kernel)")
     globals_.sort(key=lambda g: -g.decl.align.data)
-    return ptx.ModuleOp(arch.version, arch.name, Region(Block([*globals_, *entries])), address_size=64)
+    body = [*globals_, *_prototypes(functions), *functions, *entries]
+    return ptx.ModuleOp(arch.version, arch.name, Region(Block(body)), address_size=64)
+
+
+def _prototypes(functions: list[ptx.FunctionOp]) -> list[ptx.FunctionOp]:
+    """A declaration (`.func f(...);`) of each device function called before its
+    definition: ptxas needs a callee declared before the call (the kernels come last)."""
+    defined: set[str] = set()
+    needed: list[ptx.FunctionOp] = []
+    for function in functions:
+        for op in function.walk():
+            if isinstance(op, ptx.CallOp) and op.callee.data not in defined:
+                callee = next((f for f in functions if f.sym_name.data == op.callee.data), None)
+                if callee is not None and callee not in needed:
+                    needed.append(callee)
+        defined.add(function.sym_name.data)
+    return [ptx.FunctionOp(f.sym_name.data, "func", Region(), dict(f.properties)) for f in needed]

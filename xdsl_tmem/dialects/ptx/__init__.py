@@ -69,7 +69,7 @@ from xdsl_tmem.dialects.ptx.base import (
     float_literal,
 )
 from xdsl_tmem.dialects.ptx.bits import BfeOp, BfindOp, BfiOp, BrevOp, ClzOp, Lop3Op, PopcOp, PrmtOp, ShfOp
-from xdsl_tmem.dialects.ptx.control import BraOp, BrxIdxOp, LabelOp, RetOp, TrapOp
+from xdsl_tmem.dialects.ptx.control import BraOp, BrxIdxOp, CallIndirectOp, CallOp, LabelOp, RetOp, TrapOp
 from xdsl_tmem.dialects.ptx.floating import (
     AbsOp,
     AddF32x2Op,
@@ -321,6 +321,8 @@ PTX = Dialect(
         NanosleepOp,
         TrapOp,
         BrxIdxOp,
+        CallOp,
+        CallIndirectOp,
         Ex2Op,
         AbsOp,
         RcpOp,
@@ -450,6 +452,8 @@ __all__ = [
     "CacheLevelAttr",
     "CacheOperator",
     "CacheOperatorAttr",
+    "CallIndirectOp",
+    "CallOp",
     "CallPrototypeOp",
     "CallTargetsOp",
     "ClzOp",

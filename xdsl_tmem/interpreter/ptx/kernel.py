@@ -25,6 +25,9 @@ from xdsl_tmem.interpreter.launch import (
     StructArgument,
 )
 from xdsl_tmem.interpreter.machine import MAX_SHARED_BYTES, Cluster, Cta, GlobalMemory, SharedLayout
+
+# Importing it registers the decoders of calls and brx.idx (and the `call` expander).
+from xdsl_tmem.interpreter.ptx import calls as _calls  # noqa: F401  # pyright: ignore[reportUnusedImport]
 from xdsl_tmem.interpreter.ptx.base import LANE_DTYPE
 from xdsl_tmem.interpreter.ptx.program import Decoded, Decoder, Parameter, Program, Refused, parse_parameter
 from xdsl_tmem.interpreter.ptx.warp import PtxWarp
@@ -285,16 +288,20 @@ def number_lines(program: Program) -> None:
         lines = ptx_text(module).splitlines()
     except ValueError:  # an op the printer cannot render (printer.py raises ValueError): reports name the op only
         return
+    # By op, in the module's order: an inlined callee's instructions (calls.py) come after
+    # the call in the program but may be printed before the kernel.
+    line_of: dict[Operation, int] = {}
     at = 0
-    for decoded in program.code:
-        op: Operation = decoded.op
+    for op in module.walk():
         if not isinstance(op, ptx.Instruction):
             continue
         text = op.ptx_line(operand_text)
         for n in range(at, len(lines)):
             if lines[n].strip() == text:
-                decoded.line, at = n + 1, n + 1
+                line_of[op], at = n + 1, n + 1
                 break
+    for decoded in program.code:
+        decoded.line = line_of.get(decoded.op, 0)
 
 
 def _number_source_lines(program: Program, source_map: SourceMap) -> bool:

@@ -177,7 +177,20 @@ class Decoder:
         self.layout = layout
         self.params = {p.name: p for p in params}
         self.points = points
-        self.slots: dict[ptx.RegisterType, int] = {}
+        self.slots: dict[tuple[int, ptx.RegisterType], int] = {}
+        """Register slots by (frame, register): each inlined call (calls.py) has its own registers."""
+        self.frame = 0
+        """The function instance whose instructions are being read (0: the kernel's body)."""
+        self.frames: list[int] = []
+        """Each flat instruction's frame."""
+        self.symbols: list[dict[str, Any]] = []
+        """The `.param` variables of the scopes being read, innermost last (calls.py)."""
+        self.scope_symbols: list[list[dict[str, Any]]] = []
+        """Each flat instruction's view of `symbols`."""
+        self.flows: dict[int, Flow] = {}
+        """Instructions whose control flow an expander decided (a call, a callee's `ret`)."""
+        self.extra: dict[str, Any] = {}
+        """Per-launch state of the expanders (calls.py)."""
         self.initial: list[Lanes] = []
         self.constants: dict[tuple[Any, str], int] = {}
         self.param_bytes = bytearray()
@@ -191,9 +204,9 @@ class Decoder:
     def register(self, value: SSAValue) -> int:
         t = value.type
         assert isinstance(t, ptx.RegisterType)
-        slot = self.slots.get(t)
+        slot = self.slots.get((self.frame, t))
         if slot is None:
-            slot = self.slots[t] = len(self.initial)
+            slot = self.slots[self.frame, t] = len(self.initial)
             zeros = np.zeros(WARP, dtype=class_dtype(t.kind.data))
             zeros.flags.writeable = False
             self.initial.append(zeros)
@@ -317,12 +330,19 @@ class Decoder:
         self.flatten(self.entry.body.block, instructions, chains, [])
         self.instructions = instructions
         labels = [
-            _visible(chain) if isinstance(op, ptx.BraOp) else {} for op, chain in zip(instructions, chains, strict=True)
+            _visible(chain) if isinstance(op, ptx.BraOp | ptx.BrxIdxOp) else {}
+            for op, chain in zip(instructions, chains, strict=True)
         ]
         self.labels = labels
-        flows = [_flow(op, i, labels[i]) for i, op in enumerate(instructions)]
+        flows = [
+            self.flows.get(i) or FLOWS.get(type(op), _flow)(op, i, labels[i]) for i, op in enumerate(instructions)
+        ]
         points = reconvergence_points(flows)
-        code = [self.instruction(op, i, flows[i], labels[i], points.get(i, EXIT)) for i, op in enumerate(instructions)]
+        code: list[Decoded] = []
+        for i, op in enumerate(instructions):
+            self.frame = self.frames[i]
+            code.append(self.instruction(op, i, flows[i], labels[i], points.get(i, EXIT)))
+        self.frame = 0
         code.append(Decoded(self.entry, _exit_kernel, False, Flow(falls_through=False, exits=True)))
         return Program(module, self.entry, code, self.initial, list(self.params.values()))
 
@@ -339,6 +359,7 @@ class Decoder:
         and those around it (`chains`), filled in as the scopes are read."""
         local: dict[str, int] = {}
         chain = [*outer, local]
+        self.symbols.append({})
         for op in block.ops:
             if isinstance(op, ptx.LabelOp):
                 if op.label.data in local:
@@ -346,12 +367,27 @@ class Decoder:
                 local[op.label.data] = len(instructions)
             elif isinstance(op, ptx.ScopeOp):
                 self.flatten(op.body.block, instructions, chains, chain)
+            elif (expand := EXPANDERS.get(type(op))) is not None:
+                expand(self, op, instructions, chains, chain)  # calls, `.param` variables (calls.py)
             elif isinstance(op, ptx.Instruction) or op.dialect_name() != "ptx":
-                instructions.append(op)  # an op of another dialect is refused when it runs
-                chains.append(chain)
+                self.place(op, instructions, chains, chain)  # an op of another dialect is refused when it runs
             # Other ptx statements execute nothing: operand sources (ptx.imm, ...) and
             # declarations (a function's `.shared` variables are laid out with the
             # module's, kernel.py).
+        self.symbols.pop()
+
+    def place(
+        self,
+        op: Operation,
+        instructions: list[Operation],
+        chains: list[list[dict[str, int]]],
+        chain: list[dict[str, int]],
+    ) -> None:
+        """Append one instruction of the current frame and scope to the flat program."""
+        instructions.append(op)
+        chains.append(chain)
+        self.frames.append(self.frame)
+        self.scope_symbols.append(list(self.symbols))
 
     def instruction(self, op: Operation, index: int, flow: Flow, labels: dict[str, int], rpc: int) -> Decoded:
         sync = is_sync_point(type(op), self.points)
@@ -448,6 +484,12 @@ Decoding = tuple[Run, Effect | None]
 """An instruction's closure and its exploration effect (None: `OTHER`, unless a `ThreadBarrier`)."""
 OpDecoder = Callable[[Decoder, Any, int, dict[str, int], int], Decoding]
 DECODERS: dict[type[Operation], OpDecoder] = {}
+Expander = Callable[[Decoder, Any, list[Operation], list[list[dict[str, int]]], list[dict[str, int]]], None]
+EXPANDERS: dict[type[Operation], Expander] = {}
+"""Statements that `Decoder.flatten` hands on instead of placing them as they are (calls.py:
+a `call` is inlined, a `.param` variable gets per-thread storage)."""
+FLOWS: dict[type[Operation], Callable[[Any, int, dict[str, int]], Flow]] = {}
+"""How an op class passes control on, where `_flow` does not know (calls.py: brx.idx)."""
 
 
 def decodes(*op_types: type[Operation]) -> Callable[[OpDecoder], OpDecoder]:
@@ -1522,11 +1564,6 @@ def _trap(d: Decoder, op: ptx.TrapOp, index: int, labels: dict[str, int], rpc: i
         raise Hazard("trap", f"trap executed by lanes {format_lanes(w.mask)} of {w.name}: the kernel aborted")
 
     return _action(d, op, index, act), None
-
-
-@decodes(ptx.BrxIdxOp)
-def _brx_idx(d: Decoder, op: ptx.BrxIdxOp, index: int, labels: dict[str, int], rpc: int) -> Decoding:
-    raise Refused("brx.idx (an indexed branch through a .branchtargets list) is not modelled yet")
 
 
 @decodes(ptx.CpAsyncOp, ptx.CpAsyncCommitGroupOp, ptx.CpAsyncWaitGroupOp, ptx.CpAsyncBulkTensorOp, ptx.LdmatrixOp)
