@@ -62,7 +62,7 @@ from xdsl_tmem.interpreter.executor import (
     wake_spinning,
 )
 from xdsl_tmem.interpreter.launch import Launch, LaunchError, Schedule
-from xdsl_tmem.interpreter.machine import GlobalMemory, Hazard
+from xdsl_tmem.interpreter.machine import GlobalMemory, Hazard, NamedBarrier
 from xdsl_tmem.interpreter.ptx.warp import PtxWarp
 from xdsl_tmem.interpreter.run import (
     ClusterRun,
@@ -445,7 +445,7 @@ def state_key(run: ClusterRun) -> int:
                     )
                     for offset, b in sorted(cta.mbarriers.items())
                 ),
-                tuple((i, b.expected, b.arrived, b.generation, _clock(b.clock)) for i, b in sorted(cta.named.items())),
+                tuple(_named_key(i, b) for i, b in sorted(cta.named.items())),
                 tuple((len(c.ops), tuple(c.barriers), _clock(c.clock)) for c in cta.commits),
                 tuple((t, len(r)) for t, r in sorted(cta.inflight.items())),
                 tuple(
@@ -482,6 +482,16 @@ def _spin_key(warp: Warp) -> tuple[bool, int, int]:
     spinning = warp.status is Status.READY and warp.poll_version == warp.cluster.version
     woken = warp.spin_woken
     return spinning, id(warp.blocked_op) if spinning else 0, 0 if woken is None else id(woken)
+
+
+def _named_key(number: int, bar: NamedBarrier) -> tuple[Any, ...]:
+    """A named barrier: its count, generation and clock, the votes of `bar.red` (current
+    and of the generation its waiters read) and the warps partly arrived."""
+    partial = tuple(
+        (w, p.lanes.tobytes(), p.waiting.tobytes(), p.votes, p.generation) for w, p in sorted(bar.partial.items())
+    )
+    last = bar.reduced.get(bar.generation - 1)
+    return (number, bar.expected, bar.arrived, bar.generation, _clock(bar.clock), bar.votes, last, partial)
 
 
 def _clock(clock: Any) -> bytes | None:
