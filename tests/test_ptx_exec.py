@@ -23,7 +23,7 @@ from xdsl.dialects.builtin import ArrayAttr, IntAttr, IntegerAttr, ModuleOp, i32
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from xdsl_tmem.backend.target import ConvertToPtxPass, emit_ptx
-from xdsl_tmem.dialects import nvvm, ptx
+from xdsl_tmem.dialects import ptx
 from xdsl_tmem.dialects.ptx.generic import ArgInt
 from xdsl_tmem.dialects.ptx.qualifiers import (
     BarrierKind,

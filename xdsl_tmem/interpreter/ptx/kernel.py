@@ -24,11 +24,13 @@ from xdsl_tmem.interpreter.launch import (
     StructArgument,
 )
 from xdsl_tmem.interpreter.machine import MAX_SHARED_BYTES, Cluster, Cta, GlobalMemory, SharedLayout
-from xdsl_tmem.interpreter.ptx import atomics as _atomics  # noqa: F401  (registers its decoders)
-from xdsl_tmem.interpreter.ptx import barriers as _barriers  # noqa: F401  (registers its decoders)
+from xdsl_tmem.interpreter.ptx import atomics, barriers
 from xdsl_tmem.interpreter.ptx.base import LANE_DTYPE
 from xdsl_tmem.interpreter.ptx.program import Decoder, Parameter, Program, Refused, parse_parameter
 from xdsl_tmem.interpreter.ptx.warp import PtxWarp
+
+DECODER_MODULES = (atomics, barriers)
+"""Modules of per-op decoders beside program.py's, imported for their `@decodes` registrations."""
 
 
 def find_entry(module: ModuleOp, name: str) -> ptx.FunctionOp | None:
