@@ -365,3 +365,49 @@ def test_st_async_completes_its_bytes_on_the_mbarrier() -> None:
     with pytest.raises(KernelDeadlock):
         run_kernel(load_ptx(_ST_ASYNC.format(expect=12), "k.ptx", SourceMap()), "k", block=32,
                    args={"out_ptr": np.zeros(2, np.uint32)})  # fmt: skip
+
+
+_PART_EXITS = """\
+.version 8.6
+.target sm_90
+.address_size 64
+.shared .align 4 .b32 val;
+.visible .entry k(.param .u64 out_ptr)
+{
+\t.reg .b64 %out, %t;
+\t.reg .b32 %tx, %lane, %v;
+\t.reg .pred %w1, %lo;
+\tld.param.u64 %out, [out_ptr];
+\tcvta.to.global.u64 %out, %out;
+\tmov.u32 %tx, %tid.x;
+\tmov.u32 %lane, %laneid;
+\tsetp.ge.u32 %w1, %tx, 32;
+\t@!%w1 bra WARP0;
+\tst.shared.u32 [val], 42;
+\tbarrier.sync 1, 64;
+\tret;
+WARP0:
+\tsetp.lt.u32 %lo, %lane, 16;
+\t@%lo bra LOW;
+\tret;
+LOW:
+\tbarrier.sync 1, 64;
+\tld.shared.u32 %v, [val];
+\tmul.wide.u32 %t, %tx, 4;
+\tadd.u64 %out, %out, %t;
+\tst.global.u32 [%out], %v;
+\tret;
+}
+"""
+
+
+def test_non_aligned_barrier_counts_the_warp_once_its_other_lanes_exited() -> None:
+    """Lanes 0-15 of warp 0 reach `barrier.sync 1, 64` while lanes 16-31 are still to run
+    and then exit: the barrier waits for the warp's non-exited threads only (PTX ISA
+    9.0, barrier), so warp 0 arrives when its other lanes exit, the barrier completes
+    with warp 1, and lanes 0-15 read what warp 1 stored before it."""
+    module = load_ptx(_PART_EXITS, "k.ptx", SourceMap())
+    for schedule, seed in (("rr", 0), ("random", 1), ("random", 2)):
+        out = run_kernel(module, "k", block=64, args={"out_ptr": np.zeros(64, np.uint32)}, schedule=schedule,
+                         seed=seed).outputs["out_ptr"]  # fmt: skip
+        assert np.asarray(out).tolist() == [42] * 16 + [0] * 48

@@ -395,11 +395,12 @@ def barrier_partial(
         part.votes = (part.votes[0] + votes[0], part.votes[1] + votes[1])
         if not arrive_only:
             part.waiting = part.waiting | mask
-        if bool((part.lanes | ~warp.live).all()):
-            _join_count(warp, bar, what, barrier_id, threads)
-            part.generation = bar.generation
-            release_reads(warp)
-            bar.arrive(WARP, warp.clock.release(), part.votes)
+    if part.generation is None and bool((part.lanes | ~warp.live).all()):
+        # Every non-exited lane is there (the last ones arrived now, or the missing ones exited).
+        _join_count(warp, bar, what, barrier_id, part.threads)
+        part.generation = bar.generation
+        release_reads(warp)
+        bar.arrive(WARP, warp.clock.release(), part.votes)
     if arrive_only or (part.generation is not None and bar.generation > part.generation):
         generation = part.generation
         part.waiting = part.waiting & ~mask

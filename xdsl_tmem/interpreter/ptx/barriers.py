@@ -113,7 +113,8 @@ def _bar(d: Decoder, op: Op, index: int, labels: dict[str, int], rpc: int) -> De
         if guard is not None and not mask.any():
             return nxt
         number, threads = operands(w, R)
-        if aligned or (w.converged() and mask is w.mask):
+        resuming = _reached(w, number)
+        if aligned or (w.converged() and mask is w.mask and not resuming):
             cast_votes = votes(w, R, mask)
             reduced = with_mask(w, mask, lambda: machine.bar_sync(w, number, threads, arrive_only, cast_votes))
             write(w, R, mask, reduced)
@@ -121,7 +122,6 @@ def _bar(d: Decoder, op: Op, index: int, labels: dict[str, int], rpc: int) -> De
         if not bool((mask == w.mask).all()):
             raise _refusal(w, op, f"guard false in lanes {format_lanes(w.mask & ~mask)} of the path: a non-.aligned "
                                   "barrier skipped by part of a path is not modelled")  # fmt: skip
-        resuming = _reached(w, number)
         try:
             reduced = machine.barrier_partial(w, number, threads, arrive_only, votes(w, R, mask))
         except Blocked:
