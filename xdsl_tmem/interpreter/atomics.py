@@ -1,6 +1,6 @@
 """Atomic read-modify-writes on the machine model's memories (PTX `atom` and `red`,
-PTX ISA 9.0, atom/red), for any level that executes them (the PTX level today; the NVVM
-level does not execute `llvm.atomicrmw` yet).
+PTX ISA 9.0, atom/red), for any level that executes them (the PTX level; the NVVM level has
+none to execute: xDSL 0.74's `llvm` dialect defines no `atomicrmw`/`cmpxchg`).
 
 The lanes of a warp apply their operations one after another, in ascending lane order:
 the PTX ISA orders the atomics of one instruction's threads in no particular way, and
