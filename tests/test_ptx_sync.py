@@ -110,6 +110,16 @@ def test_non_aligned_reduction_reached_from_two_instructions() -> None:
         assert np.asarray(out).tolist() == [int((np.arange(THREADS) >= 40).sum())] * THREADS
 
 
+@pytest.mark.parametrize("spelling", ["barrier.red.popc.aligned.u32", "bar.red.popc.u32"])
+def test_aligned_reduction_under_divergence_is_a_hazard(spelling: str) -> None:
+    """`.aligned` (and `bar`, which is aligned) requires every thread of the warp to
+    execute the same instruction: reached from two, `divergent-sync-aligned`."""
+    module = load_ptx(_DIVERGENT_RED.replace("barrier.red.popc.u32", spelling), "k.ptx", SourceMap())
+    with pytest.raises(KernelHazard) as caught:
+        run_kernel(module, "k", block=THREADS, args={"out_ptr": np.zeros(THREADS, np.uint32)})
+    assert caught.value.kind == "divergent-sync-aligned", caught.value.message
+
+
 # ---- atom / red ---------------------------------------------------------------------------
 
 _ATOM_KERNEL = """\
