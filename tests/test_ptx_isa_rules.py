@@ -651,7 +651,7 @@ RULES = [
     # ---- bar.red spellings, barrier.cta, atomics, st.async ----
     Rule("bar-red-aligned-spelled-on-barrier",
          lambda: ptx.BarRedOp(nvvm.BarrierReduction.POPC, t("b32"), imm(0), None, p(1), barrier=True, aligned=True,
-                              negate=True),
+                              negate=True, cta=True),
          lambda: ptx.BarRedOp(nvvm.BarrierReduction.POPC, t("b32"), imm(0), None, p(1), aligned=True),
          (".aligned on bar.red", "bar.red is aligned")),
     Rule("barrier-cta-number", lambda: ptx.BarrierOp(ptx.BarrierKind.SYNC, imm(0), aligned=True, cta=True),

@@ -421,3 +421,37 @@ def test_non_aligned_barrier_counts_the_warp_once_its_other_lanes_exited() -> No
         out = run_kernel(module, "k", block=64, args={"out_ptr": np.zeros(64, np.uint32)}, schedule=schedule,
                          seed=seed).outputs["out_ptr"]  # fmt: skip
         assert np.asarray(out).tolist() == [42] * 16 + [0] * 48
+
+
+_SPELLINGS = [
+    ("bar.red.popc.u32 %r1, 0, %p1;", "ptx.bar_red"),
+    ("bar.cta.red.and.pred %p2, 1, 64, !%p1;", "ptx.bar_red"),
+    ("barrier.red.or.aligned.pred %p2, 0, %p1;", "ptx.bar_red"),
+    ("barrier.cta.red.popc.u32 %r1, %r2, !%p1;", "ptx.bar_red"),
+    ("barrier.cta.sync.aligned 0;", "ptx.barrier"),
+    ("barrier.cta.arrive 1, 64;", "ptx.barrier"),
+    ("atom.relaxed.cluster.shared::cluster.add.u32 %r1, [%r2+4], 1;", "ptx.atom"),
+    ("atom.global.cas.b64 %rd1, [%rd2], %rd3, %rd4;", "ptx.atom_cas"),
+    ("atom.exch.b32 %r1, [%rd2], %r3;", "ptx.atom"),
+    ("red.release.gpu.global.max.s64 [%rd2], %rd3;", "ptx.red"),
+    ("red.relaxed.cluster.shared::cluster.add.u32 [%r2], 1;", "ptx.red"),
+    ("st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.b32 [%r1], {%r2, %r3, %r4, %r5}, [%r6];",
+     "ptx.st_async"),
+]  # fmt: skip
+
+
+def test_every_spelling_is_recognized_and_prints_back() -> None:
+    """The spellings of the PTX ISA's bar/barrier, atom/red and st.async syntax that the
+    model executes become their typed op, which prints the line back as written."""
+    from xdsl_tmem.backend.printer import operand_text
+    from xdsl_tmem.dialects import ptx
+
+    body = "\n".join(f"\t{line}" for line, _ in _SPELLINGS)
+    text = (
+        ".version 8.6\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n"
+        "\t.reg .pred %p<3>;\n\t.reg .b32 %r<7>;\n\t.reg .b64 %rd<5>;\n" + body + "\n\tret;\n}\n"
+    )
+    module = load_ptx(text, "k.ptx", SourceMap())
+    ops = [op for op in module.walk() if isinstance(op, ptx.Instruction) and not isinstance(op, ptx.RetOp)]
+    assert [op.name for op in ops] == [name for _, name in _SPELLINGS]
+    assert [op.ptx_line(operand_text) for op in ops] == [line for line, _ in _SPELLINGS]

@@ -102,6 +102,8 @@ class BarRedOp(Instruction):
     reduction = prop_def(nvvm.BarrierReductionAttr)
     barrier = opt_prop_def(UnitAttr)
     """Spelled `barrier.red` (else `bar.red`)."""
+    cta = opt_prop_def(UnitAttr)
+    """`bar.cta.red` / `barrier.cta.red`: the same instruction, the scope spelled out."""
     aligned = opt_prop_def(UnitAttr)
     """`barrier.red...aligned` (`bar.red` is aligned without saying so)."""
     negate_source = opt_prop_def(UnitAttr)
@@ -124,9 +126,10 @@ class BarRedOp(Instruction):
         barrier: bool = False,
         aligned: bool = False,
         negate: bool = False,
+        cta: bool = False,
     ):
         props: dict[str, Attribute] = {"reduction": nvvm.BarrierReductionAttr(reduction)}
-        for flag, on in (("barrier", barrier), ("aligned", aligned), ("negate_source", negate)):
+        for flag, on in (("barrier", barrier), ("aligned", aligned), ("negate_source", negate), ("cta", cta)):
             if on:
                 props[flag] = UnitAttr()
         super().__init__(operands=[id, count, pred, None], result_types=[res], properties=props)
@@ -139,7 +142,7 @@ class BarRedOp(Instruction):
         return self.barrier is None or self.aligned is not None
 
     def mnemonic(self) -> str:
-        opcode = "barrier" if self.barrier else "bar"
+        opcode = ("barrier" if self.barrier else "bar") + (".cta" if self.cta else "")
         aligned = ".aligned" if self.aligned else ""
         return f"{opcode}.red.{self.reduction.data.value}{aligned}.{'u32' if self.popc() else 'pred'}"
 
