@@ -233,3 +233,40 @@ def test_explore_usage_errors(capsys: pytest.CaptureFixture[str], flags: list[st
     result = run_cli(capsys, str(program), *shlex.split(args), *flags)
     assert result.code == run.EXIT_ERROR
     assert result.err.startswith(f"error: {message}"), result.err
+
+
+_SPIN_LOOP = """\
+.version 8.6
+.target sm_90
+.address_size 64
+.shared .align 8 .b64 bar;
+.visible .entry k(.param .u64 out_ptr)
+{
+\t.reg .pred %p, %leader;
+\t.reg .b32 %tx;
+\tmov.u32 %tx, %tid.x;
+\tsetp.eq.u32 %leader, %tx, 0;
+\t@%leader mbarrier.init.shared::cta.b64 [bar], 1;
+\tbar.sync 0;
+L:
+\tmbarrier.test_wait.parity.shared::cta.b64 %p, [bar], 0;
+\t@!%p bra L;
+\tret;
+}
+"""
+
+
+def test_a_spin_loop_nobody_releases_is_a_deadlock(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """A `test_wait` loop on a phase nobody completes hangs (a single run reports the
+    deadlock). The exhaustive search must too: the states before the first failed test,
+    after it (spinning) and after the one retry it is woken for have the same positions,
+    registers and barriers; the key tells them apart by the spin state (explore.py
+    `_spin_key`), else the search stops at a state it has seen and reports SAFE."""
+    program = tmp_path / "spin.ptx"
+    program.write_text(_SPIN_LOOP)
+    args = [str(program), "--kernel", "k", "--block", "32", "--arg", "out_ptr=zeros:u32:1"]
+    assert run_cli(capsys, *args).code == run.EXIT_DEADLOCK
+    result = run_cli(capsys, *args, "--explore", "exhaustive")
+    assert result.code == run.EXIT_DEADLOCK, result.out + result.err
+    assert result.out.startswith("explore exhaustive: UNSAFE"), result.out
+    assert "polls mbarrier @bar for parity 0 (test failed)" in result.err, result.err

@@ -23,7 +23,7 @@ from xdsl.dialects.builtin import ArrayAttr, IntAttr, IntegerAttr, ModuleOp, i32
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from xdsl_tmem.backend.target import ConvertToPtxPass, emit_ptx
-from xdsl_tmem.dialects import nvvm, ptx
+from xdsl_tmem.dialects import ptx
 from xdsl_tmem.dialects.ptx.generic import ArgInt
 from xdsl_tmem.dialects.ptx.qualifiers import (
     BarrierKind,
@@ -378,19 +378,20 @@ def test_guarded_ret_leaves_the_other_lanes_running() -> None:
 
 
 def test_an_unexecuted_instruction_is_refused_only_when_it_runs() -> None:
-    """`bar.red` (not modelled) on a path no lane takes does not stop the run; on a path
-    one lane takes it is refused, naming the instruction and its PTX line."""
+    """`tcgen05.shift` (not modelled) on a path no lane takes does not stop the run; on a
+    path one lane takes it is refused, naming the instruction and its PTX line. (This
+    was `bar.red` until the model executed it.)"""
 
     def body(k: Builder, bound: int) -> None:
         k.emit(ptx.SetpOp(CmpOp.LT, PtxType.U32, R("pred", 1), k.reg("b32", 1), k.imm(bound)))
         k.emit(ptx.BraOp("SKIP", guard=k.reg("pred", 1), negated=True))
-        k.emit(ptx.BarRedOp(nvvm.BarrierReduction.POPC, R("b32", 20), k.imm(0), None, k.reg("pred", 1)))
+        k.emit(ptx.Tcgen05ShiftOp(1, k.reg("b32", 1)))
         k.emit(ptx.LabelOp("SKIP"))
 
     np.testing.assert_array_equal(_run_lanes(_lane_kernel(lambda k: body(k, 0))), np.zeros(32))
     with pytest.raises(LaunchError) as caught:
         _run_lanes(_lane_kernel(lambda k: body(k, 1)))
-    assert "bar.red.popc.u32" in caught.value.message
+    assert "tcgen05.shift" in caught.value.message
     assert re.search(r"at PTX line \d+", caught.value.message), caught.value.message
 
 
@@ -609,7 +610,9 @@ LANES = np.arange(32, dtype=np.uint32)
 SEED_A, SEED_B = 0x3E3779B9, 0x05EBCA6B
 
 
-def _pair_kernel(body: Callable[[Builder], object], block: int = 32) -> NDArray[np.uint32]:
+def _pair_kernel(
+    body: Callable[[Builder], object], block: int = 32, variables: tuple[ptx.VariableOp, ...] = ()
+) -> NDArray[np.uint32]:
     """Runs `body` after %r1 = %laneid, %r2 = lane * SEED_A + 0x12345, %r3 = lane * SEED_B,
     %rd4 = {%r2, %r3}, %rd5 = {%r3, %r2}; stores {%r10, %r11} at out[2 * thread]. Returns
     out as (threads, 2)."""
@@ -629,7 +632,7 @@ def _pair_kernel(body: Callable[[Builder], object], block: int = 32) -> NDArray[
     k.emit(ptx.AddOp(PtxType.S64, R("b64", 3), k.reg("b64", 1), k.reg("b64", 2)))
     k.emit(ptx.StOp(StateSpace.GLOBAL, PtxType.U32, k.reg("b64", 3), [k.reg("b32", 10), k.reg("b32", 11)]))
     k.emit(ptx.RetOp())
-    result = run_kernel(k.module(), "k", block=block, args={"out": np.zeros(2 * block, np.uint32)})
+    result = run_kernel(k.module(variables=variables), "k", block=block, args={"out": np.zeros(2 * block, np.uint32)})
     return result.outputs["out"].reshape(block, 2)
 
 
@@ -982,8 +985,12 @@ def test_warp_sync_ops_check_their_membermask() -> None:
 def test_barrier_sync_and_arrive() -> None:
     """`barrier.sync` / `barrier.arrive` are bar.sync / bar.arrive (bar is the `.aligned`
     form): a 64-thread hand-off — warp 1 writes r10 = 7 to shared memory, arrives on
-    barrier 1; warp 0 waits there and reads it. Without `.aligned` a divergent warp is
-    refused (the model counts a warp's 32 threads as one arrival); with it, a hazard."""
+    barrier 1; warp 0 waits there and reads it. Divergent: with `.aligned` a hazard;
+    without, each half of the warp reaches barrier 0 from its own instruction and the warp
+    arrives once both did (PTX ISA 9.0, barrier: a thread waits for all non-exited threads
+    of its warp): the low half, which got there first, reads what the high half stored
+    before its own barrier (r10 = 100 + its partner lane). A warp whose high half never
+    reaches the barrier never arrives: a deadlock."""
     slot = ptx.VariableOp(ptx.DeclAttr("shared", "b32", "slot", align=4))
 
     def handoff(aligned: bool) -> NDArray[np.uint32]:
@@ -1008,18 +1015,37 @@ def test_barrier_sync_and_arrive() -> None:
     for aligned in (False, True):
         assert handoff(aligned).tolist() == [7] * 32
 
-    def divergent(aligned: bool) -> Callable[[Builder], None]:
+    def divergent(aligned: bool, high_arrives: bool = True) -> Callable[[Builder], None]:
+        def barrier(k: Builder) -> None:
+            k.emit(ptx.BarrierOp(BarrierKind.SYNC, k.imm(0), aligned=aligned))
+
+        def high(k: Builder) -> None:
+            k.emit(ptx.AddOp(PtxType.U32, R("b32", 12), k.reg("b32", 1), k.imm(100)))
+            k.emit(ptx.MulOp(PtxType.U32, R("b32", 13), k.reg("b32", 1), k.imm(4), mode=IntMode.LO))
+            k.emit(ptx.StOp(StateSpace.SHARED, PtxType.U32, k.reg("b32", 13), [k.reg("b32", 12)]))
+            if high_arrives:
+                barrier(k)
+
+        def low(k: Builder) -> None:
+            barrier(k)
+            k.emit(ptx.MulOp(PtxType.U32, R("b32", 13), k.reg("b32", 1), k.imm(4), mode=IntMode.LO))
+            k.emit(ptx.LdOp(StateSpace.SHARED, PtxType.U32, [R("b32", 10)], k.reg("b32", 13), offset=64))
+
         def emit(k: Builder) -> None:
-            _halves(k, lambda k: k.emit(ptx.BarrierOp(BarrierKind.SYNC, k.imm(0), aligned=aligned)), lambda k: None)
+            _halves(k, low, high)
 
         return emit
 
-    with pytest.raises(LaunchError) as refused:
-        _pair_kernel(divergent(False))
-    assert re.search(r"barrier\.sync at PTX line \d+: reached by lanes 0-15 of 0-31: a non-\.aligned barrier",
-                     refused.value.message), refused.value.message  # fmt: skip
+    def buf() -> tuple[ptx.VariableOp]:
+        return (ptx.VariableOp(ptx.DeclAttr("shared", "b32", "buf", align=4, dims=(32,))),)
+
+    got = _pair_kernel(divergent(False), variables=buf())[:, 0]
+    np.testing.assert_array_equal(got, np.where(np.arange(32) < 16, np.arange(32) + 116, 0))
+    with pytest.raises(KernelDeadlock) as stuck:
+        _pair_kernel(divergent(False, high_arrives=False), variables=buf())
+    assert "lanes 16-31 of the warp have not reached it" in stuck.value.blocked[0].reason, stuck.value.blocked
     with pytest.raises(KernelHazard) as caught:
-        _pair_kernel(divergent(True))
+        _pair_kernel(divergent(True), variables=buf())
     assert caught.value.kind == "divergent-sync-aligned"
 
 

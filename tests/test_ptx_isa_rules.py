@@ -46,6 +46,9 @@ KERNEL = """\
 """
 
 T = PtxType
+AOP = ptx.AtomicOperation
+AT = ptx.AtomicType
+ASP = ptx.AtomicSpace
 CTA = nvvm.MemScopeKind.CTA
 CLUSTER = nvvm.MemScopeKind.CLUSTER
 
@@ -664,6 +667,56 @@ RULES = [
          ("offset +8 on %tid.x", "only a variable's address takes an offset")),
     Rule("ex2-f32-only", lambda: ptx.Ex2Op(T.F32, t("b32"), r(2), ftz=True), lambda: ptx.Ex2Op(T.F64, t("b64"), rd(2)),
          ("type .f64", "ex2 takes .f32")),
+    # ---- bar.red spellings, barrier.cta, atomics, st.async ----
+    Rule("bar-red-aligned-spelled-on-barrier",
+         lambda: ptx.BarRedOp(nvvm.BarrierReduction.POPC, t("b32"), imm(0), None, p(1), barrier=True, aligned=True,
+                              negate=True, cta=True),
+         lambda: ptx.BarRedOp(nvvm.BarrierReduction.POPC, t("b32"), imm(0), None, p(1), aligned=True),
+         (".aligned on bar.red", "bar.red is aligned")),
+    Rule("barrier-cta-number", lambda: ptx.BarrierOp(ptx.BarrierKind.SYNC, imm(0), aligned=True, cta=True),
+         lambda: ptx.BarrierOp(ptx.BarrierKind.SYNC, imm(16), cta=True), ("barrier number 16",)),
+    Rule("atom-inc-u32", lambda: ptx.AtomOp(AOP.INC, AT.U32, t("b32"), rd(2), imm(5), space=ASP.GLOBAL),
+         lambda: ptx.AtomOp(AOP.INC, AT.S32, t("b32"), rd(2), imm(5), space=ASP.GLOBAL),
+         ("type .s32", "atom.inc takes .u32")),
+    Rule("atom-and-bits", lambda: ptx.AtomOp(AOP.AND, AT.B32, t("b32"), rd(2), imm(5), space=ASP.GLOBAL),
+         lambda: ptx.AtomOp(AOP.AND, AT.U32, t("b32"), rd(2), imm(5), space=ASP.GLOBAL),
+         ("type .u32", "atom.and takes .b32/.b64")),
+    Rule("atom-add-types", lambda: ptx.AtomOp(AOP.ADD, AT.F32, t("b32"), rd(2), r(3), space=ASP.GLOBAL),
+         lambda: ptx.AtomOp(AOP.ADD, AT.S64, t("b64"), rd(2), imm(1, 64), space=ASP.GLOBAL),
+         ("type .s64", "atom.add takes .u32/.u64/.s32/.f32/.f64")),
+    Rule("atom-min-integers", lambda: ptx.AtomOp(AOP.MIN, AT.U64, t("b64"), rd(2), imm(1, 64), space=ASP.GLOBAL),
+         lambda: ptx.AtomOp(AOP.MIN, AT.F32, t("b32"), rd(2), r(3), space=ASP.GLOBAL),
+         ("type .f32", "atom.min takes")),
+    Rule("atom-semantics",
+         lambda: ptx.AtomOp(AOP.MAX, AT.S64, t("b64"), rd(2), rd(3), space=ASP.GLOBAL, sem=MemSemantic.ACQUIRE,
+                            scope=nvvm.MemScopeKind.GPU),
+         lambda: ptx.AtomOp(AOP.MAX, AT.S64, t("b64"), rd(2), rd(3), space=ASP.GLOBAL, sem=MemSemantic.SC,
+                            scope=nvvm.MemScopeKind.GPU),
+         ("semantics .sc", "atom.max takes .relaxed/.acquire/.release/.acq_rel")),
+    Rule("atom-cas-bits", lambda: ptx.AtomCasOp(AT.B32, t("b32"), rd(2), imm(5), imm(6), space=ASP.GLOBAL),
+         lambda: ptx.AtomCasOp(AT.U32, t("b32"), rd(2), imm(5), imm(6), space=ASP.GLOBAL),
+         ("type .u32", "atom.cas takes .b32/.b64")),
+    Rule("atom-global-address-64",
+         lambda: ptx.AtomOp(AOP.ADD, AT.U32, t("b32"), r(2), imm(1), space=ASP.SHARED_CLUSTER,
+                            sem=MemSemantic.RELAXED, scope=CLUSTER),
+         lambda: ptx.AtomOp(AOP.ADD, AT.U32, t("b32"), r(2), imm(1), space=ASP.GLOBAL),
+         ("address a .b32 register (%r2)", "a .global address is .b64")),
+    Rule("red-semantics",
+         lambda: ptx.RedOp(AOP.ADD, AT.U32, rd(2), imm(1), space=ASP.GLOBAL, sem=MemSemantic.RELEASE,
+                           scope=nvvm.MemScopeKind.GPU),
+         lambda: ptx.RedOp(AOP.ADD, AT.U32, rd(2), imm(1), space=ASP.GLOBAL, sem=MemSemantic.ACQUIRE,
+                           scope=nvvm.MemScopeKind.GPU),
+         ("semantics .acquire", "red.add takes .relaxed/.release")),
+    Rule("red-no-exch", lambda: ptx.RedOp(AOP.XOR, AT.B32, rd(2), imm(1), space=ASP.GLOBAL),
+         lambda: ptx.RedOp(AOP.EXCH, AT.B32, rd(2), imm(1), space=ASP.GLOBAL), ("operation .exch",)),
+    Rule("red-source-register", lambda: ptx.RedOp(AOP.ADD, AT.U64, r(2), rd(1), space=ASP.SHARED),
+         lambda: ptx.RedOp(AOP.ADD, AT.U64, r(2), r(1), space=ASP.SHARED),
+         ("source a .b32 register (%r1)", "it must be a .b64 register")),
+    Rule("st-async-vector", lambda: ptx.StAsyncOp(T.B64, r(1), [rd(1), rd(2)], r(3)),
+         lambda: ptx.StAsyncOp(T.B64, r(1), [rd(1), rd(2), rd(3), rd(4)], r(3)),
+         ("4 elements of .b64", "st.async stores one, .v2 or (32-bit types) .v4")),
+    Rule("st-async-type", lambda: ptx.StAsyncOp(T.U32, r(1), [r(2)], r(3)),
+         lambda: ptx.StAsyncOp(T.U16, r(1), [rs(1)], r(3)), ("type .u16", "st.async takes")),
 ]  # fmt: skip
 
 

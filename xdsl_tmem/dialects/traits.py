@@ -9,6 +9,8 @@ Scheduling (interpreter/executor.py, interpreter/explore.py):
 * `Synchronizes` (a `SyncPoint`): it waits, arrives, or allocates: for a race-free
   program, interleaving only here reaches every outcome (the "barriers" points, where
   exhaustive exploration branches).
+* `Atomic` (a `Synchronizes`): an atomic read-modify-write; atomics do not race with
+  each other, only with plain accesses.
 * `ThreadBarrier` (a `Synchronizes`): a named or cluster barrier; its steps commute
   with every other agent's steps (arrivals only count).
 * `WarpLocal`: none of the above: it reads and writes only the warp's own values.
@@ -39,6 +41,12 @@ class SyncPoint(OpTrait):
 
 class Synchronizes(SyncPoint):
     """A wait, arrival or allocation: exhaustive exploration branches before it."""
+
+
+class Atomic(Synchronizes):
+    """An atomic read-modify-write (`atom`, `red`): its accesses do not race with other
+    atomics' (interpreter/races.py), and the order of atomics decides what they return
+    (and a float sum's bits), so exploration branches before it."""
 
 
 class ThreadBarrier(Synchronizes):

@@ -62,7 +62,7 @@ from xdsl_tmem.interpreter.executor import (
     wake_spinning,
 )
 from xdsl_tmem.interpreter.launch import Launch, LaunchError, Schedule
-from xdsl_tmem.interpreter.machine import GlobalMemory, Hazard
+from xdsl_tmem.interpreter.machine import GlobalMemory, Hazard, NamedBarrier
 from xdsl_tmem.interpreter.ptx.warp import PtxWarp
 from xdsl_tmem.interpreter.run import (
     ClusterRun,
@@ -415,6 +415,7 @@ def state_key(run: ClusterRun) -> int:
         parts.append(
             (
                 warp.status,
+                _spin_key(warp),
                 tuple(frames),
                 warp.op_state if isinstance(warp.op_state, int | None) else id(warp.op_state),
                 warp.cluster_arrival,
@@ -444,7 +445,7 @@ def state_key(run: ClusterRun) -> int:
                     )
                     for offset, b in sorted(cta.mbarriers.items())
                 ),
-                tuple((i, b.expected, b.arrived, b.generation, _clock(b.clock)) for i, b in sorted(cta.named.items())),
+                tuple(_named_key(i, b) for i, b in sorted(cta.named.items())),
                 tuple((len(c.ops), tuple(c.barriers), _clock(c.clock)) for c in cta.commits),
                 tuple((t, len(r)) for t, r in sorted(cta.inflight.items())),
                 tuple(
@@ -465,6 +466,32 @@ def state_key(run: ClusterRun) -> int:
         )
     )
     return hash(tuple(parts))
+
+
+def _spin_key(warp: Warp) -> tuple[bool, int, int]:
+    """What decides whether a warp whose barrier test failed runs again (executor.py,
+    `wake_spinning`): whether it is spinning now (its failed test is the last change, so it
+    is not runnable), the op of that test, and the test it was last woken from. Both are
+    part of the key: a spin loop `L: test_wait p; @!p bra L` that nobody releases goes
+    from running (S0) to spinning (S1), is woken once and fails again (S2, woken from
+    that test): S0, S1 and S2 have the same positions, registers and barriers, but S1 is
+    woken when nothing else runs and S2 is a deadlock; without the two parts S1 and S2
+    would be pruned as S0 and the search would report SAFE for a kernel that hangs
+    (`tests/test_explore.py::test_a_spin_loop_nobody_releases_is_a_deadlock`). Ops are
+    shared by every copy of a state, so their ids are stable keys."""
+    spinning = warp.status is Status.READY and warp.poll_version == warp.cluster.version
+    woken = warp.spin_woken
+    return spinning, id(warp.blocked_op) if spinning else 0, 0 if woken is None else id(woken)
+
+
+def _named_key(number: int, bar: NamedBarrier) -> tuple[Any, ...]:
+    """A named barrier: its count, generation and clock, the votes of `bar.red` (current
+    and of the generation its waiters read) and the warps partly arrived."""
+    partial = tuple(
+        (w, p.lanes.tobytes(), p.waiting.tobytes(), p.votes, p.generation) for w, p in sorted(bar.partial.items())
+    )
+    last = bar.reduced.get(bar.generation - 1)
+    return (number, bar.expected, bar.arrived, bar.generation, _clock(bar.clock), bar.votes, last, partial)
 
 
 def _clock(clock: Any) -> bytes | None:

@@ -234,7 +234,10 @@ class PhaseReleases:
 
 @dataclass
 class NamedBarrier:
-    """`bar.sync` / `bar.arrive` barrier `id` of one CTA; counts threads in warps of 32."""
+    """`bar.sync` / `bar.arrive` / `bar.red` barrier `id` of one CTA; counts threads in
+    warps of 32. `bar.red` arrivals carry predicate votes: each generation's count of
+    true and false votes is kept for its waiters (PTX ISA 9.0, bar/barrier: every
+    participating thread gets the reduction over all of them)."""
 
     expected: int = 0
     arrived: int = 0
@@ -242,21 +245,55 @@ class NamedBarrier:
     clock: Clock | None = None
     released: dict[int, Clock | None] = field(default_factory=dict[int, Clock | None])
     """Generation → the clock its completion released."""
+    votes: tuple[int, int] = (0, 0)
+    """(true, false) predicate votes of the current generation's `bar.red` arrivals."""
+    reduced: dict[int, tuple[int, int]] = field(default_factory=dict[int, tuple[int, int]])
+    """Generation → its (true, false) votes."""
+    partial: dict[int, PartialArrival] = field(default_factory=dict[int, "PartialArrival"])
+    """Warp index → the lanes of that warp that reached this (non-`.aligned`) barrier so
+    far, while the others have not (nvvm.py `barrier_partial`)."""
 
     def copy(self) -> NamedBarrier:
-        return replace(self, released=dict(self.released))
+        return replace(
+            self,
+            released=dict(self.released),
+            reduced=dict(self.reduced),
+            partial={w: replace(p) for w, p in self.partial.items()},
+        )
 
-    def arrive(self, threads: int, clock: Clock) -> bool:
-        """Count `threads`; True when this arrival completes the generation."""
+    def arrive(self, threads: int, clock: Clock | None, votes: tuple[int, int] = (0, 0)) -> bool:
+        """Count `threads` (with their predicate votes); True when this arrival completes
+        the generation."""
         self.clock = _join(self.clock, clock)
         self.arrived += threads
+        self.votes = (self.votes[0] + votes[0], self.votes[1] + votes[1])
         if self.arrived < self.expected:
             return False
         self.released[self.generation] = self.clock
+        self.reduced[self.generation] = self.votes
         self.generation += 1
         self.arrived = 0
         self.clock = None
+        self.votes = (0, 0)
         return True
+
+
+@dataclass
+class PartialArrival:
+    """A non-`.aligned` barrier reached by some lanes of a warp (the others are on another
+    path): the warp arrives once all its non-exited lanes reached it (PTX ISA 9.0,
+    barrier: the executing thread waits for all non-exited threads of its warp, and the
+    warp's arrival is marked)."""
+
+    lanes: NDArray[np.bool_]
+    """Lanes that reached the barrier."""
+    waiting: NDArray[np.bool_]
+    """Those of them that wait for the generation (`barrier.sync`/`.red`, not `.arrive`)."""
+    votes: tuple[int, int] = (0, 0)
+    threads: int | None = None
+    """The thread count the lanes gave (all must give the same)."""
+    generation: int | None = None
+    """The generation the warp's arrival joined; None until every lane reached the barrier."""
 
 
 def _join(clock: Clock | None, other: Clock | None) -> Clock | None:

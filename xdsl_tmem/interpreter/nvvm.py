@@ -22,6 +22,7 @@ from xdsl.ir import Operation
 
 from xdsl_tmem.dialects import nvvm
 from xdsl_tmem.dialects.llvm_ext import ConstantRangeAttr
+from xdsl_tmem.dialects.nvvm import BarrierReduction
 from xdsl_tmem.dialects.traits import ThreadBarrier
 from xdsl_tmem.dialects.utils import check_alloc_columns
 from xdsl_tmem.interpreter import races
@@ -38,6 +39,7 @@ from xdsl_tmem.interpreter.machine import (
     Hazard,
     MBarrier,
     NamedBarrier,
+    PartialArrival,
     PendingCommit,
     Wake,
 )
@@ -297,49 +299,133 @@ def mbarrier_probe(warp: Warp, address: Value, state_or_phase: Value, is_state: 
 # --------------------------------------------------------------------------------------
 
 
-def bar_sync(warp: Warp, barrier_id: int, threads: int | None, arrive_only: bool = False) -> None:
-    """`bar.sync` / `bar.arrive`: the warp counts as 32 threads (barriers are per warp)."""
+def bar_sync(
+    warp: Warp, barrier_id: int, threads: int | None, arrive_only: bool = False, votes: tuple[int, int] = (0, 0)
+) -> tuple[int, int]:
+    """`bar.sync` / `bar.arrive` / `bar.red`: the warp counts as 32 threads (barriers are
+    per warp). `votes`: the warp's (true, false) `bar.red` predicate votes. Returns the
+    completed generation's votes (a `.arrive` returns (0, 0))."""
     what = "bar.arrive" if arrive_only else "bar.sync"
     warp.require_converged(f"{what} {barrier_id}")
-    if not 0 <= barrier_id < 16:
-        raise Hazard("barrier-id-invalid", f"{what}: barrier id must be in [0, 15], got {barrier_id}")
-    cta = warp.cta
-    expected = threads if threads is not None else len(cta_warps(warp)) * WARP
-    bar = cta.named.setdefault(barrier_id, NamedBarrier())
+    bar = _named(warp, what, barrier_id)
     if warp.op_state is None:
-        if expected % WARP or expected <= 0:
-            raise Hazard(
-                "barrier-count-invalid",
-                f"{what} {barrier_id}: thread count {expected} is not a positive multiple of 32",
-            )
-        if bar.arrived == 0:
-            bar.expected = expected
-        elif bar.expected != expected:
-            raise Hazard(
-                "barrier-count-mismatch",
-                f"{what} {barrier_id} with {expected} threads, but warps already waiting expect {bar.expected}",
-            )
+        _join_count(warp, bar, what, barrier_id, threads)
         generation = bar.generation
         release_reads(warp)
-        if bar.arrive(WARP, warp.clock.release()) and not arrive_only:
-            _acquire_generation(warp, bar, generation, f"named barrier {barrier_id}")
-            return
+        if bar.arrive(WARP, warp.clock.release(), votes) and not arrive_only:
+            return _acquire_generation(warp, bar, generation, f"named barrier {barrier_id}")
         if arrive_only:
-            return
+            return (0, 0)
         warp.op_state = generation
     generation = cast(int, warp.op_state)
     if bar.generation > generation:
-        _acquire_generation(warp, bar, generation, f"named barrier {barrier_id}")
-        return
+        return _acquire_generation(warp, bar, generation, f"named barrier {barrier_id}")
     raise Blocked(
         f"waits at named barrier {barrier_id}: {bar.arrived} of {bar.expected} threads arrived",
-        Wake("named", cta.rank, barrier_id, generation),
+        Wake("named", warp.cta.rank, barrier_id, generation),
     )
 
 
-def _acquire_generation(warp: Warp, bar: NamedBarrier, generation: int, what: str) -> None:
+def barrier_votes(warp: Warp, predicate: NDArray[np.bool_]) -> tuple[int, int]:
+    """The active lanes' (true, false) `bar.red` votes (a uniform predicate is 0-d)."""
+    active = int(warp.mask.sum())
+    if predicate.ndim == 0:
+        return (active, 0) if bool(predicate) else (0, active)
+    true = int((predicate & warp.mask).sum())
+    return true, active - true
+
+
+def reduce_votes(reduction: BarrierReduction, votes: tuple[int, int]) -> int:
+    """What `bar.red` gives every participating thread (PTX ISA 9.0, bar/barrier):
+    `.popc` the number of true predicates, `.and` whether all are true, `.or` whether
+    any is."""
+    true, false = votes
+    if reduction is BarrierReduction.POPC:
+        return true
+    return int(false == 0) if reduction is BarrierReduction.AND else int(true > 0)
+
+
+def _named(warp: Warp, what: str, barrier_id: int) -> NamedBarrier:
+    if not 0 <= barrier_id < 16:
+        raise Hazard("barrier-id-invalid", f"{what}: barrier id must be in [0, 15], got {barrier_id}")
+    return warp.cta.named.setdefault(barrier_id, NamedBarrier())
+
+
+def _join_count(warp: Warp, bar: NamedBarrier, what: str, barrier_id: int, threads: int | None) -> None:
+    """Check a warp's thread count against the barrier's, before the warp arrives."""
+    expected = threads if threads is not None else len(cta_warps(warp)) * WARP
+    if expected % WARP or expected <= 0:
+        raise Hazard(
+            "barrier-count-invalid", f"{what} {barrier_id}: thread count {expected} is not a positive multiple of 32"
+        )
+    if bar.arrived == 0:
+        bar.expected = expected
+    elif bar.expected != expected:
+        raise Hazard(
+            "barrier-count-mismatch",
+            f"{what} {barrier_id} with {expected} threads, but warps already waiting expect {bar.expected}",
+        )
+
+
+def barrier_partial(
+    warp: Warp, barrier_id: int, threads: int | None, arrive_only: bool, votes: tuple[int, int]
+) -> tuple[int, int]:
+    """A non-`.aligned` barrier executed by the warp's active lanes, which are not all its
+    non-exited lanes (the others are on another path, PTX ISA 9.0, barrier: such a
+    barrier may be executed divergently). The lanes' votes are added to the warp's
+    partial arrival; once every non-exited lane of the warp reached the barrier (from
+    any instruction), the warp arrives as a whole, as at an aligned barrier. A waiting
+    path (not `.arrive`) raises `Blocked` until that arrival's generation completed, then
+    gets its votes. A path that already reached the barrier (its lanes are in the record)
+    is resuming: it only waits."""
+    what = "barrier.arrive" if arrive_only else "barrier.sync"
+    bar = _named(warp, what, barrier_id)
+    mask = warp.mask
+    part = bar.partial.get(warp.index)
+    if part is None or not (part.lanes & mask).any():
+        if part is None:
+            part = bar.partial[warp.index] = PartialArrival(np.zeros(WARP, np.bool_), np.zeros(WARP, np.bool_))
+        elif part.threads != threads:
+            raise Hazard(
+                "barrier-count-mismatch",
+                f"{what} {barrier_id} in {warp.name}: lanes {format_lanes(mask)} give thread count {threads}, "
+                f"lanes {format_lanes(part.lanes)} of the same warp gave {part.threads}",
+            )
+        part.lanes, part.threads = part.lanes | mask, threads
+        part.votes = (part.votes[0] + votes[0], part.votes[1] + votes[1])
+        if not arrive_only:
+            part.waiting = part.waiting | mask
+    if part.generation is None and bool((part.lanes | ~warp.live).all()):
+        # Every non-exited lane is there (the last ones arrived now, or the missing ones exited).
+        _join_count(warp, bar, what, barrier_id, part.threads)
+        part.generation = bar.generation
+        release_reads(warp)
+        bar.arrive(WARP, warp.clock.release(), part.votes)
+    if arrive_only or (part.generation is not None and bar.generation > part.generation):
+        generation = part.generation
+        part.waiting = part.waiting & ~mask
+        if generation is not None and not part.waiting.any():
+            del bar.partial[warp.index]
+        if arrive_only or generation is None:
+            return (0, 0)
+        return _acquire_generation(warp, bar, generation, f"named barrier {barrier_id}")
+    missing = warp.live & ~part.lanes
+    raise Blocked(
+        f"waits at named barrier {barrier_id} with lanes {format_lanes(mask)}: "
+        + (
+            f"lanes {format_lanes(missing)} of the warp have not reached it"
+            if missing.any()
+            else f"{bar.arrived} of {bar.expected} threads arrived"
+        ),
+        None if missing.any() else Wake("named", warp.cta.rank, barrier_id, cast(int, part.generation)),
+    )
+
+
+def _acquire_generation(warp: Warp, bar: NamedBarrier, generation: int, what: str) -> tuple[int, int]:
+    """Acquire what generation `generation` released; its (true, false) votes."""
     warp.clock.acquire(bar.released[generation])
     warp.last_sync = f"{what} (generation {generation})"
+    return bar.reduced.get(generation, (0, 0))
 
 
 def cta_warps(warp: Warp) -> list[Warp]:
@@ -1101,13 +1187,16 @@ class NvvmFunctions(WarpFunctions):
 
     @impl(nvvm.BarrierOp)
     def run_barrier(self, interp: Interpreter, op: nvvm.BarrierOp, args: PythonValues) -> PythonValues:
-        if op.reduction_op is not None or op.res is not None:
-            raise UnsupportedValue("nvvm.barrier with a reduction is not modelled")
         values = iter(args)
         barrier_id = int(next(values)) if op.barrier_id is not None else 0
         threads = int(next(values)) if op.number_of_threads is not None else None
-        bar_sync(as_warp(interp), barrier_id, threads)
-        return ()
+        warp = as_warp(interp)
+        if op.reduction_op is None:
+            bar_sync(warp, barrier_id, threads)
+            return ()
+        predicate = next(values)  # an i32: a thread votes true when it is non-zero
+        votes = barrier_votes(warp, np.asarray(predicate) != 0)
+        return (reduce_votes(op.reduction_op.data, bar_sync(warp, barrier_id, threads, votes=votes)),)
 
     @impl(nvvm.BarrierArriveOp)
     def run_barrier_arrive(self, interp: Interpreter, op: nvvm.BarrierArriveOp, args: PythonValues) -> PythonValues:

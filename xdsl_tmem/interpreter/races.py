@@ -31,7 +31,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
+from xdsl.ir import Operation
 
+from xdsl_tmem.dialects.traits import Atomic
 from xdsl_tmem.interpreter.machine import GLOBAL_BASE, SHARED_LIMIT, Cluster, Cta, GlobalMemory, Hazard
 from xdsl_tmem.interpreter.shadow import (
     COMP_MASK,
@@ -185,6 +187,31 @@ def _record_read(warp: Warp, op: Any, shadow: Shadow, index: NDArray[np.int64]) 
                 readers.append(stamp)
             index = index[~keep]
     read[index] = stamp
+
+
+def check_atomic(warp: Warp, op: Any, address: int, size: int) -> None:
+    """An atomic read-modify-write of `size` bytes at `address` (`Atomic` ops): checked as
+    a write against plain accesses, never against other atomics (PTX ISA, "Memory
+    Consistency Model": atomic operations on the same location are morally strong and
+    do not form a data race), then recorded as a write, so a later plain access not
+    ordered after it races. Only the last write is kept per byte: a plain access ordered
+    after the last of several concurrent atomics but not after an earlier one is not
+    reported (the FastTrack write epoch holds one access)."""
+    shadow = locate(warp.cluster, address)
+    start = address - shadow.base
+    index = np.arange(start, start + size, dtype=np.int64)
+    last = shadow.write[index]
+    if not shadow.host and not last.all():
+        _uninitialised(warp, op, shadow, int(index[int(np.argmax(last == NONE))]))
+    unordered = _unordered(warp.clock.vc, last)
+    if unordered.any():
+        sites = warp.cluster.memory.sites.sites
+        for k in np.flatnonzero(unordered).tolist():
+            other = sites[int(last[k]) >> SITE_SHIFT].op
+            if not (isinstance(other, Operation) and other.has_trait(Atomic)):
+                _race(warp, op, shadow, int(index[k]), True, int(last[k]), True)
+    _check_reads(warp, op, shadow, index)
+    shadow.own_write()[index] = _stamp(warp, op)
 
 
 def check_lanes(warp: Warp, op: Any, shadow: Shadow, offsets: NDArray[np.int64], size: int, write: bool) -> None:

@@ -45,12 +45,20 @@ from xdsl_tmem.dialects.ptx.qualifiers import (
     INTEGER_TYPES,
     SHARED_CTA_SPACES,
     SHARED_SPACES,
+    AtomicOperation,
+    AtomicOperationAttr,
+    AtomicSpace,
+    AtomicSpaceAttr,
+    AtomicType,
+    AtomicTypeAttr,
     BulkTensorDirection,
     BulkTensorDirectionAttr,
     CacheLevel,
     CacheLevelAttr,
     CacheOperator,
     CacheOperatorAttr,
+    MemSemantic,
+    MemSemanticAttr,
     PtxType,
     PtxTypeAttr,
     StateSpace,
@@ -67,9 +75,10 @@ from xdsl_tmem.dialects.ptx.qualifiers import (
     register_class,
     reject,
     space_suffix,
+    spell,
     types,
 )
-from xdsl_tmem.dialects.traits import Synchronizes, SyncPoint, WarpLocal
+from xdsl_tmem.dialects.traits import Atomic, Synchronizes, SyncPoint, WarpLocal
 
 MEMORY_RULE = "PTX ISA 9.0, Data Movement and Conversion Instructions"
 LD_ST_TYPES = types("b8", "b16", "b32", "b64", "u8", "s8", "f32", "f64") | INTEGER_TYPES
@@ -739,3 +748,250 @@ class LdmatrixOp(Instruction):
         _check_address(self, self.space or StateSpaceAttr(StateSpace.SHARED), self.addr, self.RULE)
         for value in self.res:
             check_only_register(self, "destination", value, "b32", self.RULE)
+
+
+# ---- atomics ------------------------------------------------------------------------------
+
+ATOMIC_RULE = "PTX ISA 9.0, Parallel Synchronization and Communication Instructions"
+ATOMIC_TYPES: dict[AtomicOperation, frozenset[PtxType]] = {
+    AtomicOperation.AND: types("b32", "b64"),
+    AtomicOperation.OR: types("b32", "b64"),
+    AtomicOperation.XOR: types("b32", "b64"),
+    AtomicOperation.EXCH: types("b32", "b64"),
+    AtomicOperation.ADD: types("u32", "s32", "u64", "f32", "f64"),
+    AtomicOperation.INC: types("u32"),
+    AtomicOperation.DEC: types("u32"),
+    AtomicOperation.MIN: types("u32", "s32", "u64", "s64"),
+    AtomicOperation.MAX: types("u32", "s32", "u64", "s64"),
+}
+"""The types each `atom`/`red` operation takes (the scalar forms of sm_90/sm_100a the
+model executes; ptxas accepts more: `.f16`/`.bf16` adds, vectors, `.b128` exch/cas)."""
+CAS_TYPES = types("b32", "b64")
+ATOM_SEMANTICS = frozenset({MemSemantic.RELAXED, MemSemantic.ACQUIRE, MemSemantic.RELEASE, MemSemantic.ACQ_REL})
+RED_SEMANTICS = frozenset({MemSemantic.RELAXED, MemSemantic.RELEASE})
+
+
+def _atomic_prefix(op: AtomOp | AtomCasOp | RedOp, opcode: str) -> str:
+    """`atom{.sem}{.scope}{.space}` (the order ptxas reads)."""
+    sem = "" if op.sem is None else f".{op.sem.data.value}"
+    scope = "" if op.scope is None else f".{op.scope.data.value}"
+    space = "" if op.space is None else f".{op.space.data.value}"
+    return f"{opcode}{sem}{scope}{space}"
+
+
+def _check_atomic(
+    op: AtomOp | AtomCasOp | RedOp, allowed_types: frozenset[PtxType], semantics: frozenset[MemSemantic], what: str
+) -> None:
+    if op.sem is not None and op.sem.data not in semantics:
+        order = [s for s in MemSemantic if s in semantics]
+        raise reject(op, f"semantics .{op.sem.data.value}", f"{what} takes {spell(order)}", ATOMIC_RULE)
+    check_type(op, op.type.data.ptx, allowed_types, what, ATOMIC_RULE)
+    _check_address(op, None if op.space is None else StateSpaceAttr(op.space.data.state_space), op.addr, ATOMIC_RULE)
+
+
+@irdl_op_definition
+class AtomOp(Instruction):
+    """`atom{.sem}{.scope}{.space}.op.type d, [a+offset], b`: `d` = the old value at `a`,
+    which becomes `old op b`, atomically."""
+
+    name = "ptx.atom"
+    traits = traits_def(Atomic())
+    sem = opt_prop_def(MemSemanticAttr)
+    scope = opt_prop_def(nvvm.MemScopeKindAttr)
+    space = opt_prop_def(AtomicSpaceAttr)
+    operation = prop_def(AtomicOperationAttr)
+    type = prop_def(AtomicTypeAttr)
+    offset = prop_def(IntAttr)
+    res = result_def(Reg)
+    addr = operand_def(Address)
+    b = operand_def(RegOrImm)
+
+    RULE: ClassVar[str] = f"{ATOMIC_RULE}: atom"
+
+    def __init__(
+        self,
+        operation: AtomicOperation,
+        type: AtomicType,
+        res: RegisterType,
+        addr: SSAValue,
+        b: SSAValue,
+        *,
+        space: AtomicSpace | None = None,
+        sem: MemSemantic | None = None,
+        scope: nvvm.MemScopeKind | None = None,
+        offset: int = 0,
+    ):
+        super().__init__(
+            operands=[addr, b, None],
+            result_types=[res],
+            properties=_atomic_props(operation, type, space, sem, scope, offset),
+        )
+
+    def mnemonic(self) -> str:
+        return f"{_atomic_prefix(self, 'atom')}.{self.operation.data.value}.{self.type.data.value}"
+
+    def ptx_operands(self, name: Namer) -> list[str]:
+        return [name(self.res), address_text(name, self.addr, self.offset.data), name(self.b)]
+
+    def verify_(self) -> None:
+        _check_atomic(self, ATOMIC_TYPES[self.operation.data], ATOM_SEMANTICS, f"atom.{self.operation.data.value}")
+        check_operand(self, "destination", self.res, self.type.data.ptx, self.RULE)
+        check_operand(self, "source", self.b, self.type.data.ptx, self.RULE)
+
+
+@irdl_op_definition
+class AtomCasOp(Instruction):
+    """`atom{.sem}{.scope}{.space}.cas.type d, [a+offset], b, c`: `d` = the old value at
+    `a`, which becomes `c` if it equals `b`, atomically."""
+
+    name = "ptx.atom_cas"
+    traits = traits_def(Atomic())
+    sem = opt_prop_def(MemSemanticAttr)
+    scope = opt_prop_def(nvvm.MemScopeKindAttr)
+    space = opt_prop_def(AtomicSpaceAttr)
+    type = prop_def(AtomicTypeAttr)
+    offset = prop_def(IntAttr)
+    res = result_def(Reg)
+    addr = operand_def(Address)
+    b = operand_def(RegOrImm)
+    c = operand_def(RegOrImm)
+
+    RULE: ClassVar[str] = f"{ATOMIC_RULE}: atom"
+
+    def __init__(
+        self,
+        type: AtomicType,
+        res: RegisterType,
+        addr: SSAValue,
+        b: SSAValue,
+        c: SSAValue,
+        *,
+        space: AtomicSpace | None = None,
+        sem: MemSemantic | None = None,
+        scope: nvvm.MemScopeKind | None = None,
+        offset: int = 0,
+    ):
+        props = _atomic_props(None, type, space, sem, scope, offset)
+        super().__init__(operands=[addr, b, c, None], result_types=[res], properties=props)
+
+    def mnemonic(self) -> str:
+        return f"{_atomic_prefix(self, 'atom')}.cas.{self.type.data.value}"
+
+    def ptx_operands(self, name: Namer) -> list[str]:
+        return [name(self.res), address_text(name, self.addr, self.offset.data), name(self.b), name(self.c)]
+
+    def verify_(self) -> None:
+        _check_atomic(self, CAS_TYPES, ATOM_SEMANTICS, "atom.cas")
+        check_operand(self, "destination", self.res, self.type.data.ptx, self.RULE)
+        check_operand(self, "compared value", self.b, self.type.data.ptx, self.RULE)
+        check_operand(self, "new value", self.c, self.type.data.ptx, self.RULE)
+
+
+@irdl_op_definition
+class RedOp(Instruction):
+    """`red{.sem}{.scope}{.space}.op.type [a+offset], b`: the value at `a` becomes
+    `old op b`, atomically (`atom` without a result; no `.exch`)."""
+
+    name = "ptx.red"
+    traits = traits_def(Atomic())
+    sem = opt_prop_def(MemSemanticAttr)
+    scope = opt_prop_def(nvvm.MemScopeKindAttr)
+    space = opt_prop_def(AtomicSpaceAttr)
+    operation = prop_def(AtomicOperationAttr)
+    type = prop_def(AtomicTypeAttr)
+    offset = prop_def(IntAttr)
+    addr = operand_def(Address)
+    b = operand_def(RegOrImm)
+
+    RULE: ClassVar[str] = f"{ATOMIC_RULE}: red"
+
+    def __init__(
+        self,
+        operation: AtomicOperation,
+        type: AtomicType,
+        addr: SSAValue,
+        b: SSAValue,
+        *,
+        space: AtomicSpace | None = None,
+        sem: MemSemantic | None = None,
+        scope: nvvm.MemScopeKind | None = None,
+        offset: int = 0,
+    ):
+        props = _atomic_props(operation, type, space, sem, scope, offset)
+        super().__init__(operands=[addr, b, None], properties=props)
+
+    def mnemonic(self) -> str:
+        return f"{_atomic_prefix(self, 'red')}.{self.operation.data.value}.{self.type.data.value}"
+
+    def ptx_operands(self, name: Namer) -> list[str]:
+        return [address_text(name, self.addr, self.offset.data), name(self.b)]
+
+    def verify_(self) -> None:
+        if self.operation.data is AtomicOperation.EXCH:
+            raise reject(self, "operation .exch", "red takes .and/.or/.xor/.add/.inc/.dec/.min/.max", self.RULE)
+        _check_atomic(self, ATOMIC_TYPES[self.operation.data], RED_SEMANTICS, f"red.{self.operation.data.value}")
+        check_operand(self, "source", self.b, self.type.data.ptx, self.RULE)
+
+
+def _atomic_props(
+    operation: AtomicOperation | None,
+    type: AtomicType,
+    space: AtomicSpace | None,
+    sem: MemSemantic | None,
+    scope: nvvm.MemScopeKind | None,
+    offset: int,
+) -> dict[str, Attribute]:
+    props: dict[str, Attribute] = {"type": AtomicTypeAttr(type), "offset": IntAttr(offset)}
+    if operation is not None:
+        props["operation"] = AtomicOperationAttr(operation)
+    if space is not None:
+        props["space"] = AtomicSpaceAttr(space)
+    if sem is not None:
+        props["sem"] = MemSemanticAttr(sem)
+    if scope is not None:
+        props["scope"] = nvvm.MemScopeKindAttr(scope)
+    return props
+
+
+# ---- st.async -------------------------------------------------------------------------------
+
+ST_ASYNC_TYPES = types("b32", "b64", "u32", "s32", "u64", "s64", "f32", "f64")
+
+
+@irdl_op_definition
+class StAsyncOp(Instruction):
+    """`st.async.shared::cluster.mbarrier::complete_tx::bytes{.v2,.v4}.type [a], b, [mbar]`:
+    a store into (another) CTA's shared memory that, once done, completes its size in
+    transaction bytes on the mbarrier `mbar` of the same CTA (PTX ISA 9.0, st.async)."""
+
+    name = "ptx.st_async"
+    traits = traits_def(Synchronizes())
+    type = prop_def(PtxTypeAttr)
+    addr = operand_def(Address)
+    values = var_operand_def(RegOrImm)
+    mbar = operand_def(Address)
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+
+    RULE: ClassVar[str] = f"{MEMORY_RULE}: st.async"
+
+    def __init__(self, type: PtxType, addr: SSAValue, values: Sequence[SSAValue], mbar: SSAValue):
+        super().__init__(operands=[addr, values, mbar, None], properties={"type": PtxTypeAttr(type)})
+
+    def mnemonic(self) -> str:
+        vec = f".v{len(self.values)}" if len(self.values) > 1 else ""
+        return f"st.async.shared::cluster.mbarrier::complete_tx::bytes{vec}.{self.type.data.value}"
+
+    def ptx_operands(self, name: Namer) -> list[str]:
+        src = vector_text(name, self.values) if len(self.values) > 1 else name(self.values[0])
+        return [address_text(name, self.addr, 0), src, address_text(name, self.mbar, 0)]
+
+    def verify_(self) -> None:
+        t = self.type.data
+        check_type(self, t, ST_ASYNC_TYPES, "st.async", self.RULE)
+        if len(self.values) not in (1, 2, 4) or (len(self.values) == 4 and t.width == 64):
+            raise reject(self, f"{len(self.values)} elements of .{t.value}",
+                         "st.async stores one, .v2 or (32-bit types) .v4", self.RULE)  # fmt: skip
+        for value in self.values:
+            check_operand(self, "source", value, t, self.RULE)
+        _check_address(self, StateSpaceAttr(StateSpace.SHARED_CLUSTER), self.addr, self.RULE)
+        _check_address(self, StateSpaceAttr(StateSpace.SHARED_CLUSTER), self.mbar, self.RULE)

@@ -282,6 +282,67 @@ class MemSemanticAttr(EnumAttribute[MemSemantic], SpacedOpaqueSyntaxAttribute):
     name = "ptx.sem"
 
 
+class AtomicOperation(StrEnum):
+    """`atom`/`red`'s `.op` (`atom.cas` is its own op: it takes a third operand)."""
+
+    AND = "and"
+    OR = "or"
+    XOR = "xor"
+    EXCH = "exch"
+    ADD = "add"
+    INC = "inc"
+    DEC = "dec"
+    MIN = "min"
+    MAX = "max"
+
+
+@irdl_attr_definition
+class AtomicOperationAttr(EnumAttribute[AtomicOperation], SpacedOpaqueSyntaxAttribute):
+    name = "ptx.atomic_op"
+
+
+class AtomicType(StrEnum):
+    """The `PtxType`s an `atom`/`red` may name (its own enum so that the recognizer
+    enumerates 8 types, not all 17, for each of the many qualifier combinations)."""
+
+    B32 = "b32"
+    B64 = "b64"
+    U32 = "u32"
+    S32 = "s32"
+    U64 = "u64"
+    S64 = "s64"
+    F32 = "f32"
+    F64 = "f64"
+
+    @property
+    def ptx(self) -> PtxType:
+        return PtxType(self.value)
+
+
+@irdl_attr_definition
+class AtomicTypeAttr(EnumAttribute[AtomicType], SpacedOpaqueSyntaxAttribute):
+    name = "ptx.atomic_type"
+
+
+class AtomicSpace(StrEnum):
+    """The state spaces an `atom`/`red` may name (absent: generic); its own enum for the
+    same reason as `AtomicType`."""
+
+    GLOBAL = "global"
+    SHARED = "shared"
+    SHARED_CTA = "shared::cta"
+    SHARED_CLUSTER = "shared::cluster"
+
+    @property
+    def state_space(self) -> StateSpace:
+        return StateSpace(self.value)
+
+
+@irdl_attr_definition
+class AtomicSpaceAttr(EnumAttribute[AtomicSpace], SpacedOpaqueSyntaxAttribute):
+    name = "ptx.atomic_space"
+
+
 class MbarrierWaitKind(StrEnum):
     """`mbarrier.try_wait` (may suspend) or `mbarrier.test_wait` (never does)."""
 

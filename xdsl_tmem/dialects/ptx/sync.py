@@ -92,12 +92,21 @@ class BarSyncOp(Instruction):
 
 @irdl_op_definition
 class BarRedOp(Instruction):
-    """`bar.red.popc.u32 d, id[, count], p` (`d` a `.b32` register) or
-    `bar.red.{and,or}.pred d, id[, count], p` (`d` a predicate); `p` is a predicate."""
+    """`bar.red.popc.u32 d, id[, count], {!}p` (`d` a `.b32` register) or
+    `bar.red.{and,or}.pred d, id[, count], {!}p` (`d` a predicate); `p` is a predicate,
+    negated with `!`. Spelled `barrier.red.op[.aligned].type` with `barrier`; `bar.red`
+    is `barrier.red.aligned` (PTX ISA 9.0, bar/barrier)."""
 
     name = "ptx.bar_red"
     traits = traits_def(ThreadBarrier())
     reduction = prop_def(nvvm.BarrierReductionAttr)
+    barrier = opt_prop_def(UnitAttr)
+    """Spelled `barrier.red` (else `bar.red`)."""
+    cta = opt_prop_def(UnitAttr)
+    """`bar.cta.red` / `barrier.cta.red`: the same instruction, the scope spelled out."""
+    aligned = opt_prop_def(UnitAttr)
+    """`barrier.red...aligned` (`bar.red` is aligned without saying so)."""
+    negate_source = opt_prop_def(UnitAttr)
     res = result_def(Reg)
     id = operand_def(RegOrImm)
     count = opt_operand_def(RegOrImm)
@@ -107,25 +116,45 @@ class BarRedOp(Instruction):
     RULE: ClassVar[str] = f"{SYNC_RULE}: bar.red"
 
     def __init__(
-        self, reduction: nvvm.BarrierReduction, res: RegisterType, id: SSAValue, count: SSAValue | None, pred: SSAValue
+        self,
+        reduction: nvvm.BarrierReduction,
+        res: RegisterType,
+        id: SSAValue,
+        count: SSAValue | None,
+        pred: SSAValue,
+        *,
+        barrier: bool = False,
+        aligned: bool = False,
+        negate: bool = False,
+        cta: bool = False,
     ):
-        super().__init__(
-            operands=[id, count, pred, None],
-            result_types=[res],
-            properties={"reduction": nvvm.BarrierReductionAttr(reduction)},
-        )
+        props: dict[str, Attribute] = {"reduction": nvvm.BarrierReductionAttr(reduction)}
+        for flag, on in (("barrier", barrier), ("aligned", aligned), ("negate_source", negate), ("cta", cta)):
+            if on:
+                props[flag] = UnitAttr()
+        super().__init__(operands=[id, count, pred, None], result_types=[res], properties=props)
 
     def popc(self) -> bool:
         return self.reduction.data is nvvm.BarrierReduction.POPC
 
+    def is_aligned(self) -> bool:
+        """Whether every thread of a warp must execute this same instruction."""
+        return self.barrier is None or self.aligned is not None
+
     def mnemonic(self) -> str:
-        return f"bar.red.{self.reduction.data.value}.{'u32' if self.popc() else 'pred'}"
+        opcode = ("barrier" if self.barrier else "bar") + (".cta" if self.cta else "")
+        aligned = ".aligned" if self.aligned else ""
+        return f"{opcode}.red.{self.reduction.data.value}{aligned}.{'u32' if self.popc() else 'pred'}"
 
     def ptx_operands(self, name: Namer) -> list[str]:
         count = [] if self.count is None else [name(self.count)]
-        return [name(self.res), name(self.id), *count, name(self.pred)]
+        return [name(self.res), name(self.id), *count, f"{'!' if self.negate_source else ''}{name(self.pred)}"]
 
     def verify_(self) -> None:
+        if self.aligned is not None and self.barrier is None:
+            raise reject(
+                self, ".aligned on bar.red", "bar.red is aligned; .aligned is spelled on barrier.red", self.RULE
+            )
         _check_barrier_operands(self, self.id, self.count, self.RULE)
         check_only_register(self, "destination", self.res, "b32" if self.popc() else "pred", self.RULE)
         check_only_register(self, "predicate operand", self.pred, "pred", self.RULE)
@@ -325,6 +354,8 @@ class BarrierOp(Instruction):
     traits = traits_def(ThreadBarrier())
     name = "ptx.barrier"
     kind = prop_def(BarrierKindAttr)
+    cta = opt_prop_def(UnitAttr)
+    """`barrier.cta.*`: the same instruction, the scope spelled out."""
     aligned = opt_prop_def(UnitAttr)
     id = operand_def(RegOrImm)
     count = opt_operand_def(RegOrImm)
@@ -332,14 +363,24 @@ class BarrierOp(Instruction):
 
     RULE: ClassVar[str] = f"{SYNC_RULE}: barrier"
 
-    def __init__(self, kind: BarrierKind, id: SSAValue, count: SSAValue | None = None, *, aligned: bool = False):
+    def __init__(
+        self,
+        kind: BarrierKind,
+        id: SSAValue,
+        count: SSAValue | None = None,
+        *,
+        aligned: bool = False,
+        cta: bool = False,
+    ):
         props: dict[str, Attribute] = {"kind": BarrierKindAttr(kind)}
         if aligned:
             props["aligned"] = UnitAttr()
+        if cta:
+            props["cta"] = UnitAttr()
         super().__init__(operands=[id, count, None], properties=props)
 
     def mnemonic(self) -> str:
-        return f"barrier.{self.kind.data.value}{'.aligned' if self.aligned else ''}"
+        return f"barrier{'.cta' if self.cta else ''}.{self.kind.data.value}{'.aligned' if self.aligned else ''}"
 
     def ptx_operands(self, name: Namer) -> list[str]:
         return [name(self.id)] + ([] if self.count is None else [name(self.count)])

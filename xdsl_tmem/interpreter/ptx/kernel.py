@@ -25,12 +25,13 @@ from xdsl_tmem.interpreter.launch import (
     StructArgument,
 )
 from xdsl_tmem.interpreter.machine import MAX_SHARED_BYTES, Cluster, Cta, GlobalMemory, SharedLayout
-
-# Importing it registers the decoders of calls and brx.idx (and the `call` expander).
-from xdsl_tmem.interpreter.ptx import calls as _calls  # noqa: F401  # pyright: ignore[reportUnusedImport]
+from xdsl_tmem.interpreter.ptx import atomics, barriers, calls
 from xdsl_tmem.interpreter.ptx.base import LANE_DTYPE
 from xdsl_tmem.interpreter.ptx.program import Decoded, Decoder, Parameter, Program, Refused, parse_parameter
 from xdsl_tmem.interpreter.ptx.warp import PtxWarp
+
+DECODER_MODULES = (atomics, barriers, calls)
+"""Modules of per-op decoders beside program.py's, imported for their `@decodes` registrations."""
 
 
 def find_entry(module: ModuleOp, name: str) -> ptx.FunctionOp | None:

@@ -24,7 +24,6 @@ from xdsl.ir import Block, Operation, SSAValue
 
 from xdsl_tmem.dialects import nvvm, ptx
 from xdsl_tmem.dialects.ptx.qualifiers import (
-    BarrierKind,
     MatchMode,
     MbarrierTxKind,
     MbarrierWaitKind,
@@ -1016,38 +1015,6 @@ def _is_wait_loop(d: Decoder, op: ptx.MbarrierWaitOp, index: int, labels: dict[s
     )
 
 
-@decodes(ptx.BarSyncOp, ptx.BarArriveOp, ptx.BarrierOp)
-def _bar(
-    d: Decoder, op: ptx.BarSyncOp | ptx.BarArriveOp | ptx.BarrierOp, index: int, labels: dict[str, int], rpc: int
-) -> Decoding:
-    """`bar.sync/arrive` and `barrier.sync/arrive[.aligned]` (bar is barrier's `.aligned`
-    form). Without `.aligned` a warp's threads may arrive from different instructions
-    (PTX ISA, barrier); the model counts a warp as 32 threads arriving together, so a
-    non-aligned barrier reached by part of the warp is refused, not reported as a hazard."""
-    barrier_id = d.integer(op.id)
-    count = d.integer(op.count) if op.count is not None else None
-    if isinstance(op, ptx.BarrierOp):
-        arrive_only = op.kind.data is BarrierKind.ARRIVE
-        aligned = op.aligned is not None
-    else:
-        arrive_only, aligned = isinstance(op, ptx.BarArriveOp), True
-
-    def act(w: PtxWarp, R: list[Lanes]) -> None:
-        if not aligned and not w.converged():
-            raise _refusal(
-                w,
-                op,
-                f"reached by lanes {format_lanes(w.mask)} of {format_lanes(w.live)}: a non-.aligned barrier completed "
-                "by a warp's threads from different instructions is not modelled",
-            )
-        number, threads = barrier_id(w, R), count(w, R) if count is not None else None
-        if isinstance(number, np.ndarray) or isinstance(threads, np.ndarray):
-            raise Hazard("non-uniform-operand", f"{op.mnemonic()}: the barrier number and count must be warp-uniform")
-        machine.bar_sync(w, int(number), None if threads is None else int(threads), arrive_only)
-
-    return _action(d, op, index, act), _local
-
-
 @decodes(ptx.BarWarpSyncOp)
 def _bar_warp_sync(d: Decoder, op: ptx.BarWarpSyncOp, index: int, labels: dict[str, int], rpc: int) -> Decoding:
     member = d.integer(op.mask)
@@ -1235,11 +1202,6 @@ def _tcgen05_cp(d: Decoder, op: ptx.Tcgen05CpOp, index: int, labels: dict[str, i
 @decodes(ptx.Tcgen05ShiftOp)
 def _tcgen05_shift(d: Decoder, op: ptx.Tcgen05ShiftOp, index: int, labels: dict[str, int], rpc: int) -> Decoding:
     raise Refused("tcgen05.shift is not modelled (its column footprint is not documented here)")
-
-
-@decodes(ptx.BarRedOp)
-def _bar_red(d: Decoder, op: ptx.BarRedOp, index: int, labels: dict[str, int], rpc: int) -> Decoding:
-    raise Refused("bar.red (a barrier with a reduction) is not modelled, as at the NVVM level")
 
 
 # ---- typed value ops beyond the core list: the same value semantics ----------------------
