@@ -92,14 +92,10 @@ def compare(before: Outcome, after: Outcome) -> str | None:
 
 def difference_of(old: NDArray[Any], new: NDArray[Any], labels: tuple[str, str] = ("before", "after")) -> str | None:
     """Which elements of two arrays of one shape and type differ bit for bit, or None.
-    Two NaNs are the same value whatever their payloads: LLVM IR leaves the payload of a
-    NaN result unspecified (LangRef, "Behavior of Floating-Point NaN values"), while PTX
-    arithmetic returns the canonical NaN (0x7FFFFFFF for .f32, observed on H100:
-    docs/silicon.md), so instruction selection may change a payload and nothing else."""
+    NaNs too: the NVVM level computes float ops as the PTX they lower to (floats.py), so
+    a NaN's payload is the same at every level."""
     old, new = old.reshape(-1), new.reshape(-1)
     bits = (old.view(np.uint8) != new.view(np.uint8)).reshape(old.size, -1).any(axis=1)
-    if old.dtype.kind == "f":
-        bits &= ~(np.isnan(old) & np.isnan(new))
     differ = np.flatnonzero(bits)
     if not differ.size:
         return None

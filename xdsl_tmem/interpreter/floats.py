@@ -1,0 +1,231 @@
+"""The NVVM level's float arithmetic, computed as the PTX instruction each op lowers to.
+
+LLVM IR leaves the bits of a NaN result unspecified (LangRef, "Behavior of Floating-Point
+NaN values"), so numpy's NaN (the first NaN operand, quieted) is as good an answer as
+any — but not the one the kernel gets. What runs is the PTX of the op, and PTX float
+arithmetic returns the canonical NaN (H100, docs/silicon.md). Computing each op as that
+instruction, with the same value semantics the PTX level decodes
+(`interpreter/ptx/semantics.py`), makes the NVVM level and the PTX of both lowerings
+(our backend's and llc-22's) agree bit for bit, NaNs included, with no special case.
+
+`SPELLING` names, per op, the instruction of our backend's instruction selection
+(`backend/isel/arith.py`); llc-22's NVPTX lowering selects the same spelling for each
+(no fast-math flags, f32 denormals kept: `add.rn.f32`, `div.rn.f32`, `max.NaN.f32`,
+`cvt.rzi.s32.f32`, ...; `tests/test_float_lowering.py` runs every op through both and
+compares). Where the selection is a sequence, so is the semantics here: f16 division
+goes through f32 (`cvt.f32.f16`, `div.rn.f32`, `cvt.rn.f16.f32`), f64 `maximumf` and
+`minimumf` (PTX has no `max.NaN.f64`) are the `setp`/`max`/`selp` expansion both emit,
+and conversions from or to integers narrower than 16 bits go through 16 bits, as `cvt`
+has no 8-bit or predicate register operand.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import cast
+
+import numpy as np
+from xdsl.dialects import arith, llvm
+from xdsl.dialects.builtin import AnyFloat, Float16Type, Float32Type, Float64Type, VectorType
+from xdsl.ir import Attribute, Operation
+
+from xdsl_tmem.interpreter.ptx.base import LANE_DTYPE, Lanes
+from xdsl_tmem.interpreter.ptx.semantics import decode
+from xdsl_tmem.interpreter.values import UnsupportedValue, Value, width_of
+
+FloatFn = Callable[..., Value]
+"""An op's semantics on NVVM-level values (Python scalars or lane arrays)."""
+
+SPELLING: dict[type[Operation], tuple[str, tuple[str, ...]]] = {
+    # op: (PTX opcode, modifiers before the type), as backend/isel/arith.py selects them
+    arith.AddfOp: ("add", ("rn",)),
+    llvm.FAddOp: ("add", ("rn",)),
+    arith.SubfOp: ("sub", ("rn",)),
+    llvm.FSubOp: ("sub", ("rn",)),
+    arith.MulfOp: ("mul", ("rn",)),
+    llvm.FMulOp: ("mul", ("rn",)),
+    arith.DivfOp: ("div", ("rn",)),
+    llvm.FDivOp: ("div", ("rn",)),
+    arith.MaximumfOp: ("max", ("NaN",)),
+    arith.MinimumfOp: ("min", ("NaN",)),
+    arith.MaxnumfOp: ("max", ()),
+    arith.MinnumfOp: ("min", ()),
+    arith.NegfOp: ("neg", ()),
+}
+
+CMPF: dict[int, str] = {
+    1: "eq", 2: "gt", 3: "ge", 4: "lt", 5: "le", 6: "ne", 7: "num",
+    8: "equ", 9: "gtu", 10: "geu", 11: "ltu", 12: "leu", 13: "neu", 14: "nan",
+}  # fmt: skip
+"""`arith.cmpf` predicate → `setp` comparison (0 and 15, false and true, have no PTX)."""
+
+
+def element(t: Attribute) -> Attribute:
+    """The element type of a vector type, else the type."""
+    return cast(VectorType, t).get_element_type() if isinstance(t, VectorType) else t
+
+
+def float_name(t: Attribute) -> str:
+    """The PTX type of a float (or vector of floats) type: f16, f32, f64."""
+    match element(t):
+        case Float16Type():
+            return "f16"
+        case Float32Type():
+            return "f32"
+        case Float64Type():
+            return "f64"
+        case _:
+            raise UnsupportedValue(f"no PTX float arithmetic on {t} at the NVVM level (f16, f32 and f64 only)")
+
+
+def _arrays(args: tuple[Value, ...], types: tuple[str, ...]) -> tuple[list[Lanes], bool]:
+    """The operands as arrays of their PTX types' lane dtypes, and whether all were scalars
+    (a warp-uniform value stays a Python scalar at the NVVM level)."""
+    scalar = not any(isinstance(a, np.ndarray) for a in args)
+    out: list[Lanes] = []
+    for a, t in zip(args, types, strict=True):
+        dtype = LANE_DTYPE[t]
+        if dtype.kind in "iu":  # integers are unsigned-canonical at the NVVM level
+            a = np.asarray(a, np.dtype(f"u{dtype.itemsize}")).view(dtype)
+        else:
+            a = np.asarray(a, dtype)
+        out.append(a.reshape(1) if scalar else a)
+    return out, scalar
+
+
+def _value(result: Lanes, scalar: bool) -> Value:
+    """A result lane array back as an NVVM-level value (unsigned-canonical integers)."""
+    if result.dtype.kind == "i":
+        result = result.view(np.dtype(f"u{result.dtype.itemsize}"))
+    return result[0].item() if scalar else result
+
+
+def instruction(opcode: str, modifiers: tuple[str, ...]) -> FloatFn:
+    """One PTX instruction on NVVM-level values."""
+    semantics = decode(opcode, modifiers)
+    fn, types = semantics.fn, semantics.operands
+
+    def run(*args: Value) -> Value:
+        arrays, scalar = _arrays(args, types)
+        with np.errstate(all="ignore"):
+            return _value(fn(*arrays), scalar)
+
+    return run
+
+
+def _divide_16(t: str) -> FloatFn:
+    """f16 division: PTX has none; both lowerings divide in f32 and round once."""
+    widen, divide = instruction("cvt", ("f32", t)), instruction("div", ("rn", "f32"))
+    narrow = instruction("cvt", ("rn", t, "f32"))
+
+    def run(a: Value, b: Value) -> Value:
+        return narrow(divide(widen(a), widen(b)))
+
+    return run
+
+
+def _ieee_max_min_64(is_max: bool) -> FloatFn:
+    """f64 maximumf/minimumf (NaN-propagating, -0 < +0): the expansion both lowerings emit
+    in the absence of `max.NaN.f64` — `setp.nan`, `max`/`min`, then `selp` of the quiet
+    NaN `0d7FF8000000000000`, and of an operand that is the preferred zero."""
+    unordered = instruction("setp", ("nan", "f64"))
+    plain = instruction("max" if is_max else "min", ("f64",))
+    select = instruction("selp", ("f64",))
+    same_bits = instruction("setp", ("eq", "b64"))
+    equal = instruction("setp", ("eq", "f64"))
+    preferred_zero = 0 if is_max else 1 << 63
+
+    def run(a: Value, b: Value) -> Value:
+        quiet = select(float("nan"), plain(a, b), unordered(a, b))
+        bits = (_bits(a), _bits(b))
+        pick_a = select(a, quiet, same_bits(bits[0], preferred_zero))
+        pick_b = select(b, pick_a, same_bits(bits[1], preferred_zero))
+        return select(pick_b, quiet, equal(quiet, 0.0))
+
+    return run
+
+
+def _bits(x: Value) -> Value:
+    """The bits of an f64 value as an unsigned-canonical integer."""
+    if isinstance(x, np.ndarray):
+        return cast(Lanes, x).view(np.uint64)
+    return int(np.asarray(x, np.float64).view(np.uint64))
+
+
+def binary(op: Operation) -> FloatFn:
+    """The semantics of a float op of `SPELLING` (binary or `negf`) on its result type."""
+    t = float_name(op.results[0].type)
+    opcode, modifiers = SPELLING[type(op)]
+    if opcode == "div" and t == "f16":
+        return _divide_16(t)
+    if "NaN" in modifiers and t == "f64":
+        return _ieee_max_min_64(opcode == "max")
+    return instruction(opcode, (*modifiers, t))
+
+
+def compare(op: arith.CmpfOp) -> FloatFn:
+    """`arith.cmpf` as `setp.<cmp>.<type>`; the constant predicates as constants."""
+    code = op.predicate.value.data
+    if code in (0, 15):
+
+        def constant(a: Value, b: Value) -> Value:
+            return _constant_predicate(a, b, code == 15)
+
+        return constant
+    return instruction("setp", (CMPF[code], float_name(op.lhs.type)))
+
+
+def _constant_predicate(a: Value, b: Value, value: bool) -> Value:
+    shape = np.broadcast(np.asarray(a), np.asarray(b)).shape
+    return np.full(shape, value) if shape else value
+
+
+def convert(op: Operation) -> FloatFn:
+    """A float conversion (extf, truncf, fpext, sitofp, uitofp, fptosi, fptoui) as `cvt`:
+    `.rn` where it rounds to a float, `.rzi` to an integer, none where it is exact."""
+    src, dst = op.operands[0].type, op.results[0].type
+    to_float = isinstance(element(dst), AnyFloat)
+    if isinstance(element(src), AnyFloat) and to_float:
+        s, d = float_name(src), float_name(dst)
+        return instruction("cvt", (*(("rn",) if _bits_of(d) < _bits_of(s) else ()), d, s))
+    if to_float:
+        return _int_to_float(op, float_name(dst), signed=isinstance(op, arith.SIToFPOp | llvm.SIToFPOp))
+    return _float_to_int(op, float_name(src), signed=isinstance(op, arith.FPToSIOp))
+
+
+def _bits_of(t: str) -> int:
+    return LANE_DTYPE[t].itemsize * 8
+
+
+def _int_to_float(op: Operation, d: str, signed: bool) -> FloatFn:
+    from xdsl_tmem.interpreter.arith import int_resize  # arith imports this module
+
+    w = width_of(element(op.operands[0].type))
+    letter = "s" if signed else "u"
+    cvt = instruction("cvt", ("rn", d, f"{letter}{max(w, 16)}"))
+    if w >= 16:
+        return cvt
+
+    def widened(a: Value) -> Value:
+        return cvt(int_resize(a, w, 16, signed))
+
+    return widened
+
+
+def _float_to_int(op: Operation, s: str, signed: bool) -> FloatFn:
+    """`cvt.rzi` to the result's width, or to 16 bits and then its low bits (i8, i1)."""
+    from xdsl_tmem.interpreter.arith import int_resize  # arith imports this module
+
+    w = width_of(element(op.results[0].type))
+    letter = "s" if signed else "u"
+    cvt = instruction("cvt", ("rzi", f"{letter}{max(w, 16)}", s))
+    if w >= 16:
+        return cvt
+
+    def truncated(a: Value) -> Value:
+        return int_resize(cvt(a), 16, w, signed=False)
+
+    return truncated
+
+
+__all__ = ["CMPF", "SPELLING", "binary", "compare", "convert", "float_name", "instruction"]
