@@ -78,37 +78,34 @@ def float_name(t: Attribute) -> str:
             raise UnsupportedValue(f"no PTX float arithmetic on {t} at the NVVM level (f16, f32 and f64 only)")
 
 
-def _arrays(args: tuple[Value, ...], types: tuple[str, ...]) -> tuple[list[Lanes], bool]:
-    """The operands as arrays of their PTX types' lane dtypes, and whether all were scalars
-    (a warp-uniform value stays a Python scalar at the NVVM level)."""
-    scalar = not any(isinstance(a, np.ndarray) for a in args)
-    out: list[Lanes] = []
-    for a, t in zip(args, types, strict=True):
-        dtype = LANE_DTYPE[t]
-        if dtype.kind in "iu":  # integers are unsigned-canonical at the NVVM level
-            a = np.asarray(a, np.dtype(f"u{dtype.itemsize}")).view(dtype)
-        else:
-            a = np.asarray(a, dtype)
-        out.append(a.reshape(1) if scalar else a)
-    return out, scalar
-
-
-def _value(result: Lanes, scalar: bool) -> Value:
-    """A result lane array back as an NVVM-level value (unsigned-canonical integers)."""
-    if result.dtype.kind == "i":
-        result = result.view(np.dtype(f"u{result.dtype.itemsize}"))
-    return result[0].item() if scalar else result
+def _reader(t: str) -> Callable[[Value], Lanes]:
+    """An NVVM-level value as an array of the PTX type `t`'s lane dtype (integers are
+    unsigned-canonical at the NVVM level: read through their signed view)."""
+    dtype = LANE_DTYPE[t]
+    if dtype.kind in "iu":
+        container = np.dtype(f"u{dtype.itemsize}")
+        return lambda a: np.asarray(a, container).view(dtype)
+    return lambda a: np.asarray(a, dtype)
 
 
 def instruction(opcode: str, modifiers: tuple[str, ...]) -> FloatFn:
-    """One PTX instruction on NVVM-level values."""
+    """One PTX instruction on NVVM-level values: lane arrays stay arrays, and a result of
+    warp-uniform operands (Python scalars at the NVVM level) is a scalar again."""
     semantics = decode(opcode, modifiers)
-    fn, types = semantics.fn, semantics.operands
+    fn = semantics.fn
+    readers = [_reader(t) for t in semantics.operands]
+    result = LANE_DTYPE[semantics.results[0]]
+    signed = result.kind == "i"
+    unsigned = np.dtype(f"u{result.itemsize}")
 
     def run(*args: Value) -> Value:
-        arrays, scalar = _arrays(args, types)
-        with np.errstate(all="ignore"):
-            return _value(fn(*arrays), scalar)
+        arrays = [read(a) for read, a in zip(readers, args, strict=True)]
+        scalar = all(a.ndim == 0 for a in arrays)
+        with np.errstate(all="ignore"):  # IEEE overflow and invalid: silicon's results, no warning
+            out: Lanes = fn(*(a.reshape(1) for a in arrays)) if scalar else fn(*arrays)
+        if signed:
+            out = out.view(unsigned)
+        return out[0].item() if scalar else out
 
     return run
 
