@@ -558,8 +558,7 @@ def validate(
     if failed is None:
         checked = len([s for s in result.stages[1:] if s.reference is None])
         also = f" and {reference[0]}'s PTX" if reference is not None else ""
-        verb = "preserve" if checked != 1 or also else "preserves"
-        return f"validate-lowering: {checked} pass(es){also} {verb} the kernel's behaviour\n"
+        return f"validate-lowering: {checked} pass(es){also} preserve the kernel's behaviour\n"
     if failed.reference is not None:
         text = (
             f"error: translation validation: {failed.pass_spec}'s PTX of the NVVM level does not do what "
