@@ -36,6 +36,12 @@ from xdsl_tmem.tools.run import make_context
 
 Lanes = np.ndarray[Any, Any]
 FLOAT_TYPE: dict[str, Attribute] = {"f16": f16, "f32": f32, "f64": f64}
+CMPF_SETP = {
+    "oeq": "eq", "ogt": "gt", "oge": "ge", "olt": "lt", "ole": "le", "one": "ne", "ord": "num",
+    "ueq": "equ", "ugt": "gtu", "uge": "geu", "ult": "ltu", "ule": "leu", "une": "neu", "uno": "nan",
+}  # fmt: skip
+"""LLVM's fcmp predicates and the PTX ISA's setp comparison of the same meaning (ordered
+`eq` ... `num`, unordered `equ` ... `nan`)."""
 
 
 @pytest.fixture(autouse=True)
@@ -71,8 +77,8 @@ def _nvvm_ops(t: str) -> list[tuple[Operation, str]]:
     ]
     if t != "f64":  # no max.NaN.f64: an expansion, checked against llc-22 below
         ops += [(arith.MaximumfOp(a, b), f"max.NaN.{t}"), (arith.MinimumfOp(a, b), f"min.NaN.{t}")]
-    for code, cmp in F.CMPF.items():
-        ops.append((arith.CmpfOp(a, b, code), f"setp.{cmp}.{t}"))
+    for predicate, cmp in CMPF_SETP.items():
+        ops.append((arith.CmpfOp(a, b, predicate), f"setp.{cmp}.{t}"))
     for other, wide in (("f16", "f32"), ("f16", "f64"), ("f32", "f64")):
         if t == other:
             ops.append((arith.ExtFOp(a, FLOAT_TYPE[wide]), f"cvt.{wide}.{t}"))
@@ -122,7 +128,7 @@ def _bits(x: Lanes) -> Lanes:
 def _semantics(op: Operation) -> F.FloatFn:
     if isinstance(op, arith.CmpfOp):
         return F.compare(op)
-    if type(op) in F.SPELLING:
+    if not isinstance(op, arith.ExtFOp | arith.TruncFOp | arith.FPToSIOp | arith.FPToUIOp):
         return F.binary(op)
     return F.convert(op)
 

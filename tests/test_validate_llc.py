@@ -12,6 +12,7 @@ deadlocks) must be caught, and a tool that exits 1 (`false`) must be reported.
 from __future__ import annotations
 
 import shlex
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -64,14 +65,19 @@ def test_ours_and_llc_alone(capsys: pytest.CaptureFixture[str], upstream: Upstre
     assert "validate-lowering: 0 pass(es) and llc-22's PTX preserve the kernel's behaviour" in llc.out
 
 
-def _without_llc(monkeypatch: pytest.MonkeyPatch) -> None:
+def _with_llc(monkeypatch: pytest.MonkeyPatch, llc: str | None) -> None:
+    """Find `llc` (None: not at all) in place of llc-22, the other tools as they are."""
     found = upstream.find_llvm_tool
-    monkeypatch.setattr(upstream, "find_llvm_tool", lambda name: None if name == "llc" else found(name))
+
+    def find(name: str) -> str | None:
+        return llc if name == "llc" else found(name)
+
+    monkeypatch.setattr(upstream, "find_llvm_tool", find)
 
 
 def test_missing_tools_are_said(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     """No silent skipping: the default warns and checks our PTX; asking for llc-22 fails."""
-    _without_llc(monkeypatch)
+    _with_llc(monkeypatch, None)
     default = _validate(capsys, "--validate-lowering")
     assert default.code == EXIT_OK, default.err
     assert "warning: --validate-lowering: llc-22's PTX is not checked: llc-22 not found" in default.err
@@ -83,8 +89,7 @@ def test_missing_tools_are_said(capsys: pytest.CaptureFixture[str], monkeypatch:
 
 
 def test_a_failing_tool_is_a_clean_error(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
-    found = upstream.find_llvm_tool
-    monkeypatch.setattr(upstream, "find_llvm_tool", lambda name: "/bin/false" if name == "llc" else found(name))
+    _with_llc(monkeypatch, "/bin/false")
     result = _validate(capsys, "--validate-lowering=llc")
     assert result.code == EXIT_ERROR
     assert "error: --validate-lowering: llc-22's lowering of the kernel failed: false failed (1)" in result.err
@@ -133,7 +138,10 @@ def test_a_reference_lowering_that_differs_is_caught(
     assert (failed.pass_spec, failed.reference) == ("wrong", "input")
     assert failed.difference == "the verdict changes from 'ran to completion' to 'deadlock'"
 
-    monkeypatch.setattr(run, "llc_lowering", lambda tools, source_map: _deadlocking_lowering)
+    def wrong(tools: Upstream, source_map: SourceMap) -> Callable[[ModuleOp], ModuleOp]:
+        return _deadlocking_lowering
+
+    monkeypatch.setattr(run, "llc_lowering", wrong)
     cli = _validate(capsys, "--validate-lowering")
     assert cli.code == EXIT_VALIDATION
     assert (

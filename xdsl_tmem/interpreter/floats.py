@@ -8,8 +8,9 @@ instruction, with the same value semantics the PTX level decodes
 (`interpreter/ptx/semantics.py`), makes the NVVM level and the PTX of both lowerings
 (our backend's and llc-22's) agree bit for bit, NaNs included, with no special case.
 
-`SPELLING` names, per op, the instruction of our backend's instruction selection
-(`backend/isel/arith.py`); llc-22's NVPTX lowering selects the same spelling for each
+Which instruction an op is, is our backend's instruction selection
+(`backend/isel/arith.py`: `float_instruction`, `cmpf_comparison`); llc-22's NVPTX
+lowering selects the same spelling for each
 (no fast-math flags, f32 denormals kept: `add.rn.f32`, `div.rn.f32`, `max.NaN.f32`,
 `cvt.rzi.s32.f32`, ...; `tests/test_float_lowering.py` runs every op through both and
 compares). Where the selection is a sequence, so is the semantics here: f16 division
@@ -29,35 +30,13 @@ from xdsl.dialects import arith, llvm
 from xdsl.dialects.builtin import AnyFloat, Float16Type, Float32Type, Float64Type, VectorType
 from xdsl.ir import Attribute, Operation
 
+from xdsl_tmem.backend.isel.arith import cmpf_comparison, float_instruction
 from xdsl_tmem.interpreter.ptx.base import LANE_DTYPE, Lanes
 from xdsl_tmem.interpreter.ptx.semantics import decode
 from xdsl_tmem.interpreter.values import UnsupportedValue, Value, width_of
 
 FloatFn = Callable[..., Value]
 """An op's semantics on NVVM-level values (Python scalars or lane arrays)."""
-
-SPELLING: dict[type[Operation], tuple[str, tuple[str, ...]]] = {
-    # op: (PTX opcode, modifiers before the type), as backend/isel/arith.py selects them
-    arith.AddfOp: ("add", ("rn",)),
-    llvm.FAddOp: ("add", ("rn",)),
-    arith.SubfOp: ("sub", ("rn",)),
-    llvm.FSubOp: ("sub", ("rn",)),
-    arith.MulfOp: ("mul", ("rn",)),
-    llvm.FMulOp: ("mul", ("rn",)),
-    arith.DivfOp: ("div", ("rn",)),
-    llvm.FDivOp: ("div", ("rn",)),
-    arith.MaximumfOp: ("max", ("NaN",)),
-    arith.MinimumfOp: ("min", ("NaN",)),
-    arith.MaxnumfOp: ("max", ()),
-    arith.MinnumfOp: ("min", ()),
-    arith.NegfOp: ("neg", ()),
-}
-
-CMPF: dict[int, str] = {
-    1: "eq", 2: "gt", 3: "ge", 4: "lt", 5: "le", 6: "ne", 7: "num",
-    8: "equ", 9: "gtu", 10: "geu", 11: "ltu", 12: "leu", 13: "neu", 14: "nan",
-}  # fmt: skip
-"""`arith.cmpf` predicate → `setp` comparison (0 and 15, false and true, have no PTX)."""
 
 
 def element(t: Attribute) -> Attribute:
@@ -150,9 +129,12 @@ def _bits(x: Value) -> Value:
 
 
 def binary(op: Operation) -> FloatFn:
-    """The semantics of a float op of `SPELLING` (binary or `negf`) on its result type."""
+    """The semantics of a binary float op (or `negf`) on its result type."""
     t = float_name(op.results[0].type)
-    opcode, modifiers = SPELLING[type(op)]
+    selected = float_instruction(type(op))
+    if selected is None:
+        raise UnsupportedValue(f"{op.name} has no PTX instruction selection")
+    opcode, modifiers = selected
     if opcode == "div" and t == "f16":
         return _divide_16(t)
     if "NaN" in modifiers and t == "f64":
@@ -163,13 +145,14 @@ def binary(op: Operation) -> FloatFn:
 def compare(op: arith.CmpfOp) -> FloatFn:
     """`arith.cmpf` as `setp.<cmp>.<type>`; the constant predicates as constants."""
     code = op.predicate.value.data
-    if code in (0, 15):
+    cmp = cmpf_comparison(code)
+    if cmp is None:  # false (0) and true (15)
 
         def constant(a: Value, b: Value) -> Value:
             return _constant_predicate(a, b, code == 15)
 
         return constant
-    return instruction("setp", (CMPF[code], float_name(op.lhs.type)))
+    return instruction("setp", (cmp, float_name(op.lhs.type)))
 
 
 def _constant_predicate(a: Value, b: Value, value: bool) -> Value:
@@ -195,8 +178,6 @@ def _bits_of(t: str) -> int:
 
 
 def _int_to_float(op: Operation, d: str, signed: bool) -> FloatFn:
-    from xdsl_tmem.interpreter.arith import int_resize  # arith imports this module
-
     w = width_of(element(op.operands[0].type))
     letter = "s" if signed else "u"
     cvt = instruction("cvt", ("rn", d, f"{letter}{max(w, 16)}"))
@@ -204,15 +185,13 @@ def _int_to_float(op: Operation, d: str, signed: bool) -> FloatFn:
         return cvt
 
     def widened(a: Value) -> Value:
-        return cvt(int_resize(a, w, 16, signed))
+        return cvt(_widen(a, w, signed))
 
     return widened
 
 
 def _float_to_int(op: Operation, s: str, signed: bool) -> FloatFn:
     """`cvt.rzi` to the result's width, or to 16 bits and then its low bits (i8, i1)."""
-    from xdsl_tmem.interpreter.arith import int_resize  # arith imports this module
-
     w = width_of(element(op.results[0].type))
     letter = "s" if signed else "u"
     cvt = instruction("cvt", ("rzi", f"{letter}{max(w, 16)}", s))
@@ -220,9 +199,27 @@ def _float_to_int(op: Operation, s: str, signed: bool) -> FloatFn:
         return cvt
 
     def truncated(a: Value) -> Value:
-        return int_resize(cvt(a), 16, w, signed=False)
+        return _truncate(cvt(a), w)
 
     return truncated
 
 
-__all__ = ["CMPF", "SPELLING", "binary", "compare", "convert", "float_name", "instruction"]
+def _widen(a: Value, w: int, signed: bool) -> Value:
+    """An unsigned-canonical i1/i8 as the 16-bit register `cvt` reads (sign- or zero-extended)."""
+    v = np.asarray(a, np.int64)
+    if signed:
+        v = np.where(v >= 1 << (w - 1), v - (1 << w), v)
+    out = (v & 0xFFFF).astype(np.uint16)
+    return out if isinstance(a, np.ndarray) else int(out)
+
+
+def _truncate(v: Value, w: int) -> Value:
+    """The low `w` bits (w < 16) of a 16-bit result, unsigned-canonical (i1: a bool)."""
+    low = np.asarray(v, np.uint64) & ((1 << w) - 1)
+    out = low.astype(np.bool_ if w == 1 else np.uint8)
+    if isinstance(v, np.ndarray):
+        return out
+    return bool(out) if w == 1 else int(out)
+
+
+__all__ = ["binary", "compare", "convert", "float_name", "instruction"]
