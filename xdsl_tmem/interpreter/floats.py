@@ -54,7 +54,9 @@ def float_name(t: Attribute) -> str:
         case Float64Type():
             return "f64"
         case _:
-            raise UnsupportedValue(f"no PTX float arithmetic on {t} at the NVVM level (f16, f32 and f64 only)")
+            raise UnsupportedValue(
+                f"float arithmetic on {t} is not supported at the NVVM level (f16, f32 and f64 only)"
+            )
 
 
 def _reader(t: str) -> Callable[[Value], Lanes]:
