@@ -18,6 +18,9 @@ goes through f32 (`cvt.f32.f16`, `div.rn.f32`, `cvt.rn.f16.f32`), f64 `maximumf`
 `minimumf` (PTX has no `max.NaN.f64`) are the `setp`/`max`/`selp` expansion both emit,
 and conversions from or to integers narrower than 16 bits go through 16 bits, as `cvt`
 has no 8-bit or predicate register operand.
+
+Not bit-exact, unverified: a warp-uniform float held as a Python scalar (constants) is a
+float64, so a signalling f32/f16 NaN constant arrives quieted; lane arrays keep every bit.
 """
 
 from __future__ import annotations
