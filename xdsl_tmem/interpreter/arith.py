@@ -23,6 +23,7 @@ from xdsl.dialects.builtin import (
 from xdsl.interpreter import Interpreter, PythonValues, impl, register_impls
 from xdsl.ir import Attribute, Operation
 
+from xdsl_tmem.interpreter import floats as F
 from xdsl_tmem.interpreter.executor import WarpFunctions
 from xdsl_tmem.interpreter.machine import Hazard
 from xdsl_tmem.interpreter.values import (
@@ -224,63 +225,6 @@ def attribute_value(attr: Attribute, t: Attribute) -> Value:
     raise UnsupportedValue(f"constant {attr} of type {t} is not supported")
 
 
-def _fbin(a: Value, b: Value, t: Attribute, fn: Callable[[Any, Any], Any]) -> Value:
-    dtype = dtype_of(t)
-    return float_result(fn(dtype.type(a) if not isinstance(a, np.ndarray) else a, b), t)
-
-
-CMPF = (
-    "false",
-    "oeq",
-    "ogt",
-    "oge",
-    "olt",
-    "ole",
-    "one",
-    "ord",
-    "ueq",
-    "ugt",
-    "uge",
-    "ult",
-    "ule",
-    "une",
-    "uno",
-    "true",
-)
-
-
-def float_cmp(a: Value, b: Value, predicate: str) -> Value:
-    a_arr, b_arr = np.asarray(a), np.asarray(b)
-    unordered = np.isnan(a_arr) | np.isnan(b_arr)
-    base = predicate[1:] if predicate not in ("ord", "uno", "true", "false") else predicate
-    match base:
-        case "eq":
-            r = a_arr == b_arr
-        case "gt":
-            r = a_arr > b_arr
-        case "ge":
-            r = a_arr >= b_arr
-        case "lt":
-            r = a_arr < b_arr
-        case "le":
-            r = a_arr <= b_arr
-        case "ne":
-            r = a_arr != b_arr
-        case "ord":
-            r = ~unordered
-        case "uno":
-            r = unordered
-        case "true":
-            r = np.ones_like(unordered)
-        case _:
-            r = np.zeros_like(unordered)
-    if predicate[0] == "o" and predicate != "ord":
-        r = r & ~unordered
-    elif predicate[0] == "u" and predicate != "uno":
-        r = r | unordered
-    return r if isinstance(a, np.ndarray) or isinstance(b, np.ndarray) else bool(r)
-
-
 # --------------------------------------------------------------------------------------
 # Implementations
 # --------------------------------------------------------------------------------------
@@ -293,6 +237,15 @@ def _w(op: Operation) -> int:
 def widths(op: Operation) -> tuple[int, int]:
     """(operand width, result width) of a conversion."""
     return width_of(op.operands[0].type), width_of(op.results[0].type)
+
+
+def _float(plan: Callable[[Any], F.FloatFn]):
+    """An impl computing `plan(op)` (the op's PTX semantics, derived once per op)."""
+
+    def run(self: ArithFunctions, interp: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
+        return (self.static(op, plan)(*args),)
+
+    return run
 
 
 def _int_binary(fn: Callable[[Value, Value, int], Value]):
@@ -358,72 +311,24 @@ class ArithFunctions(WarpFunctions):
     def run_index_cast(self, interp: Interpreter, op: arith.IndexCastOp, args: PythonValues) -> PythonValues:
         return (int_resize(args[0], *self.static(op, widths), signed=True),)
 
-    # -- floating point ---------------------------------------------------------------
+    # -- floating point: as the PTX instruction each op lowers to (floats.py) ---------
 
-    @impl(arith.AddfOp)
-    def run_addf(self, interp: Interpreter, op: arith.AddfOp, args: PythonValues) -> PythonValues:
-        return (_fbin(args[0], args[1], op.result.type, np.add),)
-
-    @impl(arith.SubfOp)
-    def run_subf(self, interp: Interpreter, op: arith.SubfOp, args: PythonValues) -> PythonValues:
-        return (_fbin(args[0], args[1], op.result.type, np.subtract),)
-
-    @impl(arith.MulfOp)
-    def run_mulf(self, interp: Interpreter, op: arith.MulfOp, args: PythonValues) -> PythonValues:
-        return (_fbin(args[0], args[1], op.result.type, np.multiply),)
-
-    @impl(arith.DivfOp)
-    def run_divf(self, interp: Interpreter, op: arith.DivfOp, args: PythonValues) -> PythonValues:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return (_fbin(args[0], args[1], op.result.type, np.divide),)
-
-    @impl(arith.MaximumfOp)
-    def run_maximumf(self, interp: Interpreter, op: arith.MaximumfOp, args: PythonValues) -> PythonValues:
-        return (_fbin(args[0], args[1], op.result.type, np.maximum),)
-
-    @impl(arith.MinimumfOp)
-    def run_minimumf(self, interp: Interpreter, op: arith.MinimumfOp, args: PythonValues) -> PythonValues:
-        return (_fbin(args[0], args[1], op.result.type, np.minimum),)
-
-    @impl(arith.MaxnumfOp)
-    def run_maxnumf(self, interp: Interpreter, op: arith.MaxnumfOp, args: PythonValues) -> PythonValues:
-        return (_fbin(args[0], args[1], op.result.type, np.fmax),)
-
-    @impl(arith.MinnumfOp)
-    def run_minnumf(self, interp: Interpreter, op: arith.MinnumfOp, args: PythonValues) -> PythonValues:
-        return (_fbin(args[0], args[1], op.result.type, np.fmin),)
-
-    @impl(arith.NegfOp)
-    def run_negf(self, interp: Interpreter, op: arith.NegfOp, args: PythonValues) -> PythonValues:
-        return (float_result(np.negative(args[0]), op.result.type),)
-
-    @impl(arith.CmpfOp)
-    def run_cmpf(self, interp: Interpreter, op: arith.CmpfOp, args: PythonValues) -> PythonValues:
-        return (float_cmp(args[0], args[1], CMPF[op.predicate.value.data]),)
-
-    @impl(arith.ExtFOp)
-    def run_extf(self, interp: Interpreter, op: arith.ExtFOp, args: PythonValues) -> PythonValues:
-        return (float_result(args[0], op.result.type),)
-
-    @impl(arith.TruncFOp)
-    def run_truncf(self, interp: Interpreter, op: arith.TruncFOp, args: PythonValues) -> PythonValues:
-        return (float_result(args[0], op.result.type),)
-
-    @impl(arith.SIToFPOp)
-    def run_sitofp(self, interp: Interpreter, op: arith.SIToFPOp, args: PythonValues) -> PythonValues:
-        return (float_result(as_signed(args[0], width_of(op.input.type)), op.result.type),)
-
-    @impl(arith.UIToFPOp)
-    def run_uitofp(self, interp: Interpreter, op: arith.UIToFPOp, args: PythonValues) -> PythonValues:
-        return (float_result(args[0], op.result.type),)
-
-    @impl(arith.FPToSIOp)
-    def run_fptosi(self, interp: Interpreter, op: arith.FPToSIOp, args: PythonValues) -> PythonValues:
-        return (float_to_int(args[0], _w(op), signed=True),)
-
-    @impl(arith.FPToUIOp)
-    def run_fptoui(self, interp: Interpreter, op: arith.FPToUIOp, args: PythonValues) -> PythonValues:
-        return (float_to_int(args[0], _w(op), signed=False),)
+    run_addf = impl(arith.AddfOp)(_float(F.binary))
+    run_subf = impl(arith.SubfOp)(_float(F.binary))
+    run_mulf = impl(arith.MulfOp)(_float(F.binary))
+    run_divf = impl(arith.DivfOp)(_float(F.binary))
+    run_maximumf = impl(arith.MaximumfOp)(_float(F.binary))
+    run_minimumf = impl(arith.MinimumfOp)(_float(F.binary))
+    run_maxnumf = impl(arith.MaxnumfOp)(_float(F.binary))
+    run_minnumf = impl(arith.MinnumfOp)(_float(F.binary))
+    run_negf = impl(arith.NegfOp)(_float(F.binary))
+    run_cmpf = impl(arith.CmpfOp)(_float(F.compare))
+    run_extf = impl(arith.ExtFOp)(_float(F.convert))
+    run_truncf = impl(arith.TruncFOp)(_float(F.convert))
+    run_sitofp = impl(arith.SIToFPOp)(_float(F.convert))
+    run_uitofp = impl(arith.UIToFPOp)(_float(F.convert))
+    run_fptosi = impl(arith.FPToSIOp)(_float(F.convert))
+    run_fptoui = impl(arith.FPToUIOp)(_float(F.convert))
 
     @impl(arith.BitcastOp)
     def run_bitcast(self, interp: Interpreter, op: arith.BitcastOp, args: PythonValues) -> PythonValues:
@@ -437,16 +342,6 @@ def select(cond: Value, a: Value, b: Value, t: Attribute) -> Value:
     lanes = cast(Lanes, cond)
     where = lanes[:, None] if isinstance(t, VectorType) else lanes
     return cast(Lanes, np.where(where, a, b)).astype(dtype, copy=False)
-
-
-def float_to_int(value: Value, w: int, signed: bool) -> Value:
-    """Round toward zero and saturate (PTX cvt.rzi semantics; NaN → 0)."""
-    lo, hi = (-(1 << (w - 1)), (1 << (w - 1)) - 1) if signed else (0, (1 << w) - 1)
-    arr = np.nan_to_num(np.trunc(np.asarray(value, np.float64)), nan=0.0)
-    clipped = np.clip(arr, lo, hi).astype(np.int64 if signed else np.uint64)
-    if isinstance(value, np.ndarray):
-        return canonical(clipped.astype(dtype_of_width(w)), w)
-    return canonical(int(clipped), w)
 
 
 def bitcast(value: Value, src: Attribute, dst: Attribute) -> Value:

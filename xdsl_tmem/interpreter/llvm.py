@@ -27,6 +27,7 @@ from xdsl.ir import Attribute, Operation
 from xdsl_tmem.dialects import nvvm
 from xdsl_tmem.dialects.llvm_ext import AddrSpaceCastOp, ExtractElementOp
 from xdsl_tmem.interpreter import arith as A
+from xdsl_tmem.interpreter import floats as F
 from xdsl_tmem.interpreter.executor import StructuredGen, Warp, WarpFunctions, as_warp, impl_structured
 from xdsl_tmem.interpreter.func import call
 from xdsl_tmem.interpreter.machine import GLOBAL_BASE, RANK_SHIFT, SHARED_LIMIT, Hazard
@@ -44,6 +45,15 @@ def _w(op: Operation) -> int:
 def _binary(fn: Callable[[Value, Value, int], Value]):
     def run(self: LlvmFunctions, interp: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
         return (fn(args[0], args[1], self.static(op, _w)),)
+
+    return run
+
+
+def _float(plan: Callable[[Any], F.FloatFn]):
+    """An impl computing `plan(op)` (the op's PTX semantics, derived once per op)."""
+
+    def run(self: LlvmFunctions, interp: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
+        return (self.static(op, plan)(*args),)
 
     return run
 
@@ -242,32 +252,13 @@ class LlvmFunctions(WarpFunctions):
     def run_trunc(self, interp: Interpreter, op: llvm.TruncOp, args: PythonValues) -> PythonValues:
         return (A.int_resize(args[0], *self.static(op, A.widths), signed=False),)
 
-    @impl(llvm.FAddOp)
-    def run_fadd(self, interp: Interpreter, op: llvm.FAddOp, args: PythonValues) -> PythonValues:
-        return (A.float_result(np.add(args[0], args[1]), op.res.type),)
-
-    @impl(llvm.FMulOp)
-    def run_fmul(self, interp: Interpreter, op: llvm.FMulOp, args: PythonValues) -> PythonValues:
-        return (A.float_result(np.multiply(args[0], args[1]), op.res.type),)
-
-    # The rest of the float ops the PTX backend selects (computed in float64, then
-    # rounded once: exact for f16/f32 add, sub, mul and div).
-    @impl(llvm.FSubOp)
-    def run_fsub(self, interp: Interpreter, op: llvm.FSubOp, args: PythonValues) -> PythonValues:
-        return (A.float_result(np.subtract(args[0], args[1]), op.res.type),)
-
-    @impl(llvm.FDivOp)
-    def run_fdiv(self, interp: Interpreter, op: llvm.FDivOp, args: PythonValues) -> PythonValues:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return (A.float_result(np.divide(args[0], args[1]), op.res.type),)
-
-    @impl(llvm.SIToFPOp)
-    def run_sitofp(self, interp: Interpreter, op: llvm.SIToFPOp, args: PythonValues) -> PythonValues:
-        return (A.float_result(as_signed(args[0], width_of(op.arg.type)), op.result.type),)
-
-    @impl(llvm.FPExtOp)
-    def run_fpext(self, interp: Interpreter, op: llvm.FPExtOp, args: PythonValues) -> PythonValues:
-        return (A.float_result(args[0], op.result.type),)
+    # Float ops: as the PTX instruction each lowers to (floats.py).
+    run_fadd = impl(llvm.FAddOp)(_float(F.binary))
+    run_fmul = impl(llvm.FMulOp)(_float(F.binary))
+    run_fsub = impl(llvm.FSubOp)(_float(F.binary))
+    run_fdiv = impl(llvm.FDivOp)(_float(F.binary))
+    run_sitofp = impl(llvm.SIToFPOp)(_float(F.convert))
+    run_fpext = impl(llvm.FPExtOp)(_float(F.convert))
 
     # -- calls ------------------------------------------------------------------------
 

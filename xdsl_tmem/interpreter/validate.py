@@ -7,6 +7,10 @@ every run with the one before it: the verdict (ran to completion, deadlock, the 
 class, step limit) and, for runs that complete, every global buffer bit for bit. The
 first pass after which anything differs is reported.
 
+A second lowering to PTX (`reference`: llc-22's, `tools/upstream.py`) runs too, on the
+module as it is before our `convert-to-ptx` (the NVVM level), and is compared with the
+run of that module: both lowerings of one NVVM module must do what it does.
+
 Bit-for-bit is the right bar: both levels run on the same machine model, whose MMA and
 memory semantics do not depend on the level the ops are written at.
 """
@@ -51,12 +55,19 @@ class Outcome:
 
 @dataclass
 class Stage:
-    """The run after `pass_spec` (None: the input module)."""
+    """The run after `pass_spec` (None: the input module), or of the reference lowering
+    named `pass_spec` (`reference` set)."""
 
     pass_spec: str | None
     outcome: Outcome
     difference: str | None = None
-    """How it differs from the run before (None: it does not)."""
+    """How it differs from the run it is compared with (None: it does not)."""
+    reference: str | None = None
+    """For a reference lowering: the stage it is compared with ("input" or a pass spec)."""
+
+
+Lowering = Callable[[ModuleOp], ModuleOp]
+"""A lowering of an NVVM-level module to a PTX module (llc-22's: `tools/upstream.py`)."""
 
 
 @dataclass
@@ -92,14 +103,10 @@ def compare(before: Outcome, after: Outcome) -> str | None:
 
 def difference_of(old: NDArray[Any], new: NDArray[Any], labels: tuple[str, str] = ("before", "after")) -> str | None:
     """Which elements of two arrays of one shape and type differ bit for bit, or None.
-    Two NaNs are the same value whatever their payloads: LLVM IR leaves the payload of a
-    NaN result unspecified (LangRef, "Behavior of Floating-Point NaN values"), while PTX
-    arithmetic returns the canonical NaN (0x7FFFFFFF for .f32, observed on H100:
-    docs/silicon.md), so instruction selection may change a payload and nothing else."""
+    NaNs too: the NVVM level computes float ops as the PTX they lower to (floats.py), so
+    a NaN's payload is the same at every level."""
     old, new = old.reshape(-1), new.reshape(-1)
     bits = (old.view(np.uint8) != new.view(np.uint8)).reshape(old.size, -1).any(axis=1)
-    if old.dtype.kind == "f":
-        bits &= ~(np.isnan(old) & np.isnan(new))
     differ = np.flatnonzero(bits)
     if not differ.size:
         return None
@@ -114,19 +121,33 @@ def validate_lowering(
     ctx: Context,
     launch: Launch,
     verify: Callable[[ModuleOp], None] = ModuleOp.verify,
+    reference: tuple[str, Lowering] | None = None,
 ) -> Validation:
     """Interpret `module` with `run_launch(launch)`, then apply `passes` to it in order (in
     place, as a pipeline would; `verify` checks each result) and interpret it after each;
     stop at the first pass that changes the outcome. Arguments are passed by position
-    (`positional`), so that a pass may rename the kernel's parameters."""
+    (`positional`), so that a pass may rename the kernel's parameters.
+
+    `reference` (name, lowering): a second lowering to PTX, applied to a copy of the
+    module as it is before the first `convert-to-ptx` of `passes` (after all of them where
+    there is none) and run as the last stage, compared with the run of that module."""
     launch = positional(module, launch)
     result = Validation([Stage(None, run_outcome(module, launch))])
+    nvvm: tuple[ModuleOp, Stage] | None = None
     for p in passes:
+        if reference is not None and nvvm is None and p.name == "convert-to-ptx":
+            nvvm = (module.clone(), result.stages[-1])
         p.apply(ctx, module)
         verify(module)
         outcome = run_outcome(module, launch)
         stage = Stage(str(p.pipeline_pass_spec()), outcome, compare(result.stages[-1].outcome, outcome))
         result.stages.append(stage)
         if stage.difference is not None:
-            break
+            return result
+    if reference is not None:
+        source, before = nvvm or (module, result.stages[-1])
+        name, lower = reference
+        outcome = run_outcome(lower(source), launch)
+        stage = Stage(name, outcome, compare(before.outcome, outcome), reference=before.pass_spec or "input")
+        result.stages.append(stage)
     return result

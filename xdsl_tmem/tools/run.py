@@ -61,8 +61,9 @@ from xdsl_tmem.interpreter.launch import (
 from xdsl_tmem.interpreter.ptx.kernel import find_entry, ptx_kernel
 from xdsl_tmem.interpreter.run import parameter_names, positional, required_block, run_launch
 from xdsl_tmem.interpreter.trace import Tracer
-from xdsl_tmem.interpreter.validate import validate_lowering
+from xdsl_tmem.interpreter.validate import Lowering, validate_lowering
 from xdsl_tmem.tools import cli
+from xdsl_tmem.tools.upstream import LLVM_MAJOR, ToolFailed, Upstream, llc_lowering
 from xdsl_tmem.universe import available_passes, make_context
 
 EXIT_OK, EXIT_ERROR, EXIT_DEADLOCK, EXIT_HAZARD, EXIT_LIMIT, EXIT_VALIDATION = 0, 1, 2, 3, 4, 5
@@ -341,12 +342,28 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--validate-lowering",
-        action="store_true",
-        help="run the kernel before and after each pass of -p and fail if a pass changes its outputs or verdict",
+        nargs="?",
+        const=LOWERINGS_DEFAULT,
+        type=_lowerings,
+        metavar="ours|llc|both",
+        help="run the kernel before and after each pass of -p and fail if a pass changes its outputs or verdict; "
+        "with -t ptx, also our PTX (ours), llc-22's PTX of the same NVVM (llc), or both: the default, where "
+        "mlir-opt-22, mlir-translate-22 and llc-22 are found (give the value with '=')",
     )
     parser.add_argument("--trace", metavar="FILE.json", help="write a Chrome trace-event timeline (opens in Perfetto)")
     parser.add_argument("--version", action="version", version=f"xdsl-tmem-run {xdsl_tmem.__version__}")
     return parser
+
+
+LOWERINGS = ("ours", "llc", "both")
+LOWERINGS_DEFAULT = "default"
+"""`--validate-lowering` without a value: ours, and llc-22's where its tools are found."""
+
+
+def _lowerings(value: str) -> str:
+    if value not in (*LOWERINGS, LOWERINGS_DEFAULT):
+        raise argparse.ArgumentTypeError(f"expects ours, llc or both (as --validate-lowering=VALUE), got '{value}'")
+    return value
 
 
 def _check_explore(args: argparse.Namespace) -> None:
@@ -366,6 +383,10 @@ def check_modes(args: argparse.Namespace) -> None:
     if args.validate_lowering:
         if not args.passes and args.target != "ptx":
             raise UsageError("--validate-lowering needs the passes to check: -p PIPELINE (or -t ptx)")
+        if args.validate_lowering != LOWERINGS_DEFAULT and args.target != "ptx":
+            raise UsageError(
+                f"--validate-lowering={args.validate_lowering} names the PTX lowerings to check: it needs -t ptx"
+            )
         for flag, given in (("--explore", args.explore), ("--trace", args.trace), ("--out", args.out)):
             if given is not None:
                 raise UsageError(f"{flag} cannot be combined with --validate-lowering")
@@ -493,21 +514,65 @@ def explore(module: ModuleOp, args: argparse.Namespace, launch: Launch, source_m
     return summary
 
 
-def validate(module: ModuleOp, pipeline: PassPipeline, ctx: Context, launch: Launch, source_map: SourceMap) -> str:
-    """`--validate-lowering`: one line per run, or `Failed` naming the pass."""
-    result = validate_lowering(module, pipeline.passes, ctx, launch, lambda m: verify_located(m, source_map))
+def llc_reference(mode: str, source_map: SourceMap) -> tuple[str, Lowering] | None:
+    """llc-22's lowering for `--validate-lowering=llc|both` (and by default where its tools
+    are found: a note says when they are not); `UsageError` when asked for and missing."""
+    if mode == "ours":
+        return None
+    upstream = Upstream.find()
+    if upstream is None:
+        missing = ", ".join(Upstream.missing())
+        where = f"not found on PATH nor in /usr/lib/llvm-{LLVM_MAJOR}/bin"
+        if mode != LOWERINGS_DEFAULT:
+            raise UsageError(f"--validate-lowering={mode}: {missing} {where}")
+        _report(
+            f"warning: --validate-lowering: llc-22's PTX is not checked: {missing} {where}; "
+            "--validate-lowering=ours checks our PTX alone without this warning\n"
+        )
+        return None
+    sys.stdout.write(f"validate-lowering: llc-22's PTX by {upstream.route()}\n")
+    return "llc-22", llc_lowering(upstream, source_map)
+
+
+def validate(
+    module: ModuleOp,
+    pipeline: PassPipeline | None,
+    ctx: Context,
+    launch: Launch,
+    source_map: SourceMap,
+    reference: tuple[str, Lowering] | None = None,
+) -> str:
+    """`--validate-lowering`: one line per run, or `Failed` naming the pass (or lowering)."""
+    passes = pipeline.passes if pipeline is not None else ()
+    result = validate_lowering(module, passes, ctx, launch, lambda m: verify_located(m, source_map), reference)
     lines = [f"validate-lowering: input: {result.stages[0].outcome.verdict}"]
     for stage in result.stages[1:]:
-        same = "" if stage.difference is not None else ", outputs and verdict unchanged"
-        lines.append(f"validate-lowering: after {stage.pass_spec}: {stage.outcome.verdict}{same}")
+        if stage.reference is not None:
+            same = "" if stage.difference is not None else f", outputs and verdict as {_stage_name(stage.reference)}"
+            lines.append(f"validate-lowering: {stage.pass_spec}'s PTX: {stage.outcome.verdict}{same}")
+        else:
+            same = "" if stage.difference is not None else ", outputs and verdict unchanged"
+            lines.append(f"validate-lowering: after {stage.pass_spec}: {stage.outcome.verdict}{same}")
     sys.stdout.write("\n".join(lines) + "\n")
     failed = result.failed
     if failed is None:
-        return f"validate-lowering: {len(result.stages) - 1} pass(es) preserve the kernel's behaviour\n"
-    text = f"error: translation validation: pass '{failed.pass_spec}' changes the kernel: {failed.difference}\n"
+        checked = len([s for s in result.stages[1:] if s.reference is None])
+        also = f" and {reference[0]}'s PTX" if reference is not None else ""
+        return f"validate-lowering: {checked} pass(es){also} preserve the kernel's behaviour\n"
+    if failed.reference is not None:
+        text = (
+            f"error: translation validation: {failed.pass_spec}'s PTX of the NVVM level does not do what "
+            f"{_stage_name(failed.reference)} does: {failed.difference}\n"
+        )
+    else:
+        text = f"error: translation validation: pass '{failed.pass_spec}' changes the kernel: {failed.difference}\n"
     if failed.outcome.failure is not None:
         text += "note: after it:\n" + report_failure(failed.outcome.failure, source_map).text
     raise Failed(text, EXIT_VALIDATION)
+
+
+def _stage_name(spec: str) -> str:
+    return "the input" if spec == "input" else f"the module after {spec}"
 
 
 def named_like_input(
@@ -576,11 +641,13 @@ def run(argv: Sequence[str] | None = None) -> int:
             raise UsageError(f"cannot read '{path}': {e.strerror}") from None
         ctx = make_context()
         module = load_kernel_module(ctx, path, data, args, source_map)
-        passes = ",".join(p for p in (args.passes, "convert-to-ptx" if args.target == "ptx" else "") if p)
+        ours = args.target == "ptx" and args.validate_lowering != "llc"
+        passes = ",".join(p for p in (args.passes, "convert-to-ptx" if ours else "") if p)
         pipeline = parse_pipeline(passes, source_map) if passes else None
         launch = parse_launch(args, None if args.block else required_block(module, args.kernel))
-        if pipeline is not None and args.validate_lowering:
-            sys.stdout.write(validate(module, pipeline, ctx, launch, source_map))
+        if args.validate_lowering:
+            reference = llc_reference(args.validate_lowering, source_map) if args.target == "ptx" else None
+            sys.stdout.write(validate(module, pipeline, ctx, launch, source_map, reference))
             return EXIT_OK
         names = parameter_names(module, args.kernel)
         if pipeline is not None:
@@ -615,6 +682,9 @@ def run(argv: Sequence[str] | None = None) -> int:
     except Failed as e:
         _report(e.text)
         return e.code
+    except ToolFailed as e:
+        _report(f"error: --validate-lowering: llc-22's lowering of the kernel failed: {e}\n")
+        return EXIT_ERROR
     except MemoryError:
         _report("error: out of memory: the launch's buffers and state do not fit in this machine's memory\n")
         return EXIT_ERROR

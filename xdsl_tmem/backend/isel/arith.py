@@ -322,6 +322,19 @@ rule(*_INT_BINARY)(_int_binary)
 rule(*_FLOAT_BINARY)(_float_binary)
 
 
+def float_instruction(op: type[Operation]) -> tuple[str, tuple[str, ...]] | None:
+    """The PTX opcode and modifiers (those before the type) that a float op of the table
+    above, or `arith.negf`, selects; None for other ops. The NVVM level of the interpreter
+    computes the op as that instruction (interpreter/floats.py)."""
+    if op is arith.NegfOp:
+        return "neg", ()
+    if op not in _FLOAT_BINARY:
+        return None
+    cls, m = _FLOAT_BINARY[op]
+    modifiers = (*((m.rounding.value,) if m.rounding is not None else ()), *(("NaN",) if m.nan else ()))
+    return cls.name.removeprefix("ptx."), modifiers
+
+
 @rule(arith.NegfOp)
 def _negf(fs: FunctionSelector, op: arith.NegfOp) -> None:
     float_type = float_type_name(vector_elements(op.result.type)[0])
@@ -345,6 +358,12 @@ _CMPF = {
     1: CmpOp.EQ, 2: CmpOp.GT, 3: CmpOp.GE, 4: CmpOp.LT, 5: CmpOp.LE, 6: CmpOp.NE, 7: CmpOp.NUM,
     8: CmpOp.EQU, 9: CmpOp.GTU, 10: CmpOp.GEU, 11: CmpOp.LTU, 12: CmpOp.LEU, 13: CmpOp.NEU, 14: CmpOp.NAN,
 }  # fmt: skip
+
+
+def cmpf_comparison(predicate: int) -> str | None:
+    """The `setp` comparison `arith.cmpf` with this predicate selects (None: false/true)."""
+    cmp = _CMPF.get(predicate)
+    return cmp.value if cmp is not None else None
 
 
 def _compare(

@@ -1001,17 +1001,21 @@ def _mbarrier_wait(d: Decoder, op: ptx.MbarrierWaitOp, index: int, labels: dict[
 
 
 def _is_wait_loop(d: Decoder, op: ptx.MbarrierWaitOp, index: int, labels: dict[str, int]) -> bool:
-    """`op` is `L: mbarrier.try_wait.parity p, ...` followed by `@!p bra L`."""
+    """`op` is `L: mbarrier.try_wait.parity p, ...` followed by `@!p bra L` (our backend's
+    loop), or by `@p bra DONE; bra L;` (llc-22's, from upstream MLIR's inline PTX)."""
     if op.kind.data is not MbarrierWaitKind.TRY_WAIT or op.parity is None or index + 1 >= len(d.instructions):
         return False
     after = d.instructions[index + 1]
     guard = after.guard_value() if isinstance(after, ptx.BraOp) else None
+    if not isinstance(after, ptx.BraOp) or guard is None or guard.type != op.res.type:
+        return False
+    if after.negated is not None:
+        return d.labels[index + 1].get(after.target.data) == index
+    back = d.instructions[index + 2] if index + 2 < len(d.instructions) else None
     return (
-        isinstance(after, ptx.BraOp)
-        and guard is not None
-        and after.negated is not None
-        and guard.type == op.res.type
-        and d.labels[index + 1].get(after.target.data) == index
+        isinstance(back, ptx.BraOp)
+        and back.guard_value() is None
+        and d.labels[index + 2].get(back.target.data) == index
     )
 
 
