@@ -1147,16 +1147,7 @@ def _nvvm_level(run_opt: RunOpt, program: Path) -> tuple[str, list[str]]:
     return lowered.out, passes
 
 
-LLC_XFAIL = {"mixed_cta_group": "llc-22 selects its device function (@release) as a .func call, which the PTX level "
-             "does not execute before the `calls` part (issue 13: .func calls)"}  # fmt: skip
-
-
-@pytest.mark.parametrize(
-    "program",
-    [pytest.param(p, marks=pytest.mark.xfail(strict=True, reason=LLC_XFAIL[p.stem])) if p.stem in LLC_XFAIL else p
-     for p in PROGRAMS],
-    ids=[p.stem for p in PROGRAMS],
-)  # fmt: skip
+@pytest.mark.parametrize("program", PROGRAMS, ids=[p.stem for p in PROGRAMS])
 def test_corpus_keeps_its_class_through_llc(
     capsys: pytest.CaptureFixture[str], run_opt: RunOpt, upstream: Upstream, tmp_path: Path, program: Path
 ) -> None:
