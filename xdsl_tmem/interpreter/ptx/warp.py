@@ -16,6 +16,7 @@ import numpy as np
 from xdsl_tmem.dialects.traits import ThreadBarrier
 from xdsl_tmem.interpreter.executor import LOCAL, OTHER, OpError, Status, Step, StepLimit, Warp
 from xdsl_tmem.interpreter.launch import Geometry
+from xdsl_tmem.interpreter.memory import Progression
 from xdsl_tmem.interpreter.machine import RANK_SHIFT, Blocked, Cluster, Cta, Hazard, Memo
 from xdsl_tmem.interpreter.ptx.cfg import EXIT
 from xdsl_tmem.interpreter.ptx.program import Lanes, Program
@@ -40,6 +41,9 @@ class PtxWarp(Warp):
         self.all_active = self.full
         """All 32 lanes active (the current mask is `live` and every lane is live)."""
         self.rank_bits = cta.rank << RANK_SHIFT
+        self.progressions: dict[int, tuple[Lanes, Progression | None]] = {}
+        """Register slot → (its last lane array used as an address, the progression it
+        is, if one): `Decoder.progression`'s cache (lane arrays are never written in place)."""
 
     def start(self, entry: Any, args: Any) -> None:
         self.regs = list(self.decoded.initial)
