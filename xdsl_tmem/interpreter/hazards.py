@@ -218,11 +218,12 @@ def check_access(warp: Warp, cta: Cta, record: AsyncOp, knowledge: Clock) -> Non
             )
     superseded: list[AsyncOp] = []
     first, last = record.columns[0] // BUCKET, (record.columns[1] - 1) // BUCKET
+    writes, lane_set, column_set = record.writes, record.lane_set, record.column_set
     for bucket in range(first, last + 1):
         for other in cta.tmem_live[bucket]:
-            if not _overlaps(other, record):
-                continue
-            if not (other.writes or record.writes):
+            # Two reads never conflict; else `_overlaps`, inline (a load checks every
+            # live record of its columns).
+            if not (writes or other.writes) or not (other.lane_set & lane_set and other.column_set & column_set):
                 continue
             if other.pipe and record.pipe and other.issuer == record.issuer and other.issuer_cta == record.issuer_cta:
                 ordered = True  # the tensor pipe executes one thread's MMAs / copies in issue order
