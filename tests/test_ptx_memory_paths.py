@@ -32,7 +32,9 @@ def _copy_kernel(load_at: str, store_at: str, vector: int, guard: str = "") -> s
     suffix = f".v{vector}" if vector > 1 else ""
     values = f"{{{regs}}}" if vector > 1 else regs
     pred = "@%p1 " if guard else ""
-    return HEADER + f"""
+    return (
+        HEADER
+        + f"""
 .visible .entry copy(.param .u64 in, .param .u64 out)
 {{
     .reg .pred %p<2>;
@@ -54,6 +56,7 @@ def _copy_kernel(load_at: str, store_at: str, vector: int, guard: str = "") -> s
     ret;
 }}
 """
+    )
 
 
 def _run(text: str, block: int, out_bytes: int) -> NDArray[np.uint32]:
@@ -114,7 +117,9 @@ def _two_warp_stores(second: str, barrier: bool) -> str:
     """Warp 0 stores at out + 16 * lane, then warp 1 at `second` (an expression of %r2 =
     lane); with `barrier`, a bar.sync orders warp 0's store before warp 1's."""
     sync = "bar.sync 0;" if barrier else ""
-    return HEADER + f"""
+    return (
+        HEADER
+        + f"""
 .visible .entry two(.param .u64 out)
 {{
     .reg .pred %p<2>;
@@ -139,6 +144,7 @@ $second:
     ret;
 }}
 """
+    )
 
 
 @pytest.mark.parametrize(
@@ -154,7 +160,8 @@ def test_unordered_stores_of_two_warps_race_whatever_their_addressing(second: st
     with pytest.raises(KernelHazard) as caught:
         run_kernel(module, "two", block=64, args={"out": np.zeros(2048, np.uint32)})
     assert caught.value.kind == "global-data-race"
-    assert "ptx.st by warp 1 writes" in str(caught.value) and "ptx.st by warp 0 wrote" in str(caught.value)
+    assert "ptx.st by warp 1 writes" in str(caught.value)
+    assert "ptx.st by warp 0 wrote" in str(caught.value)
 
 
 def test_ordered_stores_of_two_warps_do_not_race() -> None:
@@ -167,7 +174,9 @@ def test_ordered_stores_of_two_warps_do_not_race() -> None:
 
 
 def test_a_progression_load_of_unwritten_shared_memory_is_uninitialised() -> None:
-    text = HEADER + """
+    text = (
+        HEADER
+        + """
 .shared .align 16 .b8 buf[512];
 .visible .entry smem(.param .u64 out)
 {
@@ -183,6 +192,7 @@ def test_a_progression_load_of_unwritten_shared_memory_is_uninitialised() -> Non
     ret;
 }
 """
+    )
     module = load_ptx(text, "smem.ptx", SourceMap())
     with pytest.raises(KernelHazard) as caught:
         run_kernel(module, "smem", block=32, args={"out": np.zeros(1, np.uint32)})

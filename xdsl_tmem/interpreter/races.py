@@ -213,7 +213,7 @@ def check_strided(
     if write or shadow.host:
         # Own (copy if shared) the array to stamp first: harmless if the fast path does
         # not apply, and its view then serves both the test and the stamping. (The
-        # views are made inline, as `_strided` makes them: this is the stores' hot path.)
+        # views of the shadow are made inline: this is the stores' hot path.)
         if write:
             mine, other = shadow.own_write(), shadow.read
         else:
@@ -227,16 +227,6 @@ def check_strided(
             return
     starts = np.arange(first, first + lanes * stride, stride, dtype=np.int64)
     check(warp, op, shadow, (starts[:, None] + np.arange(size, dtype=np.int64)).reshape(-1), write)
-
-
-def _strided(array: NDArray[np.int64], first: int, lanes: int, stride: int, size: int) -> NDArray[np.int64]:
-    """The view of `array` as `lanes` rows of `size` elements, row i at first + i * stride
-    (in bounds: the access was checked against the memory's size, and numpy checks it
-    again). `array` is contiguous: the shadows own their arrays."""
-    item = array.itemsize
-    if stride == size:  # contiguous: a slice is cheaper to make
-        return array[first : first + lanes * size].reshape(lanes, size)
-    return np.ndarray((lanes, size), array.dtype, array, first * item, (stride * item, item))
 
 
 def check_operand(

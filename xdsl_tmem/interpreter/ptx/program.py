@@ -38,7 +38,15 @@ from xdsl_tmem.interpreter import nvvm as machine
 from xdsl_tmem.interpreter.executor import LOCAL, OTHER, Step
 from xdsl_tmem.interpreter.llvm import check_window
 from xdsl_tmem.interpreter.machine import Hazard, SharedLayout
-from xdsl_tmem.interpreter.memory import Access, Progression, load, load_progression, progression, store, store_progression
+from xdsl_tmem.interpreter.memory import (
+    Access,
+    Progression,
+    load,
+    load_progression,
+    progression,
+    store,
+    store_progression,
+)
 from xdsl_tmem.interpreter.ptx.base import LANE_DTYPE, UnsupportedInstruction
 from xdsl_tmem.interpreter.ptx.cfg import EXIT, Flow, reconvergence_points
 from xdsl_tmem.interpreter.ptx.semantics import decode

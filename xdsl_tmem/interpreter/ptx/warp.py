@@ -16,8 +16,8 @@ import numpy as np
 from xdsl_tmem.dialects.traits import ThreadBarrier
 from xdsl_tmem.interpreter.executor import LOCAL, OTHER, OpError, Status, Step, StepLimit, Warp
 from xdsl_tmem.interpreter.launch import Geometry
-from xdsl_tmem.interpreter.memory import Progression
 from xdsl_tmem.interpreter.machine import RANK_SHIFT, Blocked, Cluster, Cta, Hazard, Memo
+from xdsl_tmem.interpreter.memory import Progression
 from xdsl_tmem.interpreter.ptx.cfg import EXIT
 from xdsl_tmem.interpreter.ptx.program import Lanes, Program
 from xdsl_tmem.interpreter.values import Mask, UnsupportedValue
@@ -109,9 +109,6 @@ class PtxWarp(Warp):
         return EXIT
 
     # -- execution ----------------------------------------------------------------------
-
-    def runnable(self) -> bool:
-        return super().runnable()
 
     def next_op(self) -> Any:
         if self.status is Status.BLOCKED:
