@@ -633,6 +633,12 @@ def _bra(d: Decoder, op: ptx.BraOp, index: int, labels: dict[str, int], rpc: int
 
     def run(w: PtxWarp) -> int:
         g = w.regs[slot]
+        if w.all_active:  # the common, uniform case in one count
+            count = np.count_nonzero(g)
+            if count == 0:
+                return target if negated else nxt
+            if count == WARP:
+                return nxt if negated else target
         if negated:
             g = ~g
         mask = w.mask

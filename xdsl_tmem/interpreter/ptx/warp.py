@@ -143,11 +143,16 @@ class PtxWarp(Warp):
         line = self.code[pc].line
         return f"{self.name} at PTX line {line}" if line else self.name
 
+    fp_results = True
+    """IEEE overflow, division by zero and NaNs are results the value semantics define
+    (inf, NaN), not errors: numpy's warnings about them are off while the warp runs."""
+
     def run(self, limit: int, to_first: bool = False) -> Status:
-        # IEEE overflow, division by zero and NaNs are results the value semantics define
-        # (inf, NaN), not errors: numpy's warnings about them are off while the warp runs.
         with np.errstate(all="ignore"):
             return self._run(limit, to_first)
+
+    def turn(self, limit: int) -> Status:
+        return self._run(limit, False)  # the scheduler has turned the warnings off
 
     def _run(self, limit: int, to_first: bool) -> Status:
         code = self.code
