@@ -66,10 +66,12 @@ def _run(text: str, block: int, out_bytes: int) -> NDArray[np.uint32]:
     return result.outputs["out"]
 
 
-def _expected(load: list[int], store: list[int], vector: int, active: list[int], out_bytes: int) -> NDArray[np.uint32]:
+def _expected(
+    load: list[int], store: list[int], vector: int, active: list[int], out_bytes: int, in_bytes: int = IN_BYTES
+) -> NDArray[np.uint32]:
     """numpy: thread t (in `active`, in order: on overlap the later thread's bytes are the
     model's choice) copies `vector` words from byte `load[t] + 4` to `store[t] + 8`."""
-    source = (np.arange(IN_BYTES // 4, dtype=np.uint32) * np.uint32(2654435761)).view(np.uint8)
+    source = (np.arange(in_bytes // 4, dtype=np.uint32) * np.uint32(2654435761)).view(np.uint8)
     out = np.zeros(out_bytes, np.uint8)
     size = 4 * vector
     for t in active:
@@ -197,3 +199,41 @@ def test_a_progression_load_of_unwritten_shared_memory_is_uninitialised() -> Non
     with pytest.raises(KernelHazard) as caught:
         run_kernel(module, "smem", block=32, args={"out": np.zeros(1, np.uint32)})
     assert caught.value.kind == "smem-read-uninitialized"
+
+
+def _nvvm_copy(stride: int, vector: int) -> str:
+    """The NVVM level's copy: thread t loads `vector` i32 at `in + t * stride + 4` and
+    stores them at `out + t * stride + 8` (a progression of per-lane addresses)."""
+    t = f"vector<{vector}xi32>" if vector > 1 else "i32"
+    return f"""
+llvm.func @copy(%in: !llvm.ptr<1>, %out: !llvm.ptr<1>)
+    attributes {{nvvm.kernel, nvvm.maxntid = array<i32: 64, 1, 1>}} {{
+  %tid = nvvm.read.ptx.sreg.tid.x : i32
+  %k = arith.constant {stride} : i32
+  %i = arith.muli %tid, %k : i32
+  %s0 = llvm.getelementptr %in[%i] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, i8
+  %src = llvm.getelementptr %s0[4] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
+  %v = llvm.load %src : !llvm.ptr<1> -> {t}
+  %d0 = llvm.getelementptr %out[%i] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, i8
+  %dst = llvm.getelementptr %d0[8] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
+  llvm.store %v, %dst : {t}, !llvm.ptr<1>
+  llvm.return
+}}
+"""
+
+
+@pytest.mark.parametrize(("stride", "vector"), [(16, 4), (1024, 4), (12, 2), (4, 1), (8, 4)])
+def test_the_nvvm_level_moves_the_bytes_numpy_moves(stride: int, vector: int) -> None:
+    """The NVVM level's loads and stores take the same strided path (memory.load/store)."""
+    from xdsl.parser import Parser
+
+    from xdsl_tmem.universe import make_context
+
+    module = Parser(make_context(), _nvvm_copy(stride, vector)).parse_module()
+    block = 32 if stride < 4 * vector else 64
+    size = 64 * 1024 + 64
+    source = np.arange(size // 4, dtype=np.uint32) * np.uint32(2654435761)
+    args = {"in": source, "out": np.zeros(size // 4, np.uint32)}
+    out = run_kernel(module, "copy", block=block, args=args).outputs["out"]
+    offsets = [t * stride for t in range(block)]
+    np.testing.assert_array_equal(out, _expected(offsets, offsets, vector, list(range(block)), size, size))

@@ -158,6 +158,9 @@ def load(warp: Warp, op: Operation, address: Value, access: Access) -> Value:
         if vector:
             return np.tile(raw, (WARP, 1))
         return raw[0].item()
+    if lanes is None and (where := progression(address)) is not None and where.stride >= size:
+        strided = _strided_access(warp, op, where, access, write=False).copy()
+        return strided if vector else strided[:, 0]
     addresses = cast(Lanes, address if lanes is None else address[lanes])
     view, index, whole, shadow, offsets = _access(cluster, addresses, dtype, size)
     _check(warp, op, shadow, offsets, size, write=False)
@@ -187,6 +190,9 @@ def store(warp: Warp, op: Operation, address: Value, value: Value, access: Acces
         races.access(warp, op, int(address), size, write=True)
         target[:] = np.ascontiguousarray(per_lane[-1]).view(np.uint8)
         return
+    if lanes is None and (where := progression(address)) is not None and where.stride >= size:
+        _strided_access(warp, op, where, access, write=True)[...] = per_lane
+        return
     addresses = cast(Lanes, address if lanes is None else address[lanes])
     view, index, whole, shadow, offsets = _access(cluster, addresses, dtype, size)
     _check(warp, op, shadow, offsets, size, write=True)
@@ -208,6 +214,8 @@ class Progression(NamedTuple):
 
 def progression(lanes: NDArray[Any]) -> Progression | None:
     """The 32 integer `lanes` as a `Progression`, if they are one."""
+    if lanes.ndim != 1 or lanes.dtype.kind not in "ui":
+        return None
     # (Python lists: for 32 lanes cheaper than numpy's diff and compare.)
     values: list[int] = lanes.tolist()
     first = values[0]
