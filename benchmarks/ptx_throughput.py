@@ -32,18 +32,21 @@ import statistics
 import sys
 import time
 from collections import Counter, defaultdict
-from collections.abc import Iterator
+from collections.abc import Generator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
 from xdsl.parser import Parser
 
 from xdsl_tmem.backend.target import ConvertToPtxPass
+from xdsl_tmem.dialects import ptx
 from xdsl_tmem.interpreter import RunResult, run_kernel
 from xdsl_tmem.interpreter.ptx import program
+from xdsl_tmem.interpreter.ptx.cfg import Flow
 from xdsl_tmem.universe import make_context
 
 HERE = Path(__file__).resolve().parent
@@ -90,14 +93,17 @@ def report(what: str, result: RunResult, seconds: float) -> float:
 
 
 @contextmanager
-def timed_instructions(seconds: dict[str, float], counts: Counter[str]) -> Iterator[None]:
+def timed_instructions(seconds: dict[str, float], counts: Counter[str]) -> Generator[None]:
     """While active, every PTX instruction decoded times its closure into `seconds` and
     `counts` by mnemonic."""
     decode = program.Decoder.instruction
 
-    def instruction(self: program.Decoder, op: Any, *rest: Any) -> program.Decoded:
-        decoded = decode(self, op, *rest)
-        run, name = decoded.run, op.mnemonic() if hasattr(op, "mnemonic") else op.name
+    def instruction(
+        self: program.Decoder, op: Operation, index: int, flow: Flow, labels: dict[str, int], rpc: int
+    ) -> program.Decoded:
+        decoded = decode(self, op, index, flow, labels, rpc)
+        run = decoded.run
+        name = op.mnemonic() if isinstance(op, ptx.Instruction) else op.name
 
         def timed(w: Any) -> int:
             start = time.perf_counter()
