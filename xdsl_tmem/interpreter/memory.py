@@ -158,7 +158,7 @@ def load(warp: Warp, op: Operation, address: Value, access: Access) -> Value:
         if vector:
             return np.tile(raw, (WARP, 1))
         return raw[0].item()
-    if lanes is None and (where := progression(address)) is not None and where.stride >= size:
+    if lanes is None and (where := progression(cast(Lanes, address))) is not None and where.stride >= size:
         strided = _strided_access(warp, op, where, access, write=False).copy()
         return strided if vector else strided[:, 0]
     addresses = cast(Lanes, address if lanes is None else address[lanes])
@@ -190,7 +190,7 @@ def store(warp: Warp, op: Operation, address: Value, value: Value, access: Acces
         races.access(warp, op, int(address), size, write=True)
         target[:] = np.ascontiguousarray(per_lane[-1]).view(np.uint8)
         return
-    if lanes is None and (where := progression(address)) is not None and where.stride >= size:
+    if lanes is None and (where := progression(cast(Lanes, address))) is not None and where.stride >= size:
         _strided_access(warp, op, where, access, write=True)[...] = per_lane
         return
     addresses = cast(Lanes, address if lanes is None else address[lanes])

@@ -164,7 +164,7 @@ class PtxWarp(Warp):
                 self.pc = pc
                 return self._exit()
             decoded = code[pc]
-            sync = decoded.sync and decoded.executes(self)
+            sync = decoded.sync and (decoded.guard is None or decoded.executes(self))
             if sync and did_sync:
                 self.pc = pc
                 return self._yield()
