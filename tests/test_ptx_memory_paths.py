@@ -237,3 +237,41 @@ def test_the_nvvm_level_moves_the_bytes_numpy_moves(stride: int, vector: int) ->
     out = run_kernel(module, "copy", block=block, args=args).outputs["out"]
     offsets = [t * stride for t in range(block)]
     np.testing.assert_array_equal(out, _expected(offsets, offsets, vector, list(range(block)), size, size))
+
+
+BRANCHES = (
+    HEADER
+    + """
+.visible .entry branches(.param .u64 out, .param .u32 n)
+{
+    .reg .pred %p<2>;
+    .reg .b32 %r<8>;
+    .reg .b64 %rd<4>;
+    ld.param.u64 %rd1, [out];
+    ld.param.u32 %r1, [n];
+    mov.u32 %r2, %tid.x;
+    mov.u32 %r3, 0;
+    setp.lt.u32 %p1, %r2, %r1;
+    @%p1 bra $taken;
+    add.u32 %r3, %r3, 1;
+$taken:
+    @!%p1 bra $negated;
+    add.u32 %r3, %r3, 2;
+$negated:
+    mul.wide.u32 %rd2, %r2, 4;
+    add.s64 %rd3, %rd1, %rd2;
+    st.global.u32 [%rd3], %r3;
+    ret;
+}
+"""
+)
+
+
+@pytest.mark.parametrize("n", [0, 13, 40, 64])
+def test_branches_uniform_and_divergent(n: int) -> None:
+    """`@%p bra` and `@!%p bra` with %p true in no lane, some lanes, or every lane of a
+    warp (the uniform cases decide in one count): a thread below `n` adds 2, the others 1
+    (PTX ISA, `bra`: taken by the threads whose guard holds)."""
+    module = load_ptx(BRANCHES, "branches.ptx", SourceMap())
+    out = run_kernel(module, "branches", block=64, args={"out": np.zeros(64, np.uint32), "n": n}).outputs["out"]
+    np.testing.assert_array_equal(out, np.where(np.arange(64) < n, 2, 1).astype(np.uint32))
