@@ -461,6 +461,17 @@ class Warp(Interpreter):
         frame = self.stack[-1]
         return frame.planned.op if isinstance(frame, GenFrame) else frame.plan[frame.pc].op
 
+    fp_results = False
+    """Whether the warp's ops define IEEE overflow, division by zero and invalid operations
+    by their results (inf, NaN: the PTX level's value semantics), so that numpy's warnings
+    about them are off while it runs: `run` turns them off, and a `Scheduler` once for a
+    whole run, which then runs the warp's turns with `turn`."""
+
+    def turn(self, limit: int) -> Status:
+        """One turn for a `Scheduler` (`run`; numpy's floating-point warnings off if
+        `fp_results`)."""
+        return self.run(limit)
+
     def run(self, limit: int, to_first: bool = False) -> Status:
         """Execute until the second sync point of this turn (with `to_first`, until the
         first, without running it), a block, or the end."""
@@ -663,6 +674,9 @@ class TensorCore:
         """The commit whose tracked operations the next turn completes."""
         return self.cta.commits[0].op if self.cta.commits else None
 
+    def turn(self, limit: int) -> Status:
+        return self.run(limit)
+
     def run(self, limit: int) -> Status:
         commit = self.cta.commits[0]
         try:
@@ -723,6 +737,14 @@ class Scheduler:
     keep_trace: bool = True
 
     def run(self, agents: Sequence[Agent], warps: Sequence[Warp], max_steps: int) -> None:
+        if any(w.fp_results for w in warps):
+            # Once for the whole run rather than once per turn (`Warp.turn`).
+            with np.errstate(all="ignore"):
+                self._run(agents, warps, max_steps)
+        else:
+            self._run(agents, warps, max_steps)
+
+    def _run(self, agents: Sequence[Agent], warps: Sequence[Warp], max_steps: int) -> None:
         count = len(agents)
         rng = random.Random(self.seed)
         trace = self.trace
@@ -750,8 +772,8 @@ class Scheduler:
             if self.keep_trace:
                 trace.append(choice)
             if self.observer is None:
-                agents[choice].run(max_steps)
+                agents[choice].turn(max_steps)
             else:
                 self.observer.turn_started(agents[choice])
-                agents[choice].run(max_steps)
+                agents[choice].turn(max_steps)
                 self.observer.turn_ended(agents[choice])

@@ -129,10 +129,6 @@ def runs(bits: int) -> str:
     return ", ".join(parts)
 
 
-def _overlaps(a: AsyncOp, b: AsyncOp) -> bool:
-    return bool(a.lane_set & b.lane_set) and bool(a.column_set & b.column_set)
-
-
 def _covers(a: AsyncOp, b: AsyncOp) -> bool:
     return not (b.lane_set & ~a.lane_set) and not (b.column_set & ~a.column_set)
 
@@ -218,11 +214,12 @@ def check_access(warp: Warp, cta: Cta, record: AsyncOp, knowledge: Clock) -> Non
             )
     superseded: list[AsyncOp] = []
     first, last = record.columns[0] // BUCKET, (record.columns[1] - 1) // BUCKET
+    writes, lane_set, column_set = record.writes, record.lane_set, record.column_set
     for bucket in range(first, last + 1):
         for other in cta.tmem_live[bucket]:
-            if not _overlaps(other, record):
-                continue
-            if not (other.writes or record.writes):
+            # Two reads never conflict; the others must share cells (tested inline: a
+            # load checks every live record of its columns).
+            if not (writes or other.writes) or not (other.lane_set & lane_set and other.column_set & column_set):
                 continue
             if other.pipe and record.pipe and other.issuer == record.issuer and other.issuer_cta == record.issuer_cta:
                 ordered = True  # the tensor pipe executes one thread's MMAs / copies in issue order

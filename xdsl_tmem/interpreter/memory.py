@@ -106,6 +106,24 @@ def _spans(lo: int, hi: int) -> Hazard:
     )
 
 
+def _region(
+    cluster: Cluster, lo: int, hi: int, size: int
+) -> tuple[NDArray[np.uint8], dict[np.dtype[Any], NDArray[Any]], int, Shadow]:
+    """(bytes, their views by element type, address of byte 0, shadow) of the one shared
+    memory or kernel buffer holding every access of `size` bytes at `lo`..`hi`."""
+    if hi < SHARED_LIMIT and lo >> RANK_SHIFT == hi >> RANK_SHIFT:
+        cta, first = cluster.cta_of(lo)
+        cta.shared_slice(first, hi - lo + size)
+        return cta.smem, cta.smem_views, lo - first, cta.shadow
+    if lo >= GLOBAL_BASE:
+        buffer, _ = cluster.memory.locate(lo, size)
+        if hi + size > buffer.base + buffer.data.size:
+            cluster.memory.locate(hi, size)  # raises if out of bounds
+            raise _spans(lo, hi)
+        return buffer.data, buffer.views, buffer.base, buffer.shadow
+    raise _spans(lo, hi)
+
+
 def _access(
     cluster: Cluster, addresses: NDArray[Any], dtype: np.dtype[Any], size: int
 ) -> tuple[NDArray[Any], NDArray[np.int64], bool, Shadow, NDArray[np.int64]]:
@@ -114,18 +132,7 @@ def _access(
     one shared memory or one kernel buffer. Aligned accesses index the memory viewed as
     `dtype` elements (fewer, cheaper indices); misaligned ones fall back to bytes."""
     lo, hi = int(addresses.min()), int(addresses.max())
-    if hi < SHARED_LIMIT and lo >> RANK_SHIFT == hi >> RANK_SHIFT:
-        cta, first = cluster.cta_of(lo)
-        cta.shared_slice(first, hi - lo + size)
-        data, views, base, shadow = cta.smem, cta.smem_views, lo - first, cta.shadow
-    elif lo >= GLOBAL_BASE:
-        buffer, _ = cluster.memory.locate(lo, size)
-        if hi + size > buffer.base + buffer.data.size:
-            cluster.memory.locate(hi, size)  # raises if out of bounds
-            raise _spans(lo, hi)
-        data, views, base, shadow = buffer.data, buffer.views, buffer.base, buffer.shadow
-    else:
-        raise _spans(lo, hi)
+    data, views, base, shadow = _region(cluster, lo, hi, size)
     offsets = addresses.astype(np.int64) - base
     item = dtype.itemsize
     if item > 1 and not (lo - base) & (item - 1) and not int(np.bitwise_or.reduce(offsets)) & (item - 1):
@@ -151,6 +158,9 @@ def load(warp: Warp, op: Operation, address: Value, access: Access) -> Value:
         if vector:
             return np.tile(raw, (WARP, 1))
         return raw[0].item()
+    if lanes is None and (where := progression(cast(Lanes, address))) is not None and where.stride >= size:
+        strided = _strided_access(warp, op, where, access, write=False).copy()
+        return strided if vector else strided[:, 0]
     addresses = cast(Lanes, address if lanes is None else address[lanes])
     view, index, whole, shadow, offsets = _access(cluster, addresses, dtype, size)
     _check(warp, op, shadow, offsets, size, write=False)
@@ -180,7 +190,64 @@ def store(warp: Warp, op: Operation, address: Value, value: Value, access: Acces
         races.access(warp, op, int(address), size, write=True)
         target[:] = np.ascontiguousarray(per_lane[-1]).view(np.uint8)
         return
+    if lanes is None and (where := progression(cast(Lanes, address))) is not None and where.stride >= size:
+        _strided_access(warp, op, where, access, write=True)[...] = per_lane
+        return
     addresses = cast(Lanes, address if lanes is None else address[lanes])
     view, index, whole, shadow, offsets = _access(cluster, addresses, dtype, size)
     _check(warp, op, shadow, offsets, size, write=True)
     view[index] = per_lane if whole else np.ascontiguousarray(per_lane).view(np.uint8)
+
+
+class Progression(NamedTuple):
+    """The per-lane addresses `first + lane * stride` (`stride > 0`) of all 32 lanes:
+    the common shape of a warp's access (`a + tid * k`). Where the lanes' bytes do not
+    overlap (`stride >=` the access's size), the access is a strided view of the memory
+    and of its shadow, without per-lane indices (`load_progression`, `store_progression`)."""
+
+    first: int
+    stride: int
+
+    def addresses(self) -> NDArray[np.int64]:
+        return np.arange(self.first, self.first + WARP * self.stride, self.stride, dtype=np.int64)
+
+
+def progression(lanes: NDArray[Any]) -> Progression | None:
+    """The 32 integer `lanes` as a `Progression`, if they are one."""
+    if lanes.ndim != 1 or lanes.dtype.kind not in "ui":
+        return None
+    # (Python lists: for 32 lanes cheaper than numpy's diff and compare.)
+    values: list[int] = lanes.tolist()
+    first = values[0]
+    stride = values[1] - first
+    if stride <= 0 or values != list(range(first, first + WARP * stride, stride)):
+        return None
+    return Progression(first, stride)
+
+
+def _strided_access(warp: Warp, op: Operation, where: Progression, access: Access, write: bool) -> NDArray[Any]:
+    """The (32, elements) view of the memory a non-overlapping progression access
+    touches, after its race checks. Unaligned element views are fine (numpy copes)."""
+    size, dtype, count, _ = access
+    first, stride = where
+    data, _, base, shadow = _region(warp.cluster, first, first + (WARP - 1) * stride, size)
+    start = first - base
+    races.check_strided(warp, op, shadow, start, WARP, stride, size, write)
+    return np.ndarray((WARP, count), dtype, data, start, (stride, dtype.itemsize))
+
+
+def load_progression(warp: Warp, op: Operation, where: Progression, access: Access) -> NDArray[Any]:
+    """`load` by all 32 lanes at a progression of addresses: (32, elements) values."""
+    if where.stride < access.size:
+        return cast(NDArray[Any], load(warp, op, where.addresses(), access)).reshape(WARP, access.elements)
+    return _strided_access(warp, op, where, access, write=False).copy()
+
+
+def store_progression(warp: Warp, op: Operation, where: Progression, value: NDArray[Any], access: Access) -> None:
+    """`store` of `value` ((32, elements), or (32,) for one element) by all 32 lanes at a
+    progression of addresses."""
+    if where.stride < access.size:  # overlapping lanes: the later ones win, as `store` orders them
+        store(warp, op, where.addresses(), value, access)
+        return
+    target = _strided_access(warp, op, where, access, write=True)
+    target[...] = value.reshape(target.shape)

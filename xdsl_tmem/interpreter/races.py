@@ -224,29 +224,36 @@ def check_lanes(warp: Warp, op: Any, shadow: Shadow, offsets: NDArray[np.int64],
     starts: list[int] = offsets.tolist()
     lanes, first = len(starts), starts[0]
     stride = starts[1] - first if lanes > 1 else size
-    if (write or shadow.host) and stride >= size and starts == list(range(first, first + lanes * stride, stride)):
-        # Own (copy if shared) the array to stamp first: harmless if the fast path does
-        # not apply, and its view then serves both the test and the stamping.
-        if write:
-            target, other = _strided(shadow.own_write(), first, lanes, stride, size), shadow.read
-        else:
-            target, other = _strided(shadow.own_read(), first, lanes, stride, size), shadow.write
-        if not np.count_nonzero(target) and not np.count_nonzero(_strided(other, first, lanes, stride, size)):
-            # As `check` for bytes without a recorded access: no write to race with or
-            # to have been uninitialised (a read of a host buffer), no read to keep.
-            target[...] = _stamp(warp, op)
-            return
+    if stride >= size and starts == list(range(first, first + lanes * stride, stride)):
+        check_strided(warp, op, shadow, first, lanes, stride, size, write)
+        return
     check(warp, op, shadow, (offsets[:, None] + np.arange(size, dtype=np.int64)).reshape(-1), write)
 
 
-def _strided(array: NDArray[np.int64], first: int, lanes: int, stride: int, size: int) -> NDArray[np.int64]:
-    """The view of `array` as `lanes` rows of `size` elements, row i at first + i * stride
-    (in bounds: the access was checked against the memory's size, and numpy checks it
-    again). `array` is contiguous: the shadows own their arrays."""
-    item = array.itemsize
-    if stride == size:  # contiguous: a slice is cheaper to make
-        return array[first : first + lanes * size].reshape(lanes, size)
-    return np.ndarray((lanes, size), array.dtype, array, first * item, (stride * item, item))
+def check_strided(
+    warp: Warp, op: Any, shadow: Shadow, first: int, lanes: int, stride: int, size: int, write: bool
+) -> None:
+    """`check_lanes` of `lanes` accesses of `size` bytes at byte offsets `first + i *
+    stride` (`stride >= size`: they do not overlap), given as such by the caller (a
+    per-lane address that is an arithmetic progression, memory.py): the fast path, with
+    `check` of the bytes where it does not apply."""
+    if write or shadow.host:
+        # Own (copy if shared) the array to stamp first: harmless if the fast path does
+        # not apply, and its view then serves both the test and the stamping. (The
+        # views of the shadow are made inline: this is the stores' hot path.)
+        if write:
+            mine, other = shadow.own_write(), shadow.read
+        else:
+            mine, other = shadow.own_read(), shadow.write
+        shape, strides, offset = (lanes, size), (stride * 8, 8), first * 8
+        target = np.ndarray(shape, np.int64, mine, offset, strides)
+        if not np.count_nonzero(target) and not np.count_nonzero(np.ndarray(shape, np.int64, other, offset, strides)):
+            # As `check` for bytes without a recorded access: no write to race with or
+            # to have been uninitialised (a read of a host buffer), no read to keep.
+            target.fill(_stamp(warp, op))
+            return
+    starts = np.arange(first, first + lanes * stride, stride, dtype=np.int64)
+    check(warp, op, shadow, (starts[:, None] + np.arange(size, dtype=np.int64)).reshape(-1), write)
 
 
 def check_operand(

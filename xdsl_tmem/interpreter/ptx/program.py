@@ -37,7 +37,15 @@ from xdsl_tmem.interpreter import nvvm as machine
 from xdsl_tmem.interpreter.executor import LOCAL, OTHER, Step
 from xdsl_tmem.interpreter.llvm import check_window
 from xdsl_tmem.interpreter.machine import Hazard, SharedLayout
-from xdsl_tmem.interpreter.memory import Access, load, store
+from xdsl_tmem.interpreter.memory import (
+    Access,
+    Progression,
+    load,
+    load_progression,
+    progression,
+    store,
+    store_progression,
+)
 from xdsl_tmem.interpreter.ptx.base import LANE_DTYPE, UnsupportedInstruction
 from xdsl_tmem.interpreter.ptx.cfg import EXIT, Flow, reconvergence_points
 from xdsl_tmem.interpreter.ptx.semantics import decode
@@ -294,6 +302,28 @@ class Decoder:
             return lambda w, R: w.rank_bits | constant
         slot = self.register(value)
         return _register_address(slot, offset, self.address_cache(slot))
+
+    def progression(self, value: SSAValue, offset: int) -> Callable[[PtxWarp, list[Lanes]], Progression | None] | None:
+        """An address operand `[%r+offset]` as a `Progression` over all 32 lanes where
+        the register's lanes are one (memory.py; for the caller to use when every lane
+        is active), else None; None instead of the function for a symbol. Cached per
+        warp and lane array (`PtxWarp.progressions`): the stores of an epilogue address
+        through one register, `[%rd+16]`, `[%rd+32]`, ..."""
+        if isinstance(value.owner, ptx.SymbolOp):
+            return None
+        slot = self.register(value)
+        if class_dtype(cast(ptx.RegisterType, value.type).kind.data).kind not in "ui":
+            return None
+
+        def get(w: PtxWarp, R: list[Lanes]) -> Progression | None:
+            lanes = R[slot]
+            cached = w.progressions.get(slot)
+            if cached is None or cached[0] is not lanes:
+                cached = w.progressions[slot] = (lanes, progression(lanes))
+            found = cached[1]
+            return found if found is None or not offset else Progression(found.first + offset, found.stride)
+
+        return get
 
     def address_cache(self, slot: int) -> list[Any]:
         """What the address operands of one register last computed from a lane array:
@@ -653,6 +683,12 @@ def _bra(d: Decoder, op: ptx.BraOp, index: int, labels: dict[str, int], rpc: int
 
     def run(w: PtxWarp) -> int:
         g = w.regs[slot]
+        if w.all_active:  # the common, uniform case in one count
+            count = np.count_nonzero(g)
+            if count == 0:
+                return target if negated else nxt
+            if count == WARP:
+                return nxt if negated else target
         if negated:
             g = ~g
         mask = w.mask
@@ -728,15 +764,22 @@ def _ld(d: Decoder, op: ptx.LdOp, index: int, labels: dict[str, int], rpc: int) 
     if space not in (None, StateSpace.GLOBAL, StateSpace.SHARED, StateSpace.SHARED_CTA, StateSpace.SHARED_CLUSTER):
         raise Refused(f"ld from .{space.value if space else ''}: the machine model has no such memory")
     address = d.address(op.addr, op.offset.data)
+    lanes_at = d.progression(op.addr, op.offset.data)
     access = _access(t, count)
     dtype = access.dtype
 
     def run(w: PtxWarp) -> int:
         R = w.regs
+        full = guard is None and w.all_active
+        where = lanes_at(w, R) if full and lanes_at is not None else None
+        if where is not None:
+            value = load_progression(w, op, where, access)
+            for i, (slot, convert) in enumerate(writers):
+                R[slot] = convert(np.ascontiguousarray(value[:, i]))
+            return nxt
         mask = exec_mask(w, R, guard)
         if not mask.any():
             return nxt
-        full = guard is None and w.all_active
         value = _lanes(with_mask(w, mask, lambda: load(w, op, address(w, R), access)), dtype, count)
         for i, (slot, convert) in enumerate(writers):
             _store_result(w, R, slot, convert(np.ascontiguousarray(value[:, i])), mask, full)
@@ -774,6 +817,7 @@ def _st(d: Decoder, op: ptx.StOp, index: int, labels: dict[str, int], rpc: int) 
         raise Refused(f"st to .{space.value if space else ''}: the machine model has no such memory")
     readers = [d.reader(v, t) for v in op.values]
     address = d.address(op.addr, op.offset.data)
+    lanes_at = d.progression(op.addr, op.offset.data)
     access = _access(t, len(readers))
     dtype, count = access.dtype, len(readers)
     guard = d.guard(op)
@@ -782,15 +826,16 @@ def _st(d: Decoder, op: ptx.StOp, index: int, labels: dict[str, int], rpc: int) 
     def gather(R: list[Lanes]) -> Lanes:
         if count == 1:
             return readers[0](R)
-        value = np.empty((WARP, count), dtype=dtype)
-        for i, r in enumerate(readers):
-            value[:, i] = r(R)
-        return value
+        return np.array([r(R) for r in readers], dtype=dtype).T  # (32, count)
 
     def run(w: PtxWarp) -> int:
         R = w.regs
         if guard is None and w.all_active:
-            store(w, op, address(w, R), gather(R), access)
+            where = lanes_at(w, R) if lanes_at is not None else None
+            if where is not None:
+                store_progression(w, op, where, gather(R), access)
+            else:
+                store(w, op, address(w, R), gather(R), access)
             return nxt
         mask = exec_mask(w, R, guard)
         if not mask.any():
@@ -1137,10 +1182,14 @@ def _tcgen05_ld(d: Decoder, op: ptx.Tcgen05LdOp, index: int, labels: dict[str, i
         if guard is not None and not mask.any():
             return nxt
         values = with_mask(w, mask, lambda: machine.tmem_ld(w, op, taddr(w, R), plan))
-        columns = np.ascontiguousarray(np.asarray(values, dtype=np.uint32).T)
-        full = guard is None and w.all_active
-        for (slot, _), column in zip(writers, columns, strict=True):
-            _store_result(w, R, slot, column, mask, full)
+        # One copy into register order, then a view per register.
+        columns = list(np.asarray(values, dtype=np.uint32).T.copy())
+        if guard is None and w.all_active:
+            for (slot, convert), column in zip(writers, columns, strict=True):
+                R[slot] = convert(column)
+            return nxt
+        for (slot, convert), column in zip(writers, columns, strict=True):
+            _store_result(w, R, slot, convert(column), mask, False)
         return nxt
 
     return run, None

@@ -17,6 +17,7 @@ from xdsl_tmem.dialects.traits import ThreadBarrier
 from xdsl_tmem.interpreter.executor import LOCAL, OTHER, OpError, Status, Step, StepLimit, Warp
 from xdsl_tmem.interpreter.launch import Geometry
 from xdsl_tmem.interpreter.machine import RANK_SHIFT, Blocked, Cluster, Cta, Hazard, Memo
+from xdsl_tmem.interpreter.memory import Progression
 from xdsl_tmem.interpreter.ptx.cfg import EXIT
 from xdsl_tmem.interpreter.ptx.program import Lanes, Program
 from xdsl_tmem.interpreter.values import Mask, UnsupportedValue
@@ -40,6 +41,9 @@ class PtxWarp(Warp):
         self.all_active = self.full
         """All 32 lanes active (the current mask is `live` and every lane is live)."""
         self.rank_bits = cta.rank << RANK_SHIFT
+        self.progressions: dict[int, tuple[Lanes, Progression | None]] = {}
+        """Register slot → (its last lane array used as an address, the progression it
+        is, if one): `Decoder.progression`'s cache (lane arrays are never written in place)."""
 
     def start(self, entry: Any, args: Any) -> None:
         self.regs = list(self.decoded.initial)
@@ -106,9 +110,6 @@ class PtxWarp(Warp):
 
     # -- execution ----------------------------------------------------------------------
 
-    def runnable(self) -> bool:
-        return super().runnable()
-
     def next_op(self) -> Any:
         if self.status is Status.BLOCKED:
             return self.blocked_op
@@ -142,11 +143,16 @@ class PtxWarp(Warp):
         where = self.code[pc].location()
         return f"{self.name} at {where}" if where else self.name
 
+    fp_results = True
+    """IEEE overflow, division by zero and NaNs are results the value semantics define
+    (inf, NaN), not errors: numpy's warnings about them are off while the warp runs."""
+
     def run(self, limit: int, to_first: bool = False) -> Status:
-        # IEEE overflow, division by zero and NaNs are results the value semantics define
-        # (inf, NaN), not errors: numpy's warnings about them are off while the warp runs.
         with np.errstate(all="ignore"):
             return self._run(limit, to_first)
+
+    def turn(self, limit: int) -> Status:
+        return self._run(limit, False)  # the scheduler has turned the warnings off
 
     def _run(self, limit: int, to_first: bool) -> Status:
         code = self.code
@@ -158,7 +164,7 @@ class PtxWarp(Warp):
                 self.pc = pc
                 return self._exit()
             decoded = code[pc]
-            sync = decoded.sync and decoded.executes(self)
+            sync = decoded.sync and (decoded.guard is None or decoded.executes(self))
             if sync and did_sync:
                 self.pc = pc
                 return self._yield()
