@@ -1520,9 +1520,9 @@ def _brx_idx(d: Decoder, op: ptx.BrxIdxOp, index: int, labels: dict[str, int], r
     raise Refused("brx.idx (an indexed branch through a .branchtargets list) is not modelled yet")
 
 
-@decodes(ptx.CpAsyncOp, ptx.CpAsyncCommitGroupOp, ptx.CpAsyncWaitGroupOp, ptx.CpAsyncBulkTensorOp, ptx.LdmatrixOp)
+@decodes(ptx.CpAsyncBulkTensorOp)  # cp.async and ldmatrix: async_copy.py
 def _async_copy(d: Decoder, op: ptx.Instruction, index: int, labels: dict[str, int], rpc: int) -> Decoding:
-    raise Refused(f"{op.mnemonic()}: asynchronous copies, TMA and ldmatrix are not modelled (they come with issue 14)")
+    raise Refused(f"{op.mnemonic()}: TMA is not modelled at the PTX level (it comes with issue 14)")
 
 
 def is_thread_barrier(op: Operation) -> bool:

@@ -17,6 +17,7 @@ from xdsl_tmem.dialects.traits import ThreadBarrier
 from xdsl_tmem.interpreter.executor import LOCAL, OTHER, OpError, Status, Step, StepLimit, Warp
 from xdsl_tmem.interpreter.launch import Geometry
 from xdsl_tmem.interpreter.machine import RANK_SHIFT, Blocked, Cluster, Cta, Hazard, Memo
+from xdsl_tmem.interpreter.ptx.async_copy import NO_COPIES, AsyncCopies
 from xdsl_tmem.interpreter.ptx.cfg import EXIT
 from xdsl_tmem.interpreter.ptx.program import Lanes, Program
 from xdsl_tmem.interpreter.values import Mask, UnsupportedValue
@@ -40,6 +41,8 @@ class PtxWarp(Warp):
         self.all_active = self.full
         """All 32 lanes active (the current mask is `live` and every lane is live)."""
         self.rank_bits = cta.rank << RANK_SHIFT
+        self.async_copies: AsyncCopies = NO_COPIES
+        """Its lanes' `cp.async` copies not landed yet (async_copy.py; immutable, so copies share it)."""
 
     def start(self, entry: Any, args: Any) -> None:
         self.regs = list(self.decoded.initial)
