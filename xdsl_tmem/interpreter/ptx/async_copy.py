@@ -259,7 +259,8 @@ def _land(w: PtxWarp, copy: Copy, lanes: Mask) -> None:
         for s in np.unique(copy.src_size[lanes]).tolist():
             reading = lanes & (copy.src_size == s)
             if s:
-                got = with_mask(w, reading, lambda: load(w, copy.op, copy.src, Access(s, _BYTES, s, True)))
+                access = Access(s, _BYTES, s, True)
+                got = with_mask(w, reading, lambda: load(w, copy.op, copy.src, access))  # noqa: B023 (called at once)
                 data[reading, :s] = cast(NDArray[np.uint8], got)[reading]
         with_mask(w, lanes, lambda: store(w, copy.op, copy.dst, data, Access(copy.size, _BYTES, copy.size, True)))
     finally:
