@@ -338,3 +338,24 @@ def test_dynamic_shared_memory_has_the_launchs_size(ptxas: str, tmp_path: Path) 
         _run(text, 32, np.zeros(4, np.uint8), out, dynamic_shared_bytes=60)
     assert caught.value.kind == "out-of-bounds"
     assert "outside its 76 bytes" in caught.value.message  # 12 static, aligned to 16, + 60
+
+
+@pytest.mark.parametrize(("producer", "verdict"),
+                         [("cp.async.wait_group 0;\n  bar.sync 0;", None),
+                          ("bar.sync 0;\n  cp.async.wait_group 0;", "smem-data-race")])  # fmt: skip
+def test_exhaustive_exploration_of_a_copy_and_its_reader(producer: str, verdict: str | None) -> None:
+    """Every interleaving at synchronisation points (pending copies are part of the warp's
+    state): the wait-then-barrier hand-over is SAFE in all, the barrier-then-wait one races."""
+    from xdsl_tmem.interpreter.explore import explore_exhaustive
+    from xdsl_tmem.interpreter.launch import Launch
+
+    module = load_ptx(_kernel(_TWO_WARPS.format(producer=producer)), "k.ptx", SourceMap())
+    args = {"src": np.zeros(512, np.uint8), "out": np.zeros(512, np.uint8), "n": 0}
+    result = explore_exhaustive(module, Launch.create("k", block=64, args=args))
+    failure = result.failure
+    if verdict is None:
+        assert failure is None
+        assert result.explored > 1
+    else:
+        assert isinstance(failure, KernelHazard)
+        assert failure.kind == verdict

@@ -91,6 +91,17 @@ class AsyncCopies:
     open: tuple[Copy, ...] = ()
     groups: tuple[Group, ...] = ()
 
+    def key(self) -> tuple[Any, ...]:
+        """What exploration's state key needs: which copies are pending in which lanes
+        and groups (the copies' operands follow from the registers that issued them
+        only while those are unchanged)."""
+
+        def copies(cs: tuple[Copy, ...]) -> tuple[Any, ...]:
+            return tuple((id(c.op), c.lanes.tobytes(), c.dst.tobytes(), c.src.tobytes(), c.src_size.tobytes())
+                         for c in cs)  # fmt: skip
+
+        return copies(self.open), tuple((g.lanes.tobytes(), copies(g.copies)) for g in self.groups)
+
 
 NO_COPIES = AsyncCopies()
 

@@ -47,6 +47,7 @@ class PtxWarp(Warp):
     def start(self, entry: Any, args: Any) -> None:
         self.regs = list(self.decoded.initial)
         self.pc, self.rpc, self.simt = 0, NEVER, []
+        self.async_copies = NO_COPIES
         self.set_mask(self.live)
 
     def copy(self, cluster: Cluster, memo: Memo) -> PtxWarp:
@@ -139,6 +140,7 @@ class PtxWarp(Warp):
             self.live.tobytes(),
             tuple((pc, m.tobytes(), r) for pc, m, r in self.simt),
             hash(tuple(r.tobytes() for r in self.regs)),
+            self.async_copies.key(),
         )
 
     def where(self, pc: int) -> str:
