@@ -42,7 +42,7 @@ from xdsl_tmem.interpreter.ptx.program import (
     exec_mask,
     with_mask,
 )
-from xdsl_tmem.interpreter.shadow import COMP_MASK, COMP_SHIFT, EPOCH_MASK, FOREIGN_EPOCH, SHARED, Shadow
+from xdsl_tmem.interpreter.shadow import COMP_MASK, COMP_SHIFT, EPOCH_MASK, FOREIGN_EPOCH, SHARED, SITE_SHIFT, Shadow
 from xdsl_tmem.interpreter.values import WARP, Mask, Value, format_lanes
 
 if TYPE_CHECKING:
@@ -185,8 +185,24 @@ def _claim(w: PtxWarp, copy: Copy) -> None:
     by another warp not ordered after the wait races with the copy, and the issuing warp's
     own reads before the wait are not taken for reads of unwritten memory (`_check_own`
     reports them when the copy lands). Its data is written when it lands."""
-    for lane in np.flatnonzero(copy.lanes).tolist():
-        races.access(w, copy.op, int(copy.dst[lane]), copy.size, write=True)
+    for shadow, lanes in _by_memory(w, copy.dst, copy.lanes):
+        offsets = copy.dst[lanes] - shadow.base
+        races.check_lanes(w, copy.op, shadow, offsets, copy.size, write=True)
+
+
+def _by_memory(w: PtxWarp, addresses: NDArray[np.int64], lanes: Mask) -> list[tuple[Shadow, NDArray[np.intp]]]:
+    """The lanes `lanes`, grouped by the memory (race shadow) their address is in: one
+    group when they are all in one shared memory or one buffer (the usual case)."""
+    index = np.flatnonzero(lanes)
+    lo, hi = int(addresses[index].min()), int(addresses[index].max())
+    shadow = races.locate(w.cluster, lo)
+    if hi - shadow.base < shadow.write.size and races.locate(w.cluster, hi) is shadow:
+        return [(shadow, index)]
+    groups: dict[int, tuple[Shadow, list[int]]] = {}
+    for lane in index.tolist():
+        found = races.locate(w.cluster, int(addresses[lane]))
+        groups.setdefault(id(found), (found, []))[1].append(lane)
+    return [(found, np.array(members, dtype=np.intp)) for found, members in groups.values()]
 
 
 @decodes(ptx.CpAsyncCommitGroupOp)
@@ -283,21 +299,29 @@ def _check_own(w: PtxWarp, copy: Copy, lanes: Mask) -> None:
     (any) and source bytes (writes): an access the copy may land before or after
     (PTX ISA, cp.async: the copy's writes are visible to the thread only after the wait)."""
     me, issued = w.clock.generic, int(copy.known[w.clock.generic])
-    for lane in np.flatnonzero(lanes).tolist():
-        for address, size, reads in ((int(copy.dst[lane]), copy.size, True),
-                                     (int(copy.src[lane]), int(copy.src_size[lane]), False)):  # fmt: skip
-            if not size:
-                continue
-            shadow = races.locate(w.cluster, address)
-            start = address - shadow.base
-            recorded = [shadow.write[start : start + size]]
+    reading = lanes & (copy.src_size > 0)
+    for addresses, size, which, reads in ((copy.dst, copy.size, lanes, True), (copy.src, 0, reading, False)):
+        if not which.any():
+            continue
+        for shadow, index in _by_memory(w, addresses, which):
+            if size:
+                width = np.arange(size, dtype=np.int64)
+                bytes_ = (addresses[index] - shadow.base)[:, None] + width
+            else:  # each lane's src-size bytes of the source
+                starts = addresses - shadow.base
+                bytes_ = np.concatenate([np.arange(int(copy.src_size[k]), dtype=np.int64) + int(starts[k])
+                                         for k in index.tolist()])  # fmt: skip
+            bytes_ = bytes_.reshape(-1)
+            recorded = [shadow.write[bytes_]]
             if reads:
-                recorded.append(shadow.read[start : start + size])
-                recorded += [np.array(shadow.readers.get(b, []), dtype=np.int64) for b in range(start, start + size)]
+                read = shadow.read[bytes_]
+                recorded.append(read)
+                several = np.unique(bytes_[read == SHARED]).tolist()
+                recorded += [np.array(shadow.readers.get(b, []), dtype=np.int64) for b in several]
             for packed in recorded:
                 late = _own_since(packed, me, issued)
                 if late is not None:
-                    _unfinished(w, copy, lane, shadow, late)
+                    _unfinished(w, copy, lanes, late)
 
 
 def _own_since(packed: NDArray[np.int64], me: int, issued: int) -> int | None:
@@ -311,16 +335,14 @@ def _own_since(packed: NDArray[np.int64], me: int, issued: int) -> int | None:
     return int(packed[int(np.argmax(mine))]) if mine.any() else None
 
 
-def _unfinished(w: PtxWarp, copy: Copy, lane: int, shadow: Shadow, packed: int) -> None:
-    from xdsl_tmem.interpreter.shadow import SITE_SHIFT
-
+def _unfinished(w: PtxWarp, copy: Copy, lanes: Mask, packed: int) -> None:
     site = w.cluster.memory.sites.sites[packed >> SITE_SHIFT]
     what = getattr(site.op, "name", "an access")
     raise Hazard(
         "async-copy-unfinished",
-        f"{what} by {w.name} accesses bytes of the {copy.size}-byte {copy.op.mnemonic()} of lane {lane} "
-        f"(destination 0x{int(copy.dst[lane]):x}, source 0x{int(copy.src[lane]):x}) after issuing it and before "
-        "the cp.async.wait_group that completes it: the copy may land before or after that access",
+        f"{what} by {w.name} accesses bytes of the {copy.size}-byte {copy.op.mnemonic()} of lanes "
+        f"{format_lanes(lanes)} after issuing it and before the cp.async.wait_group that completes it: the copy "
+        "may land before or after that access",
         [(copy.op, "the asynchronous copy"), (site.op, "the access")],
     )
 
