@@ -128,6 +128,22 @@ def test_wait_group_lands_all_but_the_newest_groups(ptxas: str, tmp_path: Path, 
     np.testing.assert_array_equal(got, src[512 * group : 512 * group + 512])
 
 
+def test_wait_all_commits_and_waits_for_every_copy(ptxas: str, tmp_path: Path) -> None:
+    """`cp.async.wait_all` is `cp.async.commit_group; cp.async.wait_group 0` (PTX ISA): the
+    uncommitted copy lands too."""
+    body = _THREE_GROUPS.format(pending=0, read=1024).replace(
+        "  cp.async.commit_group;\n  cp.async.wait_group 0;", "  cp.async.wait_all;"
+    )
+    assert body.count("commit_group") == 2
+    text = _kernel(body)
+    _assembles(ptxas, text, tmp_path)
+    module = load_ptx(text, "k.ptx", SourceMap())
+    assert any(isinstance(op, ptx.CpAsyncWaitAllOp) for op in module.walk())
+    src = np.random.default_rng(4).integers(0, 256, 3 * 512, dtype=np.uint8)
+    got = run_kernel(module, "k", block=32, args={"src": src, "out": np.zeros(512, np.uint8), "n": 0}).outputs["out"]
+    np.testing.assert_array_equal(got, src[1024:])
+
+
 @pytest.mark.parametrize(("pending", "group"), [(1, 2), (2, 1), (2, 2)])
 def test_reading_a_group_still_pending_is_a_hazard(pending: int, group: int) -> None:
     """Reading the destination of a copy whose group the wait left pending: the copy may

@@ -702,7 +702,7 @@ def test_every_instruction_has_a_rule_case() -> None:
     checked = {rule.bad().name for rule in RULES} | {"ptx.brx_idx"}  # test_brx_idx_agrees_with_ptxas
     fixed = {"ptx.ret", "ptx.bra", "ptx.fence_mbarrier_init", "ptx.tcgen05_relinquish_alloc_permit",
              "ptx.tcgen05_fence", "ptx.tcgen05_wait", "ptx.trap",
-             "ptx.cp_async_commit_group"}  # fmt: skip
+             "ptx.cp_async_commit_group", "ptx.cp_async_wait_all"}  # fmt: skip
     # `ptx.inst` holds a parsed instruction as written (opcode and modifiers are PTX's
     # text); ptxas checks it when the module is assembled.
     instructions = {op.name for op in ptx.PTX.operations if issubclass(op, ptx.Instruction)} - {ptx.InstOp.name}

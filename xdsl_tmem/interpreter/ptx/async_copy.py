@@ -214,16 +214,20 @@ def _commit_group(d: Decoder, op: ptx.CpAsyncCommitGroupOp, index: int, labels: 
 
     def run(w: PtxWarp) -> int:
         mask = exec_mask(w, w.regs, guard)
-        if not mask.any():
-            return nxt
-        state = w.async_copies
-        committed = tuple(c for c in (c.only(mask) for c in state.open) if c is not None)
-        kept = tuple(c for c in (c.only(~mask) for c in state.open) if c is not None)
-        # An empty group is a group: it counts for wait_group N (and completes at once).
-        w.async_copies = AsyncCopies(kept, (*state.groups, Group(mask.copy(), committed)))
+        if mask.any():
+            commit(w, mask)
         return nxt
 
     return run, None
+
+
+def commit(w: PtxWarp, mask: Mask) -> None:
+    """`cp.async.commit_group` in the lanes `mask`. An empty group is a group: it counts
+    for `wait_group N` (and completes at once)."""
+    state = w.async_copies
+    committed = tuple(c for c in (c.only(mask) for c in state.open) if c is not None)
+    kept = tuple(c for c in (c.only(~mask) for c in state.open) if c is not None)
+    w.async_copies = AsyncCopies(kept, (*state.groups, Group(mask.copy(), committed)))
 
 
 @decodes(ptx.CpAsyncWaitGroupOp)
@@ -240,6 +244,22 @@ def _wait_group(d: Decoder, op: ptx.CpAsyncWaitGroupOp, index: int, labels: dict
         mask = exec_mask(w, w.regs, guard)
         if mask.any():
             wait_groups(w, mask, pending)
+        return nxt
+
+    return run, None
+
+
+@decodes(ptx.CpAsyncWaitAllOp)
+def _wait_all(d: Decoder, op: ptx.CpAsyncWaitAllOp, index: int, labels: dict[str, int], rpc: int) -> Decoding:
+    """`cp.async.wait_all`: commit the open copies, then wait for every group."""
+    guard = d.guard(op)
+    nxt = index + 1
+
+    def run(w: PtxWarp) -> int:
+        mask = exec_mask(w, w.regs, guard)
+        if mask.any():
+            commit(w, mask)
+            wait_groups(w, mask, 0)
         return nxt
 
     return run, None
