@@ -99,11 +99,18 @@ def test_cp_async_copies_and_zero_fills(ptxas: str, tmp_path: Path, cache: str, 
 # commit / wait groups and the hazards of reading too early
 # --------------------------------------------------------------------------------------
 
+PREFILL = "mov.u32 %r31, 0;\n  " + "\n  ".join(
+    f"st.shared.v4.u32 [%r4+{at}], {{%r31, %r31, %r31, %r31}};" for at in (0, 512, 1024)
+)
+"""Each lane writes (zeros) the bytes its copies will write: the copies then reuse written
+shared memory, as a ring's later stages do."""
+
 _THREE_GROUPS = """
   mul.wide.u32 %rd3, %r1, 16;
   add.s64 %rd4, %rd1, %rd3;
   shl.b32 %r3, %r1, 4;
   add.s32 %r4, %r2, %r3;
+  {prefill}
   cp.async.cg.shared.global [%r4], [%rd4], 16;
   cp.async.commit_group;
   cp.async.cg.shared.global [%r4+512], [%rd4+512], 16;
@@ -121,7 +128,7 @@ _THREE_GROUPS = """
 def test_wait_group_lands_all_but_the_newest_groups(ptxas: str, tmp_path: Path, pending: int, group: int) -> None:
     """`cp.async.wait_group N` waits for all but the N most recent committed groups: after
     it a group older than those reads as copied."""
-    text = _kernel(_THREE_GROUPS.format(pending=pending, read=512 * group))
+    text = _kernel(_THREE_GROUPS.format(prefill="", pending=pending, read=512 * group))
     _assembles(ptxas, text, tmp_path)
     src = np.random.default_rng(3).integers(0, 256, 3 * 512, dtype=np.uint8)
     got = _run(text, 32, src, np.zeros(512, np.uint8)).outputs["out"]
@@ -131,7 +138,7 @@ def test_wait_group_lands_all_but_the_newest_groups(ptxas: str, tmp_path: Path, 
 def test_wait_all_commits_and_waits_for_every_copy(ptxas: str, tmp_path: Path) -> None:
     """`cp.async.wait_all` is `cp.async.commit_group; cp.async.wait_group 0` (PTX ISA): the
     uncommitted copy lands too."""
-    body = _THREE_GROUPS.format(pending=0, read=1024).replace(
+    body = _THREE_GROUPS.format(prefill="", pending=0, read=1024).replace(
         "  cp.async.commit_group;\n  cp.async.wait_group 0;", "  cp.async.wait_all;"
     )
     assert body.count("commit_group") == 2
@@ -145,17 +152,25 @@ def test_wait_all_commits_and_waits_for_every_copy(ptxas: str, tmp_path: Path) -
 
 
 @pytest.mark.parametrize(("pending", "group"), [(1, 2), (2, 1), (2, 2)])
-def test_reading_a_group_still_pending_is_a_hazard(pending: int, group: int) -> None:
+@pytest.mark.parametrize("prefill", [True, False], ids=["reused", "first-use"])
+def test_reading_a_group_still_pending_is_a_hazard(pending: int, group: int, prefill: bool) -> None:
     """Reading the destination of a copy whose group the wait left pending: the copy may
-    land before or after the read (`async-copy-unfinished`, reported at the wait that
-    lands it)."""
-    text = _kernel(_THREE_GROUPS.format(pending=pending, read=512 * group) + "  cp.async.wait_group 0;\n")
+    land before or after the read. Memory written before: `async-copy-unfinished`,
+    reported at the wait that lands the copy; never written: the read itself is
+    `smem-read-uninitialized` (nothing has landed)."""
+    body = _THREE_GROUPS.format(prefill=PREFILL if prefill else "", pending=pending, read=512 * group)
+    text = _kernel(body + "  cp.async.wait_group 0;\n")
     src = np.zeros(3 * 512, np.uint8)
     with pytest.raises(KernelHazard) as caught:
         _run(text, 32, src, np.zeros(512, np.uint8))
-    assert caught.value.kind == "async-copy-unfinished"
-    assert "ptx.ld by warp 0" in caught.value.message
-    assert "before the cp.async.wait_group that completes it" in caught.value.message
+    if prefill:
+        assert caught.value.kind == "async-copy-unfinished"
+        assert "ptx.ld by warp 0" in caught.value.message
+        assert "before the cp.async.wait_group that completes it" in caught.value.message
+        assert isinstance(caught.value.op, ptx.CpAsyncWaitGroupOp)
+    else:
+        assert caught.value.kind == "smem-read-uninitialized"
+        assert isinstance(caught.value.op, ptx.LdOp)
 
 
 def test_writing_the_destination_before_the_wait_is_a_hazard() -> None:
@@ -182,6 +197,7 @@ _TWO_WARPS = """
   add.s64 %rd4, %rd1, %rd3;
   shl.b32 %r3, %r1, 4;
   add.s32 %r4, %r2, %r3;
+  {prefill}
   cp.async.cg.shared.global [%r4], [%rd4], 16;
   cp.async.commit_group;
   {producer}
@@ -199,9 +215,12 @@ DONE:
 """
 
 
-def test_another_warp_reads_after_the_issuers_wait_and_a_barrier(ptxas: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize("prefill", [True, False], ids=["reused", "first-use"])
+def test_another_warp_reads_after_the_issuers_wait_and_a_barrier(ptxas: str, tmp_path: Path, prefill: bool) -> None:
     """The issuing thread's wait, then a barrier: the other warp reads the copied bytes."""
-    text = _kernel(_TWO_WARPS.format(producer="cp.async.wait_group 0;\n  bar.sync 0;"))
+    text = _kernel(
+        _TWO_WARPS.format(prefill=PREFILL if prefill else "", producer="cp.async.wait_group 0;\n  bar.sync 0;")
+    )
     _assembles(ptxas, text, tmp_path)
     src = np.random.default_rng(5).integers(0, 256, 512, dtype=np.uint8)
     for seed in (None, 1, 2):
@@ -210,16 +229,21 @@ def test_another_warp_reads_after_the_issuers_wait_and_a_barrier(ptxas: str, tmp
         np.testing.assert_array_equal(got, src)
 
 
-def test_a_barrier_before_the_issuers_wait_orders_nothing() -> None:
+@pytest.mark.parametrize("prefill", [True, False], ids=["reused", "first-use"])
+def test_a_barrier_before_the_issuers_wait_orders_nothing(prefill: bool) -> None:
     """A barrier between the issue and the issuing thread's wait does not order the copy
-    before the other warp's read: a data race, whichever lands first."""
-    text = _kernel(_TWO_WARPS.format(producer="bar.sync 0;\n  cp.async.wait_group 0;"))
+    before the other warp's read: a data race, whichever comes first (on memory never
+    written before, a read before the landing reads uninitialised memory)."""
+    text = _kernel(
+        _TWO_WARPS.format(prefill=PREFILL if prefill else "", producer="bar.sync 0;\n  cp.async.wait_group 0;")
+    )
     for seed in (None, 1):
         schedule: dict[str, Any] = {} if seed is None else {"schedule": "random", "seed": seed}
         with pytest.raises(KernelHazard) as caught:
             _run(text, 64, np.zeros(512, np.uint8), np.zeros(512, np.uint8), **schedule)
-        assert caught.value.kind == "smem-data-race"
-        assert "ptx.cp_async" in caught.value.message
+        if prefill or caught.value.kind != "smem-read-uninitialized":
+            assert caught.value.kind == "smem-data-race"
+            assert "ptx.cp_async" in caught.value.message
 
 
 @pytest.mark.parametrize(
@@ -365,7 +389,8 @@ def test_exhaustive_exploration_of_a_copy_and_its_reader(producer: str, verdict:
     from xdsl_tmem.interpreter.explore import explore_exhaustive
     from xdsl_tmem.interpreter.launch import Launch
 
-    module = load_ptx(_kernel(_TWO_WARPS.format(producer=producer)), "k.ptx", SourceMap())
+    # The copy reuses written memory (PREFILL), so the race is a race in every interleaving.
+    module = load_ptx(_kernel(_TWO_WARPS.format(prefill=PREFILL, producer=producer)), "k.ptx", SourceMap())
     args = {"src": np.zeros(512, np.uint8), "out": np.zeros(512, np.uint8), "n": 0}
     result = explore_exhaustive(module, Launch.create("k", block=64, args=args))
     failure = result.failure

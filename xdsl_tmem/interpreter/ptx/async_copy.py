@@ -42,7 +42,16 @@ from xdsl_tmem.interpreter.ptx.program import (
     exec_mask,
     with_mask,
 )
-from xdsl_tmem.interpreter.shadow import COMP_MASK, COMP_SHIFT, EPOCH_MASK, FOREIGN_EPOCH, SHARED, SITE_SHIFT, Shadow
+from xdsl_tmem.interpreter.shadow import (
+    COMP_MASK,
+    COMP_SHIFT,
+    EPOCH_MASK,
+    FOREIGN_EPOCH,
+    NONE,
+    SHARED,
+    SITE_SHIFT,
+    Shadow,
+)
 from xdsl_tmem.interpreter.values import WARP, Mask, Value, format_lanes
 
 if TYPE_CHECKING:
@@ -180,14 +189,19 @@ def _check_issue(w: PtxWarp, copy: Copy) -> None:
 
 
 def _claim(w: PtxWarp, copy: Copy) -> None:
-    """The destination is written from the issue on (the copy lands at some point up to the
-    wait): recorded as a write of the copy now, in the warp's issuing epoch, so that a read
-    by another warp not ordered after the wait races with the copy, and the issuing warp's
-    own reads before the wait are not taken for reads of unwritten memory (`_check_own`
-    reports them when the copy lands). Its data is written when it lands."""
+    """Destination bytes already written are written by the copy from the issue on (it
+    lands at some point up to the wait): recorded as a write of the copy now, in the warp's
+    issuing epoch, so that a read by another warp not ordered after the wait races with the
+    copy whichever the schedule puts first, and the issuing warp's own reads before the
+    wait are reported by `_check_own` when it lands. Bytes nothing wrote yet stay unwritten
+    until the copy lands: reading them before is `smem-read-uninitialized`, for a thread
+    and for the tensor core's operand reads (races.check_operand), which no race check
+    covers. Its data is written when it lands."""
     for shadow, lanes in _by_memory(w, copy.dst, copy.lanes):
-        offsets = copy.dst[lanes] - shadow.base
-        races.check_lanes(w, copy.op, shadow, offsets, copy.size, write=True)
+        index = ((copy.dst[lanes] - shadow.base)[:, None] + np.arange(copy.size, dtype=np.int64)).reshape(-1)
+        written = index[shadow.write[index] != NONE]
+        if written.size:
+            races.check(w, copy.op, shadow, written, write=True)
 
 
 def _by_memory(w: PtxWarp, addresses: NDArray[np.int64], lanes: Mask) -> list[tuple[Shadow, NDArray[np.intp]]]:
