@@ -14,7 +14,9 @@ ordered after the wait, is a hazard whatever the copy's real landing time:
 * another warp's: a data race (`smem-data-race` / `global-data-race`), as between two
   plain accesses (races.py);
 * the issuing warp's own between the issue and the wait: `async-copy-unfinished` (its
-  program order does not order it with the copy).
+  program order does not order it with the copy);
+* any read of destination bytes nothing wrote before the copy lands (a thread's, or the
+  tensor core's operand read): `smem-read-uninitialized` (`_claim`).
 
 Bytes past `src-size` are zero-filled, and a copy with `src-size` 0 reads no source
 byte (the form Triton emits for masked tiles). Copies no wait completes never land.
