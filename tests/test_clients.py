@@ -288,3 +288,109 @@ def test_client_kernel_runs_from_the_command_line(tmp_path: Path, capsys: pytest
     assert code == 0, capsys.readouterr().err
     outputs = {t: np.load(tmp_path / "out" / f"{t}.npy") for t in sidecar["tensors"]}
     _check_expected(sidecar, outputs)
+
+
+# --------------------------------------------------------------------------------------
+# Triton's pointer GEMM (issue 14): cp.async ring, ldmatrix epilogue, dynamic shared memory
+# --------------------------------------------------------------------------------------
+
+GEMM_DOT = CLIENTS / "triton" / "gemm_dot.ptx"
+
+
+def _gemm_dot_error_bound(a: np.ndarray[Any, Any], b: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    """Per element of a @ b, the rounding error any f32 summation of the K products may make.
+    f16 x f16 products are exact in f32 (11 + 11 significand bits <= 24), so only the
+    additions round; any order of K - 1 round-to-nearest additions is within
+    gamma_{K-1} * sum_k |a_ik b_kj|, gamma_n = n u / (1 - n u), u = 2^-24 (Higham, "Accuracy
+    and Stability of Numerical Algorithms", 2nd ed., section 4.2). Our tcgen05.mma adds each
+    16-deep K slice in f32 (tcgen05.py, mma_product); a tensor core's order is not ours."""
+    k = a.shape[1]
+    u = 2.0**-24
+    gamma = (k - 1) * u / (1 - (k - 1) * u)
+    return gamma * (np.abs(a.astype(np.float64)) @ np.abs(b.astype(np.float64)))
+
+
+def _run_gemm_dot(text: str | None = None, **launch: Any) -> Any:
+    from xdsl_tmem.diagnostics import SourceMap
+    from xdsl_tmem.frontend import load_ptx
+    from xdsl_tmem.interpreter import run_kernel
+
+    sidecar = _sidecar(GEMM_DOT)
+    module = load_ptx(GEMM_DOT.read_text() if text is None else text, str(GEMM_DOT), SourceMap())
+    return run_kernel(module, sidecar["kernel"], grid=sidecar["grid"], cluster=sidecar["cluster"],
+                      dynamic_shared_bytes=sidecar["dynamic_shared_bytes"], args=_client_arguments(sidecar),
+                      **launch)  # fmt: skip
+
+
+def test_triton_gemm_dot_runs_to_numpys_gemm() -> None:
+    """The whole grid (4 CTAs of 128 threads, 36880 bytes of dynamic shared memory) under
+    the hazard checks, thread synchronisation ordering tcgen05 work (`mojo`: the PTX has no
+    tcgen05.fence, below): c equals the exact product within the f32 summation bound, and
+    numpy's f32 GEMM within twice that and the sidecar's tolerance."""
+    sidecar = _sidecar(GEMM_DOT)
+    result = _run_gemm_dot(fence_policy="mojo")
+    assert list(result.report.launch.block) == sidecar["block"]
+    inputs = make_tensors(sidecar["tensors"])
+    a, b, c = inputs["a"], inputs["b"], result.outputs["c"]
+    exact = a.astype(np.float64) @ b.astype(np.float64)  # exact: 22-bit products, 7 bits of carries
+    bound = _gemm_dot_error_bound(a, b)
+    assert np.all(np.abs(c.astype(np.float64) - exact) <= bound)
+    numpy_f32 = a.astype(np.float32) @ b.astype(np.float32)
+    assert np.all(np.abs(c.astype(np.float64) - numpy_f32.astype(np.float64)) <= 2 * bound)
+    _check_expected(sidecar, result.outputs)
+
+
+def test_triton_gemm_dot_is_safe_under_random_schedules(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`xdsl-tmem-run` with the sidecar's launch (`--dynamic-shared`), three random schedules: SAFE."""
+    from xdsl_tmem.tools import run
+
+    sidecar = _sidecar(GEMM_DOT)
+    argv = [str(GEMM_DOT), "--kernel", sidecar["kernel"], "--grid", "x".join(map(str, sidecar["grid"])),
+            "--dynamic-shared", str(sidecar["dynamic_shared_bytes"]), "--fence-policy", "mojo",
+            "--explore", "random:3"]  # fmt: skip
+    for tensor, array in make_tensors(sidecar["tensors"]).items():
+        np.save(tmp_path / f"{tensor}.npy", array)
+        argv += ["--arg", f"{tensor}={tmp_path / tensor}.npy"]
+    for i, param in enumerate(sidecar["params"]):
+        if param["kind"] == "pointer":
+            argv += ["--arg", f"arg{i}=" + (f"ptr:{param['tensor']}" if param.get("tensor") else "null")]
+        else:
+            argv += ["--arg", f"arg{i}={param['value']}"]
+    code = run.main(argv)
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "SAFE" in out, out
+
+
+def test_triton_gemm_dot_lacks_the_tcgen05_fences_the_ptx_memory_model_needs() -> None:
+    """Triton 3.9 zeroes the accumulator with tcgen05.st in all four warps, waits
+    (tcgen05.wait::st), synchronises with bar.sync and lets warp 0 issue the MMAs, with no
+    tcgen05.fence::before_thread_sync / after_thread_sync around the barrier, which the PTX
+    ISA's tcgen05 memory consistency model requires to order the stores before the MMA: under
+    the `strict` policy that is the tmem-write-after-write the model reports."""
+    from xdsl_tmem.interpreter import KernelHazard
+
+    assert "tcgen05.fence" not in GEMM_DOT.read_text()
+    with pytest.raises(KernelHazard) as caught:
+        _run_gemm_dot(fence_policy="strict")
+    assert caught.value.kind == "tmem-write-after-write"
+    assert caught.value.message.startswith("ptx.tcgen05_mma by warp 0")
+    assert "ptx.tcgen05_st by warp" in caught.value.message
+
+
+def test_triton_gemm_dot_without_its_loop_wait_feeds_the_mma_unlanded_copies() -> None:
+    """The K loop's `cp.async.wait_group 2` removed (the last one of the file): the stage the
+    MMA reads next is a group no wait completed, so its copies have not landed and, on
+    the stage's first use, the tensor core reads shared memory nothing has written.
+    (On a later use the bytes hold the previous stage's tile: the tensor core's operand
+    reads are not race-checked, so that is not reported: docs/ptx-level.md.)"""
+    from xdsl_tmem.interpreter import KernelHazard
+
+    text = GEMM_DOT.read_text()
+    wait = "cp.async.wait_group \t2;"
+    assert text.count(wait) == 2
+    cut = text.rindex(wait)
+    with pytest.raises(KernelHazard) as caught:
+        _run_gemm_dot(text[:cut] + text[cut + len(wait) :], fence_policy="mojo")
+    assert caught.value.kind == "smem-read-uninitialized"
+    assert caught.value.message.startswith("ptx.tcgen05_mma by warp 0 reads its 128x16 operand tile")

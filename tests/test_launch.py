@@ -77,6 +77,7 @@ def test_run_kernel_keywords_describe_a_launch() -> None:
     [
         ({"schedule": "fifo"}, "unknown schedule 'fifo' (use rr or random)"),
         ({"fence_policy": "weak"}, "unknown fence policy 'weak' (use strict or mojo)"),
+        ({"dynamic_shared_bytes": -1}, "dynamic_shared_bytes must be a non-negative integer, got -1"),
         ({"grid": 0}, "grid must be 1 to 3 positive integers, got 0"),
         ({"cluster": (1, 2, 3, 4)}, "cluster must be 1 to 3 positive integers, got (1, 2, 3, 4)"),
         (

@@ -286,7 +286,8 @@ def test_hazard_in_a_callee_names_the_callee_line() -> None:
     assert f"at PTX line {_printed_line(module, 'bar.sync 0;')}" in caught.value.where, caught.value.where
 
 
-RECURSIVE = """
+RECURSIVE = (
+    """
 .func (.param .b32 ret) fact(.param .b32 n)
 {
 	.reg .b32 %r<2>;
@@ -313,7 +314,9 @@ RECURSIVE = """
 		call.uni (r), fact, (a);
 	}
 	mov.u32 %r3, 1;
-""" + STORE_R3
+"""
+    + STORE_R3
+)
 
 
 def test_recursion_is_refused_when_it_runs() -> None:
@@ -329,7 +332,8 @@ def test_recursion_is_refused_when_it_runs() -> None:
 
 
 def test_indirect_call_is_refused() -> None:
-    text = """
+    text = (
+        """
 .func (.param .b32 r) id(.param .b32 a)
 {
 	.reg .b32 %r<2>;
@@ -351,7 +355,9 @@ def test_indirect_call_is_refused() -> None:
 		call (r), %rd4, (a), proto;
 	}
 	mov.u32 %r3, 1;
-""" + STORE_R3
+"""
+        + STORE_R3
+    )
     module = _module(text)
     assert any(isinstance(op, ptx.CallIndirectOp) for op in module.walk())
     with pytest.raises(LaunchError) as refused:

@@ -775,7 +775,7 @@ def test_every_instruction_has_a_rule_case() -> None:
     checked |= {"ptx.call", "ptx.call_indirect"}  # test_ptx_calls.py::test_call_rules_agree_with_ptxas
     fixed = {"ptx.ret", "ptx.bra", "ptx.fence_mbarrier_init", "ptx.tcgen05_relinquish_alloc_permit",
              "ptx.tcgen05_fence", "ptx.tcgen05_wait", "ptx.trap",
-             "ptx.cp_async_commit_group"}  # fmt: skip
+             "ptx.cp_async_commit_group", "ptx.cp_async_wait_all"}  # fmt: skip
     # `ptx.inst` holds a parsed instruction as written (opcode and modifiers are PTX's
     # text); ptxas checks it when the module is assembled.
     instructions = {op.name for op in ptx.PTX.operations if issubclass(op, ptx.Instruction)} - {ptx.InstOp.name}

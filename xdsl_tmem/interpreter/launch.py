@@ -144,6 +144,9 @@ class Launch:
     limits: Limits = Limits()
     fence_policy: FencePolicy = FencePolicy.STRICT
     """The happens-before model of the hazard checks (hazards.py)."""
+    dynamic_shared_bytes: int = 0
+    """The size of a PTX kernel's dynamic shared memory (`.extern .shared` arrays), as
+    `cudaLaunchKernel`'s `sharedMem` gives it."""
 
     @staticmethod
     def create(kernel: str, **options: Unpack[LaunchOptions]) -> Launch:
@@ -164,6 +167,7 @@ class LaunchOptions(TypedDict, total=False):
     seed: int
     max_steps: int
     fence_policy: str
+    dynamic_shared_bytes: int
 
 
 def _create(kernel: str, options: LaunchOptions) -> Launch:
@@ -178,6 +182,9 @@ def _create(kernel: str, options: LaunchOptions) -> Launch:
     block = dim3(options["block"], "block")
     grid = options.get("grid")
     grid = dim3(grid, "grid") if grid is not None else None
+    dynamic = options.get("dynamic_shared_bytes", 0)
+    if not isinstance(dynamic, int) or dynamic < 0:  # pyright: ignore[reportUnnecessaryIsInstance]
+        raise LaunchError(f"dynamic_shared_bytes must be a non-negative integer, got {dynamic!r}")
     return Launch(
         kernel,
         block,
@@ -188,6 +195,7 @@ def _create(kernel: str, options: LaunchOptions) -> Launch:
         options.get("seed", 0),
         Limits(max_steps=options.get("max_steps", Limits.max_steps)),
         FencePolicy(policy),
+        dynamic,
     )
 
 

@@ -239,7 +239,14 @@ def parse_launch(args: argparse.Namespace, default_block: Dim3 | None = None) ->
         seed=args.seed,
         limits=Limits(args.max_steps, args.max_states, args.max_memory << 20),
         fence_policy=FencePolicy(args.fence_policy),
+        dynamic_shared_bytes=_dynamic_shared(args.dynamic_shared),
     )
+
+
+def _dynamic_shared(value: int) -> int:
+    if value < 0:
+        raise UsageError(f"--dynamic-shared {value}: the dynamic shared memory is a byte count, 0 or more")
+    return value
 
 
 # --------------------------------------------------------------------------------------
@@ -325,6 +332,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--seed", type=int, default=0, help="seed of --schedule random (first seed of --explore random)"
     )
     parser.add_argument("--max-steps", type=int, default=10_000_000, help="warp-instruction limit")
+    parser.add_argument(
+        "--dynamic-shared",
+        type=int,
+        default=0,
+        metavar="BYTES",
+        help="dynamic shared memory of the launch: the size of a .ptx kernel's .extern .shared arrays (default 0)",
+    )
     parser.add_argument(
         "--fence-policy",
         choices=("strict", "mojo"),

@@ -601,6 +601,24 @@ class CpAsyncWaitGroupOp(Instruction):
             raise reject(self, f"group count {operand_text(self.pending)}", "it is an integer immediate", self.RULE)
 
 
+@irdl_op_definition
+class CpAsyncWaitAllOp(Instruction):
+    """`cp.async.wait_all`: `cp.async.commit_group` followed by `cp.async.wait_group 0`
+    (PTX ISA 9.0, cp.async.wait_group / cp.async.wait_all)."""
+
+    traits = traits_def(Synchronizes())
+    name = "ptx.cp_async_wait_all"
+
+    def __init__(self):
+        super().__init__(operands=[None])
+
+    def mnemonic(self) -> str:
+        return "cp.async.wait_all"
+
+    def ptx_operands(self, name: Namer) -> list[str]:
+        return []
+
+
 @dataclass(frozen=True)
 class BulkTensorForm:
     """The qualifiers of a `cp.async.bulk.tensor` besides those its operands decide: the

@@ -25,12 +25,12 @@ from xdsl_tmem.interpreter.launch import (
     StructArgument,
 )
 from xdsl_tmem.interpreter.machine import MAX_SHARED_BYTES, Cluster, Cta, GlobalMemory, SharedLayout
-from xdsl_tmem.interpreter.ptx import atomics, barriers, calls
+from xdsl_tmem.interpreter.ptx import async_copy, atomics, barriers, calls, parsed
 from xdsl_tmem.interpreter.ptx.base import LANE_DTYPE
 from xdsl_tmem.interpreter.ptx.program import Decoded, Decoder, Parameter, Program, Refused, parse_parameter
 from xdsl_tmem.interpreter.ptx.warp import PtxWarp
 
-DECODER_MODULES = (atomics, barriers, calls)
+DECODER_MODULES = (async_copy, atomics, barriers, calls, parsed)
 """Modules of per-op decoders beside program.py's, imported for their `@decodes` registrations."""
 
 
@@ -57,11 +57,15 @@ def ptx_kernel(module: ModuleOp, name: str) -> ptx.FunctionOp:
     raise LaunchError(f"no .entry {name} in the PTX module; {listed}")
 
 
-def shared_layout(entry: ptx.FunctionOp) -> SharedLayout:
+def shared_layout(entry: ptx.FunctionOp, dynamic_bytes: int = 0) -> SharedLayout:
     """The `.shared` variables of the module and of the kernel's body, in declaration
     order, aligned (ptxas's placement, as for the NVVM level's globals). Variables of
-    other spaces take no room here: an instruction naming one is refused when it runs."""
+    other spaces take no room here: an instruction naming one is refused when it runs.
+    Unsized `.extern .shared` arrays are the launch's dynamic shared memory
+    (`dynamic_bytes`): they all start at one address after the static variables (CUDA
+    Programming Guide, "Shared Memory": every extern array starts at the same address)."""
     layout = SharedLayout()
+    dynamic: list[tuple[str, int]] = []
     module = entry.parent_op()
     variables = (
         [op for op in module.body.block.ops if isinstance(op, ptx.VariableOp)]
@@ -76,10 +80,17 @@ def shared_layout(entry: ptx.FunctionOp) -> SharedLayout:
         if decl.type.data not in LANE_DTYPE:
             raise LaunchError(f".shared variable {decl.sym_name.data}: type .{decl.type.data} is not modelled", op)
         dims = [d.data for d in decl.dims]
-        if any(d < 0 for d in dims):
-            raise LaunchError(f"dynamic shared memory ({decl.ptx_text()}) is not modelled", op)
         element = LANE_DTYPE[decl.type.data].itemsize * max(decl.vector.data, 1)
+        if any(d < 0 for d in dims):
+            dynamic.append((decl.sym_name.data, decl.align.data or element))
+            continue
         layout.add(decl.sym_name.data, element * int(np.prod(dims)) if dims else element, decl.align.data or element)
+    if dynamic:
+        align = max(a for _, a in dynamic)
+        start = (layout.size + align - 1) // align * align
+        for name, _ in dynamic:
+            layout.symbols[name] = (start, dynamic_bytes)
+        layout.size = start + dynamic_bytes
     if layout.size > MAX_SHARED_BYTES:
         raise LaunchError(f"the .shared variables need {layout.size} bytes, more than the {MAX_SHARED_BYTES} of a CTA")
     return layout
@@ -260,7 +271,7 @@ class PtxLaunch:
 
 def decode_launch(module: ModuleOp, launch: Launch, entry: ptx.FunctionOp, points: str) -> PtxLaunch:
     """Lay out the kernel's `.shared` variables, bind its parameters, decode it."""
-    layout = shared_layout(entry)
+    layout = shared_layout(entry, launch.dynamic_shared_bytes)
     params = parameters(entry)
     memory = GlobalMemory()
     param_bytes, outputs = bind_parameters(entry, params, launch.arguments, memory)

@@ -18,6 +18,7 @@ from xdsl_tmem.interpreter.executor import LOCAL, OTHER, OpError, Status, Step, 
 from xdsl_tmem.interpreter.launch import Geometry
 from xdsl_tmem.interpreter.machine import RANK_SHIFT, Blocked, Cluster, Cta, Hazard, Memo
 from xdsl_tmem.interpreter.memory import Progression
+from xdsl_tmem.interpreter.ptx.async_copy import NO_COPIES, AsyncCopies
 from xdsl_tmem.interpreter.ptx.cfg import EXIT
 from xdsl_tmem.interpreter.ptx.program import Lanes, Program
 from xdsl_tmem.interpreter.values import Mask, UnsupportedValue
@@ -44,10 +45,13 @@ class PtxWarp(Warp):
         self.progressions: dict[int, tuple[Lanes, Progression | None]] = {}
         """Register slot → (its last lane array used as an address, the progression it
         is, if one): `Decoder.progression`'s cache (lane arrays are never written in place)."""
+        self.async_copies: AsyncCopies = NO_COPIES
+        """Its lanes' `cp.async` copies not landed yet (async_copy.py; immutable, so copies share it)."""
 
     def start(self, entry: Any, args: Any) -> None:
         self.regs = list(self.decoded.initial)
         self.pc, self.rpc, self.simt = 0, NEVER, []
+        self.async_copies = NO_COPIES
         self.set_mask(self.live)
 
     def copy(self, cluster: Cluster, memo: Memo) -> PtxWarp:
@@ -137,6 +141,7 @@ class PtxWarp(Warp):
             self.live.tobytes(),
             tuple((pc, m.tobytes(), r) for pc, m, r in self.simt),
             hash(tuple(r.tobytes() for r in self.regs)),
+            self.async_copies.key(),
         )
 
     def where(self, pc: int) -> str:

@@ -1,0 +1,402 @@
+"""`cp.async` (non-bulk) groups and `ldmatrix` at the PTX level (interpreter/ptx/async_copy.py),
+and dynamic shared memory (`.extern .shared`, sized by the launch).
+
+Expectations come from the PTX ISA 9.0 sections "cp.async", "cp.async.commit_group",
+"cp.async.wait_group" and "ldmatrix" (its fragment figures), stated in numpy; every kernel
+below also assembles with `ptxas -arch=sm_100a`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from external import run_tool
+
+from xdsl_tmem.diagnostics import SourceMap
+from xdsl_tmem.dialects import ptx
+from xdsl_tmem.frontend import load_ptx
+from xdsl_tmem.interpreter import KernelHazard, RunResult, run_kernel
+
+HEADER = ".version 8.8\n.target sm_100a\n.address_size 64\n"
+
+
+def _kernel(body: str, *, shared: str = ".shared .align 16 .b8 buf[2048];", regs: str = "") -> str:
+    return f"""{HEADER}{shared}
+.visible .entry k(.param .u64 src, .param .u64 out, .param .u32 n)
+{{
+  .reg .pred %p<4>;
+  .reg .b32 %r<40>;
+  .reg .b64 %rd<16>;
+  {regs}
+  ld.param.u64 %rd1, [src];
+  ld.param.u64 %rd2, [out];
+  ld.param.u32 %r30, [n];
+  mov.u32 %r1, %tid.x;
+  mov.u32 %r2, buf;
+{body}
+  ret;
+}}
+"""
+
+
+def _run(text: str, block: int, src: np.ndarray[Any, Any], out: np.ndarray[Any, Any], n: int = 0,
+         **launch: Any) -> RunResult:  # fmt: skip
+    module = load_ptx(text, "k.ptx", SourceMap())
+    return run_kernel(module, "k", block=block, args={"src": src, "out": out, "n": n}, **launch)
+
+
+def _assembles(ptxas: str, text: str, tmp_path: Path) -> None:
+    (tmp_path / "k.ptx").write_text(text)
+    run_tool([ptxas, "-arch=sm_100a", str(tmp_path / "k.ptx"), "-o", str(tmp_path / "k.cubin")])
+
+
+# --------------------------------------------------------------------------------------
+# cp.async: sizes, src-size zero fill
+# --------------------------------------------------------------------------------------
+
+_COPY_THEN_STORE = """
+  mul.wide.u32 %rd3, %r1, {size};
+  add.s64 %rd4, %rd1, %rd3;
+  mul.lo.u32 %r3, %r1, {size};
+  add.s32 %r4, %r2, %r3;
+  cp.async.{cache}.shared.global [%r4], [%rd4], {size}{src_size};
+  cp.async.commit_group;
+  cp.async.wait_group 0;
+  add.s64 %rd5, %rd2, %rd3;
+  {copy_out}
+"""
+
+
+def _copy_out(size: int) -> str:
+    """Byte by byte: the copied bytes of each lane's slot, to out at the same offset."""
+    return "\n  ".join(f"ld.shared.u8 %r6, [%r4+{i}];\n  st.global.u8 [%rd5+{i}], %r6;" for i in range(size))
+
+
+@pytest.mark.parametrize(
+    ("cache", "size", "src_size"),
+    [("ca", 4, None), ("ca", 8, None), ("ca", 16, None), ("cg", 16, None), ("ca", 8, 3), ("cg", 16, 0),
+     ("cg", 16, 11), ("ca", 4, "reg")],
+)  # fmt: skip
+def test_cp_async_copies_and_zero_fills(ptxas: str, tmp_path: Path, cache: str, size: int, src_size: object) -> None:
+    """Each lane copies `cp-size` bytes: the first `src-size` from the source, the rest
+    zero (PTX ISA, cp.async); `src-size` 0 reads nothing (the source may be anywhere)."""
+    written = "" if src_size is None else ", %r30" if src_size == "reg" else f", {src_size}"
+    text = _kernel(_COPY_THEN_STORE.format(cache=cache, size=size, src_size=written, copy_out=_copy_out(size)))
+    _assembles(ptxas, text, tmp_path)
+    src = np.random.default_rng(size).integers(1, 256, 32 * size, dtype=np.uint8)
+    n = 2 if src_size == "reg" else 0
+    got = _run(text, 32, src, np.full(32 * size, 0xEE, np.uint8), n).outputs["out"].reshape(32, size)
+    keep = size if src_size is None else n if src_size == "reg" else int(str(src_size))
+    want = src.reshape(32, size).copy()
+    want[:, keep:] = 0
+    np.testing.assert_array_equal(got, want)
+
+
+# --------------------------------------------------------------------------------------
+# commit / wait groups and the hazards of reading too early
+# --------------------------------------------------------------------------------------
+
+PREFILL = "mov.u32 %r31, 0;\n  " + "\n  ".join(
+    f"st.shared.v4.u32 [%r4+{at}], {{%r31, %r31, %r31, %r31}};" for at in (0, 512, 1024)
+)
+"""Each lane writes (zeros) the bytes its copies will write: the copies then reuse written
+shared memory, as a ring's later stages do."""
+
+_THREE_GROUPS = """
+  mul.wide.u32 %rd3, %r1, 16;
+  add.s64 %rd4, %rd1, %rd3;
+  shl.b32 %r3, %r1, 4;
+  add.s32 %r4, %r2, %r3;
+  {prefill}
+  cp.async.cg.shared.global [%r4], [%rd4], 16;
+  cp.async.commit_group;
+  cp.async.cg.shared.global [%r4+512], [%rd4+512], 16;
+  cp.async.commit_group;
+  cp.async.cg.shared.global [%r4+1024], [%rd4+1024], 16;
+  cp.async.commit_group;
+  cp.async.wait_group {pending};
+  ld.shared.v4.u32 {{%r5, %r6, %r7, %r8}}, [%r4+{read}];
+  add.s64 %rd5, %rd2, %rd3;
+  st.global.v4.u32 [%rd5], {{%r5, %r6, %r7, %r8}};
+"""
+
+
+@pytest.mark.parametrize(("pending", "group"), [(2, 0), (1, 0), (1, 1), (0, 2)])
+def test_wait_group_lands_all_but_the_newest_groups(ptxas: str, tmp_path: Path, pending: int, group: int) -> None:
+    """`cp.async.wait_group N` waits for all but the N most recent committed groups: after
+    it a group older than those reads as copied."""
+    text = _kernel(_THREE_GROUPS.format(prefill="", pending=pending, read=512 * group))
+    _assembles(ptxas, text, tmp_path)
+    src = np.random.default_rng(3).integers(0, 256, 3 * 512, dtype=np.uint8)
+    got = _run(text, 32, src, np.zeros(512, np.uint8)).outputs["out"]
+    np.testing.assert_array_equal(got, src[512 * group : 512 * group + 512])
+
+
+def test_wait_all_commits_and_waits_for_every_copy(ptxas: str, tmp_path: Path) -> None:
+    """`cp.async.wait_all` is `cp.async.commit_group; cp.async.wait_group 0` (PTX ISA): the
+    uncommitted copy lands too."""
+    body = _THREE_GROUPS.format(prefill="", pending=0, read=1024).replace(
+        "  cp.async.commit_group;\n  cp.async.wait_group 0;", "  cp.async.wait_all;"
+    )
+    assert body.count("commit_group") == 2
+    text = _kernel(body)
+    _assembles(ptxas, text, tmp_path)
+    module = load_ptx(text, "k.ptx", SourceMap())
+    assert any(isinstance(op, ptx.CpAsyncWaitAllOp) for op in module.walk())
+    src = np.random.default_rng(4).integers(0, 256, 3 * 512, dtype=np.uint8)
+    got = run_kernel(module, "k", block=32, args={"src": src, "out": np.zeros(512, np.uint8), "n": 0}).outputs["out"]
+    np.testing.assert_array_equal(got, src[1024:])
+
+
+@pytest.mark.parametrize(("pending", "group"), [(1, 2), (2, 1), (2, 2)])
+@pytest.mark.parametrize("prefill", [True, False], ids=["reused", "first-use"])
+def test_reading_a_group_still_pending_is_a_hazard(pending: int, group: int, prefill: bool) -> None:
+    """Reading the destination of a copy whose group the wait left pending: the copy may
+    land before or after the read. Memory written before: `async-copy-unfinished`,
+    reported at the wait that lands the copy; never written: the read itself is
+    `smem-read-uninitialized` (nothing has landed)."""
+    body = _THREE_GROUPS.format(prefill=PREFILL if prefill else "", pending=pending, read=512 * group)
+    text = _kernel(body + "  cp.async.wait_group 0;\n")
+    src = np.zeros(3 * 512, np.uint8)
+    with pytest.raises(KernelHazard) as caught:
+        _run(text, 32, src, np.zeros(512, np.uint8))
+    if prefill:
+        assert caught.value.kind == "async-copy-unfinished"
+        assert "ptx.ld by warp 0" in caught.value.message
+        assert "before the cp.async.wait_group that completes it" in caught.value.message
+        assert isinstance(caught.value.op, ptx.CpAsyncWaitGroupOp)
+    else:
+        assert caught.value.kind == "smem-read-uninitialized"
+        assert isinstance(caught.value.op, ptx.LdOp)
+
+
+def test_writing_the_destination_before_the_wait_is_a_hazard() -> None:
+    body = """
+  mul.wide.u32 %rd3, %r1, 4;
+  add.s64 %rd4, %rd1, %rd3;
+  shl.b32 %r3, %r1, 2;
+  add.s32 %r4, %r2, %r3;
+  cp.async.ca.shared.global [%r4], [%rd4], 4;
+  cp.async.commit_group;
+  st.shared.u32 [%r4], %r1;
+  cp.async.wait_group 0;
+"""
+    with pytest.raises(KernelHazard) as caught:
+        _run(_kernel(body), 32, np.zeros(128, np.uint8), np.zeros(4, np.uint8))
+    assert caught.value.kind == "async-copy-unfinished"
+    assert "ptx.st by warp 0" in caught.value.message
+
+
+_TWO_WARPS = """
+  setp.lt.u32 %p1, %r1, 32;
+  @!%p1 bra CONSUMER;
+  mul.wide.u32 %rd3, %r1, 16;
+  add.s64 %rd4, %rd1, %rd3;
+  shl.b32 %r3, %r1, 4;
+  add.s32 %r4, %r2, %r3;
+  {prefill}
+  cp.async.cg.shared.global [%r4], [%rd4], 16;
+  cp.async.commit_group;
+  {producer}
+  bra.uni DONE;
+CONSUMER:
+  bar.sync 0;
+  sub.u32 %r9, %r1, 32;
+  shl.b32 %r3, %r9, 4;
+  add.s32 %r4, %r2, %r3;
+  ld.shared.v4.u32 {{%r5, %r6, %r7, %r8}}, [%r4];
+  mul.wide.u32 %rd3, %r9, 16;
+  add.s64 %rd5, %rd2, %rd3;
+  st.global.v4.u32 [%rd5], {{%r5, %r6, %r7, %r8}};
+DONE:
+"""
+
+
+@pytest.mark.parametrize("prefill", [True, False], ids=["reused", "first-use"])
+def test_another_warp_reads_after_the_issuers_wait_and_a_barrier(ptxas: str, tmp_path: Path, prefill: bool) -> None:
+    """The issuing thread's wait, then a barrier: the other warp reads the copied bytes."""
+    text = _kernel(
+        _TWO_WARPS.format(prefill=PREFILL if prefill else "", producer="cp.async.wait_group 0;\n  bar.sync 0;")
+    )
+    _assembles(ptxas, text, tmp_path)
+    src = np.random.default_rng(5).integers(0, 256, 512, dtype=np.uint8)
+    for seed in (None, 1, 2):
+        schedule: dict[str, Any] = {} if seed is None else {"schedule": "random", "seed": seed}
+        got = _run(text, 64, src, np.zeros(512, np.uint8), **schedule).outputs["out"]
+        np.testing.assert_array_equal(got, src)
+
+
+@pytest.mark.parametrize("prefill", [True, False], ids=["reused", "first-use"])
+def test_a_barrier_before_the_issuers_wait_orders_nothing(prefill: bool) -> None:
+    """A barrier between the issue and the issuing thread's wait does not order the copy
+    before the other warp's read: a data race, whichever comes first (on memory never
+    written before, a read before the landing reads uninitialised memory)."""
+    text = _kernel(
+        _TWO_WARPS.format(prefill=PREFILL if prefill else "", producer="bar.sync 0;\n  cp.async.wait_group 0;")
+    )
+    for seed in (None, 1):
+        schedule: dict[str, Any] = {} if seed is None else {"schedule": "random", "seed": seed}
+        with pytest.raises(KernelHazard) as caught:
+            _run(text, 64, np.zeros(512, np.uint8), np.zeros(512, np.uint8), **schedule)
+        if prefill or caught.value.kind != "smem-read-uninitialized":
+            assert caught.value.kind == "smem-data-race"
+            assert "ptx.cp_async" in caught.value.message
+
+
+@pytest.mark.parametrize(
+    ("copy", "what"),
+    [("cp.async.ca.shared.global [%r2], [%rd1], 16, 17;", "src-size 17"),
+     ("cp.async.ca.shared.global [%r2+4], [%rd1], 8;", "destination address 0x4 is not aligned to cp-size 8"),
+     ("cp.async.ca.shared.global [%r2], [%rd1+2], 4;", "is not aligned to cp-size 4"),
+     ("cp.async.ca.shared.global [%r2+2048], [%rd1], 4;", "outside its 2048 bytes")],
+)  # fmt: skip
+def test_invalid_copies_are_reported_at_the_cp_async(copy: str, what: str) -> None:
+    """src-size above cp-size is undefined (PTX ISA, cp.async); addresses are aligned to
+    the access size ("Addresses as Operands"); bounds as for ld/st."""
+    with pytest.raises(KernelHazard) as caught:
+        _run(_kernel(f"  {copy}\n  cp.async.commit_group;\n  cp.async.wait_group 0;"), 32,
+             np.zeros(64, np.uint8), np.zeros(4, np.uint8))  # fmt: skip
+    assert caught.value.kind in ("cp-async-invalid", "out-of-bounds")
+    assert what in caught.value.message
+    assert isinstance(caught.value.op, ptx.CpAsyncOp)  # located at the copy, not at its wait
+
+
+# --------------------------------------------------------------------------------------
+# ldmatrix
+# --------------------------------------------------------------------------------------
+
+_LDMATRIX = """
+  // smem <- src (2048 bytes: 64 rows of 8 b16), 16 bytes per lane, four times
+  mul.wide.u32 %rd3, %r1, 16;
+  shl.b32 %r3, %r1, 4;
+  add.s32 %r4, %r2, %r3;
+  add.s64 %rd4, %rd1, %rd3;
+  ld.global.v4.u32 {{%r5, %r6, %r7, %r8}}, [%rd4];
+  st.shared.v4.u32 [%r4], {{%r5, %r6, %r7, %r8}};
+  ld.global.v4.u32 {{%r5, %r6, %r7, %r8}}, [%rd4+512];
+  st.shared.v4.u32 [%r4+512], {{%r5, %r6, %r7, %r8}};
+  ld.global.v4.u32 {{%r5, %r6, %r7, %r8}}, [%rd4+1024];
+  st.shared.v4.u32 [%r4+1024], {{%r5, %r6, %r7, %r8}};
+  ld.global.v4.u32 {{%r5, %r6, %r7, %r8}}, [%rd4+1536];
+  st.shared.v4.u32 [%r4+1536], {{%r5, %r6, %r7, %r8}};
+  // lane l gives row address buf + 16 * rowof[l] (rowof: the u32 words at src + 2048)
+  mul.wide.u32 %rd6, %r1, 4;
+  add.s64 %rd7, %rd1, %rd6;
+  ld.global.u32 %r9, [%rd7+2048];
+  shl.b32 %r10, %r9, 4;
+  add.s32 %r11, %r2, %r10;
+  ldmatrix.sync.aligned.m8n8.x{count}{trans}.shared.b16 {{{regs}}}, [%r11];
+  mul.wide.u32 %rd8, %r1, {stride};
+  add.s64 %rd9, %rd2, %rd8;
+  {stores}
+"""
+
+
+def _ldmatrix_kernel(count: int, trans: bool) -> str:
+    regs = [f"%r{20 + i}" for i in range(count)]
+    stores = "\n  ".join(f"st.global.u32 [%rd9+{4 * i}], {r};" for i, r in enumerate(regs))
+    return _kernel(_LDMATRIX.format(count=count, trans=".trans" if trans else "", regs=", ".join(regs),
+                                    stride=4 * count, stores=stores))  # fmt: skip
+
+
+def _isa_fragments(
+    rows: np.ndarray[Any, Any], row_of: np.ndarray[Any, Any], count: int, trans: bool
+) -> np.ndarray[Any, Any]:
+    """The PTX ISA's ldmatrix figures, element by element: matrix i's row r is the 8 b16
+    at the address lane 8i + r gives; element (r, c) of the fragment a warp receives goes
+    to lane 4r + c/2, register i, low half for even c. Without .trans the fragment is the
+    matrix, with .trans its transpose."""
+    got = np.zeros((32, count), dtype=np.uint32)
+    for i in range(count):
+        matrix = np.array([rows[row_of[8 * i + r]] for r in range(8)], dtype=np.uint32)
+        fragment = matrix.T if trans else matrix
+        for r in range(8):
+            for c in range(8):
+                got[4 * r + c // 2, i] |= fragment[r, c] << (16 * (c % 2))
+    return got
+
+
+@pytest.mark.parametrize("count", [1, 2, 4])
+@pytest.mark.parametrize("trans", [False, True], ids=["plain", "trans"])
+def test_ldmatrix_fragments_follow_the_isa_figure(ptxas: str, tmp_path: Path, count: int, trans: bool) -> None:
+    text = _ldmatrix_kernel(count, trans)
+    _assembles(ptxas, text, tmp_path)
+    rng = np.random.default_rng(count + 10 * trans)
+    rows = rng.integers(0, 1 << 16, (128, 8), dtype=np.uint16)
+    row_of = rng.permutation(128)[:32].astype(np.uint32)  # each lane its own row, anywhere
+    src = np.concatenate([rows[:128].reshape(-1).view(np.uint8)[:2048], row_of.view(np.uint8)])
+    # Rows 0..127 are 2048 bytes: the kernel copies all of them to shared memory.
+    got = _run(text, 32, src, np.zeros(32 * count, np.uint32)).outputs["out"].reshape(32, count)
+    np.testing.assert_array_equal(got, _isa_fragments(rows, row_of, count, trans))
+
+
+def test_ldmatrix_in_divergent_code_is_a_hazard() -> None:
+    body = """
+  setp.lt.u32 %p1, %r1, 16;
+  @%p1 bra SKIP;
+  ldmatrix.sync.aligned.m8n8.x1.shared.b16 {%r20}, [%r2];
+SKIP:
+"""
+    with pytest.raises(KernelHazard) as caught:
+        _run(_kernel(body), 32, np.zeros(4, np.uint8), np.zeros(4, np.uint8))
+    assert caught.value.kind == "divergent-sync-aligned"
+
+
+def test_ldmatrix_of_unwritten_shared_memory_is_uninitialised() -> None:
+    with pytest.raises(KernelHazard) as caught:
+        _run(_kernel("  ldmatrix.sync.aligned.m8n8.x1.shared.b16 {%r20}, [%r2];"), 32,
+             np.zeros(4, np.uint8), np.zeros(4, np.uint8))  # fmt: skip
+    assert caught.value.kind == "smem-read-uninitialized"
+
+
+# --------------------------------------------------------------------------------------
+# Dynamic shared memory
+# --------------------------------------------------------------------------------------
+
+_DYNAMIC = """
+  st.shared.u32 [%r2+{at}], %r1;
+  ld.shared.u32 %r5, [%r2+{at}];
+  mul.wide.u32 %rd3, %r1, 4;
+  add.s64 %rd5, %rd2, %rd3;
+  st.global.u32 [%rd5], %r5;
+"""
+
+
+def test_dynamic_shared_memory_has_the_launchs_size(ptxas: str, tmp_path: Path) -> None:
+    """An unsized `.extern .shared` array is the launch's dynamic shared memory: the bytes
+    the launch gives, after the static variables; past them an access is out of bounds."""
+    shared = ".shared .align 4 .b8 fixed[12];\n.extern .shared .align 16 .b8 buf[];"
+    text = _kernel(_DYNAMIC.format(at=60), shared=shared)
+    _assembles(ptxas, text, tmp_path)
+    out = np.zeros(32, np.uint32)
+    got = _run(text, 32, np.zeros(4, np.uint8), out, dynamic_shared_bytes=64).outputs["out"]
+    assert got.tolist() == [31] * 32  # every lane stored to the same word; the last lane wins
+    with pytest.raises(KernelHazard) as caught:
+        _run(text, 32, np.zeros(4, np.uint8), out, dynamic_shared_bytes=60)
+    assert caught.value.kind == "out-of-bounds"
+    assert "outside its 76 bytes" in caught.value.message  # 12 static, aligned to 16, + 60
+
+
+@pytest.mark.parametrize(("producer", "verdict"),
+                         [("cp.async.wait_group 0;\n  bar.sync 0;", None),
+                          ("bar.sync 0;\n  cp.async.wait_group 0;", "smem-data-race")])  # fmt: skip
+def test_exhaustive_exploration_of_a_copy_and_its_reader(producer: str, verdict: str | None) -> None:
+    """Every interleaving at synchronisation points (pending copies are part of the warp's
+    state): the wait-then-barrier hand-over is SAFE in all, the barrier-then-wait one races."""
+    from xdsl_tmem.interpreter.explore import explore_exhaustive
+    from xdsl_tmem.interpreter.launch import Launch
+
+    # The copy reuses written memory (PREFILL), so the race is a race in every interleaving.
+    module = load_ptx(_kernel(_TWO_WARPS.format(prefill=PREFILL, producer=producer)), "k.ptx", SourceMap())
+    args = {"src": np.zeros(512, np.uint8), "out": np.zeros(512, np.uint8), "n": 0}
+    result = explore_exhaustive(module, Launch.create("k", block=64, args=args))
+    failure = result.failure
+    if verdict is None:
+        assert failure is None
+        assert result.explored > 1
+    else:
+        assert isinstance(failure, KernelHazard)
+        assert failure.kind == verdict

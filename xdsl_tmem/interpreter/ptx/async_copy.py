@@ -1,0 +1,423 @@
+"""`cp.async` (non-bulk), its commit and wait groups, and `ldmatrix` at the PTX level.
+
+`cp.async.{ca,cg}.shared{::cta}.global [dst], [src], cp-size{, src-size}` copies from
+global to shared memory asynchronously (PTX ISA 9.0, "Data Movement and Conversion
+Instructions: cp.async"): each thread's copies join its open group, `cp.async.commit_group`
+closes that group, and `cp.async.wait_group N` waits until at most the N most recent of
+the thread's committed groups are pending. The model keeps each warp's copies pending
+(`AsyncCopies`, per lane) and *lands* them when a wait completes their group: the source
+is read and the destination written then, on behalf of the issuing warp, checked for
+races with the knowledge the warp had when it issued the copy. So an access of the
+destination (or a write of the source) that is not ordered before the issue, or is not
+ordered after the wait, is a hazard whatever the copy's real landing time:
+
+* another warp's: a data race (`smem-data-race` / `global-data-race`), as between two
+  plain accesses (races.py);
+* the issuing warp's own between the issue and the wait: `async-copy-unfinished` (its
+  program order does not order it with the copy);
+* any read of destination bytes nothing wrote before the copy lands (a thread's, or the
+  tensor core's operand read): `smem-read-uninitialized` (`_claim`).
+
+Bytes past `src-size` are zero-filled, and a copy with `src-size` 0 reads no source
+byte (the form Triton emits for masked tiles). Copies no wait completes never land.
+`ldmatrix` is synchronous: its rows are read at once, as a warp's `ld.shared`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, cast
+
+import numpy as np
+from numpy.typing import NDArray
+from xdsl.dialects.builtin import IntegerAttr
+
+from xdsl_tmem.dialects import ptx
+from xdsl_tmem.interpreter import races
+from xdsl_tmem.interpreter.machine import Hazard
+from xdsl_tmem.interpreter.memory import Access, load, store
+from xdsl_tmem.interpreter.ptx.program import (
+    Decoder,
+    Decoding,
+    Refused,
+    decodes,
+    exec_mask,
+    with_mask,
+)
+from xdsl_tmem.interpreter.shadow import (
+    COMP_MASK,
+    COMP_SHIFT,
+    EPOCH_MASK,
+    FOREIGN_EPOCH,
+    NONE,
+    SHARED,
+    SITE_SHIFT,
+    Shadow,
+)
+from xdsl_tmem.interpreter.values import WARP, Mask, Value, format_lanes
+
+if TYPE_CHECKING:
+    from xdsl_tmem.interpreter.ptx.warp import PtxWarp
+
+_BYTES = np.dtype(np.uint8)
+_NO_LANES: Mask = np.zeros(WARP, dtype=np.bool_)
+_NO_LANES.flags.writeable = False
+
+
+@dataclass(frozen=True, slots=True)
+class Copy:
+    """One `cp.async` as some lanes of a warp issued it (all arrays have 32 lanes)."""
+
+    op: ptx.CpAsyncOp
+    lanes: Mask
+    dst: NDArray[np.int64]
+    src: NDArray[np.int64]
+    src_size: NDArray[np.int64]
+    size: int
+    known: NDArray[np.int64]
+    """The warp's vector clock when it issued the copy (its own component: the epoch it
+    then had, which the issue ended: later accesses of the warp are newer)."""
+
+    def only(self, lanes: Mask) -> Copy | None:
+        keep = self.lanes & lanes
+        if not keep.any():
+            return None
+        return Copy(self.op, keep, self.dst, self.src, self.src_size, self.size, self.known)
+
+
+@dataclass(frozen=True, slots=True)
+class Group:
+    """A committed group: the lanes that committed it (each its own group) and their copies."""
+
+    lanes: Mask
+    copies: tuple[Copy, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class AsyncCopies:
+    """A warp's pending `cp.async` copies: those not committed yet, and the committed
+    groups, oldest first. Immutable (updates make a new one), so the copies of a warp that
+    schedule exploration makes share it safely."""
+
+    open: tuple[Copy, ...] = ()
+    groups: tuple[Group, ...] = ()
+
+    def key(self) -> tuple[Any, ...]:
+        """What exploration's state key needs: which copies are pending in which lanes
+        and groups (the copies' operands follow from the registers that issued them
+        only while those are unchanged)."""
+
+        def copies(cs: tuple[Copy, ...]) -> tuple[Any, ...]:
+            return tuple((id(c.op), c.lanes.tobytes(), c.dst.tobytes(), c.src.tobytes(), c.src_size.tobytes())
+                         for c in cs)  # fmt: skip
+
+        return copies(self.open), tuple((g.lanes.tobytes(), copies(g.copies)) for g in self.groups)
+
+
+NO_COPIES = AsyncCopies()
+
+
+# --------------------------------------------------------------------------------------
+# cp.async
+# --------------------------------------------------------------------------------------
+
+
+def _lane_array(value: Value) -> NDArray[np.int64]:
+    if isinstance(value, np.ndarray):
+        return cast(NDArray[np.int64], value).astype(np.int64)
+    return np.full(WARP, int(value), dtype=np.int64)
+
+
+def _immediate(value: Any) -> int | None:
+    owner = value.owner
+    if isinstance(owner, ptx.ImmOp) and isinstance(owner.value, IntegerAttr):
+        return owner.value.value.data
+    return None
+
+
+@decodes(ptx.CpAsyncOp)
+def _cp_async(d: Decoder, op: ptx.CpAsyncOp, index: int, labels: dict[str, int], rpc: int) -> Decoding:
+    size = _immediate(op.size)
+    if size is None:  # the verifier requires an immediate
+        raise Refused("cp-size is an integer immediate")
+    dst = d.address(op.dst, op.dst_offset.data)
+    src = d.address(op.src, op.src_offset.data)
+    src_size = d.integer(op.src_size, size)
+    guard = d.guard(op)
+    nxt = index + 1
+
+    def run(w: PtxWarp) -> int:
+        R = w.regs
+        mask = exec_mask(w, R, guard)
+        if not mask.any():
+            return nxt
+        copy = Copy(op, mask.copy(), _lane_array(dst(w, R)), _lane_array(src(w, R)),
+                    _lane_array(src_size(w, R)), size, w.clock.vc.copy())  # fmt: skip
+        _check_issue(w, copy)
+        _claim(w, copy)
+        w.clock.tick()  # the warp's later accesses are newer than the issue (races.py epochs)
+        state = w.async_copies
+        w.async_copies = AsyncCopies((*state.open, copy), state.groups)
+        return nxt
+
+    return run, None
+
+
+def _check_issue(w: PtxWarp, copy: Copy) -> None:
+    """What the copy's operands must be when it is issued (PTX ISA, cp.async; "Addresses
+    as Operands": an address aligned to the access size), and in bounds: reported at
+    the `cp.async`, not at the wait that lands it."""
+    lanes = np.flatnonzero(copy.lanes)
+    src_size = copy.src_size[lanes]
+    if (src_size < 0).any() or (src_size > copy.size).any():
+        bad = int(src_size[(src_size < 0) | (src_size > copy.size)][0])
+        raise Hazard(
+            "cp-async-invalid",
+            f"{copy.op.mnemonic()}: src-size {bad} in lanes {format_lanes(copy.lanes)}; it must be at most cp-size "
+            f"{copy.size} (a larger one is undefined behaviour)",
+        )
+    for what, addresses in (("destination", copy.dst[lanes]), ("source", copy.src[lanes])):
+        if (addresses % copy.size).any():
+            bad = int(addresses[addresses % copy.size != 0][0])
+            raise Hazard(
+                "cp-async-invalid",
+                f"{copy.op.mnemonic()}: {what} address 0x{bad:x} is not aligned to cp-size {copy.size}",
+            )
+    cluster = w.cluster
+    for lane in lanes.tolist():
+        cluster.read(int(copy.dst[lane]), copy.size)  # raises out-of-bounds
+        if copy.src_size[lane]:
+            cluster.memory.locate(int(copy.src[lane]), int(copy.src_size[lane]))
+
+
+def _claim(w: PtxWarp, copy: Copy) -> None:
+    """Destination bytes already written are written by the copy from the issue on (it
+    lands at some point up to the wait): recorded as a write of the copy now, in the warp's
+    issuing epoch, so that a read by another warp not ordered after the wait races with the
+    copy whichever the schedule puts first, and the issuing warp's own reads before the
+    wait are reported by `_check_own` when it lands. Bytes nothing wrote yet stay unwritten
+    until the copy lands: reading them before is `smem-read-uninitialized`, for a thread
+    and for the tensor core's operand reads (races.check_operand), which no race check
+    covers. Its data is written when it lands."""
+    for shadow, lanes in _by_memory(w, copy.dst, copy.lanes):
+        index = ((copy.dst[lanes] - shadow.base)[:, None] + np.arange(copy.size, dtype=np.int64)).reshape(-1)
+        written = index[shadow.write[index] != NONE]
+        if written.size:
+            races.check(w, copy.op, shadow, written, write=True)
+
+
+def _by_memory(w: PtxWarp, addresses: NDArray[np.int64], lanes: Mask) -> list[tuple[Shadow, NDArray[np.intp]]]:
+    """The lanes `lanes`, grouped by the memory (race shadow) their address is in: one
+    group when they are all in one shared memory or one buffer (the usual case)."""
+    index = np.flatnonzero(lanes)
+    lo, hi = int(addresses[index].min()), int(addresses[index].max())
+    shadow = races.locate(w.cluster, lo)
+    if hi - shadow.base < shadow.write.size and races.locate(w.cluster, hi) is shadow:
+        return [(shadow, index)]
+    groups: dict[int, tuple[Shadow, list[int]]] = {}
+    for lane in index.tolist():
+        found = races.locate(w.cluster, int(addresses[lane]))
+        groups.setdefault(id(found), (found, []))[1].append(lane)
+    return [(found, np.array(members, dtype=np.intp)) for found, members in groups.values()]
+
+
+@decodes(ptx.CpAsyncCommitGroupOp)
+def _commit_group(d: Decoder, op: ptx.CpAsyncCommitGroupOp, index: int, labels: dict[str, int], rpc: int) -> Decoding:
+    if op.bulk is not None:
+        raise Refused("cp.async.bulk.commit_group: bulk asynchronous copies are not modelled at the PTX level")
+    guard = d.guard(op)
+    nxt = index + 1
+
+    def run(w: PtxWarp) -> int:
+        mask = exec_mask(w, w.regs, guard)
+        if mask.any():
+            commit(w, mask)
+        return nxt
+
+    return run, None
+
+
+def commit(w: PtxWarp, mask: Mask) -> None:
+    """`cp.async.commit_group` in the lanes `mask`. An empty group is a group: it counts
+    for `wait_group N` (and completes at once)."""
+    state = w.async_copies
+    committed = tuple(c for c in (c.only(mask) for c in state.open) if c is not None)
+    kept = tuple(c for c in (c.only(~mask) for c in state.open) if c is not None)
+    w.async_copies = AsyncCopies(kept, (*state.groups, Group(mask.copy(), committed)))
+
+
+@decodes(ptx.CpAsyncWaitGroupOp)
+def _wait_group(d: Decoder, op: ptx.CpAsyncWaitGroupOp, index: int, labels: dict[str, int], rpc: int) -> Decoding:
+    if op.bulk is not None:
+        raise Refused(f"{op.mnemonic()}: bulk asynchronous copies are not modelled at the PTX level")
+    pending = _immediate(op.pending)
+    if pending is None:  # the verifier requires an immediate
+        raise Refused("the group count of cp.async.wait_group is an integer immediate")
+    guard = d.guard(op)
+    nxt = index + 1
+
+    def run(w: PtxWarp) -> int:
+        mask = exec_mask(w, w.regs, guard)
+        if mask.any():
+            wait_groups(w, mask, pending)
+        return nxt
+
+    return run, None
+
+
+@decodes(ptx.CpAsyncWaitAllOp)
+def _wait_all(d: Decoder, op: ptx.CpAsyncWaitAllOp, index: int, labels: dict[str, int], rpc: int) -> Decoding:
+    """`cp.async.wait_all`: commit the open copies, then wait for every group."""
+    guard = d.guard(op)
+    nxt = index + 1
+
+    def run(w: PtxWarp) -> int:
+        mask = exec_mask(w, w.regs, guard)
+        if mask.any():
+            commit(w, mask)
+            wait_groups(w, mask, 0)
+        return nxt
+
+    return run, None
+
+
+def wait_groups(w: PtxWarp, mask: Mask, pending: int) -> None:
+    """`cp.async.wait_group pending` in the lanes `mask`: each lane's committed groups but
+    its `pending` most recent complete, oldest first (their copies land)."""
+    state = w.async_copies
+    newer = np.zeros(WARP, dtype=np.int64)
+    done: list[Mask] = [_NO_LANES] * len(state.groups)
+    for i in range(len(state.groups) - 1, -1, -1):
+        group = state.groups[i]
+        done[i] = mask & group.lanes & (newer >= pending)
+        newer += group.lanes
+    if not any(m.any() for m in done):
+        return
+    groups: list[Group] = []
+    for group, completes in zip(state.groups, done, strict=True):
+        for copy in group.copies:
+            lanes = copy.lanes & completes
+            if lanes.any():
+                _land(w, copy, lanes)
+        left = group.lanes & ~completes
+        if left.any():
+            copies = tuple(c for c in (c.only(left) for c in group.copies) if c is not None)
+            groups.append(Group(left, copies))
+    w.async_copies = AsyncCopies(w.async_copies.open, tuple(groups))
+
+
+def _land(w: PtxWarp, copy: Copy, lanes: Mask) -> None:
+    """The copy completes in `lanes`: its source bytes are read and its destination
+    written now, as the warp's accesses but checked with what the warp knew at the issue
+    (`Copy.known`; its own component is the warp's current epoch, so the write is newer
+    than everything the warp did, and its own accesses since the issue are checked by
+    `_check_own`)."""
+    _check_own(w, copy, lanes)
+    knowing = w.clock.copy()
+    np.copyto(knowing.vc, copy.known)
+    knowing.vc[knowing.generic] = w.clock.vc[w.clock.generic]
+    clock, w.clock = w.clock, knowing
+    try:
+        data = np.zeros((WARP, copy.size), dtype=np.uint8)
+        for s in np.unique(copy.src_size[lanes]).tolist():
+            reading = lanes & (copy.src_size == s)
+            if s:
+                access = Access(s, _BYTES, s, True)
+                got = with_mask(w, reading, lambda: load(w, copy.op, copy.src, access))  # noqa: B023 (called at once)
+                data[reading, :s] = cast(NDArray[np.uint8], got)[reading]
+        with_mask(w, lanes, lambda: store(w, copy.op, copy.dst, data, Access(copy.size, _BYTES, copy.size, True)))
+    finally:
+        w.clock = clock
+
+
+def _check_own(w: PtxWarp, copy: Copy, lanes: Mask) -> None:
+    """The issuing warp's own accesses since the issue of the copy's destination bytes
+    (any) and source bytes (writes): an access the copy may land before or after
+    (PTX ISA, cp.async: the copy's writes are visible to the thread only after the wait)."""
+    me, issued = w.clock.generic, int(copy.known[w.clock.generic])
+    reading = lanes & (copy.src_size > 0)
+    for addresses, size, which, reads in ((copy.dst, copy.size, lanes, True), (copy.src, 0, reading, False)):
+        if not which.any():
+            continue
+        for shadow, index in _by_memory(w, addresses, which):
+            if size:
+                width = np.arange(size, dtype=np.int64)
+                bytes_ = (addresses[index] - shadow.base)[:, None] + width
+            else:  # each lane's src-size bytes of the source
+                starts = addresses - shadow.base
+                bytes_ = np.concatenate([np.arange(int(copy.src_size[k]), dtype=np.int64) + int(starts[k])
+                                         for k in index.tolist()])  # fmt: skip
+            bytes_ = bytes_.reshape(-1)
+            recorded = [shadow.write[bytes_]]
+            if reads:
+                read = shadow.read[bytes_]
+                recorded.append(read)
+                several = np.unique(bytes_[read == SHARED]).tolist()
+                recorded += [np.array(shadow.readers.get(b, []), dtype=np.int64) for b in several]
+            for packed in recorded:
+                late = _own_since(packed, me, issued)
+                if late is not None:
+                    _unfinished(w, copy, lanes, late)
+
+
+def _own_since(packed: NDArray[np.int64], me: int, issued: int) -> int | None:
+    """The first recorded access (races.py packing) by clock component `me` newer than
+    epoch `issued`."""
+    if not packed.size:
+        return None
+    epoch = packed & EPOCH_MASK
+    mine = (packed > SHARED) & (((packed >> COMP_SHIFT) & COMP_MASK) == me) & (epoch > issued)
+    mine &= epoch != FOREIGN_EPOCH
+    return int(packed[int(np.argmax(mine))]) if mine.any() else None
+
+
+def _unfinished(w: PtxWarp, copy: Copy, lanes: Mask, packed: int) -> None:
+    site = w.cluster.memory.sites.sites[packed >> SITE_SHIFT]
+    what = getattr(site.op, "name", "an access")
+    raise Hazard(
+        "async-copy-unfinished",
+        f"{what} by {w.name} accesses bytes of the {copy.size}-byte {copy.op.mnemonic()} of lanes "
+        f"{format_lanes(lanes)} after issuing it and before the cp.async.wait_group that completes it: the copy "
+        "may land before or after that access",
+        [(copy.op, "the asynchronous copy"), (site.op, "the access")],
+    )
+
+
+# --------------------------------------------------------------------------------------
+# ldmatrix
+# --------------------------------------------------------------------------------------
+
+
+@decodes(ptx.LdmatrixOp)
+def _ldmatrix(d: Decoder, op: ptx.LdmatrixOp, index: int, labels: dict[str, int], rpc: int) -> Decoding:
+    """`ldmatrix.sync.aligned.m8n8.xN[.trans].shared.b16`: lanes 8i..8i+7 give the
+    addresses of rows 0..7 of matrix i (16 bytes each); lane t receives, in its i-th
+    register, elements (t/4, 2(t%4)) and (t/4, 2(t%4)+1) of matrix i, the first in the
+    low half (PTX ISA 9.0, "Warp-level matrix load instruction: ldmatrix", its fragment
+    figure); `.trans` delivers the transposed matrix."""
+    matrices = len(op.res)
+    address = d.address(op.addr, op.offset.data)
+    writers = [d.writer(r, "b32") for r in op.res]
+    trans = op.trans is not None
+    guard = d.guard(op)
+    nxt = index + 1
+    providers = np.arange(WARP) < 8 * matrices
+    row_access = Access(16, np.dtype(np.uint16), 8, True)
+    lane = np.arange(WARP)
+    group, pair = lane // 4, 2 * (lane % 4)
+
+    def run(w: PtxWarp) -> int:
+        R = w.regs
+        mask = exec_mask(w, R, guard)
+        with_mask(w, mask, lambda: w.require_converged(op.mnemonic()))  # .sync.aligned: every live lane
+        rows = cast(NDArray[np.uint16], with_mask(w, providers & mask, lambda: load(w, op, address(w, R), row_access)))
+        rows = np.asarray(rows).reshape(WARP, 8)
+        full = guard is None and w.all_active
+        for i, (slot, _) in enumerate(writers):
+            m = rows[8 * i : 8 * i + 8]
+            lo, hi = (m[pair, group], m[pair + 1, group]) if trans else (m[group, pair], m[group, pair + 1])
+            value = lo.astype(np.uint32) | (hi.astype(np.uint32) << 16)
+            R[slot] = value if full else np.where(mask, value, R[slot])
+        return nxt
+
+    return run, None
