@@ -41,7 +41,17 @@ THREADS = 128
 FILL = 0xA5A5A5A5
 WAIT_LIMIT = 2_000_000
 
-ELEM_BYTES = {"16U4_ALIGN8B": 1, "UINT8": 1, "UINT16": 2, "UINT32": 4, "INT32": 4, "FLOAT16": 2, "BFLOAT16": 2, "FLOAT32": 4, "FLOAT64": 8}
+ELEM_BYTES = {
+    "16U4_ALIGN8B": 1,
+    "UINT8": 1,
+    "UINT16": 2,
+    "UINT32": 4,
+    "INT32": 4,
+    "FLOAT16": 2,
+    "BFLOAT16": 2,
+    "FLOAT32": 4,
+    "FLOAT64": 8,
+}
 
 
 def encode(data: bytes) -> dict[str, str]:
@@ -285,7 +295,8 @@ def programs() -> list[Program]:
             "1D tile loads of a u8 tensor (300 elements, box 64): inside, clipped at either end, wholly\n"
             "outside; the last case loads a FLOAT32 view with NaN fill (box 16, clipped).",
             {"gmem": g1},
-            [TMap("gmem", "UINT8", (300,), (), (64,)), TMap("gmem", "FLOAT32", (75,), (), (16,), oob_fill="NAN_REQUEST_ZERO_FMA")],
+            [TMap("gmem", "UINT8", (300,), (), (64,)),
+             TMap("gmem", "FLOAT32", (75,), (), (16,), oob_fill="NAN_REQUEST_ZERO_FMA")],
             [Case(0, (0,)), Case(0, (96,)), Case(0, (256,)), Case(0, (-16,)), Case(0, (304,)), Case(0, (-64,)),
              Case(1, (68,)), Case(1, (-4,))],
             copy_bytes=128,
@@ -315,7 +326,6 @@ def programs() -> list[Program]:
             copy_bytes=2048,
         )
     )
-
 
     # 3D..5D u32/f32 tensors with padded strides
     g3 = random_bytes(8192, "nd")
@@ -371,18 +381,57 @@ def programs() -> list[Program]:
         TMap("gmem", "UINT32", (20, 12), (96,), (8, 4)),
         TMap("gmem", "UINT32", (20, 12), (96,), (16, 4), swizzle="64B"),
     ]
-    for name, coords in (("inside", (0, 0)), ("clip_end", (16, 10)), ("past_end", (24, 0)), ("neg_row", (0, -2)),
-                         ("neg_col", (-4, 0)), ("neg_both", (-4, -2)), ("coord_8B", (2, 0))):
-        out.append(Program(f"tma_store_{name}", f"One shared -> global tensor store at {list(coords)}\n"
-                           "(bulk_group + commit_group + wait_group).", {"gmem": g5}, maps5[:1],
-                           [Case(0, coords, "store")], outputs=["gmem"]))
-    out.append(Program("tma_store_sw64", "Shared -> global tensor stores from a 64B-swizzled box.", {"gmem": g5},
-                       maps5[1:], [Case(0, (4, 4), "store"), Case(0, (12, 9), "store")], outputs=["gmem"]))
-    for case in (Case(0, (8, 0), "add"), Case(0, (12, 4), "min"), Case(0, (0, 4), "max"), Case(0, (4, 8), "inc"),
-                 Case(0, (12, 8), "dec"), Case(0, (16, 4), "and"), Case(0, (4, 10), "or"), Case(0, (12, 6), "xor"), Case(0, (-4, 10), "or")):
+    for name, coords in (
+        ("inside", (0, 0)),
+        ("clip_end", (16, 10)),
+        ("past_end", (24, 0)),
+        ("neg_row", (0, -2)),
+        ("neg_col", (-4, 0)),
+        ("neg_both", (-4, -2)),
+        ("coord_8B", (2, 0)),
+    ):
+        out.append(
+            Program(
+                f"tma_store_{name}",
+                f"One shared -> global tensor store at {list(coords)}\n(bulk_group + commit_group + wait_group).",
+                {"gmem": g5},
+                maps5[:1],
+                [Case(0, coords, "store")],
+                outputs=["gmem"],
+            )
+        )
+    out.append(
+        Program(
+            "tma_store_sw64",
+            "Shared -> global tensor stores from a 64B-swizzled box.",
+            {"gmem": g5},
+            maps5[1:],
+            [Case(0, (4, 4), "store"), Case(0, (12, 9), "store")],
+            outputs=["gmem"],
+        )
+    )
+    for case in (
+        Case(0, (8, 0), "add"),
+        Case(0, (12, 4), "min"),
+        Case(0, (0, 4), "max"),
+        Case(0, (4, 8), "inc"),
+        Case(0, (12, 8), "dec"),
+        Case(0, (16, 4), "and"),
+        Case(0, (4, 10), "or"),
+        Case(0, (12, 6), "xor"),
+        Case(0, (-4, 10), "or"),
+    ):
         name = case.op if case.coords[0] >= 0 else f"{case.op}_neg_col"
-        out.append(Program(f"tma_reduce_{name}", f"cp.reduce.async.bulk.tensor .{case.op} on u32 at {list(case.coords)}",
-                           {"gmem": g5}, maps5[:1], [case], outputs=["gmem"]))
+        out.append(
+            Program(
+                f"tma_reduce_{name}",
+                f"cp.reduce.async.bulk.tensor .{case.op} on u32 at {list(case.coords)}",
+                {"gmem": g5},
+                maps5[:1],
+                [case],
+                outputs=["gmem"],
+            )
+        )
     return out
 
 
@@ -393,23 +442,60 @@ def finding_programs() -> list[Program]:
     swizzle span (`expect` is the padded size: the phase completes only if TMA counts it)."""
     g = random_bytes(96 * 32, "2d")
     plain = TMap("gmem", "UINT16", (40, 30), (96,), (16, 8))
-    sw = {z: TMap("gmem", "UINT16", (40, 30), (96,), (8 * int(z[:-1]) // 16, 8), swizzle=z) for z in ("32B", "64B", "128B")}
+    sw = {
+        z: TMap("gmem", "UINT16", (40, 30), (96,), (8 * int(z[:-1]) // 16, 8), swizzle=z)
+        for z in ("32B", "64B", "128B")
+    }
     progs = [
-        Program(f"tma_find_coord_{name}", f"one 2D u16 load at {coords}: dimension 0 starts {name} into a 16-byte unit",
-                {"gmem": g}, [plain], [Case(0, coords)], copy_bytes=256, prefetch=False)
+        Program(
+            f"tma_find_coord_{name}",
+            f"one 2D u16 load at {coords}: dimension 0 starts {name} into a 16-byte unit",
+            {"gmem": g},
+            [plain],
+            [Case(0, coords)],
+            copy_bytes=256,
+            prefetch=False,
+        )
         for name, coords in (("2B", (1, 0)), ("8B", (4, 0)), ("minus2B", (-1, 0)), ("row3", (0, 3)))
     ]
     for z, dst in (("32B", 128), ("32B", 64), ("64B", 256), ("64B", 128), ("128B", 512), ("128B", 128)):
-        progs.append(Program(f"tma_find_dst_sw{z}_{dst}", f"one {z}-swizzled load to buf + {dst}",
-                             {"gmem": g}, [sw[z]], [Case(0, (0, 0), dst=dst)], copy_bytes=2048, prefetch=False))
-    progs.append(Program("tma_find_dst_none_16", "one unswizzled load to buf + 16",
-                         {"gmem": g}, [plain], [Case(0, (0, 0), dst=16)], copy_bytes=512, prefetch=False))
+        progs.append(
+            Program(
+                f"tma_find_dst_sw{z}_{dst}",
+                f"one {z}-swizzled load to buf + {dst}",
+                {"gmem": g},
+                [sw[z]],
+                [Case(0, (0, 0), dst=dst)],
+                copy_bytes=2048,
+                prefetch=False,
+            )
+        )
+    progs.append(
+        Program(
+            "tma_find_dst_none_16",
+            "one unswizzled load to buf + 16",
+            {"gmem": g},
+            [plain],
+            [Case(0, (0, 0), dst=16)],
+            copy_bytes=512,
+            prefetch=False,
+        )
+    )
     for z, inner in (("128B", 8), ("128B", 16), ("128B", 32), ("64B", 8), ("64B", 16), ("32B", 8)):
         m = TMap("gmem", "UINT16", (40, 30), (96,), (inner, 8), swizzle=z)
         span = int(z[:-1])
-        progs.append(Program(f"tma_find_narrow_sw{z}_{2 * inner}", f"{z} swizzle, inner box {2 * inner} bytes, 8 rows;"
-                             f" expect_tx {8 * span} (rows padded to the span)", {"gmem": g}, [m], [Case(0, (0, 0))],
-                             copy_bytes=4096, prefetch=False, expect=8 * span))
+        progs.append(
+            Program(
+                f"tma_find_narrow_sw{z}_{2 * inner}",
+                f"{z} swizzle, inner box {2 * inner} bytes, 8 rows; expect_tx {8 * span} (rows padded to the span)",
+                {"gmem": g},
+                [m],
+                [Case(0, (0, 0))],
+                copy_bytes=4096,
+                prefetch=False,
+                expect=8 * span,
+            )
+        )
     return progs  # fmt: skip
 
 
@@ -446,7 +532,11 @@ def multicast_program(n: int) -> tuple[str, Program, list[int]]:
         "\t@!%leader bra ISSUED;",
     ]
     for r in range(n):
-        op = f"mbarrier.arrive.expect_tx.shared::cta.b64 _, [mb], {expect[r]};" if expect[r] else "mbarrier.arrive.shared::cta.b64 _, [mb];"
+        op = (
+            f"mbarrier.arrive.expect_tx.shared::cta.b64 _, [mb], {expect[r]};"
+            if expect[r]
+            else "mbarrier.arrive.shared::cta.b64 _, [mb];"
+        )
         body += [f"\tsetp.eq.u32 %q, %rank, {r};", f"\t@%q {op}"]
     for j, (r, m, c) in enumerate(issues):
         movs, vec = _coords(c)
@@ -468,7 +558,9 @@ def multicast_program(n: int) -> tuple[str, Program, list[int]]:
         "\tadd.u64 %out, %out, %t;",
     ]
     body += _smem_loop(
-        "COPY", 2 * box, ["\tld.shared.u32 %v, [%a];", "\tcvt.u64.u32 %t, %i;", "\tadd.u64 %o, %out, %t;", "\tst.global.u32 [%o], %v;"]
+        "COPY",
+        2 * box,
+        ["\tld.shared.u32 %v, [%a];", "\tcvt.u64.u32 %t, %i;", "\tadd.u64 %o, %out, %t;", "\tst.global.u32 [%o], %v;"],
     )
     # no CTA may exit while a multicast into it is in flight
     body += ["\tbarrier.cluster.arrive.release.aligned;", "\tbarrier.cluster.wait.acquire.aligned;", "\tret;", "}"]
@@ -508,7 +600,13 @@ def tx_program() -> tuple[str, dict[str, Any]]:
     )
     lines = [f"// {line}" for line in comment.splitlines()]
     nmb = len(TX_EXPERIMENTS) + 3
-    lines += [HEADER.rstrip("\n"), "", f".shared .align 1024 .b8 buf[{box + 256}];", f".shared .align 8 .b64 mbs[{nmb}];", ""]
+    lines += [
+        HEADER.rstrip("\n"),
+        "",
+        f".shared .align 1024 .b8 buf[{box + 256}];",
+        f".shared .align 8 .b64 mbs[{nmb}];",
+        "",
+    ]
     prog = Program("tma_mbarrier_tx", comment, {"gmem": random_bytes(1024, "tx")}, [tm], [])
     lines += [f".visible .entry {prog.name}(", _params(prog, ["out_ptr"]), ")", "{"]
     body = _prologue(prog, ["out_ptr"])
@@ -517,7 +615,10 @@ def tx_program() -> tuple[str, dict[str, Any]]:
     rec = 0
     for e, (count, steps) in enumerate(TX_EXPERIMENTS):
         mb = f"[mbs+{8 * e}]"
-        body += [f"\t// experiment {e}: count {count}: {', '.join(steps)}", f"\tmbarrier.init.shared::cta.b64 {mb}, {count};"]
+        body += [
+            f"\t// experiment {e}: count {count}: {', '.join(steps)}",
+            f"\tmbarrier.init.shared::cta.b64 {mb}, {count};",
+        ]
         for st in steps:
             op, *arg = st.split()
             if op == "test":
@@ -555,8 +656,12 @@ def tx_program() -> tuple[str, dict[str, Any]]:
     for e in range(e0, e0 + 3):
         body += [f"\tmbarrier.init.shared::cta.b64 [mbs+{8 * e}], 1;"]
     body += ["\tfence.proxy.async.shared::cta;", *movs]
+
     def load(off: int) -> str:
-        return f"\tcp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [buf], [%tm0, {vec}], [mbs+{off}];"
+        return (
+            "\tcp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+            f" [buf], [%tm0, {vec}], [mbs+{off}];"
+        )
 
     body += [f"\tmbarrier.arrive.expect_tx.shared::cta.b64 _, [mbs+{8 * e0}], {box};", load(8 * e0)]
     body += wait("EXACT", e0, rec)
@@ -568,7 +673,8 @@ def tx_program() -> tuple[str, dict[str, Any]]:
         f"\tmbarrier.expect_tx.shared::cta.b64 [mbs+{8 * (e0 + 2)}], 256;",
         f"\tmbarrier.arrive.shared::cta.b64 _, [mbs+{8 * (e0 + 2)}];",
         "\tadd.u64 %t, %g, 128;",
-        f"\tcp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [buf+{box}], [%t], 256, [mbs+{8 * (e0 + 2)}];",
+        "\tcp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes"
+        f" [buf+{box}], [%t], 256, [mbs+{8 * (e0 + 2)}];",
     ]
     body += wait("BULK", e0 + 2, rec + 3)
     body += ["\tmov.u32 %i, 0;", "COPY:", "\tmov.u32 %a, buf;", "\tadd.u32 %a, %a, %i;", "\tld.shared.u32 %v, [%a];"]
@@ -587,12 +693,22 @@ def tx_program() -> tuple[str, dict[str, Any]]:
     spec = spec_of(prog, f"tma/{prog.name}.ptx", prog.name, [("out_ptr", 4 * nwords)])
     spec["block"] = [32, 1, 1]
     spec["outputs"] = ["gmem", "out_ptr"]
-    spec["tma"] = {"experiments": [{"count": c, "steps": s} for c, s in TX_EXPERIMENTS], "records": rec, "box_bytes": box}
+    spec["tma"] = {
+        "experiments": [{"count": c, "steps": s} for c, s in TX_EXPERIMENTS],
+        "records": rec,
+        "box_bytes": box,
+    }
     return "\n".join(lines + body) + "\n", spec
 
 
-def _check(name: str, dtype: str = "UINT16", dims: tuple[int, ...] = (64, 32), strides: tuple[int, ...] = (128,),
-           box: tuple[int, ...] = (64, 8), **kw: Any) -> dict[str, Any]:
+def _check(
+    name: str,
+    dtype: str = "UINT16",
+    dims: tuple[int, ...] = (64, 32),
+    strides: tuple[int, ...] = (128,),
+    box: tuple[int, ...] = (64, 8),
+    **kw: Any,
+) -> dict[str, Any]:
     return {"name": name, "tensor_map": TMap("gmem", dtype, dims, strides, box, **kw).describe()}
 
 
@@ -641,13 +757,16 @@ def encode_checks() -> list[dict[str, Any]]:
         c("rank 1", dims=(64,), strides=(), box=(64,)),
         c("rank 5", dims=(64, 2, 2, 2, 2), strides=(128, 256, 512, 1024), box=(64, 1, 1, 1, 1)),
         c("rank 5, strides not increasing", dims=(64, 2, 2, 2, 2), strides=(128, 1024, 512, 256), box=(64, 1, 1, 1, 1)),
-        c("rank 3, stride of dimension 2 below dimension 1's extent", dims=(64, 4, 4), strides=(128, 256), box=(64, 2, 2)),
+        c("rank 3, stride of dimension 2 below dimension 1's extent", dims=(64, 4, 4), strides=(128, 256),
+          box=(64, 2, 2)),
         c("rank 2, box 1 x 1 of f64", dtype="FLOAT64", dims=(16, 16), box=(2, 1)),
         c("interleave 16B, rank 2", interleave="16B", box=(8, 8)),
         c("interleave 16B, rank 3", dims=(8, 16, 16), strides=(16, 256), box=(8, 8, 8), interleave="16B"),
         c("interleave 32B, rank 3, no swizzle", dims=(16, 16, 16), strides=(32, 512), box=(16, 8, 8), interleave="32B"),
-        c("interleave 32B, rank 3, 32B swizzle", dims=(16, 16, 16), strides=(32, 512), box=(16, 8, 8), interleave="32B", swizzle="32B"),
-        c("interleave 32B, stride 48", dims=(16, 16, 16), strides=(48, 768), box=(16, 8, 8), interleave="32B", swizzle="32B"),
+        c("interleave 32B, rank 3, 32B swizzle", dims=(16, 16, 16), strides=(32, 512), box=(16, 8, 8),
+          interleave="32B", swizzle="32B"),
+        c("interleave 32B, stride 48", dims=(16, 16, 16), strides=(48, 768), box=(16, 8, 8), interleave="32B",
+          swizzle="32B"),
         c("interleave 16B, inner box 8 bytes", dims=(8, 16, 16), strides=(16, 256), box=(4, 8, 8), interleave="16B"),
         c("16U4_ALIGN8B data type", dtype="16U4_ALIGN8B", dims=(128, 32), box=(128, 8)),
         c("rank 0", dims=(), strides=(), box=()),
@@ -661,7 +780,9 @@ def spec_of(prog: Program, ptx_file: str, kernel: str, extra_params: list[tuple[
         {"name": n, "buffer": {"dtype": "u8", "nbytes": len(b), "init": encode(b)}} for n, b in prog.buffers.items()
     ]
     params += [{"name": f"tmap{k}", "tensor_map": tm.describe()} for k, tm in enumerate(prog.tmaps)]
-    params += [{"name": n, "buffer": {"dtype": "u32", "nbytes": size, "init": encode(bytes(size))}} for n, size in extra_params]
+    params += [
+        {"name": n, "buffer": {"dtype": "u32", "nbytes": size, "init": encode(bytes(size))}} for n, size in extra_params
+    ]
     outputs = prog.outputs or [n for n, _ in extra_params]
     return {
         "kernel": kernel,
@@ -673,7 +794,8 @@ def spec_of(prog: Program, ptx_file: str, kernel: str, extra_params: list[tuple[
         "params": params,
         "outputs": outputs,
         "tma": {"cases": [{"tmap": c.tmap, "coords": list(c.coords), "op": c.op} for c in prog.cases],
-                "copy_bytes": prog.copy_bytes, "fill": FILL & 0xFF, "dst": [c.dst for c in prog.cases], "expect_tx": prog.expect or None},
+                "copy_bytes": prog.copy_bytes, "fill": FILL & 0xFF, "dst": [c.dst for c in prog.cases],
+                "expect_tx": prog.expect or None},
     }  # fmt: skip
 
 
@@ -683,7 +805,10 @@ def write_all() -> None:
         if prog.outputs:
             text, extra = store_program(prog), []
         else:
-            text, extra = load_program(prog), [("out_ptr", prog.copy_bytes * len(prog.cases)), ("flags_ptr", 4 * len(prog.cases))]
+            text, extra = (
+                load_program(prog),
+                [("out_ptr", prog.copy_bytes * len(prog.cases)), ("flags_ptr", 4 * len(prog.cases))],
+            )
         (PROGRAMS / f"{prog.name}.ptx").write_text(text)
         spec = spec_of(prog, f"tma/{prog.name}.ptx", prog.name, extra)
         (PROGRAMS / f"{prog.name}.json").write_text(json.dumps(spec, indent=1) + "\n")

@@ -99,7 +99,18 @@ def load_spec(path: Path) -> Spec:
     if "encode_checks" in raw:  # no kernel: descriptions for cuTensorMapEncodeTiled alone
         for check in raw["encode_checks"]:
             check_tensor_map(check["tensor_map"], f"{path.name}: {check['name']}")
-        return Spec(path.stem, "", "", (1, 1, 1), (1, 1, 1), (1, 1, 1), 0, (), (), {"encode_checks": raw["encode_checks"], "buffer_bytes": int(raw["buffer_bytes"])})
+        return Spec(
+            path.stem,
+            "",
+            "",
+            (1, 1, 1),
+            (1, 1, 1),
+            (1, 1, 1),
+            0,
+            (),
+            (),
+            {"encode_checks": raw["encode_checks"], "buffer_bytes": int(raw["buffer_bytes"])},
+        )
     buffers = tuple(
         Buffer(p["name"], p["buffer"]["dtype"], int(p["buffer"]["nbytes"]), p["buffer"]["init"])
         for p in raw["params"]
@@ -363,7 +374,9 @@ def run_all(launcher: Launcher, specs: list[Spec], out: Path) -> dict[str, Any]:
         if "encode_checks" in spec.extra:
             recorded = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
             checks = launcher.encode_checks(spec.extra["encode_checks"], spec.extra["buffer_bytes"])
-            result["fixtures"].append({"name": spec.name, "encode_checks": checks, "device": device, "recorded": recorded})
+            result["fixtures"].append(
+                {"name": spec.name, "encode_checks": checks, "device": device, "recorded": recorded}
+            )
             print(f"{spec.name}: {sum(c['code'] == 0 for c in checks)} of {len(checks)} accepted", flush=True)
             flush()
             continue

@@ -128,7 +128,9 @@ class TensorMap:
     def _validate_kinds(self, target: str) -> None:
         hopper = target.startswith("sm_90")
         if self.data_type in PACKED_TYPES:
-            raise TensorMapError("data_type", self.data_type, "packed sub-byte types are not modelled (refused on sm_90)")
+            raise TensorMapError(
+                "data_type", self.data_type, "packed sub-byte types are not modelled (refused on sm_90)"
+            )
         if self.data_type not in DATA_TYPES:
             raise TensorMapError("data_type", self.data_type, f"one of {', '.join(DATA_TYPES)}")
         swizzles = list(SWIZZLE_SPAN) + ([] if hopper else list(ATOM_SWIZZLES))
@@ -142,7 +144,9 @@ class TensorMap:
             if value not in allowed:
                 raise TensorMapError(name, value, f"one of {', '.join(allowed)}")
         if self.oob_fill != "NONE" and DATA_TYPES[self.data_type].kind != "f":
-            raise TensorMapError("oob_fill", self.oob_fill, f"NaN fill needs a floating-point type, not {self.data_type}")
+            raise TensorMapError(
+                "oob_fill", self.oob_fill, f"NaN fill needs a floating-point type, not {self.data_type}"
+            )
 
     def _validate_shape(self) -> None:
         if not 1 <= self.rank <= 5:
@@ -175,17 +179,22 @@ class TensorMap:
                 raise TensorMapError(f"element_strides[{i}]", e, "1 to 8")
         inner = self.box_dims[0] * self.element_bytes
         if inner % 16:
-            raise TensorMapError("box_dims[0]", self.box_dims[0], f"box_dims[0] x {self.element_bytes} bytes a multiple of 16")
+            raise TensorMapError(
+                "box_dims[0]", self.box_dims[0], f"box_dims[0] x {self.element_bytes} bytes a multiple of 16"
+            )
         span = SWIZZLE_SPAN.get(self.swizzle, 128)
         if self.interleave == "NONE" and span and inner > span:
-            raise TensorMapError("box_dims[0]", self.box_dims[0], f"at most {span} bytes of inner box with {self.swizzle} swizzle")
+            raise TensorMapError(
+                "box_dims[0]", self.box_dims[0], f"at most {span} bytes of inner box with {self.swizzle} swizzle"
+            )
 
     # --- geometry -------------------------------------------------------------------------------
 
     def box_counts(self) -> tuple[int, ...]:
         """Elements per dimension in shared memory: ceil(box / elementStride), but dimension 0's
         stride is ignored (driver documentation; H100: `tma_load_oob_f32_estride_2x2_nan`)."""
-        return (self.box_dims[0],) + tuple(ceil(b / e) for b, e in zip(self.box_dims[1:], self.element_strides[1:], strict=True))
+        rest = (ceil(b / e) for b, e in zip(self.box_dims[1:], self.element_strides[1:], strict=True))
+        return (self.box_dims[0], *rest)
 
     def box_bytes(self) -> int:
         """The bytes one load writes and counts as mbarrier transaction bytes (H100: a box
@@ -215,18 +224,24 @@ def _check_supported(tmap: TensorMap) -> None:
     if tmap.interleave != "NONE":
         raise TensorMapError("interleave", tmap.interleave, "interleaved layouts are not modelled (NONE only)")
     if tmap.swizzle in ATOM_SWIZZLES:
-        raise TensorMapError("swizzle", tmap.swizzle, "the 128B atom swizzles are unverified on silicon and not modelled")
+        raise TensorMapError(
+            "swizzle", tmap.swizzle, "the 128B atom swizzles are unverified on silicon and not modelled"
+        )
     if tmap.element_strides[0] != 1:
         # documented as ignored, and mostly was; but one H100 load (a box with one row of three in
         # bounds) completed its transaction bytes and wrote nothing (docs/tma.md)
-        raise TensorMapError("element_strides[0]", tmap.element_strides[0], "1 in the model (silicon is not consistent)")
+        raise TensorMapError(
+            "element_strides[0]", tmap.element_strides[0], "1 in the model (silicon is not consistent)"
+        )
 
 
 def _check_coords(tmap: TensorMap, coords: Sequence[int], smem_address: int, what: str) -> None:
     if len(coords) != tmap.rank:
         raise TmaFault(f"{what}: {len(coords)} coordinates for a rank-{tmap.rank} tensor map")
     if smem_address % SMEM_ALIGN:
-        raise TmaFault(f"{what}: shared address {smem_address:#x} is not a multiple of {SMEM_ALIGN} (misaligned address)")
+        raise TmaFault(
+            f"{what}: shared address {smem_address:#x} is not a multiple of {SMEM_ALIGN} (misaligned address)"
+        )
     if coords[0] * tmap.element_bytes % 16:
         raise TmaFault(
             f"{what}: coordinate {coords[0]} of dimension 0 starts {coords[0] * tmap.element_bytes % 16} bytes into a"
@@ -277,7 +292,9 @@ def load_box(tmap: TensorMap, gmem: Bytes, gbase: int, coords: Sequence[int], sm
         values[:] = np.frombuffer(OOB_NAN_HALF.to_bytes(2, "little") * (esize // 2 or 1), dtype=np.uint8)[:esize]
     src = _byte_offsets(gaddr[inside] - gbase, esize)
     if src.size and (src.min() < 0 or src.max() >= gmem.size):
-        raise TmaFault(f"tensor load: global bytes {gbase + src.min():#x}..{gbase + src.max():#x} outside the memory given")
+        raise TmaFault(
+            f"tensor load: global bytes {gbase + src.min():#x}..{gbase + src.max():#x} outside the memory given"
+        )
     values[inside] = gmem[src].reshape(-1, esize)
     smem[_byte_offsets(saddr, esize)] = values.ravel()
     return tmap.box_bytes()
