@@ -31,6 +31,7 @@ from xdsl_tmem.interpreter.tma import (
     TensorMapError,
     TmaFault,
     load_box,
+    parse_tensor_map_arg,
     reduce_box,
     store_box,
     swizzle_address,
@@ -353,3 +354,37 @@ def test_swizzle_is_the_cutlass_xor_pattern() -> None:
     moved = swizzle_address("128B", rows * 128 + chunks * 16)
     assert (moved == rows * 128 + (chunks ^ rows) * 16).all()
     assert (swizzle_address("NONE", rows * 128) == rows * 128).all()
+
+
+# --- the proposed launch argument ------------------------------------------------------------------
+
+
+def test_tensor_map_argument_parses_to_the_encode_arguments() -> None:
+    arg = parse_tensor_map_arg("tensormap:a+256:f16:40x30:96:16x8:swizzle=32B,oob=nan,l2=256B,estrides=1x2")
+    assert (arg.buffer, arg.offset) == ("a", 256)
+    assert arg.bind(4096) == TensorMap(
+        "FLOAT16", 4352, (40, 30), (96,), (16, 8), (1, 2), "NONE", "32B", "L2_256B", "NAN_REQUEST_ZERO_FMA"
+    )
+    assert parse_tensor_map_arg("tensormap:b:u8:300:-:64").template.global_strides == ()
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("tensormap:a:f16:40x30:96", "is not tensormap:BUFFER"),
+        ("tensormap:a:f17:40x30:96:16x8", "element type 'f17'"),
+        ("tensormap:a:f16:40xq:96:16x8", "DIMS '40xq'"),
+        ("tensormap:a:f16:40x30:96:16x8:wrap=1", "option 'wrap'"),
+        ("tensormap:a:f16:40x30:90:16x8", r"global_strides\[0\] = 90 is invalid"),
+        ("tensormap:a:u16:40x30:96:16x8:oob=nan", "NaN fill needs a floating-point type"),
+    ],
+)
+def test_tensor_map_argument_errors_name_the_problem(text: str, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        parse_tensor_map_arg(text)
+
+
+def test_bind_checks_the_address() -> None:
+    arg = parse_tensor_map_arg("tensormap:a+8:f32:64x4:256:32x4")
+    with pytest.raises(TensorMapError, match="global_address = '0x1008' is invalid: a multiple of 16"):
+        arg.bind(4096)

@@ -11,7 +11,7 @@ tests/test_tma_model.py replays the H100 fixtures bit for bit). No executor uses
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from math import ceil, prod
 from typing import Any
 
@@ -363,3 +363,76 @@ def reduce_box(
     old = gmem[dst].view(dtype)
     new = _reduce(op, old, smem[src].view(dtype))
     gmem[dst] = np.asarray(new, dtype=dtype).view(np.uint8)
+
+
+# --- the launch argument ------------------------------------------------------------------------------
+
+SHORT_TYPES = {
+    "u8": "UINT8", "u16": "UINT16", "u32": "UINT32", "s32": "INT32", "u64": "UINT64", "s64": "INT64",
+    "f16": "FLOAT16", "bf16": "BFLOAT16", "f32": "FLOAT32", "f64": "FLOAT64", "tf32": "TFLOAT32",
+}  # fmt: skip
+OPTION_KEYS = {"swizzle": "swizzle", "interleave": "interleave", "l2": "l2_promotion", "oob": "oob_fill"}
+TENSORMAP_ARG_FORM = "tensormap:BUFFER[+OFFSET]:TYPE:DIMS:STRIDES:BOX[:estrides=AxB,swizzle=128B,oob=nan,l2=256B]"
+
+
+@dataclass(frozen=True)
+class TensorMapArgument:
+    """A tensor-map kernel parameter as a launch describes it: the map over the global buffer
+    `buffer` (another argument), `offset` bytes in; `bind` fixes the address once it is placed."""
+
+    buffer: str
+    offset: int
+    template: TensorMap
+    """The map with `global_address` 0."""
+
+    def bind(self, buffer_address: int) -> TensorMap:
+        tmap = replace(self.template, global_address=buffer_address + self.offset)
+        tmap.validate()
+        return tmap
+
+
+def _ints(text: str, what: str) -> tuple[int, ...]:
+    if text == "-":
+        return ()
+    try:
+        return tuple(int(x, 0) for x in text.split("x"))
+    except ValueError:
+        raise ValueError(f"{what} '{text}' is not numbers joined by 'x' (or '-' for none)") from None
+
+
+def parse_tensor_map_arg(text: str) -> TensorMapArgument:
+    """`tensormap:a+0:f16:4096x4096:8192:64x128:swizzle=128B` (dimension 0 first, as
+    cuTensorMapEncodeTiled numbers them; strides in bytes for dimensions 1 ...; element strides
+    default to 1, the options to NONE). Raises ValueError naming what is wrong."""
+    parts = text.split(":")
+    if len(parts) not in (6, 7) or parts[0] != "tensormap":
+        raise ValueError(f"'{text}' is not {TENSORMAP_ARG_FORM}")
+    buffer, _, offset = parts[1].partition("+")
+    if parts[2] not in SHORT_TYPES:
+        raise ValueError(f"tensor map element type '{parts[2]}' is not one of {', '.join(SHORT_TYPES)}")
+    dims = _ints(parts[3], "DIMS")
+    estrides = (1,) * len(dims)
+    options = dict.fromkeys(OPTION_KEYS.values(), "NONE")
+    for item in parts[6].split(",") if len(parts) == 7 else []:
+        key, _, value = item.partition("=")
+        if key == "estrides":
+            estrides = _ints(value, "estrides")
+        elif key in OPTION_KEYS:
+            value = {"nan": "NAN_REQUEST_ZERO_FMA", "none": "NONE"}.get(value, value)
+            options[OPTION_KEYS[key]] = f"L2_{value}" if key == "l2" and value != "NONE" else value
+        else:
+            raise ValueError(f"tensor map option '{key}' is not one of estrides, {', '.join(OPTION_KEYS)}")
+    template = TensorMap(
+        data_type=SHORT_TYPES[parts[2]],
+        global_address=0,
+        global_dims=dims,
+        global_strides=_ints(parts[4], "STRIDES"),
+        box_dims=_ints(parts[5], "BOX"),
+        element_strides=estrides,
+        interleave=options["interleave"],
+        swizzle=options["swizzle"],
+        l2_promotion=options["l2_promotion"],
+        oob_fill=options["oob_fill"],
+    )
+    template.validate()
+    return TensorMapArgument(buffer, int(offset or "0", 0), template)
