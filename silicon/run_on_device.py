@@ -1,6 +1,6 @@
 """Run every program of `silicon/programs/` on a GPU and write the fixtures.
 
-    python3 silicon/run_on_device.py OUT_DIR [--fake] [--only NAME ...]
+    python3 silicon/run_on_device.py OUT_DIR [--fake] [--only NAME ...] [--programs DIR]
 
 For each spec `programs/<name>.json` (kernel, PTX file, launch, parameter buffers) it loads
 the PTX with the CUDA driver API (`cuModuleLoadData`: the driver's JIT assembles it for the
@@ -10,6 +10,11 @@ dimensions, dynamic shared memory), reads every output buffer back and writes on
 `tests/silicon/README.md`). The file is rewritten after every program, so a run cut
 short still returns what it recorded; a program that fails records its error instead of
 outputs, and the context is reset before the next one.
+
+A parameter may be a tensor map: the runner encodes it with `cuTensorMapEncodeTiled` over
+the device address of the buffer it names and passes the 128 bytes by value. A spec with
+`encode_checks` instead of a kernel records the driver's verdict on each description.
+`--programs silicon/programs/tma` runs the TMA specs.
 
 `--fake` replaces the GPU by a launcher that checks the launch and returns the initial
 buffers: a dry run of everything but the kernels, on a machine without a GPU.
