@@ -374,6 +374,16 @@ def programs() -> list[Program]:
                 copy_bytes=256,
             )
         )
+    out.append(
+        Program(
+            "tma_load_oob_f64_nan",
+            "NaN fill of an f64 tensor (6 x 20, rows 64 bytes apart), clipped and negative boxes.",
+            {"gmem": g4},
+            [TMap("gmem", "FLOAT64", (6, 20), (64,), (4, 4), oob_fill="NAN_REQUEST_ZERO_FMA")],
+            [Case(0, (4, 1)), Case(0, (-2, -2)), Case(0, (0, 18))],
+            copy_bytes=256,
+        )
+    )
 
     # stores and reductions: u32 tensor 20 x 12, rows 96 bytes apart
     g5 = random_bytes(96 * 12, "store")
@@ -410,6 +420,18 @@ def programs() -> list[Program]:
             outputs=["gmem"],
         )
     )
+    for name, box in (("sw128", (32, 4)), ("sw128_narrow", (8, 4))):
+        out.append(
+            Program(
+                f"tma_store_{name}",
+                f"Shared -> global tensor stores from a 128B-swizzled box of {box[0] * 4} bytes a row"
+                " (rows padded to 128 bytes in shared memory when narrower).",
+                {"gmem": g5},
+                [TMap("gmem", "UINT32", (20, 12), (96,), box, swizzle="128B")],
+                [Case(0, (0, 0), "store"), Case(0, (8 if box[0] == 8 else 16, 8), "store")],
+                outputs=["gmem"],
+            )
+        )
     for case in (
         Case(0, (8, 0), "add"),
         Case(0, (12, 4), "min"),
@@ -494,6 +516,29 @@ def finding_programs() -> list[Program]:
                 copy_bytes=4096,
                 prefetch=False,
                 expect=8 * span,
+            )
+        )
+    # dimension 0's element stride, documented as ignored (f32 12 x 20, rows 64 bytes apart)
+    g4 = random_bytes(64 * 24, "oob")
+    for name, box, es, coords in (
+        ("2x2_row18", (8, 5), (2, 2), (8, 18)),
+        ("2x1_row18", (8, 5), (2, 1), (8, 18)),
+        ("1x2_row18", (8, 5), (1, 2), (8, 18)),
+        ("2x2_col0_row18", (8, 5), (2, 2), (0, 18)),
+        ("2x2_row16", (8, 5), (2, 2), (8, 16)),
+        ("2x2_row19", (8, 5), (2, 2), (8, 19)),
+        ("4x1_row0", (8, 4), (4, 1), (0, 0)),
+    ):
+        m = TMap("gmem", "FLOAT32", (12, 20), (64,), box, estrides=es)
+        progs.append(
+            Program(
+                f"tma_find_estride0_{name}",
+                f"one f32 load, box {list(box)}, element strides {list(es)}, at {list(coords)}",
+                {"gmem": g4},
+                [m],
+                [Case(0, coords)],
+                copy_bytes=256,
+                prefetch=False,
             )
         )
     return progs  # fmt: skip

@@ -228,8 +228,8 @@ def _check_supported(tmap: TensorMap) -> None:
             "swizzle", tmap.swizzle, "the 128B atom swizzles are unverified on silicon and not modelled"
         )
     if tmap.element_strides[0] != 1:
-        # documented as ignored, and mostly was; but one H100 load (a box with one row of three in
-        # bounds) completed its transaction bytes and wrote nothing (docs/tma.md)
+        # documented as ignored; on the H100 the mbarrier phase of such a load completed early, late
+        # or not at all, differently from run to run, and one image differed (docs/tma.md)
         raise TensorMapError(
             "element_strides[0]", tmap.element_strides[0], "1 in the model (silicon is not consistent)"
         )
@@ -308,6 +308,11 @@ def _store_addresses(
     _check_coords(tmap, coords, smem_address, what)
     if any(c < 0 for c in coords):
         raise TmaFault(f"{what}: negative coordinates {list(coords)} (illegal instruction on H100)")
+    if tmap.swizzle != "NONE" and tmap.box_counts()[0] * tmap.element_bytes < SWIZZLE_SPAN[tmap.swizzle]:
+        raise TmaFault(
+            f"{what}: a {tmap.swizzle}-swizzled box whose rows are narrower than the span (illegal address on H100,"
+            " with the source buffer just the padded size; not modelled)"
+        )
     esize = tmap.element_bytes
     gaddr, saddr, inside = _box_addresses(tmap, coords, smem_address)
     dst = _byte_offsets(gaddr[inside] - gbase, esize)
