@@ -15,12 +15,15 @@ import importlib.util
 import json
 import re
 import sys
+from math import prod
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 from silicon_replay import ROOT, buffer_bytes
 
 from xdsl_tmem.backend.ptxas import assemble
@@ -402,3 +405,82 @@ def test_bind_checks_the_address() -> None:
     arg = parse_tensor_map_arg("tensormap:a+8:f32:64x4:256:32x4")
     with pytest.raises(TensorMapError, match="global_address = '0x1008' is invalid: a multiple of 16"):
         arg.bind(4096)
+
+
+# --- beyond the fixtures: numpy slicing as the reference ------------------------------------------------
+
+
+@st.composite
+def boxes(draw: st.DrawFn) -> tuple[TensorMap, tuple[int, ...], Bytes]:
+    """A u16 / f32 tensor of rank 1-3 with padded rows, a box, coordinates that may clip."""
+    dtype = draw(st.sampled_from(["UINT16", "FLOAT32"]))
+    esize = 2 if dtype == "UINT16" else 4
+    per16 = 16 // esize
+    rank = draw(st.integers(1, 3))
+    dims = tuple(draw(st.integers(1, 12)) * (per16 if i == 0 else 1) for i in range(rank))
+    row = -(-dims[0] * esize // 16) * 16 + 16 * draw(st.integers(0, 2))
+    strides = tuple(row * prod(dims[1:i]) for i in range(1, rank))
+    box = (per16 * draw(st.integers(1, 4)), *(draw(st.integers(1, 6)) for _ in range(rank - 1)))
+    coords = (per16 * draw(st.integers(-3, 3)), *(draw(st.integers(-4, d)) for d in dims[1:]))
+    nbytes = row * prod(dims[1:])
+    gmem = np.frombuffer(draw(st.binary(min_size=nbytes, max_size=nbytes)), dtype=np.uint8).copy()
+    return TensorMap(dtype, 0, dims, strides, box, (1,) * rank), coords, gmem
+
+
+def reference_box(tmap: TensorMap, coords: tuple[int, ...], gmem: Bytes) -> Bytes:
+    """The box by numpy: the tensor as an array of elements, zero-padded, sliced."""
+    esize, rank = tmap.element_bytes, tmap.rank
+    row = tmap.global_strides[0] if rank > 1 else gmem.size
+    rows = gmem.reshape(-1, row)[:, : tmap.global_dims[0] * esize].reshape(-1, tmap.global_dims[0], esize)
+    tensor = rows.reshape(*reversed(tmap.global_dims), esize)  # outermost dimension first
+    pad = 64  # more than any coordinate or box of `boxes` reaches outside
+    padded = np.pad(tensor, [(pad, pad)] * rank + [(0, 0)])
+    index = tuple(slice(pad + c, pad + c + b) for c, b in zip(reversed(coords), reversed(tmap.box_dims), strict=True))
+    return padded[index].ravel()
+
+
+@settings(max_examples=60, deadline=None)
+@given(boxes())
+def test_load_box_is_numpy_slicing(case: tuple[TensorMap, tuple[int, ...], Bytes]) -> None:
+    tmap, coords, gmem = case
+    smem = np.zeros(tmap.footprint(), dtype=np.uint8)
+    assert load_box(tmap, gmem, 0, coords, smem, 0) == smem.size
+    assert bytes(smem) == bytes(reference_box(tmap, coords, gmem))
+
+
+@settings(max_examples=40, deadline=None)
+@given(boxes(), st.sampled_from(["32B", "64B", "128B"]))
+def test_swizzled_load_is_a_permutation_of_the_plain_one(
+    case: tuple[TensorMap, tuple[int, ...], Bytes], swizzle: str
+) -> None:
+    """A swizzled box holds the plain box's rows, each at the swizzle span's pitch, 16-byte
+    chunks XORed by the row's 128-byte index (what the fixtures showed)."""
+    tmap, coords, gmem = case
+    span = int(swizzle[:-1])
+    assume(tmap.box_dims[0] * tmap.element_bytes <= span)
+    swz = TensorMap(**{**tmap.__dict__, "swizzle": swizzle})
+    plain = np.zeros(tmap.footprint(), dtype=np.uint8)
+    load_box(tmap, gmem, 0, coords, plain, 0)
+    smem = np.zeros(swz.footprint(), dtype=np.uint8)
+    load_box(swz, gmem, 0, coords, smem, 0)
+    inner = tmap.box_dims[0] * tmap.element_bytes
+    for r, line in enumerate(plain.reshape(-1, inner)):
+        for c in range(inner // 16):
+            at = r * span + c * 16
+            at ^= ((at >> 7) & (span // 16 - 1)) << 4
+            assert bytes(smem[at : at + 16]) == bytes(line[c * 16 : c * 16 + 16])
+
+
+@settings(max_examples=40, deadline=None)
+@given(boxes())
+def test_store_writes_back_what_a_load_read(case: tuple[TensorMap, tuple[int, ...], Bytes]) -> None:
+    """Storing a loaded box into zeroed memory restores exactly the in-bounds elements."""
+    tmap, coords, gmem = case
+    assume(all(c >= 0 for c in coords))
+    smem = np.zeros(tmap.footprint(), dtype=np.uint8)
+    load_box(tmap, gmem, 0, coords, smem, 0)
+    back = np.zeros_like(gmem)
+    store_box(tmap, back, 0, coords, smem, 0)
+    mask = np.zeros_like(gmem)
+    store_box(tmap, mask, 0, coords, np.full_like(smem, 0xFF), 0)
+    assert bytes(back) == bytes(np.where(mask == 0xFF, gmem, 0).astype(np.uint8))
