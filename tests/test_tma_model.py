@@ -15,6 +15,7 @@ import importlib.util
 import json
 import re
 import sys
+from dataclasses import replace
 from math import prod
 from pathlib import Path
 from types import ModuleType
@@ -458,7 +459,7 @@ def test_swizzled_load_is_a_permutation_of_the_plain_one(
     tmap, coords, gmem = case
     span = int(swizzle[:-1])
     assume(tmap.box_dims[0] * tmap.element_bytes <= span)
-    swz = TensorMap(**{**tmap.__dict__, "swizzle": swizzle})
+    swz = replace(tmap, swizzle=swizzle)
     plain = np.zeros(tmap.footprint(), dtype=np.uint8)
     load_box(tmap, gmem, 0, coords, plain, 0)
     smem = np.zeros(swz.footprint(), dtype=np.uint8)
