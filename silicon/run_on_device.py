@@ -1,6 +1,6 @@
 """Run every program of `silicon/programs/` on a GPU and write the fixtures.
 
-    python3 silicon/run_on_device.py OUT_DIR [--fake] [--only NAME ...]
+    python3 silicon/run_on_device.py OUT_DIR [--fake] [--only NAME ...] [--programs DIR]
 
 For each spec `programs/<name>.json` (kernel, PTX file, launch, parameter buffers) it loads
 the PTX with the CUDA driver API (`cuModuleLoadData`: the driver's JIT assembles it for the
@@ -10,6 +10,11 @@ dimensions, dynamic shared memory), reads every output buffer back and writes on
 `tests/silicon/README.md`). The file is rewritten after every program, so a run cut
 short still returns what it recorded; a program that fails records its error instead of
 outputs, and the context is reset before the next one.
+
+A parameter may be a tensor map: the runner encodes it with `cuTensorMapEncodeTiled` over
+the device address of the buffer it names and passes the 128 bytes by value. A spec with
+`encode_checks` instead of a kernel records the driver's verdict on each description.
+`--programs silicon/programs/tma` runs the TMA specs.
 
 `--fake` replaces the GPU by a launcher that checks the launch and returns the initial
 buffers: a dry run of everything but the kernels, on a machine without a GPU.
@@ -51,6 +56,27 @@ class Buffer:
 
 
 @dataclass(frozen=True)
+class TensorMapParam:
+    """A 128-byte `CUtensorMap` kernel parameter (`.param .align 64 .b8 name[128]`), encoded on the
+    device by `cuTensorMapEncodeTiled` from `desc` over the global buffer `desc["buffer"]`
+    (+ `desc["offset"]` bytes); the description's keys are in tests/silicon/README.md."""
+
+    name: str
+    desc: dict[str, Any]
+
+
+TENSOR_MAP_KEYS = (
+    "buffer", "offset", "data_type", "rank", "global_dims", "global_strides", "box_dims", "element_strides",
+    "interleave", "swizzle", "l2_promotion", "oob_fill",
+)  # fmt: skip
+
+
+def check_tensor_map(desc: dict[str, Any], where: str) -> None:
+    if sorted(desc) != sorted(TENSOR_MAP_KEYS):
+        raise ValueError(f"{where}: a tensor map has the keys {sorted(TENSOR_MAP_KEYS)}, not {sorted(desc)}")
+
+
+@dataclass(frozen=True)
 class Spec:
     name: str
     kernel: str
@@ -62,6 +88,9 @@ class Spec:
     buffers: tuple[Buffer, ...]
     outputs: tuple[str, ...]
     extra: dict[str, Any]
+    tensor_maps: tuple[TensorMapParam, ...] = ()
+    order: tuple[str, ...] = ()
+    """Every kernel parameter's name in order (buffers and tensor maps); empty: the buffers."""
 
 
 def dim3(v: list[int]) -> tuple[int, int, int]:
@@ -72,17 +101,39 @@ def dim3(v: list[int]) -> tuple[int, int, int]:
 
 def load_spec(path: Path) -> Spec:
     raw: dict[str, Any] = json.loads(path.read_text())
+    if "encode_checks" in raw:  # no kernel: descriptions for cuTensorMapEncodeTiled alone
+        for check in raw["encode_checks"]:
+            check_tensor_map(check["tensor_map"], f"{path.name}: {check['name']}")
+        return Spec(
+            path.stem,
+            "",
+            "",
+            (1, 1, 1),
+            (1, 1, 1),
+            (1, 1, 1),
+            0,
+            (),
+            (),
+            {"encode_checks": raw["encode_checks"], "buffer_bytes": int(raw["buffer_bytes"])},
+        )
     buffers = tuple(
-        Buffer(p["name"], p["buffer"]["dtype"], int(p["buffer"]["nbytes"]), p["buffer"]["init"]) for p in raw["params"]
+        Buffer(p["name"], p["buffer"]["dtype"], int(p["buffer"]["nbytes"]), p["buffer"]["init"])
+        for p in raw["params"]
+        if "buffer" in p
     )
     names = {b.name for b in buffers}
+    tensor_maps = tuple(TensorMapParam(p["name"], p["tensor_map"]) for p in raw["params"] if "tensor_map" in p)
+    for tm in tensor_maps:
+        check_tensor_map(tm.desc, f"{path.name}: {tm.name}")
+        if tm.desc["buffer"] not in names:
+            raise ValueError(f"{path.name}: tensor map {tm.name} names buffer {tm.desc['buffer']!r}, not a parameter")
     outputs = tuple(raw["outputs"])
     if not set(outputs) <= names:
         raise ValueError(f"{path.name}: outputs {outputs} are not all parameters {sorted(names)}")
     grid, cluster = dim3(raw["grid"]), dim3(raw["cluster"])
     if any(g % c for g, c in zip(grid, cluster, strict=True)):
         raise ValueError(f"{path.name}: grid {grid} is not a multiple of cluster {cluster}")
-    extra = {k: v for k, v in raw.items() if k == "generated"}
+    extra = {k: v for k, v in raw.items() if k in ("generated", "tma")}
     return Spec(
         name=path.stem,
         kernel=raw["kernel"],
@@ -94,6 +145,8 @@ def load_spec(path: Path) -> Spec:
         buffers=buffers,
         outputs=outputs,
         extra=extra,
+        tensor_maps=tensor_maps,
+        order=tuple(p["name"] for p in raw["params"]) if tensor_maps else (),
     )
 
 
@@ -121,6 +174,10 @@ class Launcher(Protocol):
 
     def reset(self) -> None: ...
 
+    def encode_checks(self, checks: list[dict[str, Any]], buffer_bytes: int) -> list[dict[str, Any]]:
+        """`cuTensorMapEncodeTiled`'s verdict on each description, over one buffer of `buffer_bytes`."""
+        ...
+
 
 class FakeLauncher:
     """No GPU: checks what a real launch would need and returns the buffers unchanged."""
@@ -138,6 +195,9 @@ class FakeLauncher:
 
     def reset(self) -> None:
         pass
+
+    def encode_checks(self, checks: list[dict[str, Any]], buffer_bytes: int) -> list[dict[str, Any]]:
+        return [{**c, "result": "fake", "code": -1} for c in checks]
 
 
 class CudaLauncher:
@@ -183,6 +243,47 @@ class CudaLauncher:
             "compute_capability": f"{major}.{minor}",
         }
 
+    def encode(self, desc: dict[str, Any], address: int) -> bytes:
+        """`cuTensorMapEncodeTiled` of a description at `address`: the 128 bytes of the CUtensorMap."""
+        d = self.drv
+        enum = lambda cls, prefix, v: getattr(cls, f"{prefix}{v}")  # noqa: E731
+        tmap = self.check(
+            d.cuTensorMapEncodeTiled(
+                enum(d.CUtensorMapDataType, "CU_TENSOR_MAP_DATA_TYPE_", desc["data_type"]),
+                desc["rank"],
+                address + desc["offset"],
+                [d.cuuint64_t(x) for x in desc["global_dims"]],
+                # rank 1 has no strides, but the driver refuses a NULL array (silicon run 1): one unused entry
+                [d.cuuint64_t(x) for x in desc["global_strides"]] or [d.cuuint64_t(0)],
+                [d.cuuint32_t(x) for x in desc["box_dims"]],
+                [d.cuuint32_t(x) for x in desc["element_strides"]],
+                enum(d.CUtensorMapInterleave, "CU_TENSOR_MAP_INTERLEAVE_", desc["interleave"]),
+                enum(d.CUtensorMapSwizzle, "CU_TENSOR_MAP_SWIZZLE_", desc["swizzle"]),
+                enum(d.CUtensorMapL2promotion, "CU_TENSOR_MAP_L2_PROMOTION_", desc["l2_promotion"]),
+                enum(d.CUtensorMapFloatOOBfill, "CU_TENSOR_MAP_FLOAT_OOB_FILL_", desc["oob_fill"]),
+            )
+        )
+        words = [int(w) for w in tmap.opaque]
+        return b"".join(w.to_bytes(8, "little") for w in words)
+
+    def encode_checks(self, checks: list[dict[str, Any]], buffer_bytes: int) -> list[dict[str, Any]]:
+        d = self.drv
+        base = self.check(d.cuMemAlloc(buffer_bytes))
+        out: list[dict[str, Any]] = []
+        try:
+            for c in checks:
+                try:
+                    self.encode(c["tensor_map"], int(base))
+                    out.append({**c, "result": "CUDA_SUCCESS", "code": 0})
+                except RuntimeError as e:  # check() names the driver error
+                    words = str(e).split()
+                    out.append({**c, "result": words[-1], "code": int(words[3])})
+                except Exception as e:  # the bindings refused the arguments before the driver saw them
+                    out.append({**c, "result": f"bindings: {type(e).__name__}: {e}", "code": -1})
+        finally:
+            d.cuMemFree(base)
+        return out
+
     def run(self, spec: Spec, ptx: str, inputs: list[bytes]) -> list[bytes]:
         d = self.drv
         module = self.check(d.cuModuleLoadData(ptx.encode() + b"\0"))
@@ -208,8 +309,13 @@ class CudaLauncher:
                     attrs.append(a)
                 cfg.attrs = attrs
                 cfg.numAttrs = len(attrs)
-                # kernelParams: an array of pointers, each to one u64 device address
-                values = [ctypes.c_uint64(int(p)) for p in ptrs]
+                # kernelParams: an array of pointers, each to a u64 device address or a 128-byte tensor map
+                address = {b.name: int(p) for b, p in zip(spec.buffers, ptrs, strict=True)}
+                maps = {tm.name: self.encode(tm.desc, address[tm.desc["buffer"]]) for tm in spec.tensor_maps}
+                values: list[Any] = [
+                    (ctypes.c_uint8 * 128).from_buffer_copy(maps[n]) if n in maps else ctypes.c_uint64(address[n])
+                    for n in spec.order or [b.name for b in spec.buffers]
+                ]
                 argv = (ctypes.c_void_p * len(values))(*[ctypes.addressof(v) for v in values])
                 self.check(d.cuLaunchKernelEx(cfg, func, ctypes.addressof(argv), 0))
                 self.check(d.cuCtxSynchronize())
@@ -234,6 +340,12 @@ class CudaLauncher:
         self.check(d.cuCtxSetCurrent(self.ctx))
 
 
+def params_of(spec: Spec) -> list[dict[str, Any]]:
+    buffers = {b.name: {"name": b.name, "dtype": b.dtype, "nbytes": b.nbytes, "init": b.init} for b in spec.buffers}
+    maps = {tm.name: {"name": tm.name, "tensor_map": tm.desc} for tm in spec.tensor_maps}
+    return [buffers.get(n) or maps[n] for n in spec.order or list(buffers)]
+
+
 def fixture(spec: Spec, ptx: str, device: dict[str, str], recorded: str) -> dict[str, Any]:
     """The fixture of one program, without its outputs."""
     return {
@@ -247,7 +359,7 @@ def fixture(spec: Spec, ptx: str, device: dict[str, str], recorded: str) -> dict
             "cluster": list(spec.cluster),
             "dynamic_smem": spec.dynamic_smem,
         },
-        "params": [{"name": b.name, "dtype": b.dtype, "nbytes": b.nbytes, "init": b.init} for b in spec.buffers],
+        "params": params_of(spec),
         "device": device,
         "loaded_with": "cuModuleLoadData (the driver's PTX JIT, default options)",
         "recorded": recorded,
@@ -264,6 +376,15 @@ def run_all(launcher: Launcher, specs: list[Spec], out: Path) -> dict[str, Any]:
         dest.write_text(json.dumps(result, indent=1) + "\n")
 
     for spec in specs:
+        if "encode_checks" in spec.extra:
+            recorded = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+            checks = launcher.encode_checks(spec.extra["encode_checks"], spec.extra["buffer_bytes"])
+            result["fixtures"].append(
+                {"name": spec.name, "encode_checks": checks, "device": device, "recorded": recorded}
+            )
+            print(f"{spec.name}: {sum(c['code'] == 0 for c in checks)} of {len(checks)} accepted", flush=True)
+            flush()
+            continue
         ptx = (PROGRAMS / spec.ptx_file).read_text()
         recorded = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         fx = fixture(spec, ptx, device, recorded)
@@ -291,6 +412,9 @@ def run_all(launcher: Launcher, specs: list[Spec], out: Path) -> dict[str, Any]:
         except Exception as e:  # a failing program is recorded, the rest still run
             fx["error"] = f"{type(e).__name__}: {e}"
             status = fx["error"]
+            result["fixtures"].append(fx)
+            flush()  # a sticky fault (illegal instruction) can make the reset fail too
+            result["fixtures"].pop()
             launcher.reset()
         finally:
             done.set()
@@ -305,8 +429,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("out", type=Path)
     ap.add_argument("--fake", action="store_true", help="dry run without a GPU")
     ap.add_argument("--only", nargs="*", default=None, help="spec names to run (default: all)")
+    ap.add_argument("--programs", type=Path, default=PROGRAMS, help="the folder of specs (default: programs/)")
     args = ap.parse_args(argv)
-    specs = [load_spec(p) for p in sorted(PROGRAMS.glob("*.json"))]
+    specs = [load_spec(p) for p in sorted(args.programs.glob("*.json"))]
     # generated programs first: they use no cross-thread synchronisation, so they cannot hang
     specs.sort(key=lambda s: (not s.name.startswith("gen_"), s.name))
     if args.only:
