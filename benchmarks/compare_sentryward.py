@@ -100,7 +100,9 @@ def client_subject(name: str, ptx: str, variant: str = "original") -> Subject:
             subject.scalars[param["name"]] = (SCALAR_TYPES[param["ptx_type"]], param["value"])
         elif kind == "struct":
             fields = [
-                f"{f['offset']}=ptr:{f['pointer_to']}" if "pointer_to" in f else f"{f['offset']}={f['type']}:{f['value']}"
+                f"{f['offset']}=ptr:{f['pointer_to']}"
+                if "pointer_to" in f
+                else f"{f['offset']}={f['type']}:{f['value']}"
                 for f in param["fields"]
             ]
             args += ["--arg", f"arg{i}=struct:" + ",".join(fields)]
@@ -183,7 +185,13 @@ def _measure(command: list[str], timeout: float) -> tuple[int, str, str, float, 
         out.seek(0)
         err.seek(0)
         code = os.waitstatus_to_exitcode(status) if status != -9 else -9
-        return code, out.read().decode(errors="replace"), err.read().decode(errors="replace"), seconds, usage.ru_maxrss / 1024
+        return (
+            code,
+            out.read().decode(errors="replace"),
+            err.read().decode(errors="replace"),
+            seconds,
+            usage.ru_maxrss / 1024,
+        )
 
 
 def run_sentryward(command: list[str] | None, subject: Subject, workdir: Path, timeout: float) -> Outcome:
@@ -205,16 +213,16 @@ def run_sentryward(command: list[str] | None, subject: Subject, workdir: Path, t
         [*command, subject.ptx, "--input", str(path), "--timeout", str(timeout)], timeout + 30
     )
     try:
-        result = json.loads(out)
+        result: dict[str, Any] = json.loads(out)
     except ValueError:
         return Outcome(f"no report (exit {code}): {err.strip().splitlines()[-1:] or ''}", seconds, peak)
     verdict = str(result.get("result"))
-    diagnostics = result.get("diagnostics") or []
+    diagnostics: list[dict[str, Any]] = result.get("diagnostics") or []
     if diagnostics and verdict not in ("race_free", "verified"):
         first = diagnostics[0]
-        line = (first.get("details") or {}).get("ptx_line") or ((first.get("details") or {}).get("location") or {}).get(
-            "line"
-        )
+        details: dict[str, Any] = first.get("details") or {}
+        location: dict[str, Any] = details.get("location") or {}
+        line = details.get("ptx_line") or location.get("line")
         verdict += f": {first.get('code')}" + (f" (line {line})" if line else "")
     return Outcome(verdict, seconds, peak)
 
@@ -240,7 +248,9 @@ def run_ours(subject: Subject, timeout: float) -> Outcome:
 
 
 def subjects(workdir: Path) -> list[Subject]:
-    found = [client_subject(str(p.relative_to(CLIENTS).with_suffix("")), str(p)) for p in sorted(CLIENTS.glob("*/*.ptx"))]
+    found = [
+        client_subject(str(p.relative_to(CLIENTS).with_suffix("")), str(p)) for p in sorted(CLIENTS.glob("*/*.ptx"))
+    ]
     for kernel, mutation in variants():
         ptx = workdir / f"{kernel.replace('/', '_')}-{mutation}.ptx"
         ptx.write_text(MUTATIONS[mutation]((CLIENTS / f"{kernel}.ptx").read_text()))
@@ -256,7 +266,7 @@ def _cell(outcome: Outcome) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description="SentryWard and xdsl-tmem-run side by side on the same PTX files.")
     parser.add_argument("--only", default="", help="run the subjects whose name or variant contains this")
     parser.add_argument("--timeout", type=float, default=300, help="seconds per tool and subject")
     parser.add_argument("--json", type=Path, help="also write the rows here")
@@ -275,7 +285,9 @@ def main(argv: list[str] | None = None) -> int:
             theirs = run_sentryward(command, subject, workdir, args.timeout)
             ours = run_ours(subject, args.timeout)
             expected = subject.expected or "—"
-            print(f"| `{subject.name}` | {subject.variant} | {expected} | {_cell(theirs)} | {_cell(ours)} |", flush=True)
+            print(
+                f"| `{subject.name}` | {subject.variant} | {expected} | {_cell(theirs)} | {_cell(ours)} |", flush=True
+            )
             rows.append({"kernel": subject.name, "variant": subject.variant, "expected": expected,
                          "sentryward": vars(theirs), "ours": vars(ours)})  # fmt: skip
     if args.json:

@@ -56,7 +56,8 @@ def test_mutation_changes_only_its_step(kernel: str, mutation: str) -> None:
         assert "tcgen05.wait::ld.sync.aligned" not in after
     elif mutation == "no-accumulator-commit":
         (commit,) = delta
-        assert commit.startswith("tcgen05.commit") and delta[commit] == -1
+        assert commit.startswith("tcgen05.commit")
+        assert delta[commit] == -1
 
         def after_last_mma(ops: list[str]) -> int:
             last = max(i for i, op in enumerate(ops) if op.startswith("tcgen05.mma"))
@@ -168,9 +169,9 @@ def test_variants_run_to_their_class(kernel: str) -> None:
             run_kernel(
                 module, sidecar["kernel"], grid=sidecar["grid"], cluster=sidecar["cluster"], args=_arguments(sidecar)
             )
+            verdict = None
         except KernelHazard as e:
-            assert e.kind in expected, (mutation, e)
-        except KernelDeadlock as e:
-            assert expected == ("deadlock",), (mutation, e)
-        else:
-            assert expected == (), f"{mutation}: the variant ran clean"
+            verdict = e.kind
+        except KernelDeadlock:
+            verdict = "deadlock"
+        assert verdict in expected if expected else verdict is None, (mutation, verdict)

@@ -37,7 +37,14 @@ class PatternAbsent(Exception):
 _STATEMENT = re.compile(r"^(?P<indent>\s*)(?P<guard>@!?%?[\w$]+\s+)?(?P<opcode>[a-z][\w:.]*)(?P<operands>[^;]*);\s*$")
 _LABEL = re.compile(r"^\s*([$\w]+):")
 _REGISTER = re.compile(r"%[\w$]+")
-BARRIERS = ("bar.sync", "barrier.sync", "bar.arrive", "barrier.arrive", "barrier.cluster.arrive", "barrier.cluster.wait")
+BARRIERS = (
+    "bar.sync",
+    "barrier.sync",
+    "bar.arrive",
+    "barrier.arrive",
+    "barrier.cluster.arrive",
+    "barrier.cluster.wait",
+)
 """CTA- and cluster-wide thread barriers (PTX ISA §9.7.13.1-2)."""
 
 
@@ -119,7 +126,7 @@ def release_above_loads(ptx: str) -> str:
     first = stmts.index(loads[0])
     last = first
     while last + 1 < len(stmts) and (
-        _is(stmts[last + 1], "tcgen05.ld") or stmts[last + 1].destination() is not None and not stmts[last + 1].guard
+        _is(stmts[last + 1], "tcgen05.ld") or (stmts[last + 1].destination() is not None and not stmts[last + 1].guard)
     ):
         last += 1
     arrive = next(
