@@ -219,11 +219,13 @@ def run_sentryward(command: list[str] | None, subject: Subject, workdir: Path, t
     verdict = str(result.get("result"))
     diagnostics: list[dict[str, Any]] = result.get("diagnostics") or []
     if diagnostics and verdict not in ("race_free", "verified"):
-        first = diagnostics[0]
-        details: dict[str, Any] = first.get("details") or {}
-        location: dict[str, Any] = details.get("location") or {}
-        line = details.get("ptx_line") or location.get("line")
-        verdict += f": {first.get('code')}" + (f" (line {line})" if line else "")
+        # every distinct diagnostic code, with the PTX line of its first occurrence
+        codes: dict[str, Any] = {}
+        for diagnostic in diagnostics:
+            details: dict[str, Any] = diagnostic.get("details") or {}
+            location: dict[str, Any] = details.get("location") or {}
+            codes.setdefault(str(diagnostic.get("code")), details.get("ptx_line") or location.get("line"))
+        verdict += ": " + ", ".join(f"{c} (line {line})" if line else c for c, line in codes.items())
     return Outcome(verdict, seconds, peak)
 
 
