@@ -66,8 +66,8 @@ def test_mutation_changes_only_its_step(kernel: str, mutation: str) -> None:
         # the accumulator's commit, after the K loop: the last one in program order
         assert after_last_mma(after) == after_last_mma(before) - 1
     elif mutation == "flipped-parity":
-        assert delta == {"xor.b32": 1} or delta == {}  # an immediate parity flips in place
-        assert MUTATIONS[mutation](source) != source
+        # every client keeps the accumulator parity in a register (the immediate form: below)
+        assert delta == {"xor.b32": 1}
     elif mutation == "expect-tx-overcount":
         assert set(delta) <= {"add.u32"}
         assert delta.get("add.u32", 0) in (0, before.count(_expect_tx(before)))
@@ -175,3 +175,60 @@ def test_variants_run_to_their_class(kernel: str) -> None:
         except KernelDeadlock:
             verdict = "deadlock"
         assert verdict in expected if expected else verdict is None, (mutation, verdict)
+
+
+# A hand-written epilogue: one accumulator wait with an immediate parity, a 32x32b load, its wait,
+# an immediate expect_tx, the release and a guarded dealloc after the teardown barrier.
+SNIPPET = """\
+.version 8.8
+.target sm_100a
+.address_size 64
+.visible .entry k()
+{
+\t.reg .pred %p<3>;
+\t.reg .b32 %r<40>;
+\t.reg .b64 %rd<2>;
+\tmov.u32 %r1, %tid.x;
+\tsetp.lt.u32 %p1, %r1, 32;
+\tmbarrier.arrive.expect_tx.shared.b64 %rd1, [%r2], 4096;
+\t{
+\t.reg .pred P1;
+\tLAB_WAIT:
+\tmbarrier.try_wait.parity.shared.b64 P1, [%r3], 0, 10000000;
+\t@!P1 bra.uni LAB_WAIT;
+\t}
+\ttcgen05.ld.sync.aligned.32x32b.x2.b32 {%r4, %r5}, [%r6];
+\ttcgen05.wait::ld.sync.aligned;
+\tsetp.eq.b32 %p2, %r1, 0;
+\t@%p2 mbarrier.arrive.shared.b64 %rd1, [%r7];
+\tbar.sync 0;
+\t@%p1 tcgen05.dealloc.cta_group::1.sync.aligned.b32 %r8, 32;
+\tret;
+}
+"""
+
+
+def test_mutations_on_a_hand_written_epilogue() -> None:
+    from clients.seeded import (
+        dealloc_above_teardown,
+        flip_accumulator_wait_parity,
+        overcount_expect_tx,
+        release_above_loads,
+        remove_accumulator_commit,
+        remove_wait_ld,
+    )
+
+    assert "[%r3], 1, 10000000;" in flip_accumulator_wait_parity(SNIPPET)  # immediate parity flipped in place
+    assert f"[%r2], {4096 + TX_EXCESS};" in overcount_expect_tx(SNIPPET)
+    assert "wait::ld" not in remove_wait_ld(SNIPPET)
+    with pytest.raises(PatternAbsent, match=r"no tcgen05\.commit"):
+        remove_accumulator_commit(SNIPPET)
+    moved = release_above_loads(SNIPPET).splitlines()
+    # the release and the setp computing its guard, in order, right above the load
+    at = next(i for i, line in enumerate(moved) if "tcgen05.ld" in line)
+    assert [line.strip() for line in moved[at - 2 : at]] == [
+        "setp.eq.b32 %p2, %r1, 0;",
+        "@%p2 mbarrier.arrive.shared.b64 %rd1, [%r7];",
+    ]
+    tail = [line.strip() for line in dealloc_above_teardown(SNIPPET).splitlines()[-4:]]
+    assert tail == ["@%p1 tcgen05.dealloc.cta_group::1.sync.aligned.b32 %r8, 32;", "bar.sync 0;", "ret;", "}"]
