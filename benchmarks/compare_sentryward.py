@@ -39,7 +39,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
 from clients.seeded import EXPECTED, MUTATIONS, variants  # noqa: E402
-from clients.sidecar import entry_signatures  # noqa: E402
+from clients.sidecar import entry_signatures, make_tensors  # noqa: E402
 
 CLIENTS = ROOT / "tests" / "clients"
 EXIT_DEADLOCK, EXIT_HAZARD, EXIT_LIMIT = 2, 3, 4  # xdsl_tmem/tools/run.py
@@ -64,6 +64,11 @@ class Subject:
     run_args: list[str] = field(default_factory=lambda: [])
     """`xdsl-tmem-run` arguments after the file."""
     expected: str = ""
+    outputs: Path | None = None
+    """Where `xdsl-tmem-run --out` writes the buffers, to compare with numpy's result."""
+    expected_outputs: dict[str, tuple[str, float]] = field(default_factory=lambda: {})
+    """Output tensor → (numpy expression over the tensors, tolerance), from the sidecar."""
+    tensors: dict[str, Any] = field(default_factory=lambda: {})
 
 
 @dataclass
@@ -77,20 +82,25 @@ def _dims(values: list[int]) -> str:
     return "x".join(map(str, values))
 
 
-def client_subject(name: str, ptx: str, variant: str = "original") -> Subject:
-    """A client kernel (or a seeded variant of it) launched as its sidecar says."""
+def client_subject(name: str, ptx: str, workdir: Path, variant: str = "original") -> Subject:
+    """A client kernel (or a seeded variant of it) launched as its sidecar says, its tensors
+    made by `sidecar.make_tensors` and passed as `.npy` files."""
+    import numpy as np
+
     sidecar = json.loads((CLIENTS / f"{name}.json").read_text())
-    dtypes = {"float16": "f16", "float32": "f32"}
     subject = Subject(
         name, variant, ptx, sidecar["kernel"], sidecar["grid"], sidecar["block"], sidecar["cluster"],
         sidecar["dynamic_shared_bytes"],
     )  # fmt: skip
     args = ["--kernel", sidecar["kernel"], "--grid", _dims(sidecar["grid"]), "--cluster", _dims(sidecar["cluster"])]
-    for tensor, spec in sidecar["tensors"].items():
-        init = spec["init"]
-        seed = init.partition(":")[2]
-        kind = f"rand:{dtypes[spec['dtype']]}:{_dims(spec['shape'])}:{seed}" if seed else None
-        args += ["--arg", f"{tensor}={kind or 'zeros:' + dtypes[spec['dtype']] + ':' + _dims(spec['shape'])}"]
+    for tensor, array in make_tensors(sidecar["tensors"]).items():
+        path = workdir / f"{name.replace('/', '_')}-{tensor}.npy"
+        np.save(path, array)
+        args += ["--arg", f"{tensor}={path}"]
+    subject.outputs = workdir / f"{name.replace('/', '_')}-{variant}-out"
+    args += ["--out", str(subject.outputs)]
+    subject.expected_outputs = {t: (e, sidecar["tolerance"][t]) for t, e in sidecar["expected"].items()}
+    subject.tensors = sidecar["tensors"]
     for i, param in enumerate(sidecar["params"]):
         kind = param["kind"]
         if kind == "pointer":
@@ -229,11 +239,29 @@ def run_sentryward(command: list[str] | None, subject: Subject, workdir: Path, t
     return Outcome(verdict, seconds, peak)
 
 
+def _result_error(subject: Subject) -> str:
+    """`, max error E` against the sidecar's numpy expression (`, WRONG: ...` above its tolerance)."""
+    import numpy as np
+
+    if subject.outputs is None or not subject.expected_outputs:
+        return ""
+    inputs = make_tensors(subject.tensors)
+    worst, wrong = 0.0, ""
+    for name, (expression, tolerance) in subject.expected_outputs.items():
+        want = np.asarray(eval(expression, {"np": np}, dict(inputs)), dtype=np.float64)
+        got = np.load(subject.outputs / f"{name}.npy").astype(np.float64)
+        error = float(np.max(np.abs(got - want)))
+        worst = max(worst, error)
+        if error > tolerance:
+            wrong += f", WRONG: {name} off by {error:g} (tolerance {tolerance:g})"
+    return wrong or f", max error {worst:g}"
+
+
 def run_ours(subject: Subject, timeout: float) -> Outcome:
     command = [sys.executable, "-m", "xdsl_tmem.tools.run", subject.ptx, *subject.run_args]
     code, _, err, seconds, peak = _measure(command, timeout)
     if code == 0:
-        verdict = "SAFE"
+        verdict = "SAFE" + _result_error(subject)
     elif code == -9:
         verdict = f"timeout ({timeout:.0f} s)"
     elif code == EXIT_HAZARD:
@@ -251,12 +279,13 @@ def run_ours(subject: Subject, timeout: float) -> Outcome:
 
 def subjects(workdir: Path) -> list[Subject]:
     found = [
-        client_subject(str(p.relative_to(CLIENTS).with_suffix("")), str(p)) for p in sorted(CLIENTS.glob("*/*.ptx"))
+        client_subject(str(p.relative_to(CLIENTS).with_suffix("")), str(p), workdir)
+        for p in sorted(CLIENTS.glob("*/*.ptx"))
     ]
     for kernel, mutation in variants():
         ptx = workdir / f"{kernel.replace('/', '_')}-{mutation}.ptx"
         ptx.write_text(MUTATIONS[mutation]((CLIENTS / f"{kernel}.ptx").read_text()))
-        subject = client_subject(kernel, str(ptx), mutation)
+        subject = client_subject(kernel, str(ptx), workdir, mutation)
         classes = EXPECTED[kernel, mutation].classes
         subject.expected = " / ".join(classes) if classes else "SAFE (not a bug here)"
         found.append(subject)
