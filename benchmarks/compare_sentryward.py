@@ -17,7 +17,7 @@ built here from the same sidecar: launch dimensions, scalar parameter values, an
 read from its error messages; see docs/comparison.md). Pointers are left symbolic: sentryward
 rejects numeric pointer values ("pointer inputs use symbolic objects").
 
-Outside CI: it takes minutes (sentryward spends 15-30 s on each GEMM it analyses).
+Outside CI: it takes minutes (sentryward spends 5-40 s on each GEMM it analyses).
 """
 
 from __future__ import annotations
