@@ -45,7 +45,7 @@ BARRIERS = (
     "barrier.cluster.arrive",
     "barrier.cluster.wait",
 )
-"""CTA- and cluster-wide thread barriers (PTX ISA §9.7.13.1-2)."""
+"""CTA- and cluster-wide thread barriers (PTX ISA: bar, barrier; barrier.cluster)."""
 
 
 @dataclass(frozen=True)
@@ -186,7 +186,7 @@ def flip_accumulator_wait_parity(ptx: str) -> str:
         raise PatternAbsent("no mbarrier.try_wait.parity before the epilogue's tcgen05.ld")
     wait = waits[-1]
     parts = [p.strip() for p in wait.operands.split(",")]
-    # try_wait.parity waitComplete, [addr], phaseParity{, suspendTimeHint} (PTX ISA §9.7.13.15.16)
+    # try_wait.parity waitComplete, [addr], phaseParity{, suspendTimeHint} (PTX ISA: mbarrier.test_wait / try_wait)
     parity = parts[2]
     if parity in ("0", "1"):
         parts[2] = str(1 - int(parity))
@@ -207,7 +207,7 @@ TX_EXCESS = 1024
 
 def overcount_expect_tx(ptx: str) -> str:
     """Add `TX_EXCESS` bytes to every `mbarrier.arrive.expect_tx`: the stage's phase waits for
-    bytes no copy delivers (PTX ISA §9.7.13.15.6, tx-count)."""
+    bytes no copy delivers (PTX ISA: mbarrier, "tx-count")."""
     lines = ptx.splitlines()
     arrives = _find(statements(lines), "mbarrier.arrive.expect_tx")
     if not arrives:
