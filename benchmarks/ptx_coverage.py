@@ -48,8 +48,9 @@ def sources() -> list[tuple[str, str]]:
     for path in [
         *sorted((ROOT / "tests" / "ptx_corpus").glob("*.ptx")),
         *sorted((ROOT / "tests" / "clients").glob("**/*.ptx")),
+        *sorted((ROOT / "silicon" / "programs").glob("**/*.ptx")),
     ]:
-        files.append((str(path.relative_to(ROOT / "tests")), path.read_text()))
+        files.append((str(path.relative_to(ROOT / path.relative_to(ROOT).parts[0])), path.read_text()))
     return files
 
 
