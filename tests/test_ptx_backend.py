@@ -477,7 +477,8 @@ def test_ptx_ops_declare_what_isel_reads() -> None:
     packed = {"add_f32x2", "sub_f32x2", "mul_f32x2", "fma_f32x2"}
     floats = {"abs", "rcp", "sqrt", "copysign", "testp", "ex2", "cvt_pack"}
     assert register_only == {
-        f"ptx.{n}" for n in (*arithmetic, *bits, *packed, *floats, "mov", "mad", "fma", "selp", "setp", "cvt", "cvta")
+        f"ptx.{n}"
+        for n in (*arithmetic, *bits, *packed, *floats, "mov", "mad", "fma", "selp", "setp", "setp_bool", "cvt", "cvta")
     }
     commutative = {op.name for op in ptx.PTX.operations if op.has_trait(Commutative)}
     assert commutative == {

@@ -15,7 +15,6 @@ from external import ToolFailed, Upstream
 from numpy.typing import NDArray
 from support import ROOT, ptxas_assemble, run_cli
 
-from xdsl_tmem.backend.printer import ptx_text
 from xdsl_tmem.backend.target import ARCHS
 from xdsl_tmem.diagnostics import SourceMap
 from xdsl_tmem.dialects import ptx
@@ -198,12 +197,11 @@ SKIP:
 """ + STORE_R3.replace("\tmov.u32 %r1, %tid.x;\n", "")
 
 
-def _printed_line(module: Any, text: str, nth: int = 0) -> int:
-    """The line of the `nth` instruction spelled `text` in the module's PTX as our printer
-    writes it (what a report's "PTX line N" counts)."""
-    (inner,) = module.body.block.ops
-    printed = [line.strip() for line in ptx_text(inner).splitlines()]
-    return [i for i, line in enumerate(printed) if line == text][nth] + 1
+def _file_line(text: str, instruction: str, nth: int = 0) -> int:
+    """The line of `calls.ptx` (HEADER + text) holding the `nth` `instruction`: the line a
+    report about a parsed file names."""
+    lines = [line.strip() for line in (HEADER + text).splitlines()]
+    return [i for i, line in enumerate(lines) if line == instruction][nth] + 1
 
 
 def test_nested_call_with_a_byte_array_under_divergence() -> None:
@@ -283,7 +281,7 @@ def test_hazard_in_a_callee_names_the_callee_line() -> None:
         run_kernel(module, "k", block=32, args={"out": np.zeros(32, np.uint32)})
     assert caught.value.kind == "divergent-sync-aligned"
     assert isinstance(caught.value.op, ptx.BarSyncOp)
-    assert f"at PTX line {_printed_line(module, 'bar.sync 0;')}" in caught.value.where, caught.value.where
+    assert f"at calls.ptx:{_file_line(text, 'bar.sync 0;')}" in caught.value.where, caught.value.where
 
 
 RECURSIVE = (
@@ -326,8 +324,8 @@ def test_recursion_is_refused_when_it_runs() -> None:
     with pytest.raises(LaunchError) as refused:
         run_kernel(module, "k", block=32, args={"out": np.zeros(32, np.uint32)})
     message = refused.value.message
-    line = _printed_line(module, "call.uni (r), fact, (a);")  # the call inside fact
-    expected = rf"call\.uni at PTX line {line}: recursive call of fact \(through fact -> fact\)"
+    line = _file_line(RECURSIVE, "call.uni (r), fact, (a);")  # the call inside fact
+    expected = rf"call\.uni at calls\.ptx:{line}: recursive call of fact \(through fact -> fact\)"
     assert re.search(expected, message), message
 
 

@@ -112,6 +112,7 @@ from xdsl_tmem.dialects.ptx.mbarrier import (
 )
 from xdsl_tmem.dialects.ptx.memory import (
     AtomCasOp,
+    AtomicOrder,
     AtomOp,
     BulkTensorForm,
     CpAsyncBulkTensorOp,
@@ -212,6 +213,7 @@ from xdsl_tmem.dialects.ptx.structure import (
 from xdsl_tmem.dialects.ptx.sync import (
     BarArriveOp,
     BarRedOp,
+    BarRedSpelling,
     BarrierClusterOp,
     BarrierOp,
     BarSyncOp,
@@ -449,12 +451,14 @@ __all__ = [
     "AtomOp",
     "AtomicOperation",
     "AtomicOperationAttr",
+    "AtomicOrder",
     "AtomicSpace",
     "AtomicSpaceAttr",
     "AtomicType",
     "AtomicTypeAttr",
     "BarArriveOp",
     "BarRedOp",
+    "BarRedSpelling",
     "BarSyncOp",
     "BarWarpSyncOp",
     "BarrierClusterKind",

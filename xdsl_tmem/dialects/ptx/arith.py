@@ -717,8 +717,7 @@ class SetpBoolOp(TypedOp):
         self,
         cmp: CmpOp,
         type: PtxType,
-        p: RegisterType | None,
-        q: RegisterType | None,
+        results: tuple[RegisterType | None, RegisterType | None],
         lhs: SSAValue,
         rhs: SSAValue,
         c: SSAValue | None = None,
@@ -730,7 +729,7 @@ class SetpBoolOp(TypedOp):
             type, cmp=CmpOpAttr(cmp), bool_op=None if bool_op is None else BoolOpAttr(bool_op),
             c_negated=UnitAttr() if c_negated else None,
         )  # fmt: skip
-        super().__init__(operands=[lhs, rhs, c, None], result_types=[p, q], properties=props)
+        super().__init__(operands=[lhs, rhs, c, None], result_types=list(results), properties=props)
 
     def modifiers(self) -> list[str]:
         return [self.cmp.data.value, *([self.bool_op.data.value] if self.bool_op is not None else [])]

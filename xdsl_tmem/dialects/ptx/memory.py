@@ -807,6 +807,14 @@ def _check_atomic(
     _check_address(op, None if op.space is None else StateSpaceAttr(op.space.data.state_space), op.addr, ATOMIC_RULE)
 
 
+@dataclass(frozen=True)
+class AtomicOrder:
+    """`{.sem}{.scope}` of an atomic (`atom`, `red`): each optional on its own."""
+
+    sem: MemSemantic | None = None
+    scope: nvvm.MemScopeKind | None = None
+
+
 @irdl_op_definition
 class AtomOp(Instruction):
     """`atom{.sem}{.scope}{.space}.op.type d, [a+offset], b`: `d` = the old value at `a`,
@@ -835,14 +843,13 @@ class AtomOp(Instruction):
         b: SSAValue,
         *,
         space: AtomicSpace | None = None,
-        sem: MemSemantic | None = None,
-        scope: nvvm.MemScopeKind | None = None,
+        order: AtomicOrder = AtomicOrder(),
         offset: int = 0,
     ):
         super().__init__(
             operands=[addr, b, None],
             result_types=[res],
-            properties=_atomic_props(operation, type, space, sem, scope, offset),
+            properties=_atomic_props(operation, type, space, order, offset),
         )
 
     def mnemonic(self) -> str:
@@ -885,11 +892,10 @@ class AtomCasOp(Instruction):
         c: SSAValue,
         *,
         space: AtomicSpace | None = None,
-        sem: MemSemantic | None = None,
-        scope: nvvm.MemScopeKind | None = None,
+        order: AtomicOrder = AtomicOrder(),
         offset: int = 0,
     ):
-        props = _atomic_props(None, type, space, sem, scope, offset)
+        props = _atomic_props(None, type, space, order, offset)
         super().__init__(operands=[addr, b, c, None], result_types=[res], properties=props)
 
     def mnemonic(self) -> str:
@@ -931,11 +937,10 @@ class RedOp(Instruction):
         b: SSAValue,
         *,
         space: AtomicSpace | None = None,
-        sem: MemSemantic | None = None,
-        scope: nvvm.MemScopeKind | None = None,
+        order: AtomicOrder = AtomicOrder(),
         offset: int = 0,
     ):
-        props = _atomic_props(operation, type, space, sem, scope, offset)
+        props = _atomic_props(operation, type, space, order, offset)
         super().__init__(operands=[addr, b, None], properties=props)
 
     def mnemonic(self) -> str:
@@ -955,8 +960,7 @@ def _atomic_props(
     operation: AtomicOperation | None,
     type: AtomicType,
     space: AtomicSpace | None,
-    sem: MemSemantic | None,
-    scope: nvvm.MemScopeKind | None,
+    order: AtomicOrder,
     offset: int,
 ) -> dict[str, Attribute]:
     props: dict[str, Attribute] = {"type": AtomicTypeAttr(type), "offset": IntAttr(offset)}
@@ -964,10 +968,10 @@ def _atomic_props(
         props["operation"] = AtomicOperationAttr(operation)
     if space is not None:
         props["space"] = AtomicSpaceAttr(space)
-    if sem is not None:
-        props["sem"] = MemSemanticAttr(sem)
-    if scope is not None:
-        props["scope"] = nvvm.MemScopeKindAttr(scope)
+    if order.sem is not None:
+        props["sem"] = MemSemanticAttr(order.sem)
+    if order.scope is not None:
+        props["scope"] = nvvm.MemScopeKindAttr(order.scope)
     return props
 
 

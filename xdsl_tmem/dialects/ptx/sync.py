@@ -8,6 +8,7 @@ Synchronization and Communication Instructions) and is checked against ptxas.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, fields
 from typing import ClassVar
 
 from xdsl.dialects.builtin import (
@@ -90,6 +91,16 @@ class BarSyncOp(Instruction):
         _check_barrier_operands(self, self.id, self.count, self.RULE)
 
 
+@dataclass(frozen=True)
+class BarRedSpelling:
+    """How a `bar.red` is written: `barrier.` instead of `bar.`, `.cta`, `.aligned`
+    (only on `barrier.`)."""
+
+    barrier: bool = False
+    cta: bool = False
+    aligned: bool = False
+
+
 @irdl_op_definition
 class BarRedOp(Instruction):
     """`bar.red.popc.u32 d, id[, count], {!}p` (`d` a `.b32` register) or
@@ -123,13 +134,12 @@ class BarRedOp(Instruction):
         count: SSAValue | None,
         pred: SSAValue,
         *,
-        barrier: bool = False,
-        aligned: bool = False,
+        spelling: BarRedSpelling = BarRedSpelling(),
         negate: bool = False,
-        cta: bool = False,
     ):
         props: dict[str, Attribute] = {"reduction": nvvm.BarrierReductionAttr(reduction)}
-        for flag, on in (("barrier", barrier), ("aligned", aligned), ("negate_source", negate), ("cta", cta)):
+        flags = (*((f.name, getattr(spelling, f.name)) for f in fields(spelling)), ("negate_source", negate))
+        for flag, on in flags:
             if on:
                 props[flag] = UnitAttr()
         super().__init__(operands=[id, count, pred, None], result_types=[res], properties=props)
