@@ -234,6 +234,8 @@ class Program:
         """Raise `Unsupported` for the first op under `root` without an implementation."""
         for op in root.walk():
             if op is not root and type(op) not in self.table:
+                if op.dialect_name() == "nvvm":  # a real NVVM op (e.g. TMA) that only the PTX level may run
+                    raise Unsupported(op, f"xdsl-tmem-run: {op.name} is not executed at the NVVM level yet")
                 raise Unsupported(op, f"xdsl-tmem-run: no interpreter implementation for '{op.name}'")
 
     def plan(self, block: Block) -> tuple[Planned, ...]:
