@@ -16,6 +16,7 @@ without the dialect prefix (`<3>` for `!llvm.ptr<3>`); both spellings are read.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import ClassVar, Self, cast
 
 from typing_extensions import TypeVar
@@ -56,7 +57,7 @@ from xdsl_tmem.dialects.nvvm.attributes import (
     ProxyKindAttr,
 )
 from xdsl_tmem.dialects.nvvm.base import NVVMOp, address_space, check_pointer
-from xdsl_tmem.dialects.traits import LaneVarying, Synchronizes, SyncPoint, WarpLocal
+from xdsl_tmem.dialects.traits import LaneVarying, PtxLevelOnly, Synchronizes, SyncPoint, WarpLocal
 
 # --------------------------------------------------------------------------------------
 # Enum attributes
@@ -88,10 +89,10 @@ class TMAReduxKind(StrEnum):
     XOR = "xor"
 
 
-_E = TypeVar("_E", bound=StrEnum)
+_Mode = TypeVar("_Mode", bound=StrEnum)
 
 
-def _parse_enum(parser: AttrParser, enum_type: type[_E]) -> _E:
+def _parse_enum(parser: AttrParser, enum_type: type[_Mode]) -> _Mode:
     with parser.in_angle_brackets():
         return parser.parse_str_enum(enum_type)
 
@@ -145,8 +146,8 @@ class TMAReduxKindAttr(EnumAttribute[TMAReduxKind]):
 
 _LOAD_TILE = TMALoadModeAttr(TMALoadMode.TILE)
 _STORE_TILE = TMAStoreModeAttr(TMAStoreMode.TILE)
-_FALSE = IntegerAttr.from_bool(False)
-MAX_TENSOR_RANK = 5
+_NOT_CTA_ONLY = IntegerAttr.from_bool(False)
+_MAX_RANK = 5
 
 
 # --------------------------------------------------------------------------------------
@@ -201,8 +202,8 @@ def _shown(op: NVVMOp, defaults: dict[str, Attribute]) -> dict[str, Attribute]:
 
 def _check_rank(op: NVVMOp, coordinates: Sequence[SSAValue]) -> int:
     rank = len(coordinates)
-    if not 1 <= rank <= MAX_TENSOR_RANK:
-        raise op.error(f"expects 1 to {MAX_TENSOR_RANK} coordinates (tensor dimensions), got {rank}")
+    if not 1 <= rank <= _MAX_RANK:
+        raise op.error(f"expects 1 to {_MAX_RANK} coordinates (tensor dimensions), got {rank}")
     return rank
 
 
@@ -225,6 +226,19 @@ def _check_store_mode(op: NVVMOp, mode: TMAStoreMode, rank: int) -> None:
 # --------------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class TensorLoadOptions:
+    """The optional parts of a TMA load (`CpAsyncBulkTensorSharedClusterGlobalOp`)."""
+
+    im2col_offsets: Sequence[SSAValue] = ()
+    multicast_mask: SSAValue | None = None
+    l2_cache_hint: SSAValue | None = None
+    predicate: SSAValue | None = None
+    mode: TMALoadMode = TMALoadMode.TILE
+    is_cta_only: bool = False
+    group: int | None = None
+
+
 @irdl_op_definition
 class CpAsyncBulkTensorSharedClusterGlobalOp(NVVMOp):
     """`cp.async.bulk.tensor.Nd.shared::cluster.global.<mode>.mbarrier::complete_tx::bytes
@@ -234,7 +248,7 @@ class CpAsyncBulkTensorSharedClusterGlobalOp(NVVMOp):
     Not a `CtaGroupUser`: ptxas accepts `.cta_group::1` and `::2` copies in one kernel
     (checked with ptxas for sm_100a), unlike tcgen05 instructions."""
 
-    traits = traits_def(SyncPoint(), LaneVarying())
+    traits = traits_def(SyncPoint(), LaneVarying(), PtxLevelOnly())
 
     name = "nvvm.cp.async.bulk.tensor.shared.cluster.global"
     dst_mem = operand_def(LLVMPointerType)
@@ -245,12 +259,12 @@ class CpAsyncBulkTensorSharedClusterGlobalOp(NVVMOp):
     multicast_mask = opt_operand_def(I16)
     l2_cache_hint = opt_operand_def(I64)
     predicate = opt_operand_def(I1)
-    is_cta_only = prop_def(BoolAttr, default_value=_FALSE, prop_name="isCTAOnly")
+    is_cta_only = prop_def(BoolAttr, default_value=_NOT_CTA_ONLY, prop_name="isCTAOnly")
     mode = prop_def(TMALoadModeAttr, default_value=_LOAD_TILE)
     group = opt_prop_def(CTAGroupKindAttr)
     irdl_options = (ParsePropInAttrDict(), AttrSizedOperandSegments(as_property=True))
 
-    DEFAULTS: ClassVar[dict[str, Attribute]] = {"isCTAOnly": _FALSE, "mode": _LOAD_TILE}
+    DEFAULTS: ClassVar[dict[str, Attribute]] = {"isCTAOnly": _NOT_CTA_ONLY, "mode": _LOAD_TILE}
 
     def __init__(
         self,
@@ -258,30 +272,18 @@ class CpAsyncBulkTensorSharedClusterGlobalOp(NVVMOp):
         tma_descriptor: SSAValue,
         coordinates: Sequence[SSAValue],
         mbar: SSAValue,
-        *,
-        im2col_offsets: Sequence[SSAValue] = (),
-        multicast_mask: SSAValue | None = None,
-        l2_cache_hint: SSAValue | None = None,
-        predicate: SSAValue | None = None,
-        mode: TMALoadMode = TMALoadMode.TILE,
-        is_cta_only: bool = False,
-        group: CTAGroupKindAttr | None = None,
+        options: TensorLoadOptions | None = None,
     ):
-        props: dict[str, Attribute] = {"isCTAOnly": IntegerAttr.from_bool(is_cta_only), "mode": TMALoadModeAttr(mode)}
-        if group is not None:
-            props["group"] = group
+        o = options or TensorLoadOptions()
+        props: dict[str, Attribute] = {
+            "isCTAOnly": IntegerAttr.from_bool(o.is_cta_only),
+            "mode": TMALoadModeAttr(o.mode),
+        }
+        if o.group is not None:
+            props["group"] = CTAGroupKindAttr.from_int(o.group)
+        optional = [o.multicast_mask, o.l2_cache_hint, o.predicate]
         super().__init__(
-            operands=[
-                dst_mem,
-                tma_descriptor,
-                coordinates,
-                mbar,
-                im2col_offsets,
-                multicast_mask,
-                l2_cache_hint,
-                predicate,
-            ],
-            properties=props,
+            operands=[dst_mem, tma_descriptor, coordinates, mbar, o.im2col_offsets, *optional], properties=props
         )
 
     def cta_only(self) -> bool:
@@ -423,7 +425,7 @@ class CpAsyncBulkTensorGlobalSharedCtaOp(_TensorToGlobal):
     a TMA store of the box at `coordinates` from `src_mem`, completing in the bulk
     async-group (`nvvm.cp.async.bulk.commit.group` / `wait_group`)."""
 
-    traits = traits_def(SyncPoint(), LaneVarying())
+    traits = traits_def(SyncPoint(), LaneVarying(), PtxLevelOnly())
 
     name = "nvvm.cp.async.bulk.tensor.global.shared.cta"
     tma_descriptor = operand_def(LLVMPointerType)
@@ -473,7 +475,7 @@ class CpAsyncBulkTensorReduceOp(_TensorToGlobal):
     """`cp.reduce.async.bulk.tensor.Nd.global.shared::cta.<redOp>.<mode>.bulk_group
     [.L2::cache_hint]`: a TMA store that combines into global memory with `redKind`."""
 
-    traits = traits_def(SyncPoint(), LaneVarying())
+    traits = traits_def(SyncPoint(), LaneVarying(), PtxLevelOnly())
 
     name = "nvvm.cp.async.bulk.tensor.reduce"
     tma_descriptor = operand_def(LLVMPointerType)
@@ -529,7 +531,7 @@ class CpAsyncBulkSharedClusterGlobalOp(NVVMOp):
     [.L2::cache_hint] [dst], [src], size, [mbar]` (a `!llvm.ptr<3>` destination:
     `.shared::cta`)."""
 
-    traits = traits_def(SyncPoint(), LaneVarying())
+    traits = traits_def(SyncPoint(), LaneVarying(), PtxLevelOnly())
 
     name = "nvvm.cp.async.bulk.shared.cluster.global"
     dst_mem = operand_def(LLVMPointerType)
@@ -598,7 +600,7 @@ class CpAsyncBulkGlobalSharedCtaOp(NVVMOp):
     """`cp.async.bulk.global.shared::cta.bulk_group[.L2::cache_hint][.cp_mask]
     [dst], [src], size[, policy][, byteMask]`: completes in the bulk async-group."""
 
-    traits = traits_def(SyncPoint(), LaneVarying())
+    traits = traits_def(SyncPoint(), LaneVarying(), PtxLevelOnly())
 
     name = "nvvm.cp.async.bulk.global.shared.cta"
     dst_mem = operand_def(LLVMPointerType)
@@ -665,7 +667,7 @@ class CpAsyncBulkGlobalSharedCtaOp(NVVMOp):
 class CpAsyncBulkCommitGroupOp(NVVMOp):
     """`cp.async.bulk.commit_group;`: close this thread's open bulk async-group."""
 
-    traits = traits_def(SyncPoint(), LaneVarying())
+    traits = traits_def(SyncPoint(), LaneVarying(), PtxLevelOnly())
 
     name = "nvvm.cp.async.bulk.commit.group"
     assembly_format = "attr-dict"
@@ -679,7 +681,7 @@ class CpAsyncBulkWaitGroupOp(NVVMOp):
     """`cp.async.bulk.wait_group[.read] N;`: wait until at most `group` of this thread's
     bulk async-groups are pending (`.read`: until their sources have been read)."""
 
-    traits = traits_def(Synchronizes(), LaneVarying())
+    traits = traits_def(Synchronizes(), LaneVarying(), PtxLevelOnly())
 
     name = "nvvm.cp.async.bulk.wait_group"
     group = prop_def(IntegerAttr[I32])
@@ -712,7 +714,7 @@ class PrefetchTensormapOp(NVVMOp):
     `nvvm.prefetch` (`nvvm.prefetch tensormap[ in_param_space], %p[, predicate = %q] : type`).
     The cache-level forms of `nvvm.prefetch` are not part of this dialect."""
 
-    traits = traits_def(WarpLocal(), LaneVarying())
+    traits = traits_def(WarpLocal(), LaneVarying(), PtxLevelOnly())
 
     name = "nvvm.prefetch"
     addr = operand_def(LLVMPointerType)
@@ -828,7 +830,7 @@ class _FenceProxyTensormap(NVVMOp):
 class FenceProxyAcquireOp(_FenceProxyTensormap):
     """`fence.proxy.tensormap::generic.acquire.<scope> [addr], size;` (size 128)."""
 
-    traits = traits_def(WarpLocal(), LaneVarying())
+    traits = traits_def(WarpLocal(), LaneVarying(), PtxLevelOnly())
 
     name = "nvvm.fence.proxy.acquire"
     addr = operand_def(LLVMPointerType)
@@ -851,7 +853,7 @@ class FenceProxyAcquireOp(_FenceProxyTensormap):
 class FenceProxyReleaseOp(_FenceProxyTensormap):
     """`fence.proxy.tensormap::generic.release.<scope>;`"""
 
-    traits = traits_def(WarpLocal(), LaneVarying())
+    traits = traits_def(WarpLocal(), LaneVarying(), PtxLevelOnly())
 
     name = "nvvm.fence.proxy.release"
 
