@@ -1,5 +1,12 @@
 // RUN: xdsl-tmem-opt %s -t ptx | filecheck %s
 // RUN: xdsl-tmem-opt %s -t 'ptx{arch=sm_103a}' | filecheck %s
+// ptxas assembles it for every target:
+// REQUIRES: ptxas
+// RUN: xdsl-tmem-opt %s -t 'ptx{arch=sm_100a}' --ptxas 2>&1 >/dev/null | filecheck %s --check-prefix=PTXAS
+// RUN: xdsl-tmem-opt %s -t 'ptx{arch=sm_100f}' --ptxas 2>&1 >/dev/null | filecheck %s --check-prefix=PTXAS
+// RUN: xdsl-tmem-opt %s -t 'ptx{arch=sm_103a}' --ptxas 2>&1 >/dev/null | filecheck %s --check-prefix=PTXAS
+// RUN: xdsl-tmem-opt %s -t 'ptx{arch=sm_110a}' --ptxas 2>&1 >/dev/null | filecheck %s --check-prefix=PTXAS
+// PTXAS: ptxas: k (sm_1{{[01]}}{{[0-9]}}{{[af]}}): {{[0-9]+}} registers
 
 // The nvvm TMA ops as llc-22 spells them (mlir-translate-22 --mlir-to-llvmir | llc-22
 // -mcpu=sm_100a): `.tile` on the intrinsic forms, none on the predicated ones (inline
