@@ -241,3 +241,11 @@ llvm.func @f(%dst: !llvm.ptr<7>, %cta: !llvm.ptr<3>, %desc: !llvm.ptr, %bar: !ll
 }
 // mlir-opt-22: "uni-directional proxies only support generic for from_proxy attribute"
 // CHECK: error: nvvm.fence.proxy.release: fromProxy must be generic, got async
+
+// -----
+// Upstream accepts the cache-level form; this dialect has only the tensormap one.
+llvm.func @f(%p: !llvm.ptr<1>) {
+  nvvm.prefetch level = L2, %p : !llvm.ptr<1>
+  llvm.return
+}
+// CHECK: invalid_tma.mlir:[[# @LINE - 3]]:17: error: nvvm.prefetch: only the tensormap form (`nvvm.prefetch tensormap, %p : !llvm.ptr`) is supported; upstream's cache-level forms are not in this dialect

@@ -738,7 +738,11 @@ class PrefetchTensormapOp(NVVMOp):
     @classmethod
     def parse(cls, parser: Parser) -> Self:
         pos = parser.pos
-        parser.parse_keyword("tensormap")
+        if parser.parse_optional_keyword("tensormap") is None:
+            parser.raise_error(
+                "nvvm.prefetch: only the tensormap form (`nvvm.prefetch tensormap, %p : !llvm.ptr`) is supported; "
+                "upstream's cache-level forms are not in this dialect"
+            )
         props: dict[str, Attribute] = {"tensormap": UnitAttr()}
         if parser.parse_optional_keyword("in_param_space") is not None:
             props["in_param_space"] = UnitAttr()
