@@ -22,6 +22,7 @@ from xdsl.irdl import IRDLOperation
 import xdsl_tmem.dialects
 from xdsl_tmem.backend.isel import RULES
 from xdsl_tmem.dialects import nvvm, ptx, tmem
+from xdsl_tmem.dialects.traits import PtxLevelOnly
 from xdsl_tmem.interpreter.executor import Program
 from xdsl_tmem.interpreter.run import default_functions
 
@@ -154,7 +155,10 @@ def test_every_nvvm_op_has_an_isel_rule_and_an_interpreter_implementation() -> N
     location); this finds a forgotten one before a program needs it."""
     ops = set(nvvm.NVVM.operations)
     assert sorted(op.name for op in ops - set(RULES)) == []
-    assert sorted(op.name for op in ops - _interpreted()) == []
+    # (the TMA ops declare `PtxLevelOnly`: refused at the op at the NVVM level, issue 14)
+    ptx_only = {op for op in ops if op.has_trait(PtxLevelOnly)}
+    assert sorted(op.name for op in ops - _interpreted() - ptx_only) == []
+    assert not ptx_only & _interpreted(), "an op declared PtxLevelOnly has an NVVM-level implementation"
 
 
 def test_every_tmem_op_has_an_interpreter_implementation() -> None:

@@ -57,6 +57,11 @@ class WarpLocal(OpTrait):
     """Not a scheduling point: only the warp's own values are read and written."""
 
 
+class PtxLevelOnly(OpTrait):
+    """The NVVM-level interpreter does not run this op yet; the PTX level runs what it
+    selects to. xdsl-tmem-run refuses it at the op before running."""
+
+
 class UniformResult(OpTrait):
     """Results are the same in every lane of a warp, whatever the operands."""
 

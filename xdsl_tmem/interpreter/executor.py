@@ -45,7 +45,7 @@ from xdsl.interpreter import (
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.traits import IsTerminator
 
-from xdsl_tmem.dialects.traits import is_sync_point
+from xdsl_tmem.dialects.traits import PtxLevelOnly, is_sync_point
 from xdsl_tmem.fence_policy import FencePolicy
 from xdsl_tmem.interpreter.hazards import WarpClock
 from xdsl_tmem.interpreter.launch import Geometry
@@ -234,6 +234,8 @@ class Program:
         """Raise `Unsupported` for the first op under `root` without an implementation."""
         for op in root.walk():
             if op is not root and type(op) not in self.table:
+                if op.has_trait(PtxLevelOnly):
+                    raise Unsupported(op, f"xdsl-tmem-run: {op.name} is not executed at the NVVM level yet")
                 raise Unsupported(op, f"xdsl-tmem-run: no interpreter implementation for '{op.name}'")
 
     def plan(self, block: Block) -> tuple[Planned, ...]:

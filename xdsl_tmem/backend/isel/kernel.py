@@ -32,6 +32,7 @@ from xdsl_tmem.backend.isel import control as _control
 from xdsl_tmem.backend.isel import memory as _memory
 from xdsl_tmem.backend.isel import nvvm_sync as _nvvm_sync
 from xdsl_tmem.backend.isel import tcgen05 as _tcgen05
+from xdsl_tmem.backend.isel import tma as _tma
 from xdsl_tmem.backend.isel.control import FUNC_RETURN, func_param_declaration, load_func_param, select_blocks
 from xdsl_tmem.backend.isel.core import (
     Address,
@@ -47,7 +48,7 @@ from xdsl_tmem.backend.isel.core import (
 from xdsl_tmem.dialects import ptx
 from xdsl_tmem.dialects.ptx import CmpOp, PtxType, StateSpace
 
-RULE_MODULES = (_arith, _memory, _control, _nvvm_sync, _tcgen05)
+RULE_MODULES = (_arith, _memory, _control, _nvvm_sync, _tcgen05, _tma)
 """The rule modules, one per op family (imported for their registrations)."""
 
 if TYPE_CHECKING:

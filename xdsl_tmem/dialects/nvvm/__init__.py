@@ -24,6 +24,9 @@ One module per family, this package re-exports every public name:
   try_wait.parity, try_wait, test.wait, fence.mbarrier.init;
 * `sync`: fence.proxy, barrier0, barrier, barrier.arrive, bar.warp.sync,
   cluster.arrive[.relaxed], cluster.wait;
+* `tma`: cp.async.bulk.tensor (load, store, reduce), cp.async.bulk (both directions),
+  cp.async.bulk.commit.group / wait_group, prefetch (tensormap form),
+  fence.proxy.acquire / release (tensormap), and their enum attributes;
 * `identity`: elect.sync, mapa and the `read.ptx.sreg.*` special registers;
 * `kernel_attributes`: the `nvvm.*` launch attributes on functions.
 
@@ -156,6 +159,25 @@ from xdsl_tmem.dialects.nvvm.tcgen05 import (
     Tcgen05WaitOp,
     ldst_register_count,
 )
+from xdsl_tmem.dialects.nvvm.tma import (
+    CpAsyncBulkCommitGroupOp,
+    CpAsyncBulkGlobalSharedCtaOp,
+    CpAsyncBulkSharedClusterGlobalOp,
+    CpAsyncBulkTensorGlobalSharedCtaOp,
+    CpAsyncBulkTensorReduceOp,
+    CpAsyncBulkTensorSharedClusterGlobalOp,
+    CpAsyncBulkWaitGroupOp,
+    FenceProxyAcquireOp,
+    FenceProxyReleaseOp,
+    PrefetchTensormapOp,
+    TensorLoadOptions,
+    TMALoadMode,
+    TMALoadModeAttr,
+    TMAReduxKind,
+    TMAReduxKindAttr,
+    TMAStoreMode,
+    TMAStoreModeAttr,
+)
 from xdsl_tmem.dialects.utils import CtaGroupUser
 
 NVVM = Dialect(
@@ -194,6 +216,17 @@ NVVM = Dialect(
         ClusterArriveOp,
         ClusterArriveRelaxedOp,
         ClusterWaitOp,
+        # tma
+        CpAsyncBulkTensorSharedClusterGlobalOp,
+        CpAsyncBulkTensorGlobalSharedCtaOp,
+        CpAsyncBulkTensorReduceOp,
+        CpAsyncBulkSharedClusterGlobalOp,
+        CpAsyncBulkGlobalSharedCtaOp,
+        CpAsyncBulkCommitGroupOp,
+        CpAsyncBulkWaitGroupOp,
+        PrefetchTensormapOp,
+        FenceProxyAcquireOp,
+        FenceProxyReleaseOp,
         # identity
         ElectSyncOp,
         MapaOp,
@@ -254,6 +287,9 @@ NVVM = Dialect(
         ProxyKindAttr,
         SharedSpaceAttr,
         BarrierReductionAttr,
+        TMALoadModeAttr,
+        TMAStoreModeAttr,
+        TMAReduxKindAttr,
     ],
 )
 
@@ -292,11 +328,20 @@ __all__ = [
     "ClusterIdZOp",
     "ClusterNctaRankOp",
     "ClusterWaitOp",
+    "CpAsyncBulkCommitGroupOp",
+    "CpAsyncBulkGlobalSharedCtaOp",
+    "CpAsyncBulkSharedClusterGlobalOp",
+    "CpAsyncBulkTensorGlobalSharedCtaOp",
+    "CpAsyncBulkTensorReduceOp",
+    "CpAsyncBulkTensorSharedClusterGlobalOp",
+    "CpAsyncBulkWaitGroupOp",
     "CtaGroupOp",
     "CtaGroupUser",
     "ElectSyncOp",
     "FenceMbarrierInitOp",
+    "FenceProxyAcquireOp",
     "FenceProxyOp",
+    "FenceProxyReleaseOp",
     "GlobalTimerOp",
     "GridDimXOp",
     "GridDimYOp",
@@ -321,6 +366,7 @@ __all__ = [
     "MemScopeKind",
     "MemScopeKindAttr",
     "NVVMOp",
+    "PrefetchTensormapOp",
     "ProxyKind",
     "ProxyKindAttr",
     "SharedSpace",
@@ -329,6 +375,12 @@ __all__ = [
     "SmIdOp",
     "SpecialRegisterOp",
     "SyncWarpOp",
+    "TMALoadMode",
+    "TMALoadModeAttr",
+    "TMAReduxKind",
+    "TMAReduxKindAttr",
+    "TMAStoreMode",
+    "TMAStoreModeAttr",
     "Tcgen05AllocOp",
     "Tcgen05CommitOp",
     "Tcgen05CpMulticast",
@@ -358,6 +410,7 @@ __all__ = [
     "Tcgen05WaitKind",
     "Tcgen05WaitKindAttr",
     "Tcgen05WaitOp",
+    "TensorLoadOptions",
     "ThreadIdXOp",
     "ThreadIdYOp",
     "ThreadIdZOp",

@@ -89,6 +89,7 @@ _SPACE_NAMES = {
     0: "generic",
     1: "global",
     3: "shared::cta",
+    4: "constant",
     6: "tensor memory",
     7: "shared::cluster",
 }
