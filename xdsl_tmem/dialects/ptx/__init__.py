@@ -234,6 +234,7 @@ from xdsl_tmem.dialects.ptx.tcgen05 import (
     Tcgen05StOp,
     Tcgen05WaitOp,
 )
+from xdsl_tmem.dialects.ptx.values import CARRY_OPS, VALUE_ATTRS, VALUE_OPS, CarryOp, SpelledOp
 from xdsl_tmem.dialects.ptx.warp import (
     ActivemaskOp,
     ElectSyncOp,
@@ -364,6 +365,8 @@ PTX = Dialect(
         CallTargetsOp,
         CallPrototypeOp,
         DebugTextOp,
+        *VALUE_OPS,
+        *CARRY_OPS,
     ],
     [
         RegisterType,
@@ -413,10 +416,15 @@ PTX = Dialect(
         AtomicOperationAttr,
         AtomicTypeAttr,
         AtomicSpaceAttr,
+        *VALUE_ATTRS,
     ],
 )
 
 __all__ = [
+    "CARRY_OPS",
+    "VALUE_OPS",
+    "CarryOp",
+    "SpelledOp",
     "BFE_TYPES",
     "BFIND_TYPES",
     "BFI_TYPES",
