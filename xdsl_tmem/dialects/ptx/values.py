@@ -28,20 +28,27 @@ from xdsl.dialects.builtin import UnitAttr
 from xdsl.dialects.utils import EnumAttribute
 from xdsl.ir import Attribute, SpacedOpaqueSyntaxAttribute, SSAValue
 from xdsl.irdl import (
+    AttrSizedOperandSegments,
     irdl_attr_definition,
     irdl_op_definition,
     operand_def,
+    opt_operand_def,
     opt_prop_def,
+    opt_result_def,
     prop_def,
     result_def,
     traits_def,
 )
 
-from xdsl_tmem.dialects.ptx.arith import COMPARE_RULE, FLOAT_RULE, INTEGER_RULE, LOGIC_RULE
+from xdsl_tmem.dialects.ptx.arith import COMPARE_RULE, FLOAT_RULE, INTEGER_RULE, LOGIC_RULE, MOVE_RULE
 from xdsl_tmem.dialects.ptx.base import Instruction, Namer, Reg, RegisterType, RegOrImm, WritesOnlyRegisters
 from xdsl_tmem.dialects.ptx.qualifiers import (
+    BoolOpAttr,
+    CmpOpAttr,
     DivPrecisionAttr,
     IntModeAttr,
+    PackedFloatAttr,
+    RoundingAttr,
     PtxType,
     PtxTypeAttr,
     check_only_register,
@@ -185,15 +192,19 @@ class SpelledOp(Instruction, ABC):
         """Whether the spelling is the core op's (no extended modifier or type)."""
         return False
 
+    def pair(self) -> bool:
+        """`setp`'s `p|q`: two predicates written (the semantics' `pair`)."""
+        return False
+
     def verify_(self) -> None:
-        from xdsl_tmem.interpreter.ptx import UnsupportedInstruction, decode
+        from xdsl_tmem.interpreter.ptx import LANE_DTYPE, UnsupportedInstruction, decode
 
         if self.core_spelling():
             raise reject(self, self.mnemonic(), f"without an extended modifier or packed type it is {self.CORE}",
                          self.rule())  # fmt: skip
         opcode, *modifiers = self.mnemonic().split(".")
         try:
-            sem = decode(opcode, tuple(modifiers))
+            sem = decode(opcode, tuple(modifiers), pair=self.pair())
         except UnsupportedInstruction as e:
             raise reject(self, self.mnemonic(), e.why, self.rule()) from None
         operand_types = [t for t in sem.operands if t != "cc"]
@@ -203,20 +214,21 @@ class SpelledOp(Instruction, ABC):
             raise reject(self, f"{len(sources)} sources and {len(self.results)} destinations",
                          f"{self.mnemonic()} takes {len(operand_types)} and {len(result_types)}", self.rule())  # fmt: skip
         for i, (value, t) in enumerate(zip(sources, operand_types, strict=True)):
-            _check(self, f"operand {'abcd'[i]}", value, t, destination=False)
+            _check(self, f"operand {'abcd'[i]}", value, t, 8 * LANE_DTYPE[t].itemsize, destination=False)
         for value, t in zip(self.results, result_types, strict=True):
-            _check(self, "destination", value, t, destination=True)
+            _check(self, "destination", value, t, 8 * LANE_DTYPE[t].itemsize, destination=True)
 
 
-def _check(op: SpelledOp, role: str, value: SSAValue, t: str, *, destination: bool) -> None:
+def _check(op: SpelledOp, role: str, value: SSAValue, t: str, width: int, *, destination: bool) -> None:
     """A value of PTX type `t`: the type's register class (or an immediate, for a
-    source); a packed type (`.f16x2`, `.s16x2`) is read as its `.b32` register."""
+    source); a packed type (`.f16x2`, `.e4m3x2`, `.tf32`) is read as the `.b` register
+    of its width."""
     if t in PtxType.__members__.values():
-        check_operand(op, role, value, PtxType(t), op.rule())
+        check_operand(op, role, value, PtxType(t), op.rule(), wider=isinstance(op, CvtExtOp) and destination)
     elif destination:
-        check_only_register(op, role, value, "b32", op.rule())
+        check_only_register(op, role, value, f"b{width}", op.rule())
     else:
-        check_register(op, role, value, "b32", op.rule())
+        check_register(op, role, value, f"b{width}", op.rule())
 
 
 def _props(**values: Attribute | None) -> dict[str, Attribute]:
@@ -759,14 +771,264 @@ class MadcOp(_CarryTernaryOp):
         return [self.mode.data.value, *["cc"] * bool(self.cc), self.type.data.value]
 
 
+# ---- comparison ---------------------------------------------------------------------------
+
+
+class CompareType(StrEnum):
+    """The types `set`/`setp` compare: bit-size, integer, float and packed halves."""
+
+    B16 = "b16"
+    B32 = "b32"
+    B64 = "b64"
+    U16 = "u16"
+    U32 = "u32"
+    U64 = "u64"
+    S16 = "s16"
+    S32 = "s32"
+    S64 = "s64"
+    F16 = "f16"
+    F16X2 = "f16x2"
+    BF16 = "bf16"
+    BF16X2 = "bf16x2"
+    F32 = "f32"
+    F64 = "f64"
+
+
+@irdl_attr_definition
+class CompareTypeAttr(EnumAttribute[CompareType], SpacedOpaqueSyntaxAttribute):
+    name = "ptx.compare_type"
+
+
+class SetResultType(StrEnum):
+    """`set`'s destination: a mask (`.u32 .s32`), 1.0f (`.f32`), or per half."""
+
+    U32 = "u32"
+    S32 = "s32"
+    F32 = "f32"
+    F16X2 = "f16x2"
+    BF16X2 = "bf16x2"
+
+
+@irdl_attr_definition
+class SetResultTypeAttr(EnumAttribute[SetResultType], SpacedOpaqueSyntaxAttribute):
+    name = "ptx.set_result_type"
+
+
+@irdl_op_definition
+class SetOp(SpelledOp):
+    """`set.cmp[.bool].dtype.stype d, a, b[, [!]c]`: the comparison as a mask, 1.0f or 0
+    (per half for the packed types). `.ftz` is not typed (its forms would double the
+    recognizer's index; such instructions stay generic)."""
+
+    name = "ptx.set"
+    MNEMONIC: ClassVar[str] = "set"
+    RULE: ClassVar[str] = COMPARE_RULE
+    cmp = prop_def(CmpOpAttr)
+    bool_op = opt_prop_def(BoolOpAttr)
+    dtype = prop_def(SetResultTypeAttr)
+    stype = prop_def(CompareTypeAttr)
+    res = result_def(Reg)
+    lhs = operand_def(RegOrImm)
+    rhs = operand_def(RegOrImm)
+    c = opt_operand_def(Reg)
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+
+    def modifiers(self) -> list[str]:
+        return [self.cmp.data.value, *_value(self.bool_op), self.dtype.data.value, self.stype.data.value]
+
+
+@irdl_op_definition
+class SetpExtOp(SpelledOp):
+    """`setp.cmp[.ftz].type p[|q], a, b` with `.ftz` or a packed half type (for those, p
+    compares the low halves and q the high ones); `ptx.setp`/`ptx.setp_bool` own the rest."""
+
+    name = "ptx.setp_ext"
+    MNEMONIC: ClassVar[str] = "setp"
+    RULE: ClassVar[str] = COMPARE_RULE
+    CORE: ClassVar[str] = "ptx.setp"
+    cmp = prop_def(CmpOpAttr)
+    ftz = opt_prop_def(UnitAttr)
+    type = prop_def(FloatTypeAttr)
+    p = result_def(Reg)
+    q = opt_result_def(Reg)
+    lhs = operand_def(RegOrImm)
+    rhs = operand_def(RegOrImm)
+
+    def modifiers(self) -> list[str]:
+        return [self.cmp.data.value, *["ftz"] * bool(self.ftz), self.type.data.value]
+
+    def pair(self) -> bool:
+        return self.q is not None
+
+    def core_spelling(self) -> bool:
+        return not (self.ftz or self.type.data.packed)
+
+    def ptx_operands(self, name: Namer) -> list[str]:
+        destination = name(self.p) if self.q is None else f"{name(self.p)}|{name(self.q)}"
+        return [destination, name(self.lhs), name(self.rhs)]
+
+
+# ---- conversions with .ftz/.sat/.relu/.satfinite, packed and narrow formats --------------------
+
+
+class CvtType(StrEnum):
+    """`cvt`'s scalar types."""
+
+    U8 = "u8"
+    U16 = "u16"
+    U32 = "u32"
+    U64 = "u64"
+    S8 = "s8"
+    S16 = "s16"
+    S32 = "s32"
+    S64 = "s64"
+    F16 = "f16"
+    BF16 = "bf16"
+    F32 = "f32"
+    F64 = "f64"
+
+
+@irdl_attr_definition
+class CvtTypeAttr(EnumAttribute[CvtType], SpacedOpaqueSyntaxAttribute):
+    name = "ptx.cvt_type"
+
+
+class Saturation(StrEnum):
+    """How a conversion clamps: `.sat` (to the destination range, NaN to 0), `.relu`
+    (negatives to 0), `.satfinite` (to the largest finite value)."""
+
+    SAT = "sat"
+    RELU = "relu"
+    SATFINITE = "satfinite"
+
+
+@irdl_attr_definition
+class SaturationAttr(EnumAttribute[Saturation], SpacedOpaqueSyntaxAttribute):
+    name = "ptx.saturation"
+
+
+@irdl_op_definition
+class CvtExtOp(SpelledOp):
+    """`cvt[.rnd][.ftz][.sat|.relu|.satfinite].dtype.atype d, a`: `ptx.cvt` with `.ftz` or a
+    saturation."""
+
+    name = "ptx.cvt_ext"
+    MNEMONIC: ClassVar[str] = "cvt"
+    RULE: ClassVar[str] = MOVE_RULE
+    CORE: ClassVar[str] = "ptx.cvt"
+    rounding = opt_prop_def(RoundingAttr)
+    ftz = opt_prop_def(UnitAttr)
+    saturation = opt_prop_def(SaturationAttr)
+    dtype = prop_def(CvtTypeAttr)
+    stype = prop_def(CvtTypeAttr)
+    res = result_def(Reg)
+    src = operand_def(Reg)
+
+    def modifiers(self) -> list[str]:
+        flags = [*_value(self.rounding), *["ftz"] * bool(self.ftz), *_value(self.saturation)]
+        return [*flags, self.dtype.data.value, self.stype.data.value]
+
+    def core_spelling(self) -> bool:
+        return not (self.ftz or self.saturation)
+
+
+class TfRounding(StrEnum):
+    """`.tf32` rounds to nearest, ties away (`.rna`), or `.rn`/`.rz`."""
+
+    RNA = "rna"
+    RN = "rn"
+    RZ = "rz"
+
+
+@irdl_attr_definition
+class TfRoundingAttr(EnumAttribute[TfRounding], SpacedOpaqueSyntaxAttribute):
+    name = "ptx.tf_rounding"
+
+
+@irdl_op_definition
+class CvtTf32Op(SpelledOp):
+    """`cvt.{rna,rn,rz}[.satfinite][.relu].tf32.f32 d, a`: a `.f32` rounded to tf32's 10
+    mantissa bits, in a `.b32` register."""
+
+    name = "ptx.cvt_tf32"
+    MNEMONIC: ClassVar[str] = "cvt"
+    RULE: ClassVar[str] = MOVE_RULE
+    rounding = prop_def(TfRoundingAttr)
+    satfinite = opt_prop_def(UnitAttr)
+    relu = opt_prop_def(UnitAttr)
+    res = result_def(Reg)
+    src = operand_def(Reg)
+
+    def modifiers(self) -> list[str]:
+        flags = ["satfinite"] * bool(self.satfinite) + ["relu"] * bool(self.relu)
+        return [self.rounding.data.value, *flags, "tf32", "f32"]
+
+
+@irdl_op_definition
+class CvtPackedOp(SpelledOp):
+    """`cvt.rn[.satfinite][.relu].dtype.atype d, a` between packed pairs: `.f16x2` from
+    `.e4m3x2`/`.e5m2x2` (and the 6- and 4-bit pairs), and back."""
+
+    name = "ptx.cvt_packed"
+    MNEMONIC: ClassVar[str] = "cvt"
+    RULE: ClassVar[str] = MOVE_RULE
+    rounding = prop_def(FloatRoundingAttr)
+    satfinite = opt_prop_def(UnitAttr)
+    relu = opt_prop_def(UnitAttr)
+    dtype = prop_def(PackedFloatAttr)
+    stype = prop_def(PackedFloatAttr)
+    res = result_def(Reg)
+    src = operand_def(Reg)
+
+    def modifiers(self) -> list[str]:
+        flags = ["satfinite"] * bool(self.satfinite) + ["relu"] * bool(self.relu)
+        return [self.rounding.data.value, *flags, self.dtype.data.value, self.stype.data.value]
+
+
+class PackSatType(StrEnum):
+    """`cvt.pack.sat`'s destination element types."""
+
+    U8 = "u8"
+    S8 = "s8"
+    U16 = "u16"
+    S16 = "s16"
+
+
+@irdl_attr_definition
+class PackSatTypeAttr(EnumAttribute[PackSatType], SpacedOpaqueSyntaxAttribute):
+    name = "ptx.pack_sat_type"
+
+
+@irdl_op_definition
+class CvtPackSatOp(SpelledOp):
+    """`cvt.pack.sat.{u16,s16}.s32 d, a, b` (a in the high half) and
+    `cvt.pack.sat.{u8,s8}.s32.b32 d, a, b, c` (a, b into bytes 1 and 0, c's low half
+    into bytes 3..2), each source clamped to the destination type."""
+
+    name = "ptx.cvt_pack_sat"
+    MNEMONIC: ClassVar[str] = "cvt"
+    RULE: ClassVar[str] = MOVE_RULE
+    dtype = prop_def(PackSatTypeAttr)
+    res = result_def(Reg)
+    a = operand_def(RegOrImm)
+    b = operand_def(RegOrImm)
+    c = opt_operand_def(RegOrImm)
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+
+    def modifiers(self) -> list[str]:
+        return ["pack", "sat", self.dtype.data.value, "s32", *["b32"] * (self.c is not None)]
+
+
 VALUE_OPS: tuple[type[SpelledOp], ...] = (
     AddExtOp, SubExtOp, MulExtOp, FmaExtOp, MinExtOp, MaxExtOp, NegExtOp, RsqrtOp, TanhOp, Lg2Op, SinOp, CosOp,
     DivFtzOp, AddSatOp, SubSatOp, MadSatOp, Mul24Op, Mad24Op, SadOp, Dp4aOp, Dp2aOp, BmskOp, SzextOp, CnotOp, SlctOp,
+    SetOp, SetpExtOp, CvtExtOp, CvtTf32Op, CvtPackedOp, CvtPackSatOp,
 )  # fmt: skip
 """The ops of this module that read and write registers only (the carry ops aside)."""
 
 CARRY_OPS: tuple[type[CarryOp], ...] = (AddCcOp, SubCcOp, AddcOp, SubcOp, MadCcOp, MadcOp)
 
 VALUE_ATTRS = (
-    FloatTypeAttr, MinMaxTypeAttr, FloatRoundingAttr, WordTypeAttr, BitsModeAttr, SelectTypeAttr,
+    FloatTypeAttr, MinMaxTypeAttr, FloatRoundingAttr, WordTypeAttr, BitsModeAttr, SelectTypeAttr, CompareTypeAttr,
+    SetResultTypeAttr, CvtTypeAttr, SaturationAttr, TfRoundingAttr, PackSatTypeAttr,
 )  # fmt: skip
