@@ -224,7 +224,7 @@ def _check(op: SpelledOp, role: str, value: SSAValue, t: str, width: int, *, des
     source); a packed type (`.f16x2`, `.e4m3x2`, `.tf32`) is read as the `.b` register
     of its width."""
     if t in PtxType.__members__.values():
-        check_operand(op, role, value, PtxType(t), op.rule(), wider=isinstance(op, CvtExtOp) and destination)
+        check_operand(op, role, value, PtxType(t), op.rule(), wider=isinstance(op, _CvtExtOp) and destination)
     elif destination:
         check_only_register(op, role, value, f"b{width}", op.rule())
     else:
@@ -814,27 +814,39 @@ class SetResultTypeAttr(EnumAttribute[SetResultType], SpacedOpaqueSyntaxAttribut
     name = "ptx.set_result_type"
 
 
-@irdl_op_definition
-class SetOp(SpelledOp):
+class _SetOp(SpelledOp, ABC):
     """`set.cmp[.bool].dtype.stype d, a, b[, [!]c]`: the comparison as a mask, 1.0f or 0
     (per half for the packed types). `.ftz` is not typed (its forms would double the
     recognizer's index; such instructions stay generic)."""
 
-    name = "ptx.set"
     MNEMONIC: ClassVar[str] = "set"
     RULE: ClassVar[str] = COMPARE_RULE
     cmp = prop_def(CmpOpAttr)
-    bool_op = opt_prop_def(BoolOpAttr)
     dtype = prop_def(SetResultTypeAttr)
     stype = prop_def(CompareTypeAttr)
     res = result_def(Reg)
     lhs = operand_def(RegOrImm)
     rhs = operand_def(RegOrImm)
-    c = opt_operand_def(Reg)
-    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+
+
+@irdl_op_definition
+class SetOp(_SetOp):
+    name = "ptx.set"
 
     def modifiers(self) -> list[str]:
-        return [self.cmp.data.value, *_value(self.bool_op), self.dtype.data.value, self.stype.data.value]
+        return [self.cmp.data.value, self.dtype.data.value, self.stype.data.value]
+
+
+@irdl_op_definition
+class SetBoolOp(_SetOp):
+    """`set.cmp.bool.dtype.stype d, a, b, c`: the comparison combined with predicate c."""
+
+    name = "ptx.set_bool"
+    bool_op = prop_def(BoolOpAttr)
+    c = operand_def(Reg)
+
+    def modifiers(self) -> list[str]:
+        return [self.cmp.data.value, self.bool_op.data.value, self.dtype.data.value, self.stype.data.value]
 
 
 @irdl_op_definition
@@ -871,8 +883,8 @@ class SetpExtOp(SpelledOp):
 # ---- conversions with .ftz/.sat/.relu/.satfinite, packed and narrow formats --------------------
 
 
-class CvtType(StrEnum):
-    """`cvt`'s scalar types."""
+class IntCvtType(StrEnum):
+    """`cvt`'s integer types."""
 
     U8 = "u8"
     U16 = "u16"
@@ -882,6 +894,16 @@ class CvtType(StrEnum):
     S16 = "s16"
     S32 = "s32"
     S64 = "s64"
+
+
+@irdl_attr_definition
+class IntCvtTypeAttr(EnumAttribute[IntCvtType], SpacedOpaqueSyntaxAttribute):
+    name = "ptx.int_cvt_type"
+
+
+class FloatCvtType(StrEnum):
+    """`cvt`'s scalar float types."""
+
     F16 = "f16"
     BF16 = "bf16"
     F32 = "f32"
@@ -889,8 +911,22 @@ class CvtType(StrEnum):
 
 
 @irdl_attr_definition
-class CvtTypeAttr(EnumAttribute[CvtType], SpacedOpaqueSyntaxAttribute):
-    name = "ptx.cvt_type"
+class FloatCvtTypeAttr(EnumAttribute[FloatCvtType], SpacedOpaqueSyntaxAttribute):
+    name = "ptx.float_cvt_type"
+
+
+class IntRounding(StrEnum):
+    """The roundings to an integral value."""
+
+    RNI = "rni"
+    RZI = "rzi"
+    RMI = "rmi"
+    RPI = "rpi"
+
+
+@irdl_attr_definition
+class IntRoundingAttr(EnumAttribute[IntRounding], SpacedOpaqueSyntaxAttribute):
+    name = "ptx.int_rounding"
 
 
 class Saturation(StrEnum):
@@ -907,22 +943,58 @@ class SaturationAttr(EnumAttribute[Saturation], SpacedOpaqueSyntaxAttribute):
     name = "ptx.saturation"
 
 
-@irdl_op_definition
-class CvtExtOp(SpelledOp):
-    """`cvt[.rnd][.ftz][.sat|.relu|.satfinite].dtype.atype d, a`: `ptx.cvt` with `.ftz` or a
-    saturation."""
+class _CvtExtOp(SpelledOp, ABC):
+    """`ptx.cvt` with `.ftz` or a saturation; one op per direction, so that the
+    recognizer enumerates each direction's types only."""
 
-    name = "ptx.cvt_ext"
     MNEMONIC: ClassVar[str] = "cvt"
     RULE: ClassVar[str] = MOVE_RULE
     CORE: ClassVar[str] = "ptx.cvt"
+    res = result_def(Reg)
+    src = operand_def(Reg)
+
+
+@irdl_op_definition
+class CvtIntSatOp(_CvtExtOp):
+    """`cvt.sat.dtype.atype d, a` between integers: clamped to the destination range."""
+
+    name = "ptx.cvt_int_sat"
+    dtype = prop_def(IntCvtTypeAttr)
+    stype = prop_def(IntCvtTypeAttr)
+
+    def modifiers(self) -> list[str]:
+        return ["sat", self.dtype.data.value, self.stype.data.value]
+
+
+@irdl_op_definition
+class CvtFloatIntOp(_CvtExtOp):
+    """`cvt.irnd[.ftz][.sat].dtype.ftype d, a`: float to integer with `.ftz` or `.sat`."""
+
+    name = "ptx.cvt_float_int"
+    rounding = prop_def(IntRoundingAttr)
+    ftz = opt_prop_def(UnitAttr)
+    sat = opt_prop_def(UnitAttr)
+    dtype = prop_def(IntCvtTypeAttr)
+    stype = prop_def(FloatCvtTypeAttr)
+
+    def modifiers(self) -> list[str]:
+        flags = ["ftz"] * bool(self.ftz) + ["sat"] * bool(self.sat)
+        return [self.rounding.data.value, *flags, self.dtype.data.value, self.stype.data.value]
+
+    def core_spelling(self) -> bool:
+        return not (self.ftz or self.sat)
+
+
+@irdl_op_definition
+class CvtFloatOp(_CvtExtOp):
+    """`cvt[.rnd][.ftz][.sat|.relu|.satfinite].dtype.atype d, a` between scalar floats."""
+
+    name = "ptx.cvt_float"
     rounding = opt_prop_def(RoundingAttr)
     ftz = opt_prop_def(UnitAttr)
     saturation = opt_prop_def(SaturationAttr)
-    dtype = prop_def(CvtTypeAttr)
-    stype = prop_def(CvtTypeAttr)
-    res = result_def(Reg)
-    src = operand_def(Reg)
+    dtype = prop_def(FloatCvtTypeAttr)
+    stype = prop_def(FloatCvtTypeAttr)
 
     def modifiers(self) -> list[str]:
         flags = [*_value(self.rounding), *["ftz"] * bool(self.ftz), *_value(self.saturation)]
@@ -1022,7 +1094,7 @@ class CvtPackSatOp(SpelledOp):
 VALUE_OPS: tuple[type[SpelledOp], ...] = (
     AddExtOp, SubExtOp, MulExtOp, FmaExtOp, MinExtOp, MaxExtOp, NegExtOp, RsqrtOp, TanhOp, Lg2Op, SinOp, CosOp,
     DivFtzOp, AddSatOp, SubSatOp, MadSatOp, Mul24Op, Mad24Op, SadOp, Dp4aOp, Dp2aOp, BmskOp, SzextOp, CnotOp, SlctOp,
-    SetOp, SetpExtOp, CvtExtOp, CvtTf32Op, CvtPackedOp, CvtPackSatOp,
+    SetOp, SetBoolOp, SetpExtOp, CvtIntSatOp, CvtFloatIntOp, CvtFloatOp, CvtTf32Op, CvtPackedOp, CvtPackSatOp,
 )  # fmt: skip
 """The ops of this module that read and write registers only (the carry ops aside)."""
 
@@ -1030,5 +1102,5 @@ CARRY_OPS: tuple[type[CarryOp], ...] = (AddCcOp, SubCcOp, AddcOp, SubcOp, MadCcO
 
 VALUE_ATTRS = (
     FloatTypeAttr, MinMaxTypeAttr, FloatRoundingAttr, WordTypeAttr, BitsModeAttr, SelectTypeAttr, CompareTypeAttr,
-    SetResultTypeAttr, CvtTypeAttr, SaturationAttr, TfRoundingAttr, PackSatTypeAttr,
+    SetResultTypeAttr, IntCvtTypeAttr, FloatCvtTypeAttr, IntRoundingAttr, SaturationAttr, TfRoundingAttr, PackSatTypeAttr,
 )  # fmt: skip

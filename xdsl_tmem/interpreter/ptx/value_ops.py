@@ -21,8 +21,8 @@ from xdsl_tmem.interpreter.ptx.program import (
     Decoder,
     Decoding,
     Lanes,
+    _lanewise,  # pyright: ignore[reportPrivateUsage]
     _store_result,  # pyright: ignore[reportPrivateUsage]
-    _value,  # pyright: ignore[reportPrivateUsage]
     decodes,
     exec_mask,
 )
@@ -32,7 +32,16 @@ from xdsl_tmem.interpreter.values import WARP
 if TYPE_CHECKING:
     from xdsl_tmem.interpreter.ptx.warp import PtxWarp
 
-decodes(*ptx.VALUE_OPS)(_value)
+
+@decodes(*ptx.VALUE_OPS)
+def _spelled(d: Decoder, op: ptx.SpelledOp, index: int, labels: dict[str, int], rpc: int) -> Decoding:
+    """Registers in, registers out: sources and destinations in PTX order, as the
+    semantics take them (`setp`'s `p|q` a pair)."""
+    opcode, *modifiers = op.mnemonic().split(".")
+    sem = decode(opcode, tuple(modifiers), pair=op.pair())
+    readers = [d.reader(v, t) for v, t in zip(op.sources(), sem.operands, strict=True)]
+    writers = [d.writer(v, t) for v, t in zip(op.results, sem.results, strict=True)]
+    return _lanewise(d, op, index, sem.fn, readers, writers), None
 
 
 def carry_slot(d: Decoder) -> int:
