@@ -49,7 +49,8 @@ def test_generated_program_replays_through_the_ptx_level(name: str) -> None:
     out = fixture["outputs"]["out_ptr"]
     recorded = np.frombuffer(buffer_bytes(out, out["nbytes"]), np.uint64).reshape(-1, len(slots))
     got = _run(fixture).reshape(-1, len(slots))
-    threads = int(np.prod(fixture["launch"]["block"]) * np.prod(fixture["launch"]["grid"]))
+    launch: dict[str, list[int]] = fixture["launch"]
+    threads = int(np.prod(launch["block"]) * np.prod(launch["grid"]))
     assert got.shape == recorded.shape == (threads, len(slots))
     compared, bad = 0, list[str]()
     for s in slots:

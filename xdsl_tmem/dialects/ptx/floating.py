@@ -42,7 +42,6 @@ from xdsl_tmem.dialects.ptx.qualifiers import (
     check_semantics,
     reject,
     spell,
-    types,
 )
 
 # ---- packed single precision: add/sub/mul/fma .f32x2 --------------------------------------------

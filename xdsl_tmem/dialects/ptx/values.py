@@ -21,7 +21,6 @@ must stay small.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from enum import StrEnum
 from typing import ClassVar
 
 from xdsl.dialects.builtin import UnitAttr
@@ -39,6 +38,7 @@ from xdsl.irdl import (
     result_def,
     traits_def,
 )
+from xdsl.utils.str_enum import StrEnum
 
 from xdsl_tmem.dialects.ptx.arith import COMPARE_RULE, FLOAT_RULE, INTEGER_RULE, LOGIC_RULE, MOVE_RULE
 from xdsl_tmem.dialects.ptx.base import Instruction, Namer, Reg, RegisterType, RegOrImm, WritesOnlyRegisters
@@ -48,9 +48,9 @@ from xdsl_tmem.dialects.ptx.qualifiers import (
     DivPrecisionAttr,
     IntModeAttr,
     PackedFloatAttr,
-    RoundingAttr,
     PtxType,
     PtxTypeAttr,
+    RoundingAttr,
     check_only_register,
     check_operand,
     check_register,
@@ -211,8 +211,8 @@ class SpelledOp(Instruction, ABC):
         result_types = [t for t in sem.results if t != "cc"]
         sources = self.sources()
         if len(sources) != len(operand_types) or len(self.results) != len(result_types):
-            raise reject(self, f"{len(sources)} sources and {len(self.results)} destinations",
-                         f"{self.mnemonic()} takes {len(operand_types)} and {len(result_types)}", self.rule())  # fmt: skip
+            takes = f"{self.mnemonic()} takes {len(operand_types)} and {len(result_types)}"
+            raise reject(self, f"{len(sources)} sources and {len(self.results)} destinations", takes, self.rule())
         for i, (value, t) in enumerate(zip(sources, operand_types, strict=True)):
             _check(self, f"operand {'abcd'[i]}", value, t, 8 * LANE_DTYPE[t].itemsize, destination=False)
         for value, t in zip(self.results, result_types, strict=True):
@@ -1102,5 +1102,6 @@ CARRY_OPS: tuple[type[CarryOp], ...] = (AddCcOp, SubCcOp, AddcOp, SubcOp, MadCcO
 
 VALUE_ATTRS = (
     FloatTypeAttr, MinMaxTypeAttr, FloatRoundingAttr, WordTypeAttr, BitsModeAttr, SelectTypeAttr, CompareTypeAttr,
-    SetResultTypeAttr, IntCvtTypeAttr, FloatCvtTypeAttr, IntRoundingAttr, SaturationAttr, TfRoundingAttr, PackSatTypeAttr,
+    SetResultTypeAttr, IntCvtTypeAttr, FloatCvtTypeAttr, IntRoundingAttr, SaturationAttr, TfRoundingAttr,
+    PackSatTypeAttr,
 )  # fmt: skip

@@ -62,8 +62,12 @@ def _carry(d: Decoder, op: ptx.CarryOp, index: int, labels: dict[str, int], rpc:
     sem = decode(opcode, tuple(modifiers))
     cc = carry_slot(d)
     sources = iter(op.sources())
-    readers = [(lambda R: R[cc]) if t == "cc" else d.reader(next(sources), t) for t in sem.operands]
-    writers = [(cc, _bools) if t == "cc" else d.writer(op.res, t) for t in sem.results]
+
+    def read_carry(R: list[Lanes]) -> Lanes:
+        return R[cc]
+
+    readers = [read_carry if t == "cc" else d.reader(next(sources), t) for t in sem.operands]
+    writers = [(cc, _bools) if t == "cc" else d.writer(op.results[0], t) for t in sem.results]
     guard = d.guard(op)
     fn = sem.fn
     nxt = index + 1
