@@ -21,7 +21,7 @@ must stay small.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from xdsl.dialects.builtin import UnitAttr
 from xdsl.dialects.utils import EnumAttribute
@@ -155,12 +155,9 @@ def _unit(flag: bool) -> UnitAttr | None:
     return UnitAttr() if flag else None
 
 
-def _value(attr: Attribute | None) -> list[str]:
-    """A property's spelling: an enum's value, nothing when absent."""
-    if attr is None:
-        return []
-    data = getattr(attr, "data")  # noqa: B009 (EnumAttribute.data: a StrEnum)
-    return [str(data.value)]
+def _value(attr: EnumAttribute[Any] | None) -> list[str]:
+    """An optional enum property's spelling: its value, nothing when absent."""
+    return [] if attr is None else [str(attr.data)]
 
 
 class SpelledOp(Instruction, ABC):
