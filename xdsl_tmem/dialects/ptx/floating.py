@@ -153,7 +153,7 @@ class FmaF32x2Op(_F32x2Op):
 class Ex2Op(TypedOp):
     """`ex2.approx[.ftz].type d, a` = 2^a, approximately (`.approx` is required): `.f32`,
     and the half types (PTX ISA 9.0, ex2: `ex2.approx.atype` with `.f16`/`.f16x2` since PTX
-    7.0 on sm_75, `ex2.approx.ftz.btype` with `.bf16`/`.bf16x2` since PTX 7.8 on sm_90);
+    7.0 on sm_75, and `ex2.approx.ftz.btype` with `.bf16`/`.bf16x2`);
     which combinations are legal is the value semantics' (`check_semantics`). The packed
     `.f16x2`/`.bf16x2` forms are not a `PtxType`: they stay generic."""
 
