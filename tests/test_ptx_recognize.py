@@ -117,6 +117,14 @@ def test_corpus_recognition_keeps_the_text(path: Path) -> None:
     assert recognized > total // 2, (recognized, total)
 
 
+@pytest.mark.parametrize("path", sorted((ROOT / "silicon" / "programs").glob("gen_*.ptx")), ids=lambda p: p.name)
+def test_generated_silicon_programs_are_typed_completely(path: Path) -> None:
+    """Every instruction of the generated silicon programs (the value instructions of
+    dialects/ptx/values.py among them) reads as exactly one typed op, text unchanged."""
+    recognized, total = _same_text_and_unambiguous(path.read_text())
+    assert recognized == total, (recognized, total)
+
+
 @pytest.mark.parametrize(
     "program", [*NVVM_PROGRAMS, *sorted(EXAMPLES.glob("*.mlir"))], ids=lambda p: f"{p.parent.name}/{p.name}"
 )
