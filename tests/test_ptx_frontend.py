@@ -41,8 +41,9 @@ PTX_CORPUS = ROOT / "tests" / "ptx_corpus"
 CLIENTS = ROOT / "tests" / "clients"
 CORPUS_FILES = sorted(PTX_CORPUS.glob("*.ptx"))
 CLIENT_FILES = sorted(CLIENTS.glob("**/*.ptx"))
-SILICON_FILES = sorted((ROOT / "silicon" / "programs").glob("*.ptx"))
-"""The programs run on an H100 (docs/silicon.md): hand-written and generated PTX."""
+SILICON_FILES = sorted((ROOT / "silicon" / "programs").glob("**/*.ptx"))
+"""The programs run on an H100 (docs/silicon.md): hand-written and generated PTX, and the TMA
+fixtures' programs (`tma/`): every folder."""
 EXAMPLE_PROGRAMS = sorted(EXAMPLES.glob("*.mlir"))
 LOCATED = re.compile(r"^[^\n]*:\d+:\d+: error: ", re.M)
 

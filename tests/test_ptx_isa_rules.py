@@ -18,13 +18,15 @@ from pathlib import Path
 
 import pytest
 from external import ToolFailed, run_tool
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr, IntegerType, f32
-from xdsl.ir import SSAValue
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, IntegerType, UnitAttr, f32
+from xdsl.ir import Attribute, SSAValue
+from xdsl.irdl import BaseAttr
 from xdsl.utils.exceptions import VerifyException
 
 from xdsl_tmem.backend.printer import operand_text
 from xdsl_tmem.dialects import nvvm, ptx
 from xdsl_tmem.dialects.ptx import CmpOp, IntMode, MemSemantic, PtxType, Rounding, StateSpace
+from xdsl_tmem.dialects.ptx import values as V
 
 ARCH = "sm_100a"
 VERSION = "8.8"
@@ -87,6 +89,45 @@ def fimm(value: float) -> SSAValue:
 
 def smem() -> SSAValue:
     return ptx.SymbolOp("smem").result
+
+
+FT = V.FloatType
+FR = V.FloatRounding
+MM = V.MinMaxType
+WT = V.WordType
+BM = V.BitsMode
+ST = V.SelectType
+CT = V.CompareType
+SR = V.SetResultType
+IC = V.IntCvtType
+FC = V.FloatCvtType
+IR = V.IntRounding
+SAT = V.Saturation
+TR = V.TfRounding
+PS = V.PackSatType
+PF = ptx.PackedFloat
+PT = ptx.PtxTypeAttr
+CMP = ptx.CmpOpAttr
+U = UnitAttr()
+MODE_LO = ptx.IntModeAttr(IntMode.LO)
+MODE_HI = ptx.IntModeAttr(IntMode.HI)
+MODE_WIDE = ptx.IntModeAttr(IntMode.WIDE)
+BOOL_AND = ptx.BoolOpAttr(ptx.BoolOp.AND)
+
+
+def v(cls: type[V.SpelledOp], dest: str, *sources: SSAValue | None, **props: object) -> ptx.Instruction:
+    """A values.py op: one destination register, the sources, the properties (enum values
+    wrapped in their attribute)."""
+    attrs: dict[str, Attribute] = {}
+    for name, value in props.items():
+        if not isinstance(value, Attribute):
+            constr = cls.get_irdl_definition().properties[name].constr
+            assert isinstance(constr, BaseAttr)
+            attrs[name] = constr.attr(value)  # pyright: ignore[reportCallIssue]
+        else:
+            attrs[name] = value
+    absent: list[None] = [None] * (len(cls.get_irdl_definition().results) - 1)  # optional results (setp's q)
+    return cls.build(operands=[*sources, None], result_types=[t(dest), *absent], properties=attrs)
 
 
 Build = Callable[[], ptx.Instruction]
@@ -665,8 +706,103 @@ RULES = [
     Rule("mov-offset-symbol-only", lambda: ptx.MovOp(T.U64, t("b64"), smem(), offset=8),
          lambda: ptx.MovOp(T.U32, t("b32"), ptx.SpecialOp("%tid.x").result, offset=8),
          ("offset +8 on %tid.x", "only a variable's address takes an offset")),
-    Rule("ex2-f32-only", lambda: ptx.Ex2Op(T.F32, t("b32"), r(2), ftz=True), lambda: ptx.Ex2Op(T.F64, t("b64"), rd(2)),
-         ("type .f64", "ex2 takes .f32")),
+    # ex2: `.f32` and the half types (ex2.approx.f16 since PTX 7.0, sm_75), never `.f64`
+    Rule("ex2-types", lambda: ptx.Ex2Op(T.F16, t("b16"), rs(2)), lambda: ptx.Ex2Op(T.F64, t("b64"), rd(2)),
+         ("ex2.approx.f64", "ex2 takes .f32")),
+    # ---- values.py: the extended value instructions (their legal spellings: the semantics') ----
+    Rule("add-ext-sat-f64", lambda: v(V.AddExtOp, "b32", r(2), r(3), type=FT.F32, rounding=FR.RN, sat=U),
+         lambda: v(V.AddExtOp, "b64", rd(2), rd(3), type=FT.F64, rounding=FR.RN, sat=U), ("add.rn.sat.f64",)),
+    Rule("sub-ext-ftz-f64", lambda: v(V.SubExtOp, "b32", r(2), r(3), type=FT.F16X2, rounding=FR.RN, ftz=U),
+         lambda: v(V.SubExtOp, "b64", rd(2), rd(3), type=FT.F64, ftz=U), ("sub.ftz.f64",)),
+    Rule("mul-ext-bf16x2-sat", lambda: v(V.MulExtOp, "b32", r(2), r(3), type=FT.BF16X2, rounding=FR.RN),
+         lambda: v(V.MulExtOp, "b32", r(2), r(3), type=FT.BF16X2, rounding=FR.RN, sat=U), ("mul.rn.sat.bf16x2",)),
+    Rule("fma-ext-bf16-sat", lambda: v(V.FmaExtOp, "b16", rs(2), rs(3), rs(4), type=FT.BF16, rounding=FR.RN, relu=U),
+         lambda: v(V.FmaExtOp, "b16", rs(2), rs(3), rs(4), type=FT.BF16, rounding=FR.RN, sat=U),
+         ("fma.rn.sat.bf16",)),
+    Rule("min-ext-bf16-ftz", lambda: v(V.MinExtOp, "b32", r(2), r(3), type=MM.F32, xorsign_abs=U),
+         lambda: v(V.MinExtOp, "b16", rs(2), rs(3), type=MM.BF16, ftz=U), ("min.ftz.bf16",)),
+    Rule("max-ext-relu-ints", lambda: v(V.MaxExtOp, "b32", r(2), r(3), type=MM.S32, relu=U),
+         lambda: v(V.MaxExtOp, "b32", r(2), r(3), type=MM.F16X2, relu=U), ("max.relu.f16x2",)),
+    Rule("neg-ext-ftz-f64", lambda: v(V.NegExtOp, "b32", r(2), type=FT.F16X2, ftz=U),
+         lambda: v(V.NegExtOp, "b64", rd(2), type=FT.F64, ftz=U), ("neg.ftz.f64",)),
+    Rule("rsqrt-destination", lambda: v(V.RsqrtOp, "b64", rd(2), type=FT.F64),
+         lambda: v(V.RsqrtOp, "b64", r(2), type=FT.F32), ("destination",)),
+    Rule("tanh-f64", lambda: v(V.TanhOp, "b16", rs(2), type=FT.F16), lambda: v(V.TanhOp, "b64", rd(2), type=FT.F64),
+         ("tanh.approx.f64",)),
+    Rule("lg2-f64", lambda: v(V.Lg2Op, "b32", r(2), type=FT.F32, ftz=U), lambda: v(V.Lg2Op, "b64", rd(2), type=FT.F64),
+         ("lg2.approx.f64",)),
+    Rule("sin-f64", lambda: v(V.SinOp, "b32", r(2), type=FT.F32, ftz=U), lambda: v(V.SinOp, "b64", rd(2), type=FT.F64),
+         ("sin.approx.f64",)),
+    Rule("cos-f64", lambda: v(V.CosOp, "b32", r(2), type=FT.F32), lambda: v(V.CosOp, "b64", rd(2), type=FT.F64),
+         ("cos.approx.f64",)),
+    Rule("div-ftz-destination", lambda: v(V.DivFtzOp, "b32", r(2), r(3), precision=ptx.DivPrecisionAttr(
+         ptx.DivPrecision.FULL)), lambda: v(V.DivFtzOp, "b64", r(2), r(3), rounding=FR.RN), ("destination",)),
+    Rule("add-sat-destination", lambda: v(V.AddSatOp, "b32", r(2), r(3)), lambda: v(V.AddSatOp, "b64", r(2), r(3)),
+         ("destination",)),
+    Rule("sub-sat-operand", lambda: v(V.SubSatOp, "b32", r(2), imm(7)), lambda: v(V.SubSatOp, "b32", rd(2), r(3)),
+         ("operand a",)),
+    Rule("mad-sat-destination", lambda: v(V.MadSatOp, "b32", r(2), r(3), r(4)),
+         lambda: v(V.MadSatOp, "b64", r(2), r(3), r(4)), ("destination",)),
+    Rule("mul24-32-bit", lambda: v(V.Mul24Op, "b32", r(2), r(3), mode=MODE_HI, type=WT.U32),
+         lambda: v(V.Mul24Op, "b64", rd(2), rd(3), mode=MODE_LO, type=WT.U64), ("mul24.lo.u64",)),
+    Rule("mad24-32-bit", lambda: v(V.Mad24Op, "b32", r(2), r(3), r(4), mode=MODE_LO, type=WT.S32),
+         lambda: v(V.Mad24Op, "b64", rd(2), rd(3), rd(4), mode=MODE_HI, type=WT.S64), ("mad24.hi.s64",)),
+    Rule("sad-integers", lambda: v(V.SadOp, "b32", r(2), r(3), r(4), type=PT(T.U32)),
+         lambda: v(V.SadOp, "b32", r(2), r(3), r(4), type=PT(T.F32)), ("sad.f32",)),
+    Rule("dp4a-32-bit", lambda: v(V.Dp4aOp, "b32", r(2), r(3), r(4), atype=WT.S32, btype=WT.U32),
+         lambda: v(V.Dp4aOp, "b64", rd(2), rd(3), rd(4), atype=WT.U64, btype=WT.U32), ("dp4a.u64.u32",)),
+    Rule("dp2a-mode", lambda: v(V.Dp2aOp, "b32", r(2), r(3), r(4), mode=MODE_HI, atype=WT.U32, btype=WT.S32),
+         lambda: v(V.Dp2aOp, "b32", r(2), r(3), r(4), mode=MODE_WIDE, atype=WT.U32, btype=WT.U32),
+         ("dp2a.wide.u32.u32",)),
+    Rule("bmsk-b32", lambda: v(V.BmskOp, "b32", r(2), r(3), mode=BM.CLAMP, type=PT(T.B32)),
+         lambda: v(V.BmskOp, "b64", rd(2), r(3), mode=BM.WRAP, type=PT(T.B64)), ("bmsk.wrap.b64",)),
+    Rule("szext-32-bit", lambda: v(V.SzextOp, "b32", r(2), r(3), mode=BM.WRAP, type=WT.S32),
+         lambda: v(V.SzextOp, "b64", rd(2), r(3), mode=BM.CLAMP, type=WT.U64), ("szext.clamp.u64",)),
+    Rule("cnot-bits", lambda: v(V.CnotOp, "b16", rs(2), type=PT(T.B16)),
+         lambda: v(V.CnotOp, "b32", r(2), type=PT(T.F32)), ("cnot.f32",)),
+    Rule("slct-destination", lambda: v(V.SlctOp, "b32", r(2), r(3), r(4), ftz=U, dtype=PT(T.F32), ctype=ST.F32),
+         lambda: v(V.SlctOp, "b64", r(2), r(3), r(4), dtype=PT(T.B32), ctype=ST.S32), ("destination",)),
+    Rule("set-cmp-signed", lambda: v(V.SetOp, "b32", r(2), r(3), cmp=CMP(CmpOp.LT), dtype=SR.U32, stype=CT.F16X2),
+         lambda: v(V.SetOp, "b32", r(2), r(3), cmp=CMP(CmpOp.LO), dtype=SR.U32, stype=CT.S32), ("set.lo.u32.s32",)),
+    Rule("set-bool-cmp-int",
+         lambda: v(V.SetBoolOp, "b32", r(2), r(3), p(1), cmp=CMP(CmpOp.GTU), bool_op=BOOL_AND, dtype=SR.U32,
+                   stype=CT.F32),
+         lambda: v(V.SetBoolOp, "b32", r(2), r(3), p(1), cmp=CMP(CmpOp.LTU), bool_op=BOOL_AND, dtype=SR.U32,
+                   stype=CT.S32), ("set.ltu.and.u32.s32",)),
+    Rule("setp-ext-cmp-float",
+         lambda: V.SetpExtOp.build(operands=[r(2), r(3), None], result_types=[t("pred", 1), t("pred", 2)],
+                                   properties={"cmp": CMP(CmpOp.LT), "type": V.FloatTypeAttr(FT.F16X2)}),
+         lambda: v(V.SetpExtOp, "pred", r(2), r(3), cmp=CMP(CmpOp.LO), ftz=U, type=FT.F32), ("setp.lo.ftz.f32",)),
+    Rule("cvt-int-sat-source", lambda: v(V.CvtIntSatOp, "b16", r(2), dtype=IC.S8, stype=IC.U32),
+         lambda: v(V.CvtIntSatOp, "b32", r(2), dtype=IC.S32, stype=IC.S64), ("operand a", ".b64 register")),
+    Rule("cvt-float-int-ftz-f32-only",
+         lambda: v(V.CvtFloatIntOp, "b32", rd(2), rounding=IR.RNI, sat=U, dtype=IC.S32, stype=FC.F64),
+         lambda: v(V.CvtFloatIntOp, "b32", rd(2), rounding=IR.RNI, ftz=U, dtype=IC.S32, stype=FC.F64),
+         ("cvt.rni.ftz.s32.f64",)),
+    Rule("cvt-float-relu-half-only",
+         lambda: v(V.CvtFloatOp, "b16", r(2), rounding=ptx.RoundingAttr(Rounding.RN), saturation=SAT.RELU,
+                   dtype=FC.BF16, stype=FC.F32),
+         lambda: v(V.CvtFloatOp, "b32", rd(2), rounding=ptx.RoundingAttr(Rounding.RN), saturation=SAT.RELU,
+                   dtype=FC.F32, stype=FC.F64), ("cvt.rn.relu.f32.f64",)),
+    Rule("cvt-tf32-destination", lambda: v(V.CvtTf32Op, "b32", r(2), rounding=TR.RNA),
+         lambda: v(V.CvtTf32Op, "b64", r(2), rounding=TR.RNA), ("destination",)),
+    Rule("cvt-packed-rn", lambda: v(V.CvtPackedOp, "b32", rs(2), rounding=FR.RN, dtype=PF.F16X2, stype=PF.E4M3X2),
+         lambda: v(V.CvtPackedOp, "b32", rs(2), rounding=FR.RZ, dtype=PF.F16X2, stype=PF.E4M3X2),
+         ("cvt.rz.f16x2.e4m3x2",)),
+    Rule("cvt-pack-sat-bytes", lambda: v(V.CvtPackSatOp, "b32", r(2), r(3), r(4), dtype=PS.S8),
+         lambda: v(V.CvtPackSatOp, "b32", r(2), r(3), r(4), dtype=PS.S16), ("cvt.pack.sat.s16.s32.b32",)),
+    Rule("add-cc-destination", lambda: v(V.AddCcOp, "b64", rd(2), rd(3), type=WT.U64),
+         lambda: v(V.AddCcOp, "b64", r(2), r(3), type=WT.U32), ("destination",)),
+    Rule("sub-cc-operand", lambda: v(V.SubCcOp, "b32", r(2), imm(1), type=WT.S32),
+         lambda: v(V.SubCcOp, "b32", rd(2), r(3), type=WT.U32), ("operand a",)),
+    Rule("addc-destination", lambda: v(V.AddcOp, "b32", r(2), r(3), type=WT.S32, cc=U),
+         lambda: v(V.AddcOp, "b32", rd(2), rd(3), type=WT.U64), ("destination",)),
+    Rule("subc-destination", lambda: v(V.SubcOp, "b64", rd(2), rd(3), type=WT.U64),
+         lambda: v(V.SubcOp, "b64", r(2), r(3), type=WT.U32, cc=U), ("destination",)),
+    Rule("mad-cc-wide", lambda: v(V.MadCcOp, "b64", rd(2), rd(3), rd(4), mode=MODE_LO, type=WT.U64),
+         lambda: v(V.MadCcOp, "b64", r(2), r(3), rd(4), mode=MODE_WIDE, type=WT.U32), ("mad.wide.cc.u32",)),
+    Rule("madc-wide", lambda: v(V.MadcOp, "b32", r(2), r(3), r(4), mode=MODE_HI, type=WT.S32, cc=U),
+         lambda: v(V.MadcOp, "b64", r(2), r(3), rd(4), mode=MODE_WIDE, type=WT.U32), ("madc.wide.u32",)),
     # ---- bar.red spellings, barrier.cta, atomics, st.async ----
     Rule("bar-red-aligned-spelled-on-barrier",
          lambda: ptx.BarRedOp(nvvm.BarrierReduction.POPC, t("b32"), imm(0), None, p(1), negate=True,

@@ -117,6 +117,14 @@ def test_corpus_recognition_keeps_the_text(path: Path) -> None:
     assert recognized > total // 2, (recognized, total)
 
 
+@pytest.mark.parametrize("path", sorted((ROOT / "silicon" / "programs").glob("gen_*.ptx")), ids=lambda p: p.name)
+def test_generated_silicon_programs_are_typed_completely(path: Path) -> None:
+    """Every instruction of the generated silicon programs (the value instructions of
+    dialects/ptx/values.py among them) reads as exactly one typed op, text unchanged."""
+    recognized, total = _same_text_and_unambiguous(path.read_text())
+    assert recognized == total, (recognized, total)
+
+
 @pytest.mark.parametrize(
     "program", [*NVVM_PROGRAMS, *sorted(EXAMPLES.glob("*.mlir"))], ids=lambda p: f"{p.parent.name}/{p.name}"
 )
@@ -185,7 +193,7 @@ def test_guard_negation_and_location_carry_over() -> None:
 def test_driver_prints_typed_and_generic_ops(run_opt: RunOpt, tmp_path: Path) -> None:
     """`xdsl-tmem-opt k.ptx` reads through the recognizer: typed ops where they exist."""
     path = tmp_path / "k.ptx"
-    body = "    add.s32 %r1, %r2, 3;\n    dp4a.u32.u32 %r0, %r1, %r2, %r3;"
+    body = "    add.s32 %r1, %r2, 3;\n    vadd.u32.u32.u32 %r0, %r1, %r2, %r3;"
     path.write_text(_KERNEL.format(body=body))
     result = run_opt(None, path=path)
     assert result.code == 0, result.err
@@ -195,14 +203,14 @@ def test_driver_prints_typed_and_generic_ops(run_opt: RunOpt, tmp_path: Path) ->
 
 def test_unrecognized_instructions_stay_generic() -> None:
     body = "\n".join([
-        "    dp4a.u32.u32 %r0, %r1, %r2, %r3;",  # no typed op
+        "    vadd.u32.u32.u32 %r0, %r1, %r2, %r3;",  # no typed op (a video instruction)
         "    elect.sync %r1|%r2, -1;",  # the typed op's predicate is a .pred register
         "    add.s32 %r1, %r2, 3;",
     ])  # fmt: skip
     module = read(_KERNEL.format(body=body), typed=False)
     coverage = recognize(module)
     assert (coverage.recognized, coverage.total) == (2, 4)
-    assert coverage.unrecognized == {"dp4a.u32.u32": 1, "elect.sync": 1}
+    assert coverage.unrecognized == {"vadd.u32.u32.u32": 1, "elect.sync": 1}
 
 
 def test_client_spellings_are_typed(ptxas: str) -> None:

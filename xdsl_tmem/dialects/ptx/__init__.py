@@ -236,6 +236,7 @@ from xdsl_tmem.dialects.ptx.tcgen05 import (
     Tcgen05StOp,
     Tcgen05WaitOp,
 )
+from xdsl_tmem.dialects.ptx.values import CARRY_OPS, VALUE_ATTRS, VALUE_OPS, CarryOp, SpelledOp
 from xdsl_tmem.dialects.ptx.warp import (
     ActivemaskOp,
     ElectSyncOp,
@@ -366,6 +367,8 @@ PTX = Dialect(
         CallTargetsOp,
         CallPrototypeOp,
         DebugTextOp,
+        *VALUE_OPS,
+        *CARRY_OPS,
     ],
     [
         RegisterType,
@@ -415,6 +418,7 @@ PTX = Dialect(
         AtomicOperationAttr,
         AtomicTypeAttr,
         AtomicSpaceAttr,
+        *VALUE_ATTRS,
     ],
 )
 
@@ -423,10 +427,12 @@ __all__ = [
     "BFIND_TYPES",
     "BFI_TYPES",
     "BREV_TYPES",
+    "CARRY_OPS",
     "POPC_CLZ_TYPES",
     "PTX",
     "REGISTER_PREFIX",
     "REGISTER_TYPES",
+    "VALUE_OPS",
     "AbsOp",
     "ActivemaskOp",
     "AddF32x2Op",
@@ -487,6 +493,7 @@ __all__ = [
     "CallOp",
     "CallPrototypeOp",
     "CallTargetsOp",
+    "CarryOp",
     "ClzOp",
     "CmpOp",
     "CmpOpAttr",
@@ -600,6 +607,7 @@ __all__ = [
     "ShrOp",
     "SpecialOp",
     "SpecialRegisterType",
+    "SpelledOp",
     "SqrtOp",
     "StAsyncOp",
     "StOp",

@@ -42,7 +42,6 @@ from xdsl_tmem.dialects.ptx.qualifiers import (
     check_semantics,
     reject,
     spell,
-    types,
 )
 
 # ---- packed single precision: add/sub/mul/fma .f32x2 --------------------------------------------
@@ -152,14 +151,16 @@ class FmaF32x2Op(_F32x2Op):
 
 @irdl_op_definition
 class Ex2Op(TypedOp):
-    """`ex2.approx[.ftz].f32 d, a` = 2^a, approximately (`.approx` is required). The
-    half-precision forms (`.f16 .f16x2 .bf16 .bf16x2`, whose rules the semantics' decoder
-    holds) are not typed: they stay generic."""
+    """`ex2.approx[.ftz].type d, a` = 2^a, approximately (`.approx` is required): `.f32`,
+    and the half types (PTX ISA 9.0, ex2: `ex2.approx.atype` with `.f16`/`.f16x2` since PTX
+    7.0 on sm_75, and `ex2.approx.ftz.btype` with `.bf16`/`.bf16x2`);
+    which combinations are legal is the value semantics' (`check_semantics`). The packed
+    `.f16x2`/`.bf16x2` forms are not a `PtxType`: they stay generic."""
 
     traits = traits_def(WritesOnlyRegisters())
     name = "ptx.ex2"
     MNEMONIC: ClassVar[str] = "ex2"
-    TYPES: ClassVar[frozenset[PtxType]] = types("f32")
+    TYPES: ClassVar[frozenset[PtxType]] = frozenset(PtxType)  # (check_semantics decides)
     RULE: ClassVar[str] = FLOAT_RULE
     ftz = opt_prop_def(UnitAttr)
     res = result_def(Reg)
@@ -172,6 +173,10 @@ class Ex2Op(TypedOp):
 
     def modifiers(self) -> list[str]:
         return ["approx", *(["ftz"] if self.ftz else [])]
+
+    def verify_(self) -> None:
+        check_semantics(self, self.mnemonic(), self.rule())
+        self.verify_operands()
 
     def ptx_operands(self, name: Namer) -> list[str]:
         return [name(self.res), name(self.src)]

@@ -25,12 +25,12 @@ from xdsl_tmem.interpreter.launch import (
     StructArgument,
 )
 from xdsl_tmem.interpreter.machine import MAX_SHARED_BYTES, Cluster, Cta, GlobalMemory, SharedLayout
-from xdsl_tmem.interpreter.ptx import async_copy, atomics, barriers, calls, parsed
+from xdsl_tmem.interpreter.ptx import async_copy, atomics, barriers, calls, parsed, value_ops
 from xdsl_tmem.interpreter.ptx.base import LANE_DTYPE
 from xdsl_tmem.interpreter.ptx.program import Decoded, Decoder, Parameter, Program, Refused, parse_parameter
 from xdsl_tmem.interpreter.ptx.warp import PtxWarp
 
-DECODER_MODULES = (async_copy, atomics, barriers, calls, parsed)
+DECODER_MODULES = (async_copy, atomics, barriers, calls, parsed, value_ops)
 """Modules of per-op decoders beside program.py's, imported for their `@decodes` registrations."""
 
 
