@@ -164,7 +164,6 @@ class SpelledOp(Instruction, ABC):
     """`opcode.modifiers d, a[, b[, c]]`: the destination(s), then the sources in PTX
     order (the order the value semantics take them)."""
 
-    traits = traits_def(WritesOnlyRegisters())
     MNEMONIC: ClassVar[str]
     RULE: ClassVar[str]
     CORE: ClassVar[str] = ""
@@ -216,6 +215,13 @@ class SpelledOp(Instruction, ABC):
             _check(self, "destination", value, t, 8 * LANE_DTYPE[t].itemsize, destination=True)
 
 
+class RegisterOnlyOp(SpelledOp, ABC):
+    """A `SpelledOp` whose only effect is its result registers (the carry-chain ops
+    also write the carry flag)."""
+
+    traits = traits_def(WritesOnlyRegisters())
+
+
 def _check(op: SpelledOp, role: str, value: SSAValue, t: str, width: int, *, destination: bool) -> None:
     """A value of PTX type `t`: the type's register class (or an immediate, for a
     source); a packed type (`.f16x2`, `.e4m3x2`, `.tf32`) is read as the `.b` register
@@ -235,7 +241,7 @@ def _props(**values: Attribute | None) -> dict[str, Attribute]:
 # ---- float arithmetic with .ftz/.sat/.relu or packed halves ---------------------------------------
 
 
-class _FloatBinaryOp(SpelledOp, ABC):
+class _FloatBinaryOp(RegisterOnlyOp, ABC):
     """`op[.rnd][.ftz][.sat].type d, a, b`."""
 
     RULE: ClassVar[str] = f"{FLOAT_RULE} / {HALF_RULE}"
@@ -287,7 +293,7 @@ class MulExtOp(_FloatBinaryOp):
 
 
 @irdl_op_definition
-class FmaExtOp(SpelledOp):
+class FmaExtOp(RegisterOnlyOp):
     """`fma.rnd[.ftz][.sat|.relu].type d, a, b, c`."""
 
     name = "ptx.fma_ext"
@@ -322,7 +328,7 @@ class FmaExtOp(SpelledOp):
         return not (self.ftz or self.sat or self.relu or self.type.data.packed)
 
 
-class _MinMaxExtOp(SpelledOp, ABC):
+class _MinMaxExtOp(RegisterOnlyOp, ABC):
     """`op[.ftz][.NaN][.xorsign.abs].ftype`, `op.relu.s32`, packed halves."""
 
     RULE: ClassVar[str] = f"{INTEGER_RULE} / {FLOAT_RULE} / {HALF_RULE}"
@@ -367,7 +373,7 @@ class MaxExtOp(_MinMaxExtOp):
     CORE: ClassVar[str] = "ptx.max"
 
 
-class _FloatUnaryOp(SpelledOp, ABC):
+class _FloatUnaryOp(RegisterOnlyOp, ABC):
     type = prop_def(FloatTypeAttr)
     ftz = opt_prop_def(UnitAttr)
     res = result_def(Reg)
@@ -435,7 +441,7 @@ class CosOp(_ApproxOp):
 
 
 @irdl_op_definition
-class DivFtzOp(SpelledOp):
+class DivFtzOp(RegisterOnlyOp):
     """`div{.approx|.full|.rnd}.ftz.f32 d, a, b` (`ptx.div` is the form without `.ftz`)."""
 
     name = "ptx.div_ftz"
@@ -461,7 +467,7 @@ class DivFtzOp(SpelledOp):
 # ---- integer -------------------------------------------------------------------------------------
 
 
-class _FixedOp(SpelledOp, ABC):
+class _FixedOp(RegisterOnlyOp, ABC):
     """An instruction of one spelling, `SPELLING`."""
 
     SPELLING: ClassVar[tuple[str, ...]]
@@ -497,7 +503,7 @@ class SubSatOp(_FixedBinaryOp):
     SPELLING: ClassVar[tuple[str, ...]] = ("sat", "s32")
 
 
-class _TernaryOp(SpelledOp, ABC):
+class _TernaryOp(RegisterOnlyOp, ABC):
     res = result_def(Reg)
     a = operand_def(RegOrImm)
     b = operand_def(RegOrImm)
@@ -517,7 +523,7 @@ class MadSatOp(_TernaryOp, _FixedOp):
         super().__init__(operands=[*abc, None], result_types=[res])
 
 
-class _ModeTypeBinaryOp(SpelledOp, ABC):
+class _ModeTypeBinaryOp(RegisterOnlyOp, ABC):
     """`op.{lo,hi}.type d, a, b`."""
 
     RULE: ClassVar[str] = INTEGER_RULE
@@ -598,7 +604,7 @@ class Dp2aOp(_TernaryOp):
 
 
 @irdl_op_definition
-class BmskOp(SpelledOp):
+class BmskOp(RegisterOnlyOp):
     """`bmsk.{clamp,wrap}.b32 d, a, b`: a mask of b bits from position a."""
 
     name = "ptx.bmsk"
@@ -615,7 +621,7 @@ class BmskOp(SpelledOp):
 
 
 @irdl_op_definition
-class SzextOp(SpelledOp):
+class SzextOp(RegisterOnlyOp):
     """`szext.{clamp,wrap}.{u32,s32} d, a, b`: a's low b bits, sign- or zero-extended."""
 
     name = "ptx.szext"
@@ -632,7 +638,7 @@ class SzextOp(SpelledOp):
 
 
 @irdl_op_definition
-class CnotOp(SpelledOp):
+class CnotOp(RegisterOnlyOp):
     """`cnot.type d, a` = (a == 0) ? 1 : 0."""
 
     name = "ptx.cnot"
@@ -668,7 +674,9 @@ class CarryOp(SpelledOp, ABC):
     """Reads and/or writes the condition-code carry flag (`CC.CF`), which the ISA keeps
     per thread outside the register file; the interpreter keeps one per warp lane.
 
-    `READS_CARRY`: `addc`/`subc`/`madc` add the carry-in; `writes_carry()`: `.cc`."""
+    `READS_CARRY`: `addc`/`subc`/`madc` add the carry-in; `writes_carry()`: `.cc`. Not
+    `WritesOnlyRegisters`: the flag is state no register names, so dropping an `add.cc`
+    whose sum is unused would change the `addc` after it."""
 
     RULE: ClassVar[str] = EXTENDED_RULE
     READS_CARRY: ClassVar[bool] = False
@@ -811,7 +819,7 @@ class SetResultTypeAttr(EnumAttribute[SetResultType], SpacedOpaqueSyntaxAttribut
     name = "ptx.set_result_type"
 
 
-class _SetOp(SpelledOp, ABC):
+class _SetOp(RegisterOnlyOp, ABC):
     """`set.cmp[.bool].dtype.stype d, a, b[, [!]c]`: the comparison as a mask, 1.0f or 0
     (per half for the packed types). `.ftz` is not typed (its forms would double the
     recognizer's index; such instructions stay generic)."""
@@ -847,7 +855,7 @@ class SetBoolOp(_SetOp):
 
 
 @irdl_op_definition
-class SetpExtOp(SpelledOp):
+class SetpExtOp(RegisterOnlyOp):
     """`setp.cmp[.ftz].type p[|q], a, b` with `.ftz` or a packed half type (for those, p
     compares the low halves and q the high ones); `ptx.setp`/`ptx.setp_bool` own the rest."""
 
@@ -940,7 +948,7 @@ class SaturationAttr(EnumAttribute[Saturation], SpacedOpaqueSyntaxAttribute):
     name = "ptx.saturation"
 
 
-class _CvtExtOp(SpelledOp, ABC):
+class _CvtExtOp(RegisterOnlyOp, ABC):
     """`ptx.cvt` with `.ftz` or a saturation; one op per direction, so that the
     recognizer enumerates each direction's types only."""
 
@@ -1015,7 +1023,7 @@ class TfRoundingAttr(EnumAttribute[TfRounding], SpacedOpaqueSyntaxAttribute):
 
 
 @irdl_op_definition
-class CvtTf32Op(SpelledOp):
+class CvtTf32Op(RegisterOnlyOp):
     """`cvt.{rna,rn,rz}[.satfinite][.relu].tf32.f32 d, a`: a `.f32` rounded to tf32's 10
     mantissa bits, in a `.b32` register."""
 
@@ -1034,7 +1042,7 @@ class CvtTf32Op(SpelledOp):
 
 
 @irdl_op_definition
-class CvtPackedOp(SpelledOp):
+class CvtPackedOp(RegisterOnlyOp):
     """`cvt.rn[.satfinite][.relu].dtype.atype d, a` between packed pairs: `.f16x2` from
     `.e4m3x2`/`.e5m2x2` (and the 6- and 4-bit pairs), and back."""
 
@@ -1069,7 +1077,7 @@ class PackSatTypeAttr(EnumAttribute[PackSatType], SpacedOpaqueSyntaxAttribute):
 
 
 @irdl_op_definition
-class CvtPackSatOp(SpelledOp):
+class CvtPackSatOp(RegisterOnlyOp):
     """`cvt.pack.sat.{u16,s16}.s32 d, a, b` (a in the high half) and
     `cvt.pack.sat.{u8,s8}.s32.b32 d, a, b, c` (a, b into bytes 1 and 0, c's low half
     into bytes 3..2), each source clamped to the destination type."""
