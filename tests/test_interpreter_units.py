@@ -756,6 +756,23 @@ def test_lane_field_0_selects_the_warps_own_quarter(machine: Machine, warp_index
         np.testing.assert_array_equal(got[:, 0], [cell(32 * quarter + lane, 7) for lane in range(WARP)])
 
 
+@pytest.mark.parametrize("odd_lane", [0, 17, 31])
+def test_a_tmem_address_must_be_warp_uniform(machine: Machine, odd_lane: int) -> None:
+    """ptx-nvvm.md §1: TMEM operands are warp-uniform (ptxas keeps them in uniform
+    registers). A per-lane address equal in all 32 lanes loads what the plain address
+    does; one lane disagreeing (first, middle, last) is `non-uniform-operand`."""
+    machine.cta.tmem[:] = cell_values()
+    warp = machine.warps[1]
+    plan = ldst_plan("shape_32x32b", 1)
+    lanes = np.full(WARP, 7, dtype=np.uint32)
+    got = tmem_ld(warp, ANY_OP, lanes, plan)
+    np.testing.assert_array_equal(got[:, 0], [cell(32 + lane, 7) for lane in range(WARP)])
+    lanes[odd_lane] = 8
+    with pytest.raises(Hazard) as caught:
+        tmem_ld(warp, ANY_OP, lanes, plan)
+    assert caught.value.kind == "non-uniform-operand"
+
+
 @pytest.mark.parametrize(
     ("warp_index", "lane_field", "shape"),
     [

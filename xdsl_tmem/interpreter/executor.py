@@ -355,6 +355,9 @@ class Warp(Interpreter):
         """(CTA, barrier offset) → phases this warp's waits on it have consumed."""
         self.last_sync = ""
         """This warp's last successful synchronisation, for hazard reports."""
+        self.site_bits: dict[int, int] = {}
+        """id(op) → its access site's number shifted into place (`races._stamp`'s cache;
+        the sites of a launch are shared by every copy of its state, so copies share it)."""
         self.acquires = 0
         """Successful mbarrier waits so far (the stale-accumulator check, hazards.py)."""
         self.mma_stages: dict[tuple[int, int], StageHold] = {}
@@ -751,16 +754,20 @@ class Scheduler:
         rng = random.Random(self.seed)
         trace = self.trace
         turn = 0
+        randomly = self.policy == "random"
+        # The bound methods, once: a turn is a few microseconds, lookups are a tenth each.
+        runnables = [a.runnable for a in agents]
+        turns = [a.turn for a in agents]
+        order = [list(range(start, count)) + list(range(start)) for start in range(count + 1)]
         while True:
-            if self.policy == "random":
-                runnable = [i for i, a in enumerate(agents) if a.runnable()]
+            if randomly:
+                runnable = [i for i, ready in enumerate(runnables) if ready()]
                 choice = rng.choice(runnable) if runnable else -1
             else:
                 # Round robin: the next runnable agent after the last one that ran.
                 choice = -1
-                for k in range(count):
-                    i = (turn + k) % count
-                    if agents[i].runnable():
+                for i in order[turn]:
+                    if runnables[i]():
                         choice = i
                         break
                 turn = choice + 1
@@ -774,7 +781,7 @@ class Scheduler:
             if self.keep_trace:
                 trace.append(choice)
             if self.observer is None:
-                agents[choice].turn(max_steps)
+                turns[choice](max_steps)
             else:
                 self.observer.turn_started(agents[choice])
                 agents[choice].turn(max_steps)

@@ -180,7 +180,7 @@ def describe(record: AsyncOp, cluster_size: int) -> str:
 def _uninitialised(cta: Cta, record: AsyncOp, cells: Cells) -> str | None:
     """The never-written cells among the record's `cells`, described, or None."""
     written = cta.tmem_written[cells]
-    if written.all():
+    if np.count_nonzero(written) == written.size:  # `.all()`, at a third of the cost for a view
         return None
     missing = ~written
     lanes, columns = members(record.lane_set), members(record.column_set)
@@ -276,7 +276,7 @@ def _check_stale(warp: Warp, cta: Cta, record: AsyncOp, cells: Cells) -> None:
             )
         return
     mine = reader == warp.index
-    if mine.any() and (mine & (cta.tmem_read_sync[cells] < warp.acquires)).any():
+    if np.count_nonzero(mine) and np.count_nonzero(mine & (cta.tmem_read_sync[cells] < warp.acquires)):
         raise Hazard(
             "tmem-stale-accumulator",
             f"{describe(record, len(warp.cluster.ctas))} reads values this warp already read before its last "

@@ -70,10 +70,11 @@ def warp_uniform(warp: Warp, value: Value, what: str) -> int:
     """A value every active lane must agree on (TMEM addresses, column counts)."""
     if not isinstance(value, np.ndarray):
         return int(value)
-    if warp.mask is warp.live and warp.full:
-        first = value[0]
-        if bool((value == first).all()):
-            return int(first)
+    if warp.mask is warp.live and warp.full and value.ndim == 1:
+        # (A Python list: for 32 lanes cheaper than comparing in numpy.)
+        lanes: list[Any] = value.tolist()
+        if lanes.count(lanes[0]) == len(lanes):
+            return int(lanes[0])
     common = uniform(value, warp.mask)
     if common is None:
         raise Hazard(
@@ -665,14 +666,14 @@ def tmem_ld(warp: Warp, op: Operation, taddr: Value, plan: LdStPlan) -> NDArray[
     warp.require_converged("tcgen05.ld")
     lane0, col0 = tmem_rows(warp, warp_uniform(warp, taddr, "tcgen05.ld address"), plan.rows, "tcgen05.ld")
     check_columns(warp.cta, col0, plan.columns, "tcgen05.ld")
-    cells = warp.cta.tmem.reshape(-1)
-    index = plan.flat + (lane0 * TMEM_COLUMNS + col0)
     record = _record(warp, "ld", op, lane0, plan, col0, writes=False)
     check_access(warp, warp.cta, record, warp.clock.vc_tc)
     warp.pending_tmem.append(record)
-    value = cells[index]
+    # The plan's offsets into a view starting at the address (cheaper than adding it to them).
+    cells = warp.cta.tmem.reshape(-1)[lane0 * TMEM_COLUMNS + col0 :]
+    value = cells[plan.flat]
     if plan.pack:
-        value = (value & np.uint32(0xFFFF)) | ((cells[index + 1] & np.uint32(0xFFFF)) << np.uint32(16))
+        value = (value & np.uint32(0xFFFF)) | ((cells[1:][plan.flat] & np.uint32(0xFFFF)) << np.uint32(16))
     return value
 
 

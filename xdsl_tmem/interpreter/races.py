@@ -58,7 +58,10 @@ def _stamp(warp: Warp, op: Any) -> int:
     me, value = clock.generic, int(clock.vc[clock.generic])
     if me > COMP_MASK or value >= FOREIGN_EPOCH:
         raise UnsupportedValue("the race checks support 4096 clock components and 2^28 synchronisations per warp")
-    return (warp.cluster.memory.sites.of(op, warp.name) << SITE_SHIFT) | (me << COMP_SHIFT) | value
+    site = warp.site_bits.get(id(op))
+    if site is None:
+        site = warp.site_bits[id(op)] = warp.cluster.memory.sites.of(op, warp.name) << SITE_SHIFT
+    return site | (me << COMP_SHIFT) | value
 
 
 def _unordered(vc: NDArray[np.int64], packed: NDArray[np.int64]) -> NDArray[np.bool_]:
@@ -242,9 +245,9 @@ def check_strided(
         # not apply, and its view then serves both the test and the stamping. (The
         # views of the shadow are made inline: this is the stores' hot path.)
         if write:
-            mine, other = shadow.own_write(), shadow.read
+            mine, other = shadow.own_write() if shadow.shared_write else shadow.write, shadow.read
         else:
-            mine, other = shadow.own_read(), shadow.write
+            mine, other = shadow.own_read() if shadow.shared_read else shadow.read, shadow.write
         shape, strides, offset = (lanes, size), (stride * 8, 8), first * 8
         target = np.ndarray(shape, np.int64, mine, offset, strides)
         if not np.count_nonzero(target) and not np.count_nonzero(np.ndarray(shape, np.int64, other, offset, strides)):

@@ -1179,7 +1179,10 @@ def _tcgen05_ld(d: Decoder, op: ptx.Tcgen05LdOp, index: int, labels: dict[str, i
         mask = exec_mask(w, R, guard)
         if guard is not None and not mask.any():
             return nxt
-        values = with_mask(w, mask, lambda: machine.tmem_ld(w, op, taddr(w, R), plan))
+        if mask is w.mask:
+            values = machine.tmem_ld(w, op, taddr(w, R), plan)
+        else:
+            values = with_mask(w, mask, lambda: machine.tmem_ld(w, op, taddr(w, R), plan))
         # One copy into register order, then a view per register.
         columns = list(np.asarray(values, dtype=np.uint32).T.copy())
         if guard is None and w.all_active:
