@@ -56,6 +56,7 @@ from xdsl_tmem.dialects.ptx.qualifiers import (
     check_register,
     reject,
 )
+from xdsl_tmem.dialects.traits import WarpLocal
 
 EXTENDED_RULE = "PTX ISA 9.0, Extended-Precision Integer Arithmetic Instructions"
 HALF_RULE = "PTX ISA 9.0, Half Precision Floating-Point Instructions"
@@ -676,8 +677,9 @@ class CarryOp(SpelledOp, ABC):
 
     `READS_CARRY`: `addc`/`subc`/`madc` add the carry-in; `writes_carry()`: `.cc`. Not
     `WritesOnlyRegisters`: the flag is state no register names, so dropping an `add.cc`
-    whose sum is unused would change the `addc` after it."""
+    whose sum is unused would change the `addc` after it. Warp-local: the flag is per thread."""
 
+    traits = traits_def(WarpLocal())
     RULE: ClassVar[str] = EXTENDED_RULE
     READS_CARRY: ClassVar[bool] = False
     type = prop_def(WordTypeAttr)
