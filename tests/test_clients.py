@@ -238,9 +238,36 @@ def _client_arguments(sidecar: dict[str, Any]) -> dict[str, object]:
                 for f in param["fields"]
             }
             args[f"arg{i}"] = StructArgument(fields)
+        elif param["kind"] == "tensormap":
+            args[f"arg{i}"] = _tensor_map_argument(param["tensormap"])
         else:
             raise AssertionError(f"parameter kind {param['kind']} is not launched yet")
     return args
+
+
+def _tensor_map_argument(desc: dict[str, Any]) -> Any:
+    """A sidecar's `tensormap` as the launch's `TensorMapArgument` over its tensor (offset 0).
+    The sidecar writes enum values in words where the compiler left them at their default
+    ("none (zeros)", "not read: ..."): those are NONE, as `cuTensorMapEncodeTiled`'s zero enums."""
+    from xdsl_tmem.interpreter.tma import SHORT_TYPES, TensorMap, TensorMapArgument
+
+    def enum(value: str, prefix: str = "") -> str:
+        word = value.split()[0]
+        return f"{prefix}{word}" if word[0].isdigit() else "NONE"
+
+    template = TensorMap(
+        data_type=SHORT_TYPES[desc["element_type"]],
+        global_address=0,
+        global_dims=tuple(desc["global_dims"]),
+        global_strides=tuple(desc["global_strides_bytes"]),
+        box_dims=tuple(desc["box_dims"]),
+        element_strides=tuple(desc["element_strides"]),
+        interleave=enum(desc["interleave"]),
+        swizzle=enum(desc["swizzle"]),
+        l2_promotion=enum(desc["l2_promotion"], "L2_"),
+        oob_fill="NAN_REQUEST_ZERO_FMA" if desc["oob_fill"].startswith("nan") else "NONE",
+    )
+    return TensorMapArgument(desc["tensor"], 0, template)
 
 
 def _check_expected(sidecar: dict[str, Any], outputs: dict[str, np.ndarray[Any, Any]]) -> None:
