@@ -204,6 +204,8 @@ def _store(w: PtxWarp, op: ptx.CpAsyncBulkTensorOp, tmap: tma.TensorMap, coords:
         raise Hazard(kind, f"{op.mnemonic()}: {e}") from None
     except tma.TensorMapError as e:
         raise _fault(op, e) from None
+    if not dst.size:  # wholly past the end of the tensor: nothing is written
+        return
     _check_inside(cta, read, op)
     races.check(w, op, cta.shadow, read, write=False)
     races.check(w, op, buffer.shadow, dst, write=True)

@@ -1,0 +1,117 @@
+"""The H100 TMA programs (silicon/programs/tma/, docs/tma.md) run through the PTX level: each
+program parsed from the file the H100 ran, launched with the fixture's inputs and its tensor
+maps as `TensorMapArgument`s, must leave every recorded output byte for byte; a program that
+faulted on silicon must stop with a located `tma-invalid` hazard. The expectation is the
+silicon record (tests/silicon/fixtures/tma/), never our output. (tests/test_tma_model.py
+replays the same fixtures through the box model alone.)"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+import pytest
+from silicon_replay import PROGRAMS as PROGRAM_ROOT
+from silicon_replay import buffer_bytes
+from support import ROOT
+
+from xdsl_tmem.diagnostics import SourceMap
+from xdsl_tmem.frontend.parser import load_ptx
+from xdsl_tmem.interpreter import KernelHazard, KernelStepLimit, LaunchError, run_kernel
+from xdsl_tmem.interpreter.tma import TensorMap, TensorMapArgument
+
+FIXTURES = ROOT / "tests" / "silicon" / "fixtures" / "tma"
+NAMES = sorted(p.stem for p in FIXTURES.glob("*.json") if p.stem != "tma_encode_checks")
+
+FAULTS = {
+    "tma_find_coord_2B", "tma_find_coord_8B", "tma_find_coord_minus2B", "tma_find_dst_none_16",
+    "tma_find_dst_sw32B_64", "tma_store_coord_8B", "tma_store_neg_both", "tma_store_neg_col", "tma_store_neg_row",
+    "tma_reduce_or_neg_col", "tma_store_sw128_narrow",
+}  # fmt: skip
+"""The programs whose launch failed on the H100 (their fixture has an `error`)."""
+
+REFUSED = {
+    **{n: "element stride in dimension 0" for n in NAMES if n.startswith("tma_find_estride0_") and "_1x" not in n},
+    "tma_load_oob_f32_estride_2x2_nan": "element stride in dimension 0",
+    **{n: "cp.reduce.async.bulk.tensor (no typed op yet)" for n in NAMES if n.startswith("tma_reduce_")},
+    "tma_mbarrier_tx": "non-tensor cp.async.bulk, mbarrier.complete_tx (not recognised by the front end)",
+}
+"""What the PTX level does not execute (docs/tma.md): the launch is refused or the model
+refuses the map, with a message naming it; never a silent result."""
+
+
+SPINS = sorted(n for n in NAMES if n.startswith("tma_find_narrow_"))
+"""Programs with an `expect_tx` of the padded box (rows padded to the swizzle span), more
+than the box's bytes: on the H100 the phase never completed and the thread gave up after
+2,000,000 `test_wait`s (its flag 0). Replaying those spins is minutes of interpretation, so
+the test checks the part that matters: the phase does not complete (the run stays in the
+spin loop until a step limit)."""
+
+
+def _fixture(name: str) -> dict[str, Any]:
+    return json.loads((FIXTURES / f"{name}.json").read_text())
+
+
+def _run(name: str, max_steps: int = 200_000) -> dict[str, bytes]:
+    fx = _fixture(name)
+    text = (PROGRAM_ROOT / fx["ptx"]).read_text()
+    assert hashlib.sha256(text.encode()).hexdigest() == fx["ptx_sha256"], "re-record the fixture"
+    args: dict[str, Any] = {}
+    for param in fx["params"]:
+        if "tensor_map" in param:
+            desc = param["tensor_map"]
+            template = replace(TensorMap.from_description(desc, 0), global_address=0)
+            args[param["name"]] = TensorMapArgument(desc["buffer"], int(desc.get("offset", 0)), template)
+        else:
+            args[param["name"]] = np.frombuffer(buffer_bytes(param["init"], param["nbytes"]), np.uint8).copy()
+    launch = fx["launch"]
+    # `[buf+0]` is `[buf]` (PTX ISA, "Addresses as Operands"); the front end's recognition
+    # reprints an address without "+0" and would leave the instruction generic (a front-end gap)
+    module = load_ptx(re.sub(r"\+0\]", "]", text), fx["ptx"], SourceMap())
+    result = run_kernel(module, fx["kernel"], block=tuple(launch["block"]), grid=tuple(launch["grid"]),
+                        cluster=tuple(launch["cluster"]), args=args, max_steps=max_steps)  # fmt: skip
+    return {name: np.asarray(result.outputs[name]).tobytes() for name in fx["outputs"]}
+
+
+@pytest.mark.parametrize("name", [n for n in NAMES if n not in FAULTS and n not in REFUSED and n not in SPINS])
+def test_tma_program_replays_bit_for_bit(name: str) -> None:
+    fx = _fixture(name)
+    got = _run(name)
+    for buffer, recorded in fx["outputs"].items():
+        want = buffer_bytes(recorded, recorded["nbytes"])
+        assert got[buffer] == want, f"{name}: {buffer} differs from the H100's"
+
+
+@pytest.mark.parametrize("name", sorted(FAULTS - set(REFUSED)))
+def test_tma_program_that_faulted_on_silicon_is_a_located_hazard(name: str) -> None:
+    assert "error" in _fixture(name)
+    with pytest.raises(KernelHazard) as caught:
+        _run(name)
+    assert caught.value.kind == "tma-invalid", caught.value
+    assert "cp.async.bulk.tensor" in caught.value.message
+    assert caught.value.op is not None
+
+
+@pytest.mark.parametrize("name", sorted(REFUSED))
+def test_tma_program_the_model_lacks_is_refused_by_name(name: str) -> None:
+    with pytest.raises((LaunchError, KernelHazard)) as caught:
+        _run(name)
+    message = str(caught.value)
+    assert any(word in message for word in ("element_strides[0]", "is a generic instruction (ptx.inst)")), message
+
+
+@pytest.mark.parametrize("name", SPINS)
+def test_tma_program_whose_phase_never_completed_spins(name: str) -> None:
+    fx = _fixture(name)
+    assert (
+        fx["tma"]["expect_tx"]
+        > TensorMap.from_description(next(p["tensor_map"] for p in fx["params"] if "tensor_map" in p), 0).box_bytes()
+    )
+    flags = np.frombuffer(buffer_bytes(fx["outputs"]["flags_ptr"], fx["outputs"]["flags_ptr"]["nbytes"]), np.uint32)
+    assert flags[0] == 0  # silicon: the wait gave up
+    with pytest.raises(KernelStepLimit):
+        _run(name, max_steps=20_000)
