@@ -11,6 +11,7 @@ import hashlib
 import json
 import re
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -22,7 +23,7 @@ from support import ROOT
 from xdsl_tmem.diagnostics import SourceMap
 from xdsl_tmem.frontend.parser import load_ptx
 from xdsl_tmem.interpreter import KernelHazard, KernelStepLimit, LaunchError, run_kernel
-from xdsl_tmem.interpreter.tma import TensorMap, TensorMapArgument
+from xdsl_tmem.interpreter.tma import SHORT_TYPES, TensorMap, TensorMapArgument
 
 FIXTURES = ROOT / "tests" / "silicon" / "fixtures" / "tma"
 NAMES = sorted(p.stem for p in FIXTURES.glob("*.json") if p.stem != "tma_encode_checks")
@@ -115,3 +116,73 @@ def test_tma_program_whose_phase_never_completed_spins(name: str) -> None:
     assert flags[0] == 0  # silicon: the wait gave up
     with pytest.raises(KernelStepLimit):
         _run(name, max_steps=20_000)
+
+
+# --- the command line: --arg NAME=tensormap:... ------------------------------------------------------
+
+
+def _cli_args(fx: dict[str, Any], tmp_path: Path) -> list[str]:
+    """The fixture's launch as `xdsl-tmem-run` arguments: buffers as .npy files, tensor maps
+    in the `tensormap:` syntax (dimension 0 first, strides in bytes)."""
+    short = {v: k for k, v in SHORT_TYPES.items()}
+    argv: list[str] = []
+    for param in fx["params"]:
+        name = param["name"]
+        if "tensor_map" in param:
+            d = param["tensor_map"]
+            dims = "x".join(map(str, d["global_dims"]))
+            strides = "x".join(map(str, d["global_strides"])) or "-"
+            box = "x".join(map(str, d["box_dims"]))
+            options = f"swizzle={d['swizzle']},oob={'nan' if d['oob_fill'] != 'NONE' else 'none'}"
+            argv += ["--arg", f"{name}=tensormap:{d['buffer']}+{d.get('offset', 0)}:{short[d['data_type']]}:{dims}:"
+                              f"{strides}:{box}:{options}"]  # fmt: skip
+        else:
+            np.save(tmp_path / f"{name}.npy", np.frombuffer(buffer_bytes(param["init"], param["nbytes"]), np.uint8))
+            argv += ["--arg", f"{name}={tmp_path / name}.npy"]
+    return argv
+
+
+def test_cli_runs_a_tma_program_to_the_recorded_image(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from xdsl_tmem.tools import run
+
+    name = "tma_load_2d_swizzle"
+    fx = _fixture(name)
+    source = tmp_path / "program.ptx"
+    source.write_text(re.sub(r"\+0\]", "]", (PROGRAM_ROOT / fx["ptx"]).read_text()))  # as in _run
+    out = tmp_path / "out"
+    code = run.main([str(source), "--kernel", fx["kernel"], "--block", "128", *_cli_args(fx, tmp_path), "--out",
+                     str(out)])  # fmt: skip
+    assert code == 0, capsys.readouterr()
+    recorded = fx["outputs"]["out_ptr"]
+    assert np.load(out / "out_ptr.npy").tobytes() == buffer_bytes(recorded, recorded["nbytes"])
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("tensormap:gmem:u16:40x30:96:16x300", "tensor map box_dims[1] = 300 is invalid: 1 to 256"),
+        ("tensormap:gmem:u16:40x30:100:16x8", "tensor map global_strides[0] = 100 is invalid: a multiple of 16"),
+        ("tensormap:gmem:u13:40x30:96:16x8", "tensor map element type 'u13' is not one of"),
+        ("tensormap:gmem:u16:40x30:96:16x8:swizzle=32B", None),  # valid: binds, then the run goes on
+    ],
+)
+def test_cli_tensor_map_errors_exit_1_with_the_rule(
+    value: str, message: str | None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A description `cuTensorMapEncodeTiled` refuses is a usage error naming the argument,
+    the field, the bad value and what is allowed (exit 1, no traceback)."""
+    from xdsl_tmem.tools import run
+
+    fx = _fixture("tma_find_coord_row3")
+    source = tmp_path / "program.ptx"
+    source.write_text(re.sub(r"\+0\]", "]", (PROGRAM_ROOT / fx["ptx"]).read_text()))  # as in _run
+    given = _cli_args(fx, tmp_path)
+    argv = [a for i, a in enumerate(given) if "tmap0=" not in (given[i : i + 2][-1] if a == "--arg" else a)]
+    code = run.main([str(source), "--kernel", fx["kernel"], "--block", "128", *argv, "--arg", f"tmap0={value}"])
+    captured = capsys.readouterr()
+    if message is None:
+        assert code == 0, captured
+        return
+    assert code == 1
+    assert "Traceback" not in captured.err
+    assert f"--arg tmap0: {message}" in captured.err, captured.err
