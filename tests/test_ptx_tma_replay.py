@@ -186,3 +186,26 @@ def test_cli_tensor_map_errors_exit_1_with_the_rule(
     assert code == 1
     assert "Traceback" not in captured.err
     assert f"--arg tmap0: {message}" in captured.err, captured.err
+
+
+def test_expect_tx_below_the_box_completes_the_phase_early_and_the_late_bytes_race() -> None:
+    """`tma_find_coord_row3` with `expect_tx` 128 for its 256-byte box: the phase completes
+    when 128 bytes have landed (PTX ISA, mbarrier: a phase completes when the pending count
+    and the tx-count are both zero), the rest lands after; warp 1 copies out bytes 128..255
+    after its wait passed, unordered with their landing: a data race, located at the load."""
+    fx = _fixture("tma_find_coord_row3")
+    text = (PROGRAM_ROOT / fx["ptx"]).read_text()
+    assert text.count("[mb], 256;") == 1
+    args: dict[str, Any] = {}
+    for param in fx["params"]:
+        if "tensor_map" in param:
+            desc = param["tensor_map"]
+            template = replace(TensorMap.from_description(desc, 0), global_address=0)
+            args[param["name"]] = TensorMapArgument(desc["buffer"], 0, template)
+        else:
+            args[param["name"]] = np.frombuffer(buffer_bytes(param["init"], param["nbytes"]), np.uint8).copy()
+    module = load_ptx(re.sub(r"\+0\]", "]", text.replace("[mb], 256;", "[mb], 128;")), "early.ptx", SourceMap())
+    with pytest.raises(KernelHazard) as caught:
+        run_kernel(module, fx["kernel"], block=128, args=args, max_steps=200_000)
+    assert caught.value.kind == "smem-data-race", caught.value
+    assert "cp_async_bulk_tensor" in caught.value.message or "cp.async.bulk.tensor" in caught.value.message
