@@ -482,7 +482,8 @@ def test_triton_ws_gemm_stores_its_partition_state_from_every_default_warp(name:
     with pytest.raises(KernelHazard) as caught:
         _run_client(name, fence_policy="mojo")
     assert caught.value.kind == "smem-data-race", caught.value
-    assert "ptx.st by warp" in caught.value.message and "@global_smem+" in caught.value.message
+    assert "ptx.st by warp" in caught.value.message
+    assert "@global_smem+" in caught.value.message
     if line is not None:
         text = (CLIENTS / f"{name}.ptx").read_text().splitlines()
         assert text[line - 1].strip().startswith("st.shared.b32 \t[global_smem+73944]")
