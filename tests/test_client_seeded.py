@@ -130,8 +130,6 @@ _DISAGREE = {
         "(which of the two is wrong needs the tail's PTX traced by hand)"
         for k in ("cute/gemm_1cta", "cute/gemm_2cta")
     },
-    ("triton/gemm_dot", "flipped-parity"): "the model reports a deadlock, not a read before the commit: not "
-    "investigated yet (which wait the mutation flips in this one-tile kernel decides it)",
 }
 """Variants whose run does not give `EXPECTED`'s class, and why (strict xfails: they fail loudly
 once the verdict changes)."""

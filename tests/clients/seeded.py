@@ -352,6 +352,13 @@ _expect(
     "schedule runs the load before the first MMA is issued, no MMA has written them yet (uninitialized)",
 )  # fmt: skip
 _expect(
+    ["triton/gemm_dot"], "flipped-parity", ("tmem-read-before-commit", "tmem-read-uninitialized", "deadlock"),
+    "the flipped wait (after the K loop, on the barrier the last commit arrives on) passes at once only while that "
+    "commit's phase is still open; where the tensor core completes it before the epilogue waits, the barrier's "
+    "phase bit equals the flipped parity and the wait blocks for a phase that never comes (PTX ISA "
+    "mbarrier.test_wait.parity): a deadlock",
+)  # fmt: skip
+_expect(
     ["triton/gemm_dot"], "expect-tx-overcount", (),
     "absent: the operands arrive by cp.async (completed by cp.async.wait_group), not TMA byte counts",
     absent=True,
