@@ -2,17 +2,15 @@
 
 Each mutation applies to every client GEMM that has its pattern (and says why where it has not),
 changes what it says and nothing else (opcodes counted by `sidecar.instructions`, a reader of
-its own), and every variant assembles with `ptxas -arch=sm_100a`. Running a variant to its
-expected class is the goal; the PTX level stops earlier today (dynamic shared memory, then
-TMA / `cp.async`), so those runs are strict xfails that must be removed when it gets there.
+its own), and every variant assembles with `ptxas -arch=sm_100a`. The TMA GEMMs' variants run
+to their expected class (`test_variant_runs_to_its_class`); where the verdict differs, a strict
+xfail says why (`_DISAGREE`).
 """
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from pathlib import Path
-from typing import Any
 
 import pytest
 from clients.seeded import EXPECTED, GEMMS, MUTATIONS, TX_EXCESS, PatternAbsent, variants
@@ -20,7 +18,7 @@ from clients.sidecar import instructions
 from external import run_tool
 from support import ROOT
 
-from xdsl_tmem.interpreter import KernelDeadlock, KernelHazard, LaunchError
+from xdsl_tmem.interpreter import KernelDeadlock, KernelHazard
 
 CLIENTS = ROOT / "tests" / "clients"
 PAIRS = [(k, m) for k in GEMMS for m in MUTATIONS]
@@ -118,66 +116,50 @@ def test_variant_assembles(kernel: str, mutation: str, ptxas: str, tmp_path: Pat
     run_tool([ptxas, "-arch=sm_100a", str(source), "-o", str(tmp_path / "variant.cubin")])
 
 
-def _arguments(sidecar: dict[str, Any]) -> dict[str, object]:
-    """The sidecar's launch (as `test_clients.py` builds it); a tensor map goes as a zero
-    128-byte struct until the launch can describe one (the `tma` part of issue 14)."""
-    from test_clients import _client_arguments  # pyright: ignore[reportPrivateUsage]
+_WS_RACE = (
+    "Triton's warp-specialised prologue stores its partition-state word from all 4 default warps unordered "
+    "(smem-data-race, tests/test_clients.py::test_triton_ws_gemm_stores_its_partition_state_from_every_default_warp): "
+    "every variant stops there, before the mutated step"
+)
+_DISAGREE = {
+    **{("triton/gemm_tma_ws", m): _WS_RACE for m in MUTATIONS},
+    **{("triton/gemm_persistent_ws", m): _WS_RACE for m in MUTATIONS},
+    **{
+        (k, "dealloc-above-teardown"): "the model runs it clean: the dealloc is not reported against the epilogue's "
+        "waited loads of the last tile; EXPECTED reasons the MMA warp's tail wait covers one stage only. Not resolved "
+        "(which of the two is wrong needs the tail's PTX traced by hand)"
+        for k in ("cute/gemm_1cta", "cute/gemm_2cta")
+    },
+}
+"""Variants whose run does not give `EXPECTED`'s class, and why (strict xfails: they fail loudly
+once the verdict changes)."""
 
-    from xdsl_tmem.interpreter import ScalarField, StructArgument
 
-    maps = {i for i, p in enumerate(sidecar["params"]) if p["kind"] == "tensormap"}
-    plain = {**sidecar, "params": [p for p in sidecar["params"] if p["kind"] != "tensormap"]}
-    args = _client_arguments(plain)
-    positional = [a for a in args if a.startswith("arg")]
-    named = {a: v for a, v in args.items() if not a.startswith("arg")}
-    values = iter(args[a] for a in positional)
-    for i in range(len(sidecar["params"])):
-        named[f"arg{i}"] = StructArgument({0: ScalarField(0, "u64")}) if i in maps else next(values)
-    return named
-
-
-_MISSING_TMA = "cp.async.bulk.tensor (TMA) is not executed yet"
+def _marks(kernel: str, mutation: str) -> list[pytest.MarkDecorator]:
+    reason = _DISAGREE.get((kernel, mutation))
+    return [] if reason is None else [pytest.mark.xfail(strict=True, raises=AssertionError, reason=reason)]
 
 
 @pytest.mark.parametrize(
-    "kernel",
-    [
-        k
-        if k == "triton/gemm_dot"
-        else pytest.param(k, marks=pytest.mark.xfail(strict=True, raises=LaunchError, reason=_MISSING_TMA))
-        for k in GEMMS
-    ],
+    ("kernel", "mutation"),
+    [pytest.param(k, m, marks=_marks(k, m), id=f"{k}:{m}") for k, m in VARIANTS],
 )
-def test_variants_run_to_their_class(kernel: str) -> None:
-    """The PTX level runs each of the kernel's variants to the class `EXPECTED` states (a hazard
-    class, a deadlock, or a clean run where the kernel does not rely on the broken step). One
-    test per kernel: a TMA kernel's first variant is refused when it copies, so the others are not
-    run. Triton's PTX has no tcgen05.fence (test_clients.py): its kernels run under `mojo`."""
-    from xdsl_tmem.diagnostics import SourceMap
-    from xdsl_tmem.frontend import load_ptx
-    from xdsl_tmem.interpreter import run_kernel
+def test_variant_runs_to_its_class(kernel: str, mutation: str) -> None:
+    """The PTX level runs the variant, whole grid with its sidecar's launch (tensor maps,
+    dynamic shared memory; `mojo`: the kernels have no tcgen05.fence, as
+    tests/test_clients.py runs them), to the class `EXPECTED` states (a hazard class, a
+    deadlock, or a clean run where the kernel does not rely on the broken step)."""
+    from test_clients import _run_client  # pyright: ignore[reportPrivateUsage]
 
-    sidecar = json.loads((CLIENTS / f"{kernel}.json").read_text())
-    for mutation in (m for k, m in VARIANTS if k == kernel):
-        text = MUTATIONS[mutation](_source(kernel))
-        module = load_ptx(text.encode(), f"{kernel}-{mutation}.ptx", SourceMap())
-        expected = EXPECTED[kernel, mutation].classes
-        try:
-            run_kernel(
-                module,
-                sidecar["kernel"],
-                grid=sidecar["grid"],
-                cluster=sidecar["cluster"],
-                dynamic_shared_bytes=sidecar["dynamic_shared_bytes"],
-                fence_policy="mojo" if kernel.startswith("triton/") else "strict",
-                args=_arguments(sidecar),
-            )
-            verdict = None
-        except KernelHazard as e:
-            verdict = e.kind
-        except KernelDeadlock:
-            verdict = "deadlock"
-        assert verdict in expected if expected else verdict is None, (mutation, verdict)
+    expected = EXPECTED[kernel, mutation].classes
+    try:
+        _run_client(kernel, MUTATIONS[mutation](_source(kernel)), fence_policy="mojo")
+        verdict = None
+    except KernelHazard as e:
+        verdict = e.kind
+    except KernelDeadlock:
+        verdict = "deadlock"
+    assert verdict in expected if expected else verdict is None, (mutation, verdict)
 
 
 # A hand-written epilogue: one accumulator wait with an immediate parity, a 32x32b load, its wait,

@@ -346,12 +346,12 @@ _expect(
     "mbarrier that only the removed commit completes; the model names missing-commit as its cause",
 )  # fmt: skip
 _expect(
-    GEMMS, "flipped-parity", ("tmem-read-before-commit", "deadlock"),
+    GEMMS, "flipped-parity", ("tmem-read-before-commit", "tmem-read-uninitialized", "deadlock"),
     "waiting for the other parity names the phase before the one needed (PTX ISA mbarrier.test_wait.parity): "
     "if the needed phase has not completed yet, that earlier phase has, so the wait passes at once and the "
-    "epilogue loads cells the MMAs have not completed; if the commit's arrival already completed the needed "
-    "phase, the other parity names the phase now pending, which nothing completes: a deadlock. Which one "
-    "depends on when the tensor core finishes, so both are the bug being caught",
+    "epilogue loads cells the MMAs have not completed (uninitialized where no MMA has been issued yet); if the "
+    "commit's arrival already completed the needed phase, the other parity names the phase now pending, which "
+    "nothing completes: a deadlock. Which one depends on when the tensor core finishes, so each is the bug caught",
 )  # fmt: skip
 _expect(
     ["triton/gemm_dot"], "expect-tx-overcount", (),

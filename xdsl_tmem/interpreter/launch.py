@@ -13,6 +13,7 @@ from numpy.typing import NDArray
 from xdsl.ir import Operation
 
 from xdsl_tmem.fence_policy import FencePolicy
+from xdsl_tmem.interpreter.tma import TensorMapArgument
 from xdsl_tmem.interpreter.values import WARP
 
 Dim = int | Sequence[int]
@@ -93,8 +94,9 @@ class StructArgument:
     fields: Mapping[int, StructField]
 
 
-Argument = BufferArgument | ScalarArgument | PointerArgument | StructArgument
-"""A kernel argument; tensor maps will be a further kind of it."""
+Argument = BufferArgument | ScalarArgument | PointerArgument | StructArgument | TensorMapArgument
+"""A kernel argument. A `TensorMapArgument` (interpreter/tma.py) describes a byval
+`CUtensorMap` parameter over a buffer argument (docs/tma.md)."""
 
 
 @dataclass(frozen=True)
@@ -210,15 +212,15 @@ def dim3(value: Dim, what: str) -> Dim3:
 
 def argument(name: str, value: object) -> Argument:
     """A numpy array (for a pointer parameter), a number, or an `Argument` as it is."""
-    if isinstance(value, BufferArgument | ScalarArgument | PointerArgument | StructArgument):
+    if isinstance(value, BufferArgument | ScalarArgument | PointerArgument | StructArgument | TensorMapArgument):
         return value
     if isinstance(value, np.ndarray):
         return BufferArgument(cast(NDArray[Any], value))
     if isinstance(value, int | float | np.integer | np.floating):
         return ScalarArgument(cast(int | float | np.integer[Any] | np.floating[Any], value))
     raise LaunchError(
-        f"argument '{name}' must be a numpy array (for a pointer), a number, a PointerArgument or a "
-        f"StructArgument, got {value!r}"
+        f"argument '{name}' must be a numpy array (for a pointer), a number, a PointerArgument, a "
+        f"StructArgument or a TensorMapArgument, got {value!r}"
     )
 
 

@@ -5,7 +5,8 @@ applies that function's rules (CUDA driver API reference, `cuTensorMapEncodeTile
 corrected by what the H100 driver accepted (tests/silicon/fixtures/tma/tma_encode_checks.json).
 `load_box`, `store_box` and `reduce_box` move one box between a global byte array and a
 shared-memory byte array the way silicon does (docs/tma.md gives every rule and its source;
-tests/test_tma_model.py replays the H100 fixtures bit for bit). No executor uses this yet.
+tests/test_tma_model.py replays the H100 fixtures bit for bit). The PTX level executes
+`cp.async.bulk.tensor` through it (interpreter/ptx/tma_copy.py).
 """
 
 from __future__ import annotations
@@ -298,6 +299,23 @@ def load_box(tmap: TensorMap, gmem: Bytes, gbase: int, coords: Sequence[int], sm
     values[inside] = gmem[src].reshape(-1, esize)
     smem[_byte_offsets(saddr, esize)] = values.ravel()
     return tmap.box_bytes()
+
+
+def load_bytes(tmap: TensorMap, coords: Sequence[int], smem_address: int) -> npt.NDArray[np.int64]:
+    """The shared byte addresses a load of the box at `coords` to `smem_address` writes, in box
+    order (`load_box`'s checks first: a `TmaFault` or `TensorMapError` for what silicon refuses)."""
+    _check_supported(tmap)
+    _check_coords(tmap, coords, smem_address, "tensor load")
+    _, saddr, _ = _box_addresses(tmap, coords, smem_address)
+    return _byte_offsets(saddr, tmap.element_bytes)
+
+
+def store_bytes(
+    tmap: TensorMap, gmem: Bytes, gbase: int, coords: Sequence[int], smem_address: int
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """The global byte offsets (from `gbase`) a store of the box at `coords` writes and the
+    shared byte addresses it reads (`store_box`'s checks first)."""
+    return _store_addresses(tmap, gmem, gbase, coords, smem_address, "tensor store")
 
 
 def _store_addresses(

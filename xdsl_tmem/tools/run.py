@@ -1,7 +1,8 @@
 """`xdsl-tmem-run`: execute a kernel on the Blackwell machine model.
 
     xdsl-tmem-run FILE --kernel NAME --block 160 [--grid N] [--cluster N]
-        [--arg name=FILE.npy | name=zeros:f32:128x256 | name=rand:f16:128x32:SEED | name=<number>]...
+        [--arg name=FILE.npy | name=zeros:f32:128x256 | name=rand:f16:128x32:SEED | name=<number>
+               | name=tensormap:BUFFER[+OFFSET]:TYPE:DIMS:STRIDES:BOX[:OPTIONS]]...
         [-p PASSES] [-t mlir|ptx] [--out DIR] [--schedule rr|random --seed N] [--max-steps N]
         [--fence-policy strict|mojo]
         [--explore random:N | --explore exhaustive [--max-states N]] [--validate-lowering] [--trace FILE.json]
@@ -60,6 +61,7 @@ from xdsl_tmem.interpreter.launch import (
 )
 from xdsl_tmem.interpreter.ptx.kernel import find_entry, ptx_kernel
 from xdsl_tmem.interpreter.run import parameter_names, positional, required_block, run_launch
+from xdsl_tmem.interpreter.tma import TENSORMAP_ARG_FORM, parse_tensor_map_arg
 from xdsl_tmem.interpreter.trace import Tracer
 from xdsl_tmem.interpreter.validate import Lowering, validate_lowering
 from xdsl_tmem.tools import cli
@@ -135,7 +137,8 @@ def load_npy(name: str, value: str) -> Any:
 
 def parse_arg(spec: str) -> tuple[str, Any]:
     """`name=FILE.npy`, `name=zeros:f32:128x256`, `name=rand:f16:128x32:SEED`, `name=<number>`,
-    `name=ptr:BUFFER`, `name=null` or `name=struct:OFFSET=FIELD,...`."""
+    `name=ptr:BUFFER`, `name=null`, `name=struct:OFFSET=FIELD,...` or `name=tensormap:...`
+    (`tma.TENSORMAP_ARG_FORM`)."""
     name, sep, value = spec.partition("=")
     if not sep or not name:
         raise UsageError(f"--arg expects name=value, got '{spec}'")
@@ -146,6 +149,11 @@ def parse_arg(spec: str) -> tuple[str, Any]:
         return name, parse_pointer(name, value)
     if kind == "struct":
         return name, parse_struct(name, rest)
+    if kind == "tensormap":
+        try:
+            return name, parse_tensor_map_arg(value)
+        except ValueError as e:  # TensorMapError included: cuTensorMapEncodeTiled's rules
+            raise UsageError(f"--arg {name}: {e}") from None
     if kind in ("zeros", "rand"):
         fields = rest.split(":")
         expected = 2 if kind == "zeros" else 3
@@ -316,7 +324,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--block", help="threads per CTA: N or XxYxZ (default: the kernel's .reqntid / nvvm.reqntid)")
     parser.add_argument("--grid", help="CTAs: N or XxYxZ (default: one cluster)")
     parser.add_argument("--cluster", help="CTAs per cluster: N or XxYxZ (default: the kernel's nvvm.cluster_dim)")
-    parser.add_argument("--arg", action="append", default=[], metavar="NAME=VALUE", help="a kernel argument")
+    parser.add_argument(
+        "--arg",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a kernel argument; a byval CUtensorMap parameter takes " + TENSORMAP_ARG_FORM.replace("%", "%%"),
+    )
     parser.add_argument("-p", "--passes", default="", help="pass pipeline to apply before running")
     parser.add_argument(
         "-t",

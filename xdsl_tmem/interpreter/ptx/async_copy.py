@@ -36,6 +36,7 @@ from xdsl_tmem.dialects import ptx
 from xdsl_tmem.interpreter import races
 from xdsl_tmem.interpreter.machine import Hazard
 from xdsl_tmem.interpreter.memory import Access, load, store
+from xdsl_tmem.interpreter.ptx import tma_copy
 from xdsl_tmem.interpreter.ptx.program import (
     Decoder,
     Decoding,
@@ -224,7 +225,7 @@ def _by_memory(w: PtxWarp, addresses: NDArray[np.int64], lanes: Mask) -> list[tu
 @decodes(ptx.CpAsyncCommitGroupOp)
 def _commit_group(d: Decoder, op: ptx.CpAsyncCommitGroupOp, index: int, labels: dict[str, int], rpc: int) -> Decoding:
     if op.bulk is not None:
-        raise Refused("cp.async.bulk.commit_group: bulk asynchronous copies are not modelled at the PTX level")
+        return tma_copy.bulk_group(d, op, index)
     guard = d.guard(op)
     nxt = index + 1
 
@@ -249,7 +250,7 @@ def commit(w: PtxWarp, mask: Mask) -> None:
 @decodes(ptx.CpAsyncWaitGroupOp)
 def _wait_group(d: Decoder, op: ptx.CpAsyncWaitGroupOp, index: int, labels: dict[str, int], rpc: int) -> Decoding:
     if op.bulk is not None:
-        raise Refused(f"{op.mnemonic()}: bulk asynchronous copies are not modelled at the PTX level")
+        return tma_copy.bulk_group(d, op, index)
     pending = _immediate(op.pending)
     if pending is None:  # the verifier requires an immediate
         raise Refused("the group count of cp.async.wait_group is an integer immediate")

@@ -25,12 +25,13 @@ from xdsl_tmem.interpreter.launch import (
     StructArgument,
 )
 from xdsl_tmem.interpreter.machine import MAX_SHARED_BYTES, Cluster, Cta, GlobalMemory, SharedLayout
-from xdsl_tmem.interpreter.ptx import async_copy, atomics, barriers, calls, parsed, value_ops
+from xdsl_tmem.interpreter.ptx import async_copy, atomics, barriers, calls, parsed, tma_copy, value_ops
 from xdsl_tmem.interpreter.ptx.base import LANE_DTYPE
 from xdsl_tmem.interpreter.ptx.program import Decoded, Decoder, Parameter, Program, Refused, parse_parameter
 from xdsl_tmem.interpreter.ptx.warp import PtxWarp
+from xdsl_tmem.interpreter.tma import TensorMap, TensorMapArgument, TensorMapError
 
-DECODER_MODULES = (async_copy, atomics, barriers, calls, parsed, value_ops)
+DECODER_MODULES = (async_copy, atomics, barriers, calls, parsed, tma_copy, value_ops)
 """Modules of per-op decoders beside program.py's, imported for their `@decodes` registrations."""
 
 
@@ -117,13 +118,23 @@ def parameters(entry: ptx.FunctionOp) -> list[Parameter]:
     return params
 
 
+TENSOR_MAP_BYTES = 128
+"""A `CUtensorMap` is 128 opaque bytes (CUDA driver API, `CUtensorMap`)."""
+
+
 def bind_parameters(
-    entry: ptx.FunctionOp, params: list[Parameter], args: Mapping[str, Argument], memory: GlobalMemory
+    entry: ptx.FunctionOp,
+    params: list[Parameter],
+    args: Mapping[str, Argument],
+    memory: GlobalMemory,
+    tensor_maps: dict[int, TensorMap] | None = None,
 ) -> tuple[bytearray, dict[str, NDArray[Any]]]:
     """The parameter space's bytes: pointers are the addresses of copies of the buffers
     given, scalars their value in the parameter's type; byval arrays take a buffer's bytes
-    or a `StructArgument`'s fields. Parameters are named by their `.param` name or by
-    position (`arg0`, ...); a buffer that only pointers refer to is named by itself."""
+    or a `StructArgument`'s fields; a `TensorMapArgument`'s map (its buffer placed) goes
+    into `tensor_maps` by the parameter's offset, its bytes stay zero (opaque). Parameters
+    are named by their `.param` name or by position (`arg0`, ...); a buffer that only
+    pointers or tensor maps refer to is named by itself."""
     _check_names(entry, params, args)
     space = bytearray(max((p.offset + p.size for p in params), default=0))
     outputs: dict[str, NDArray[Any]] = {}
@@ -145,10 +156,11 @@ def bind_parameters(
         return np.array([0 if name is None else addresses[name]], dtype=np.uint64).tobytes()
 
     for i, param in enumerate(params):
-        argument = args.get(param.name, args.get(f"arg{i}"))
-        if argument is None:
-            raise LaunchError(f"missing argument '{param.name}' (.{param.type}, parameter {i})", entry)
+        argument = _argument(entry, args, param, i)
         dtype = LANE_DTYPE[param.type]
+        if isinstance(argument, TensorMapArgument):
+            _bind_tensor_map(entry, param, argument, address, tensor_maps)
+            continue
         if isinstance(argument, StructArgument):
             if param.array is None:
                 raise LaunchError(f"argument '{param.name}' is a struct, but .param .{param.type} is no byval "
@@ -177,6 +189,32 @@ def bind_parameters(
             raw = _scalar_bytes(entry, param, argument.value, dtype)
         space[param.offset : param.offset + len(raw)] = raw
     return space, outputs
+
+
+def _argument(entry: ptx.FunctionOp, args: Mapping[str, Argument], param: Parameter, i: int) -> Argument:
+    argument = args.get(param.name, args.get(f"arg{i}"))
+    if argument is None:
+        raise LaunchError(f"missing argument '{param.name}' (.{param.type}, parameter {i})", entry)
+    return argument
+
+
+def _bind_tensor_map(
+    entry: ptx.FunctionOp,
+    param: Parameter,
+    argument: TensorMapArgument,
+    address: Callable[[str, PointerArgument], bytes],
+    tensor_maps: dict[int, TensorMap] | None,
+) -> None:
+    if param.array is None or param.size != TENSOR_MAP_BYTES:
+        raise LaunchError(f"argument '{param.name}' is a tensor map, but .param .{param.type} is no byval array of "
+                          f"{TENSOR_MAP_BYTES} bytes (.param .align 64 .b8 {param.name}[128])", entry)  # fmt: skip
+    base = int(np.frombuffer(address(param.name, PointerArgument(argument.buffer)), dtype=np.uint64)[0])
+    try:
+        tmap = argument.bind(base)
+    except TensorMapError as e:
+        raise LaunchError(f"argument '{param.name}': {e}", entry) from None
+    if tensor_maps is not None:
+        tensor_maps[param.offset] = tmap
 
 
 def _struct_bytes(
@@ -208,6 +246,7 @@ def _check_names(entry: ptx.FunctionOp, params: list[Parameter], args: Mapping[s
     """Every argument names a parameter, or is a buffer that a pointer refers to."""
     names = [p.name for p in params]
     referenced = {f.buffer for f in _pointers(args.values()) if f.buffer is not None}
+    referenced |= {a.buffer for a in args.values() if isinstance(a, TensorMapArgument)}
     unknown = sorted(set(args) - set(names) - {f"arg{i}" for i in range(len(names))} - referenced)
     if unknown:
         raise LaunchError(
@@ -274,9 +313,11 @@ def decode_launch(module: ModuleOp, launch: Launch, entry: ptx.FunctionOp, point
     layout = shared_layout(entry, launch.dynamic_shared_bytes)
     params = parameters(entry)
     memory = GlobalMemory()
-    param_bytes, outputs = bind_parameters(entry, params, launch.arguments, memory)
+    tensor_maps: dict[int, TensorMap] = {}
+    param_bytes, outputs = bind_parameters(entry, params, launch.arguments, memory, tensor_maps)
     decoder = Decoder(entry, layout, params, points)
     decoder.param_bytes = param_bytes
+    decoder.tensor_maps = tensor_maps
     try:
         program = decoder.decode(module)
     except Refused as e:

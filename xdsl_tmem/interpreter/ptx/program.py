@@ -50,6 +50,7 @@ from xdsl_tmem.interpreter.ptx.base import LANE_DTYPE, UnsupportedInstruction
 from xdsl_tmem.interpreter.ptx.cfg import EXIT, Flow, reconvergence_points
 from xdsl_tmem.interpreter.ptx.semantics import decode
 from xdsl_tmem.interpreter.tcgen05 import ldst_plan
+from xdsl_tmem.interpreter.tma import TensorMap
 from xdsl_tmem.interpreter.values import WARP, UnsupportedValue, Value, format_lanes
 
 if TYPE_CHECKING:
@@ -88,6 +89,11 @@ _SPACE_WINDOW = {
     StateSpace.SHARED_CLUSTER: 7,
 }
 """cvta: the machine model's address window of each state space it has (llvm address spaces)."""
+
+PARAM_BASE = 0xFF00_0000
+"""The address of the kernel's parameter space (`mov %r, param_name` gives PARAM_BASE + its
+offset; `cvta.param` keeps the number, as the model's other spaces do): 32 bits, as Triton's
+`mov.b32` of a parameter needs, and in no CTA's shared-memory window (rank 255)."""
 
 
 class Refused(Exception):
@@ -201,6 +207,8 @@ class Decoder:
         self.initial: list[Lanes] = []
         self.constants: dict[tuple[Any, str], int] = {}
         self.param_bytes = bytearray()
+        self.tensor_maps: dict[int, TensorMap] = {}
+        """The launch's tensor-map parameters by their offset in the parameter space (tma_copy.py)."""
         self.instructions: list[Operation] = []
         self.labels: list[dict[str, int]] = []
         """The labels each instruction's branch may name (only branches have any)."""
@@ -632,7 +640,13 @@ def _mov_special(d: Decoder, op: ptx.MovOp, index: int) -> Run:
     guard = d.guard(op)
     nxt = index + 1
     source = op.src.owner
-    if isinstance(source, ptx.SymbolOp):
+    param = d.params.get(source.symbol.data) if isinstance(source, ptx.SymbolOp) else None
+    if param is not None:  # a kernel parameter's address (a byval tensor map's, for TMA)
+        at_param = PARAM_BASE + param.offset + (0 if op.offset is None else op.offset.data)
+
+        def value_of(w: PtxWarp) -> Value:
+            return at_param
+    elif isinstance(source, ptx.SymbolOp):
         read_address = d.address(op.src, 0 if op.offset is None else op.offset.data)
 
         def value_of(w: PtxWarp) -> Value:
@@ -847,7 +861,10 @@ def _st(d: Decoder, op: ptx.StOp, index: int, labels: dict[str, int], rpc: int) 
 @decodes(ptx.CvtaOp)
 def _cvta(d: Decoder, op: ptx.CvtaOp, index: int, labels: dict[str, int], rpc: int) -> Decoding:
     space = op.space.data
-    window = _SPACE_WINDOW.get(space)
+    if space is StateSpace.PARAM and op.to_generic is not None:  # parameter addresses are PARAM_BASE + offset
+        window = 0
+    else:
+        window = _SPACE_WINDOW.get(space)
     if window is None:
         raise Refused(f"cvta with .{space.value}: the machine model has no such memory")
     read = d.reader(op.src, "u64")
@@ -1561,7 +1578,7 @@ def _activemask(d: Decoder, op: ptx.ActivemaskOp, index: int, labels: dict[str, 
 # ---- no effect on the model, checked; traps; not modelled ---------------------------------
 
 
-@decodes(ptx.NanosleepOp, ptx.PrefetchOp)
+@decodes(ptx.NanosleepOp)  # prefetch: tma_copy.py
 def _no_effect(d: Decoder, op: ptx.Instruction, index: int, labels: dict[str, int], rpc: int) -> Decoding:
     """A suspension or a cache hint: nothing the model tracks (the schedule is the explorer's)."""
     return _jump(index + 1), None
@@ -1580,11 +1597,6 @@ def _trap(d: Decoder, op: ptx.TrapOp, index: int, labels: dict[str, int], rpc: i
         raise Hazard("trap", f"trap executed by lanes {format_lanes(w.mask)} of {w.name}: the kernel aborted")
 
     return _action(d, op, index, act), None
-
-
-@decodes(ptx.CpAsyncBulkTensorOp)  # cp.async and ldmatrix: async_copy.py
-def _async_copy(d: Decoder, op: ptx.Instruction, index: int, labels: dict[str, int], rpc: int) -> Decoding:
-    raise Refused(f"{op.mnemonic()}: TMA is not modelled at the PTX level (it comes with issue 14)")
 
 
 def is_thread_barrier(op: Operation) -> bool:
