@@ -47,6 +47,7 @@ from xdsl_tmem.interpreter.memory import (
     store_progression,
 )
 from xdsl_tmem.interpreter.ptx.base import LANE_DTYPE, UnsupportedInstruction
+from xdsl_tmem.interpreter.ptx import pending
 from xdsl_tmem.interpreter.ptx.cfg import EXIT, Flow, reconvergence_points
 from xdsl_tmem.interpreter.ptx.semantics import decode
 from xdsl_tmem.interpreter.tcgen05 import ldst_plan
@@ -1153,8 +1154,14 @@ def _tcgen05_fence(d: Decoder, op: ptx.Tcgen05FenceOp, index: int, labels: dict[
 
 @decodes(ptx.Tcgen05WaitOp)
 def _tcgen05_wait(d: Decoder, op: ptx.Tcgen05WaitOp, index: int, labels: dict[str, int], rpc: int) -> Decoding:
-    kind = "ld" if op.kind.data == nvvm.Tcgen05WaitKind.LOAD else "st"
-    return _action(d, op, index, lambda w, R: machine.tmem_wait(w, kind)), None
+    if op.kind.data != nvvm.Tcgen05WaitKind.LOAD:
+        return _action(d, op, index, lambda w, R: machine.tmem_wait(w, "st")), None
+
+    def act(w: PtxWarp, R: list[Lanes]) -> None:
+        machine.tmem_wait(w, "ld")
+        pending.complete(R)
+
+    return _action(d, op, index, act), None
 
 
 def _split(op: ptx.Tcgen05LdOp | ptx.Tcgen05StOp) -> int:
@@ -1182,12 +1189,9 @@ def _tcgen05_ld(d: Decoder, op: ptx.Tcgen05LdOp, index: int, labels: dict[str, i
         values = with_mask(w, mask, lambda: machine.tmem_ld(w, op, taddr(w, R), plan))
         # One copy into register order, then a view per register.
         columns = list(np.asarray(values, dtype=np.uint32).T.copy())
-        if guard is None and w.all_active:
-            for (slot, convert), column in zip(writers, columns, strict=True):
-                R[slot] = convert(column)
-            return nxt
+        # (.sync.aligned: every lane of the warp executes it, so no merge with old values.)
         for (slot, convert), column in zip(writers, columns, strict=True):
-            _store_result(w, R, slot, convert(column), mask, False)
+            R[slot] = pending.PendingRegister(convert(column), op)  # undefined until wait::ld
         return nxt
 
     return run, None
