@@ -71,3 +71,120 @@ def test_tcgen05_ld_register_read_before_wait_is_a_hazard() -> None:
         run_kernel(module, "k", block=32, args={"out_ptr": np.zeros(32, np.uint32)})
     assert info.value.kind == "tcgen05-ld-register-before-wait"
     assert "add" in str(info.value.op.name if info.value.op else "")
+
+
+# ---- mbarrier lifecycle ----------------------------------------------------------------------
+
+# Thread 0 of one warp: init, one arrival completes phase 0, wait for it, then {body}.
+_LIFECYCLE = """\
+.version 8.7
+.target sm_100a
+.address_size 64
+.shared .align 8 .b64 bar;
+.visible .entry k(.param .u64 out_ptr)
+{{
+\t.reg .b32 %tx;
+\t.reg .pred %p, %q;
+\tmov.u32 %tx, %tid.x;
+\tsetp.eq.u32 %p, %tx, 0;
+\t@!%p bra DONE;
+\tmbarrier.init.shared::cta.b64 [bar], 1;
+\tmbarrier.arrive.shared::cta.b64 _, [bar];
+WAIT:
+\tmbarrier.try_wait.parity.shared::cta.b64 %q, [bar], 0;
+\t@!%q bra WAIT;
+{body}
+DONE:
+\tret;
+}}
+"""
+
+_LIFECYCLE_CASES = {
+    # PTX ISA, mbarrier.inval: an object must be invalidated before its memory is reused,
+    # and mbarrier.init may then make it a barrier again.
+    "inval-then-init": ("\tmbarrier.inval.shared::cta.b64 [bar];\n\tmbarrier.init.shared::cta.b64 [bar], 1;\n"
+                        "\tmbarrier.arrive.shared::cta.b64 _, [bar];", None),
+    "inval-at-the-end": ("\tmbarrier.inval.shared::cta.b64 [bar];", None),
+    # ... any operation but init on an invalidated object is undefined.
+    "arrive-after-inval": ("\tmbarrier.inval.shared::cta.b64 [bar];\n\tmbarrier.arrive.shared::cta.b64 _, [bar];",
+                           "mbarrier-invalid-lifecycle"),
+    "wait-after-inval": ("\tmbarrier.inval.shared::cta.b64 [bar];\n"
+                         "\tmbarrier.try_wait.parity.shared::cta.b64 %q, [bar], 0;", "mbarrier-invalid-lifecycle"),
+    "inval-twice": ("\tmbarrier.inval.shared::cta.b64 [bar];\n\tmbarrier.inval.shared::cta.b64 [bar];",
+                    "mbarrier-invalid-lifecycle"),
+    # PTX ISA, mbarrier.init: initialising a valid mbarrier object is undefined.
+    "init-of-a-valid-barrier": ("\tmbarrier.init.shared::cta.b64 [bar], 1;", "mbarrier-invalid-lifecycle"),
+    # Transactions still due on the phase would complete on an invalidated object.
+    "inval-with-tx-pending": ("\tmbarrier.arrive.expect_tx.shared::cta.b64 _, [bar], 16;\n"
+                              "\tmbarrier.inval.shared::cta.b64 [bar];", "mbarrier-invalid-lifecycle"),
+}  # fmt: skip
+
+_COMMIT_THEN_INVAL = (
+    "\tmov.u32 %tx, bar;\n\ttcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [%tx];\n"
+    "\tmbarrier.inval.shared::cta.b64 [bar];"
+)
+
+
+def test_mbarrier_inval_before_a_commit_arrives_is_a_lifecycle_hazard() -> None:
+    """A tcgen05.commit arrives asynchronously, once the tensor core completed what it
+    tracks; an inval not ordered after that arrival (no wait observed it) invalidates a
+    barrier an operation is still due on. Schedules where the tensor core completes the
+    commit before the inval are fine; the others must report it."""
+    kinds: set[str | None] = set()
+    for seed in range(8):
+        module = load_ptx(_LIFECYCLE.format(body=_COMMIT_THEN_INVAL), "k.ptx", SourceMap())
+        try:
+            run_kernel(module, "k", block=32, args={"out_ptr": np.zeros(1, np.uint32)}, schedule="random", seed=seed)
+            kinds.add(None)
+        except KernelHazard as e:
+            kinds.add(e.kind)
+    assert "mbarrier-invalid-lifecycle" in kinds and kinds <= {None, "mbarrier-invalid-lifecycle"}
+
+# Warp 1 waits for phase 0 of a barrier warp 0 initialised (ordered by bar.sync) and
+# then invalidates without ever completing the phase.
+_INVAL_UNDER_WAITER = """\
+.version 8.7
+.target sm_100a
+.address_size 64
+.shared .align 8 .b64 bar;
+.visible .entry k(.param .u64 out_ptr)
+{
+\t.reg .b32 %tx;
+\t.reg .pred %p, %q;
+\tmov.u32 %tx, %tid.x;
+\tsetp.eq.u32 %p, %tx, 0;
+\t@%p mbarrier.init.shared::cta.b64 [bar], 1;
+\tbar.sync 0;
+\t@%p mbarrier.inval.shared::cta.b64 [bar];
+\tsetp.lt.u32 %p, %tx, 32;
+\t@%p bra DONE;
+WAIT:
+\tmbarrier.try_wait.parity.shared::cta.b64 %q, [bar], 0;
+\t@!%q bra WAIT;
+DONE:
+\tret;
+}
+"""
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_mbarrier_inval_under_a_waiter_is_a_lifecycle_hazard(seed: int) -> None:
+    """The waiter's try_wait operates on the invalidated object, whether it blocked
+    before the inval or starts after it (PTX ISA, mbarrier.inval)."""
+    module = load_ptx(_INVAL_UNDER_WAITER, "k.ptx", SourceMap())
+    with pytest.raises(KernelHazard) as info:
+        run_kernel(module, "k", block=64, args={"out_ptr": np.zeros(1, np.uint32)}, schedule="random", seed=seed)
+    assert info.value.kind == "mbarrier-invalid-lifecycle"
+
+
+@pytest.mark.parametrize("case", list(_LIFECYCLE_CASES))
+def test_mbarrier_lifecycle_follows_the_isa(case: str) -> None:
+    body, expected = _LIFECYCLE_CASES[case]
+    module = load_ptx(_LIFECYCLE.format(body=body), "k.ptx", SourceMap())
+    args = {"out_ptr": np.zeros(1, np.uint32)}
+    if expected is None:
+        run_kernel(module, "k", block=32, args=args)
+        return
+    with pytest.raises(KernelHazard) as info:
+        run_kernel(module, "k", block=32, args=args)
+    assert info.value.kind == expected

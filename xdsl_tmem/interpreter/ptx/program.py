@@ -922,14 +922,7 @@ def _mbarrier_init(d: Decoder, op: ptx.MbarrierInitOp, index: int, labels: dict[
 @decodes(ptx.MbarrierInvalOp)
 def _mbarrier_inval(d: Decoder, op: ptx.MbarrierInvalOp, index: int, labels: dict[str, int], rpc: int) -> Decoding:
     address = d.address(op.addr, op.offset.data)
-
-    def act(w: PtxWarp, R: list[Lanes]) -> None:
-        a = address(w, R)
-        for lane in w.active_lanes():
-            cta, offset = w.cluster.cta_of(machine.at(a, lane))
-            cta.mbarriers.pop(offset, None)
-
-    return _action(d, op, index, act), None
+    return _action(d, op, index, lambda w, R: machine.mbarrier_inval(w, address(w, R), op)), None
 
 
 @decodes(ptx.MbarrierArriveOp)
