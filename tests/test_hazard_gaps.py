@@ -2,13 +2,20 @@
 hand-written PTX kernel whose expectation comes from the PTX ISA:
 
 * `tcgen05.ld` destination registers are undefined until the warp's `tcgen05.wait::ld`
-  (PTX ISA, tcgen05.wait): reading one before is `tcgen05-ld-register-before-wait`.
+  (PTX ISA, tcgen05.wait): reading one before is `tcgen05-ld-register-before-wait`;
+* the tensor core's shared-memory operand reads are race-checked: a write not ordered
+  before the MMA's issue, or not ordered after the completion of the commit tracking it,
+  is an `smem-data-race` (PTX ISA, memory consistency model; tcgen05.commit);
+* the mbarrier lifecycle (PTX ISA, mbarrier.init / mbarrier.inval):
+  `mbarrier-invalid-lifecycle`.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+
+from pathlib import Path
 
 from xdsl_tmem.diagnostics import SourceMap
 from xdsl_tmem.frontend.parser import load_ptx
@@ -188,3 +195,62 @@ def test_mbarrier_lifecycle_follows_the_isa(case: str) -> None:
     with pytest.raises(KernelHazard) as info:
         run_kernel(module, "k", block=32, args=args)
     assert info.value.kind == expected
+
+
+# ---- the tensor core's operand reads ----------------------------------------------------------
+
+_REF = Path(__file__).parent / "ptx_corpus" / "ref_pipeline.ptx"
+"""The hand-written 2-stage pipeline (warps 0-3 epilogue, warp 4 MMA) whose MMAs read
+A (`smem_a`) and B from shared memory; SAFE as it is."""
+
+
+def _ref_run(text: str, seed: int) -> str | None:
+    module = load_ptx(text.encode(), "ref.ptx", SourceMap())
+    rng = np.random.default_rng(0)
+    args = {
+        "out": np.zeros(3 * 128 * 256, np.float32),
+        "a_ptr": rng.standard_normal(128 * 32).astype(np.float16),
+        "b_ptr": rng.standard_normal(256 * 32).astype(np.float16),
+        "num_tiles": 3,
+    }
+    try:
+        run_kernel(module, "ref_pipeline", block=160, args=args, schedule="random", seed=seed)
+    except KernelHazard as e:
+        return e.kind
+    return None
+
+
+def _after(text: str, anchor: str, insert: str) -> str:
+    assert text.count(anchor) == 1
+    return text.replace(anchor, anchor + insert)
+
+
+_DONE = "$L_done:\n"
+_TEARDOWN = "    setp.ne.u32     %p1, %r3, 4;\n    @%p1 bra.uni    $L_exit;\n"
+"""Past it only the MMA warp runs (to its dealloc)."""
+# The MMA warp (warp 4) overwrites a word of A.
+_MMA_WARP_WRITES_A = "    setp.eq.u32 %p6, %r3, 4;\n    @%p6 st.shared.b32 [smem_a], %r21;\n"
+
+
+def test_writing_an_operand_after_the_commit_completed_is_safe() -> None:
+    """After the teardown barrier every warp knows the last commit completed (the
+    epilogue observed its full[s] phase; commits complete in order): the MMA warp may
+    reuse A's memory."""
+    text = _after(_REF.read_text(), _TEARDOWN, "    st.shared.b32 [smem_a], %r21;\n")
+    assert {_ref_run(text, seed) for seed in range(2)} == {None}
+
+
+def test_overwriting_an_operand_before_the_mmas_complete_is_a_race() -> None:
+    """The MMA warp writes A right after its last commit, before anything observed that
+    commit's arrival: the tensor core may still be reading A (its reads complete with
+    the commit, PTX ISA tcgen05.commit), so the write races with the MMA's read."""
+    text = _after(_REF.read_text(), _DONE, _MMA_WARP_WRITES_A)
+    assert {_ref_run(text, seed) for seed in range(2)} == {"smem-data-race"}
+
+
+def test_an_operand_written_unordered_with_the_mma_issue_is_a_race() -> None:
+    """An epilogue thread writes A at the start of every tile, ordered with neither the
+    MMA's issue (nothing publishes it to the MMA warp) nor its completion: a race,
+    whichever comes first in the schedule (the MMA's read check or the write's)."""
+    text = _after(_REF.read_text(), "$L_epi_tile:\n", "    st.shared.b32 [smem_a+64], %r21;\n")
+    assert {_ref_run(text, seed) for seed in range(3)} == {"smem-data-race"}
