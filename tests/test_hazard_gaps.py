@@ -12,10 +12,10 @@ hand-written PTX kernel whose expectation comes from the PTX ISA:
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
-
-from pathlib import Path
 
 from xdsl_tmem.diagnostics import SourceMap
 from xdsl_tmem.frontend.parser import load_ptx
@@ -145,7 +145,9 @@ def test_mbarrier_inval_before_a_commit_arrives_is_a_lifecycle_hazard() -> None:
             kinds.add(None)
         except KernelHazard as e:
             kinds.add(e.kind)
-    assert "mbarrier-invalid-lifecycle" in kinds and kinds <= {None, "mbarrier-invalid-lifecycle"}
+    assert "mbarrier-invalid-lifecycle" in kinds
+    assert kinds <= {None, "mbarrier-invalid-lifecycle"}
+
 
 # Warp 1 waits for phase 0 of a barrier warp 0 initialised (ordered by bar.sync) and
 # then invalidates without ever completing the phase.

@@ -109,9 +109,9 @@ def mbarrier_init(
         if old is not None and old.invalidated is None:
             raise Hazard(
                 "mbarrier-invalid-lifecycle",
-                f"mbarrier.init by {warp.name} of mbarrier {warp.cluster.describe_barrier(at(address, lane))}, which is "
-                f"a valid mbarrier object ({old.state()}): PTX ISA, mbarrier.init: initialising a valid object is "
-                "undefined; mbarrier.inval it first",
+                f"mbarrier.init by {warp.name} of mbarrier {warp.cluster.describe_barrier(at(address, lane))}, "
+                f"which is a valid mbarrier object ({old.state()}): PTX ISA, mbarrier.init: initialising a valid "
+                "object is undefined; mbarrier.inval it first",
             )
         bar = MBarrier(cta.rank, offset, expected=n, pending=n, init=(warp.clock.generic, warp.clock.tick()))
         bar.name = warp.cluster.describe_barrier(at(address, lane))

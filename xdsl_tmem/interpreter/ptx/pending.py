@@ -22,7 +22,7 @@ CLASS = "tcgen05-ld-register-before-wait"
 class PendingRegister:
     """A `tcgen05.ld` destination whose load `wait::ld` has not completed."""
 
-    __slots__ = ("values", "load")
+    __slots__ = ("load", "values")
 
     def __init__(self, values: Any, load: Any):
         self.values = values

@@ -46,8 +46,8 @@ from xdsl_tmem.interpreter.memory import (
     store,
     store_progression,
 )
-from xdsl_tmem.interpreter.ptx.base import LANE_DTYPE, UnsupportedInstruction
 from xdsl_tmem.interpreter.ptx import pending
+from xdsl_tmem.interpreter.ptx.base import LANE_DTYPE, UnsupportedInstruction
 from xdsl_tmem.interpreter.ptx.cfg import EXIT, Flow, reconvergence_points
 from xdsl_tmem.interpreter.ptx.semantics import decode
 from xdsl_tmem.interpreter.tcgen05 import ldst_plan
@@ -1184,7 +1184,7 @@ def _tcgen05_ld(d: Decoder, op: ptx.Tcgen05LdOp, index: int, labels: dict[str, i
         columns = list(np.asarray(values, dtype=np.uint32).T.copy())
         # (.sync.aligned: every lane of the warp executes it, so no merge with old values.)
         for (slot, convert), column in zip(writers, columns, strict=True):
-            R[slot] = pending.PendingRegister(convert(column), op)  # undefined until wait::ld
+            R[slot] = cast(Lanes, pending.PendingRegister(convert(column), op))  # undefined until wait::ld
         return nxt
 
     return run, None
