@@ -80,6 +80,55 @@ def test_tcgen05_ld_register_read_before_wait_is_a_hazard() -> None:
     assert "add" in str(info.value.op.name if info.value.op else "")
 
 
+# Two columns loaded, packed into a .b64 before the wait (as llc-22 emits), then
+# {use}: the packed value stored to out[2i], out[2i+1].
+_PACKED = """\
+.version 8.7
+.target sm_100a
+.address_size 64
+.shared .align 4 .b32 tmem_slot;
+.visible .entry k(.param .u64 out_ptr)
+{{
+\t.reg .b64 %out, %o, %d, %e;
+\t.reg .b32 %tx, %t, %v, %u, %w0, %w1;
+\tld.param.u64 %out, [out_ptr];
+\tcvta.to.global.u64 %out, %out;
+\tmov.u32 %tx, %tid.x;
+\ttcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [tmem_slot], 32;
+\ttcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;
+\tbar.sync 0;
+\tld.shared.u32 %t, [tmem_slot];
+\tadd.u32 %v, %tx, 7;
+\tadd.u32 %u, %tx, 100;
+\ttcgen05.st.sync.aligned.32x32b.x2.b32 [%t], {{%v, %u}};
+\ttcgen05.wait::st.sync.aligned;
+\ttcgen05.ld.sync.aligned.32x32b.x2.b32 {{%w0, %w1}}, [%t];
+\tmov.b64 %d, {{%w0, %w1}};
+{use}
+\tmul.wide.u32 %o, %tx, 8;
+\tadd.u64 %o, %out, %o;
+\tst.global.u64 [%o], %e;
+\ttcgen05.dealloc.cta_group::1.sync.aligned.b32 %t, 32;
+\tret;
+}}
+"""
+_AFTER = "\ttcgen05.wait::ld.sync.aligned;\n\tmov.b64 %e, %d;"
+_BEFORE = "\tadd.u64 %e, %d, 0;\n\ttcgen05.wait::ld.sync.aligned;"
+
+
+def test_a_copy_of_tcgen05_ld_registers_is_pending_until_the_wait() -> None:
+    """A `mov` packing loaded registers before the wait copies them, it does not use them
+    (llc-22 packs them so): the packed register holds the loaded values once the wait
+    completed the load; arithmetic on it before the wait reads undefined bits."""
+    module = load_ptx(_PACKED.format(use=_AFTER), "k.ptx", SourceMap())
+    out = run_kernel(module, "k", block=32, args={"out_ptr": np.zeros(64, np.uint32)}).outputs["out_ptr"]
+    assert np.asarray(out).tolist() == [v for i in range(32) for v in (i + 7, i + 100)]
+    with pytest.raises(KernelHazard) as info:
+        run_kernel(load_ptx(_PACKED.format(use=_BEFORE), "k.ptx", SourceMap()), "k", block=32,
+                   args={"out_ptr": np.zeros(64, np.uint32)})  # fmt: skip
+    assert info.value.kind == "tcgen05-ld-register-before-wait"
+
+
 # ---- mbarrier lifecycle ----------------------------------------------------------------------
 
 # Thread 0 of one warp: init, one arrival completes phase 0, wait for it, then {body}.

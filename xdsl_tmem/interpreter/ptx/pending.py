@@ -7,7 +7,11 @@ register file as a `PendingRegister`, which holds the values and raises the haza
 attribute use): the readers of every instruction see it without a check of their own, so
 the decoders' hot paths cost nothing. `tcgen05.wait::ld` puts the values in place
 (`complete`). A register the warp overwrites before the wait simply loses the marker (the
-later write is not checked against the load's).
+later write is not checked against the load's). A `mov` that packs or unpacks such
+registers (llc-22 packs pairs of loaded registers into a `.b64` before the wait) copies
+the pending state instead of reading (`program._copying`): its results are pending too,
+until the wait. (Treating a copy as no use is our reading: the ISA says the registers
+are undefined before the wait, and a copy of them is only used after it.)
 """
 
 from __future__ import annotations

@@ -1310,14 +1310,41 @@ def _lop3(d: Decoder, op: ptx.Lop3Op, index: int, labels: dict[str, int], rpc: i
 def _mov_pack(d: Decoder, op: ptx.MovPackOp, index: int, labels: dict[str, int], rpc: int) -> Decoding:
     sem = decode("mov", (op.ptx_type.value,), pack=len(op.parts))
     readers = [d.reader(v, t) for v, t in zip(op.parts, sem.operands, strict=True)]
-    return _lanewise(d, op, index, sem.fn, readers, [d.writer(op.res, sem.results[0])]), None
+    return _copying(d, op, index, sem.fn, readers, [d.writer(op.res, sem.results[0])]), None
 
 
 @decodes(ptx.MovUnpackOp)
 def _mov_unpack(d: Decoder, op: ptx.MovUnpackOp, index: int, labels: dict[str, int], rpc: int) -> Decoding:
     sem = decode("mov", (op.ptx_type.value,), unpack=op.lanes.data.parts)
     writers = [None if v is None else d.writer(v, t) for v, t in zip(op.destinations(), sem.results, strict=True)]
-    return _lanewise(d, op, index, sem.fn, [d.reader(op.src, sem.operands[0])], writers), None
+    return _copying(d, op, index, sem.fn, [d.reader(op.src, sem.operands[0])], writers), None
+
+
+def _copying(
+    d: Decoder, op: ptx.Instruction, index: int, fn: Callable[..., Any], readers: list[Callable[[list[Lanes]], Lanes]],
+    writers: Sequence[Writer | None],
+) -> Run:  # fmt: skip
+    """`_lanewise` for a register copy (`mov` pack / unpack) that carries the pending state
+    of `tcgen05.ld` registers (pending.py) to its results, for the whole warp; a partial
+    copy of one reads it (a hazard)."""
+    plain = _lanewise(d, op, index, fn, readers, writers)
+    guard = d.guard(op)
+    nxt = index + 1
+
+    def run(w: PtxWarp) -> int:
+        R = w.regs
+        args: list[Any] = [r(R) for r in readers]
+        load = next((a.load for a in args if a.__class__ is pending.PendingRegister), None)
+        if load is None or guard is not None or not w.all_active:
+            return plain(w)
+        out = fn(*(a.values if a.__class__ is pending.PendingRegister else a for a in args))
+        results = out if len(writers) > 1 else (out,)
+        for writer, value in zip(writers, results, strict=True):
+            if writer is not None:
+                R[writer[0]] = cast(Lanes, pending.PendingRegister(writer[1](np.asarray(value)), load))
+        return nxt
+
+    return run
 
 
 @decodes(ptx.AddF32x2Op, ptx.SubF32x2Op, ptx.MulF32x2Op, ptx.FmaF32x2Op)
