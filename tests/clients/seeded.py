@@ -302,6 +302,7 @@ class Expected:
 
 _RACE_NEXT_TILE = ("tmem-write-after-read", "tmem-read-before-commit", "release-before-wait-ld")
 _ONE_TILE = "one tile per CTA"
+_LD_REGISTERS = "tcgen05-ld-register-before-wait"
 
 EXPECTED: dict[tuple[str, str], Expected] = {}
 
@@ -316,13 +317,14 @@ _CUTE = ["cute/gemm_1cta", "cute/gemm_2cta"]
 _MULTI_TILE = ["triton/gemm_persistent_ws", *_CUTE]
 
 _expect(
-    ["triton/gemm_dot", "triton/gemm_tma_ws"], "no-wait-ld", ("dealloc-while-in-use",),
-    f"{_ONE_TILE}: nothing writes the accumulator again, so the first access the in-flight loads "
-    "conflict with is the tcgen05.dealloc, which no completion of them precedes",
+    ["triton/gemm_dot", "triton/gemm_tma_ws"], "no-wait-ld", (_LD_REGISTERS, "dealloc-while-in-use"),
+    f"{_ONE_TILE}: the epilogue reads the loaded registers with no wait::ld (PTX level); else nothing writes "
+    "the accumulator again, so the first access the in-flight loads conflict with is the tcgen05.dealloc",
 )  # fmt: skip
 _expect(
-    _MULTI_TILE, "no-wait-ld", ("release-before-wait-ld",),
-    "the epilogue releases the stage (thread barrier + arrive on accumulator-empty) while its loads are in "
+    _MULTI_TILE, "no-wait-ld", (_LD_REGISTERS, "release-before-wait-ld"),
+    "the epilogue reads the loaded registers with no wait::ld (PTX level); it also releases the stage (thread "
+    "barrier + arrive on accumulator-empty) while its loads are in "
     "flight; the MMA of the tile two later (2 accumulator stages, 2-3 tiles per CTA) writes those cells",
 )  # fmt: skip
 _expect(

@@ -442,6 +442,7 @@ def state_key(run: ClusterRun) -> int:
                         b.completed,
                         _clock(b.clock),
                         _clock(b.history[-1] if b.history else None),
+                        b.invalidated is not None,
                     )
                     for offset, b in sorted(cta.mbarriers.items())
                 ),

@@ -122,6 +122,8 @@ class MBarrier:
     """(who, op) of each arrival counted into the current phase."""
     last_arrivals: list[tuple[str, Any]] = field(default_factory=list[tuple[str, Any]])
     """Those of the last completed phase (for reports)."""
+    invalidated: tuple[str, Any] | None = None
+    """(who, op) of the `mbarrier.inval` that ended the object's life, if one did."""
 
     @property
     def phase_bit(self) -> int:
@@ -543,6 +545,14 @@ class Cta:
                 "barrier-before-init",
                 f"mbarrier {self.describe(offset)} of CTA {self.rank} is used before mbarrier.init",
             )
+        if bar.invalidated is not None:
+            who, op = bar.invalidated
+            raise Hazard(
+                "mbarrier-invalid-lifecycle",
+                f"mbarrier {self.describe(offset)} of CTA {self.rank} is used after {who} invalidated it (PTX ISA, "
+                "mbarrier.inval: any mbarrier operation but mbarrier.init on an invalidated object is undefined)",
+                [(op, "the mbarrier.inval")] if op is not None else [],
+            )
         return bar
 
     def describe(self, offset: int) -> str:
@@ -608,7 +618,7 @@ class Cluster:
         match wake.kind:
             case "phase":
                 bar = self.ctas[wake.cta].mbarriers.get(wake.key)
-                return bar is None or bar.completed != wake.count
+                return bar is None or bar.invalidated is not None or bar.completed != wake.count
             case "named":
                 return self.ctas[wake.cta].named[wake.key].generation > wake.count
             case "cluster":

@@ -106,11 +106,48 @@ def mbarrier_init(
         n = at(count, lane)
         if not 1 <= n < (1 << 20):
             raise Hazard("mbarrier-count-invalid", f"mbarrier.init count must be in [1, 2^20 - 1], got {n}")
+        old = cta.mbarriers.get(offset)
+        if old is not None and old.invalidated is None:
+            raise Hazard(
+                "mbarrier-invalid-lifecycle",
+                f"mbarrier.init by {warp.name} of mbarrier {warp.cluster.describe_barrier(at(address, lane))}, "
+                f"which is a valid mbarrier object ({old.state()}): PTX ISA, mbarrier.init: initialising a valid "
+                "object is undefined; mbarrier.inval it first",
+            )
         bar = MBarrier(cta.rank, offset, expected=n, pending=n, init=(warp.clock.generic, warp.clock.tick()))
         bar.name = warp.cluster.describe_barrier(at(address, lane))
         cta.mbarriers[offset] = bar
         races.access(warp, op, at(address, lane), 8, write=True)
         warp.unpublished_inits.append(bar)
+
+
+def mbarrier_inval(warp: Warp, address: Value, op: Operation | None = None) -> None:
+    """`mbarrier.inval`: the object's life ends (PTX ISA, mbarrier.inval: any operation but
+    mbarrier.init on it is then undefined). Asynchronous operations still due to arrive on
+    it (transactions of its current phase, a tcgen05.commit whose ops have not completed)
+    would operate on the invalidated object: `mbarrier-invalid-lifecycle` at the inval.
+    Warps blocked on it wake and report the same class at their wait (`Cta.barrier`)."""
+    for lane in warp.active_lanes():
+        addr = at(address, lane)
+        bar = use_barrier(warp, addr, "mbarrier.inval")
+        where = warp.cluster.describe_barrier(addr)
+        key = (bar.cta, bar.offset)
+        due = [c for cta in warp.cluster.ctas for c in cta.commits if key in c.barriers]
+        if bar.tx or due:
+            what = (
+                f"{bar.tx} transaction bytes of its current phase are still to complete on it"
+                if bar.tx
+                else f"the arrival of tcgen05.commit of warp {due[0].warp} lane {due[0].lane} (its MMAs have not "
+                "completed) is still due"
+            )
+            raise Hazard(
+                "mbarrier-invalid-lifecycle",
+                f"mbarrier.inval by {warp.name} of mbarrier {where} while {what}: that asynchronous operation would "
+                "operate on an invalidated mbarrier (PTX ISA, mbarrier.inval)",
+                [(due[0].op, "the pending commit")] if due and not bar.tx and due[0].op is not None else [],
+            )
+        bar.invalidated = (warp.name, op)
+        warp.cluster.changed()
 
 
 def fence_mbarrier_init(warp: Warp) -> None:
@@ -1103,10 +1140,7 @@ class NvvmFunctions(WarpFunctions):
 
     @impl(nvvm.MBarrierInvalOp)
     def run_mbarrier_inval(self, interp: Interpreter, op: nvvm.MBarrierInvalOp, args: PythonValues) -> PythonValues:
-        warp = as_warp(interp)
-        for lane in warp.active_lanes():
-            cta, offset = warp.cluster.cta_of(at(args[0], lane))
-            cta.mbarriers.pop(offset, None)
+        mbarrier_inval(as_warp(interp), args[0], op)
         return ()
 
     @impl(nvvm.MBarrierArriveOp)

@@ -174,13 +174,23 @@ def _check_reads(warp: Warp, op: Any, shadow: Shadow, index: NDArray[np.int64]) 
     shadow.own_read()[index] = NONE
 
 
-def _record_read(warp: Warp, op: Any, shadow: Shadow, index: NDArray[np.int64]) -> None:
-    """A read replaces the recorded read it knows; reads it does not know are kept."""
+def _record_read(
+    warp: Warp,
+    op: Any,
+    shadow: Shadow,
+    index: NDArray[np.int64],
+    stamp: int | None = None,
+    knows: NDArray[np.int64] | None = None,
+) -> None:
+    """A read replaces the recorded read it knows; reads it does not know are kept.
+    `stamp`, `knows`: the read's epoch and clock when it is not `warp`'s own (the tensor
+    core's)."""
     reads = shadow.read[index]
-    stamp = _stamp(warp, op)
+    if stamp is None:
+        stamp = _stamp(warp, op)
     read = shadow.own_read()
     if reads.any():
-        keep = _unordered(warp.clock.vc, reads) | (reads == SHARED)
+        keep = _unordered(warp.clock.vc if knows is None else knows, reads) | (reads == SHARED)
         if keep.any():
             for byte in np.unique(index[keep]).tolist():
                 readers = shadow.readers.get(byte)
@@ -263,19 +273,52 @@ def check_operand(
     warp: Warp, op: Any, cta: Cta, desc: SmemDescriptor, rows: int, k: int, fmt: str, mn_major: bool
 ) -> None:
     """The tensor core reads a rows x k operand tile (an MMA's A or B, a tcgen05.cp
-    source) from `cta`'s shared memory: every byte must have been written. (Its reads go
-    through the async proxy and are not checked for races with generic-proxy writes.)"""
+    source) from `cta`'s shared memory, asynchronously: at some time between the issue
+    and the completion of the tcgen05.commit that tracks the op (PTX ISA, tcgen05
+    "Memory consistency model": the async tcgen05 operations' shared-memory reads). Every
+    byte must have been written, by a write ordered before the issue (the issuing warp's
+    clock then: the thread's stores, a TMA or cp.async whose completion it observed), and
+    the read is recorded as the tensor core's, completed by that commit, so that a later
+    write (the producer refilling the stage) must be ordered after the commit's arrival."""
     index = _operand_bytes(desc, rows, k, ELEMENT_BYTES[fmt], mn_major)
-    written = cta.shadow.write[index]
-    if cta.shadow.host or written.all():
-        return
-    byte = int(index[int(np.argmax(written == NONE))])
-    raise Hazard(
-        "smem-read-uninitialized",
-        f"{_name(op)} by {warp.name} reads its {rows}x{k} operand tile from shared memory, but "
-        f"{_where(warp, cta.shadow, byte)} in it was never written since the launch (shared memory starts with "
-        "undefined contents)",
-    )
+    shadow = cta.shadow
+    written = shadow.write[index]
+    if not shadow.host and not written.all():
+        byte = int(index[int(np.argmax(written == NONE))])
+        raise Hazard(
+            "smem-read-uninitialized",
+            f"{_name(op)} by {warp.name} reads its {rows}x{k} operand tile from shared memory, but "
+            f"{_where(warp, shadow, byte)} in it was never written since the launch (shared memory starts with "
+            "undefined contents)",
+        )
+    unordered = _unordered(warp.clock.vc, written)
+    if unordered.any():
+        k_ = int(np.argmax(unordered))
+        _race(warp, op, shadow, int(index[k_]), False, int(written[k_]), True)
+    stamp = _tensor_core_stamp(warp, op)
+    # What the read knows: the issuing warp's clock, and the tensor core's earlier reads
+    # (completed by earlier commits), so that re-reading a tile does not pile up readers.
+    knows = warp.clock.vc.copy()
+    comp = (stamp >> COMP_SHIFT) & COMP_MASK
+    knows[comp] = max(int(knows[comp]), stamp & EPOCH_MASK)
+    _record_read(warp, op, shadow, index, stamp, knows)
+
+
+def _tensor_core_stamp(warp: Warp, op: Any) -> int:
+    """The epoch of an async tcgen05 op's completion: the tensor core component of the
+    issuing CTA at the commit that will track it. Commits complete in issue order
+    (`Cluster.complete_commit`), so that is the one after the commits now pending, when
+    the issuing thread's next commit is the CTA's next one (the usual single MMA thread;
+    another thread's commit in between makes the epoch a lower bound: a race with a
+    write ordered between the two commits is then missed)."""
+    cluster = warp.cluster
+    rank = warp.cta.rank
+    comp = cluster.tc_base + rank
+    epoch = cluster.tc_count[rank] + len(warp.cta.commits) + 1
+    if comp > COMP_MASK or epoch >= FOREIGN_EPOCH:
+        raise UnsupportedValue("the race checks support 4096 clock components and 2^28 synchronisations per warp")
+    site = cluster.memory.sites.of(op, f"the tensor core of CTA {rank} (issued by {warp.name})")
+    return (site << SITE_SHIFT) | (comp << COMP_SHIFT) | epoch
 
 
 @lru_cache(maxsize=64)

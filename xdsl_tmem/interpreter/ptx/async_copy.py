@@ -198,8 +198,8 @@ def _claim(w: PtxWarp, copy: Copy) -> None:
     copy whichever the schedule puts first, and the issuing warp's own reads before the
     wait are reported by `_check_own` when it lands. Bytes nothing wrote yet stay unwritten
     until the copy lands: reading them before is `smem-read-uninitialized`, for a thread
-    and for the tensor core's operand reads (races.check_operand), which no race check
-    covers. Its data is written when it lands."""
+    and for the tensor core's operand reads (races.check_operand). Its data is written
+    when it lands."""
     for shadow, lanes in _by_memory(w, copy.dst, copy.lanes):
         index = ((copy.dst[lanes] - shadow.base)[:, None] + np.arange(copy.size, dtype=np.int64)).reshape(-1)
         written = index[shadow.write[index] != NONE]

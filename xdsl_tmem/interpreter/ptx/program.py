@@ -46,6 +46,7 @@ from xdsl_tmem.interpreter.memory import (
     store,
     store_progression,
 )
+from xdsl_tmem.interpreter.ptx import pending
 from xdsl_tmem.interpreter.ptx.base import LANE_DTYPE, UnsupportedInstruction
 from xdsl_tmem.interpreter.ptx.cfg import EXIT, Flow, reconvergence_points
 from xdsl_tmem.interpreter.ptx.semantics import decode
@@ -938,14 +939,7 @@ def _mbarrier_init(d: Decoder, op: ptx.MbarrierInitOp, index: int, labels: dict[
 @decodes(ptx.MbarrierInvalOp)
 def _mbarrier_inval(d: Decoder, op: ptx.MbarrierInvalOp, index: int, labels: dict[str, int], rpc: int) -> Decoding:
     address = d.address(op.addr, op.offset.data)
-
-    def act(w: PtxWarp, R: list[Lanes]) -> None:
-        a = address(w, R)
-        for lane in w.active_lanes():
-            cta, offset = w.cluster.cta_of(machine.at(a, lane))
-            cta.mbarriers.pop(offset, None)
-
-    return _action(d, op, index, act), None
+    return _action(d, op, index, lambda w, R: machine.mbarrier_inval(w, address(w, R), op)), None
 
 
 @decodes(ptx.MbarrierArriveOp)
@@ -1170,8 +1164,14 @@ def _tcgen05_fence(d: Decoder, op: ptx.Tcgen05FenceOp, index: int, labels: dict[
 
 @decodes(ptx.Tcgen05WaitOp)
 def _tcgen05_wait(d: Decoder, op: ptx.Tcgen05WaitOp, index: int, labels: dict[str, int], rpc: int) -> Decoding:
-    kind = "ld" if op.kind.data == nvvm.Tcgen05WaitKind.LOAD else "st"
-    return _action(d, op, index, lambda w, R: machine.tmem_wait(w, kind)), None
+    if op.kind.data != nvvm.Tcgen05WaitKind.LOAD:
+        return _action(d, op, index, lambda w, R: machine.tmem_wait(w, "st")), None
+
+    def act(w: PtxWarp, R: list[Lanes]) -> None:
+        machine.tmem_wait(w, "ld")
+        pending.complete(R)
+
+    return _action(d, op, index, act), None
 
 
 def _split(op: ptx.Tcgen05LdOp | ptx.Tcgen05StOp) -> int:
@@ -1202,12 +1202,9 @@ def _tcgen05_ld(d: Decoder, op: ptx.Tcgen05LdOp, index: int, labels: dict[str, i
             values = with_mask(w, mask, lambda: machine.tmem_ld(w, op, taddr(w, R), plan))
         # One copy into register order, then a view per register.
         columns = list(np.asarray(values, dtype=np.uint32).T.copy())
-        if guard is None and w.all_active:
-            for (slot, convert), column in zip(writers, columns, strict=True):
-                R[slot] = convert(column)
-            return nxt
+        # (.sync.aligned: every lane of the warp executes it, so no merge with old values.)
         for (slot, convert), column in zip(writers, columns, strict=True):
-            _store_result(w, R, slot, convert(column), mask, False)
+            R[slot] = cast(Lanes, pending.PendingRegister(convert(column), op))  # undefined until wait::ld
         return nxt
 
     return run, None
@@ -1333,14 +1330,41 @@ def _lop3(d: Decoder, op: ptx.Lop3Op, index: int, labels: dict[str, int], rpc: i
 def _mov_pack(d: Decoder, op: ptx.MovPackOp, index: int, labels: dict[str, int], rpc: int) -> Decoding:
     sem = decode("mov", (op.ptx_type.value,), pack=len(op.parts))
     readers = [d.reader(v, t) for v, t in zip(op.parts, sem.operands, strict=True)]
-    return _lanewise(d, op, index, sem.fn, readers, [d.writer(op.res, sem.results[0])]), None
+    return _copying(d, op, index, sem.fn, readers, [d.writer(op.res, sem.results[0])]), None
 
 
 @decodes(ptx.MovUnpackOp)
 def _mov_unpack(d: Decoder, op: ptx.MovUnpackOp, index: int, labels: dict[str, int], rpc: int) -> Decoding:
     sem = decode("mov", (op.ptx_type.value,), unpack=op.lanes.data.parts)
     writers = [None if v is None else d.writer(v, t) for v, t in zip(op.destinations(), sem.results, strict=True)]
-    return _lanewise(d, op, index, sem.fn, [d.reader(op.src, sem.operands[0])], writers), None
+    return _copying(d, op, index, sem.fn, [d.reader(op.src, sem.operands[0])], writers), None
+
+
+def _copying(
+    d: Decoder, op: ptx.Instruction, index: int, fn: Callable[..., Any], readers: list[Callable[[list[Lanes]], Lanes]],
+    writers: Sequence[Writer | None],
+) -> Run:  # fmt: skip
+    """`_lanewise` for a register copy (`mov` pack / unpack) that carries the pending state
+    of `tcgen05.ld` registers (pending.py) to its results, for the whole warp; a partial
+    copy of one reads it (a hazard)."""
+    plain = _lanewise(d, op, index, fn, readers, writers)
+    guard = d.guard(op)
+    nxt = index + 1
+
+    def run(w: PtxWarp) -> int:
+        R = w.regs
+        args: list[Any] = [r(R) for r in readers]
+        load = next((a.load for a in args if a.__class__ is pending.PendingRegister), None)
+        if load is None or guard is not None or not w.all_active:
+            return plain(w)
+        out = fn(*(a.values if a.__class__ is pending.PendingRegister else a for a in args))
+        results = out if len(writers) > 1 else (out,)
+        for writer, value in zip(writers, results, strict=True):
+            if writer is not None:
+                R[writer[0]] = cast(Lanes, pending.PendingRegister(writer[1](np.asarray(value)), load))
+        return nxt
+
+    return run
 
 
 @decodes(ptx.AddF32x2Op, ptx.SubF32x2Op, ptx.MulF32x2Op, ptx.FmaF32x2Op)
