@@ -1,7 +1,7 @@
 """Decoders of the typed ops for forms that parsed PTX writes and our backend does not:
 `setp` with a `p|q` pair or a combining predicate (`ptx.setp_bool`) and vector loads
-with sinks (`ptx.ld_sink`). Registered with `@decodes` like the others (program.py
-imports this module once)."""
+with sinks (`ptx.ld_sink`). Registered with `@decodes` like the others
+(`kernel.DECODER_MODULES`)."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from xdsl_tmem.interpreter.ptx.program import (
     Refused,
     _access,  # pyright: ignore[reportPrivateUsage]
     _lanes,  # pyright: ignore[reportPrivateUsage]
+    _lanewise,  # pyright: ignore[reportPrivateUsage]
     decodes,
     exec_mask,
     with_mask,
@@ -54,22 +55,7 @@ def _setp_bool(d: Decoder, op: ptx.SetpBoolOp, index: int, labels: dict[str, int
     if len(readers) != len(sem.operands):
         raise Refused(f"{op.mnemonic()}: {len(readers)} operands, the semantics take {len(sem.operands)}")
     writers: list[Writer] = [None if v is None else d.writer(v, "pred") for v in (op.p, op.q)]
-    guard = d.guard(op)
-    fn = sem.fn
-    nxt = index + 1
-
-    def run(w: PtxWarp) -> int:
-        R = w.regs
-        mask = exec_mask(w, R, guard)
-        full = guard is None and w.all_active
-        if not full and not mask.any():
-            return nxt
-        p, q = fn(*[r(R) for r in readers])
-        _store(R, writers[0], p, mask, full)
-        _store(R, writers[1], q, mask, full)
-        return nxt
-
-    return run, None
+    return _lanewise(d, op, index, sem.fn, readers, writers), None
 
 
 def _param_vector(d: Decoder, op: ptx.LdSinkOp, t: str, count: int) -> Lanes:

@@ -618,19 +618,7 @@ def _value(d: Decoder, op: ptx.Instruction, index: int, labels: dict[str, int], 
 
             return run1, None
 
-    def run(w: PtxWarp) -> int:
-        R = w.regs
-        mask = exec_mask(w, R, guard)
-        full = guard is None and w.all_active
-        if not full and not mask.any():
-            return nxt
-        out = fn(*[r(R) for r in readers])
-        results = out if len(writers) > 1 else (out,)
-        for (slot, convert), value in zip(writers, results, strict=True):
-            _store_result(w, R, slot, convert(np.asarray(value)), mask, full)
-        return nxt
-
-    return run, None
+    return _lanewise(d, op, index, fn, readers, writers), None
 
 
 def _mov_special(d: Decoder, op: ptx.MovOp, index: int) -> Run:

@@ -22,15 +22,13 @@ from xdsl_tmem.interpreter.ptx.program import (
     Decoding,
     Lanes,
     _lanewise,  # pyright: ignore[reportPrivateUsage]
-    _store_result,  # pyright: ignore[reportPrivateUsage]
     decodes,
-    exec_mask,
 )
 from xdsl_tmem.interpreter.ptx.semantics import decode
 from xdsl_tmem.interpreter.values import WARP
 
 if TYPE_CHECKING:
-    from xdsl_tmem.interpreter.ptx.warp import PtxWarp
+    pass
 
 
 @decodes(*ptx.VALUE_OPS)
@@ -68,23 +66,7 @@ def _carry(d: Decoder, op: ptx.CarryOp, index: int, labels: dict[str, int], rpc:
 
     readers = [read_carry if t == "cc" else d.reader(next(sources), t) for t in sem.operands]
     writers = [(cc, _bools) if t == "cc" else d.writer(op.results[0], t) for t in sem.results]
-    guard = d.guard(op)
-    fn = sem.fn
-    nxt = index + 1
-
-    def run(w: PtxWarp) -> int:
-        R = w.regs
-        mask = exec_mask(w, R, guard)
-        full = guard is None and w.all_active
-        if not full and not mask.any():
-            return nxt
-        out = fn(*[r(R) for r in readers])
-        results = out if len(writers) > 1 else (out,)
-        for (slot, convert), value in zip(writers, results, strict=True):
-            _store_result(w, R, slot, convert(np.asarray(value)), mask, full)
-        return nxt
-
-    return run, None
+    return _lanewise(d, op, index, sem.fn, readers, writers), None
 
 
 def _bools(lanes: Lanes) -> Lanes:
