@@ -1098,14 +1098,20 @@ class CvtPackSatOp(RegisterOnlyOp):
         return ["pack", "sat", self.dtype.data.value, "s32", *["b32"] * (self.c is not None)]
 
 
-VALUE_OPS: tuple[type[SpelledOp], ...] = (
-    AddExtOp, SubExtOp, MulExtOp, FmaExtOp, MinExtOp, MaxExtOp, NegExtOp, RsqrtOp, TanhOp, Lg2Op, SinOp, CosOp,
-    DivFtzOp, AddSatOp, SubSatOp, MadSatOp, Mul24Op, Mad24Op, SadOp, Dp4aOp, Dp2aOp, BmskOp, SzextOp, CnotOp, SlctOp,
-    SetOp, SetBoolOp, SetpExtOp, CvtIntSatOp, CvtFloatIntOp, CvtFloatOp, CvtTf32Op, CvtPackedOp, CvtPackSatOp,
-)  # fmt: skip
-"""The ops of this module that read and write registers only (the carry ops aside)."""
+def _defined_here(base: type[SpelledOp]) -> tuple[type[SpelledOp], ...]:
+    """The ops (classes naming an op) of this module deriving from `base`, in definition
+    order (derived, not a second list to keep)."""
+    return tuple(
+        c for c in globals().values()
+        if isinstance(c, type) and issubclass(c, base) and c.__module__ == __name__ and "name" in vars(c)
+    )  # fmt: skip
 
-CARRY_OPS: tuple[type[CarryOp], ...] = (AddCcOp, SubCcOp, AddcOp, SubcOp, MadCcOp, MadcOp)
+
+VALUE_OPS: tuple[type[SpelledOp], ...] = _defined_here(RegisterOnlyOp)
+"""The ops of this module that read and write registers only."""
+
+CARRY_OPS: tuple[type[SpelledOp], ...] = _defined_here(CarryOp)
+"""The carry-chain ops (they also read or write the carry flag)."""
 
 VALUE_ATTRS = (
     FloatTypeAttr, MinMaxTypeAttr, FloatRoundingAttr, WordTypeAttr, BitsModeAttr, SelectTypeAttr, CompareTypeAttr,
