@@ -82,8 +82,8 @@ def test_run_kernel_keywords_describe_a_launch() -> None:
         ({"cluster": (1, 2, 3, 4)}, "cluster must be 1 to 3 positive integers, got (1, 2, 3, 4)"),
         (
             {"args": {"x": [1, 2]}},
-            "argument 'x' must be a numpy array (for a pointer), a number, a PointerArgument or a StructArgument, "
-            "got [1, 2]",
+            "argument 'x' must be a numpy array (for a pointer), a number, a PointerArgument, a StructArgument or a "
+            "TensorMapArgument, got [1, 2]",
         ),
     ],
 )

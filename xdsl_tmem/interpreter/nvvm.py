@@ -97,6 +97,7 @@ def thread_id(warp: Warp, lane: int) -> int:
 def mbarrier_init(
     warp: Warp, address: Value, count: Value, predicate: Value = True, op: Operation | None = None
 ) -> None:
+    this: dict[tuple[int, int], int] = {}  # barriers this instruction initialised: their count
     for lane in warp.active_lanes():
         if not at(predicate, lane):
             continue
@@ -106,6 +107,9 @@ def mbarrier_init(
         n = at(count, lane)
         if not 1 <= n < (1 << 20):
             raise Hazard("mbarrier-count-invalid", f"mbarrier.init count must be in [1, 2^20 - 1], got {n}")
+        if this.get((cta.rank, offset)) == n:
+            continue  # lanes of one instruction initialising one object alike: one initialisation
+        this[cta.rank, offset] = n
         old = cta.mbarriers.get(offset)
         if old is not None and old.invalidated is None:
             raise Hazard(
