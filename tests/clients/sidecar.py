@@ -265,16 +265,18 @@ def tensor_map_argument(desc: dict[str, Any]) -> Any:
     return TensorMapArgument(desc["tensor"], 0, template)
 
 
-def run_client(ptx: Path, text: str | None = None, **launch: Any) -> Any:
+def run_client(ptx: Path, text: str | None = None, source_map: Any = None, **launch: Any) -> Any:
     """`run_kernel` on a client kernel (or `text`, a variant of it) with its sidecar's launch:
     grid, cluster, block, dynamic shared memory, and `launch_arguments`. `launch` adds
-    `run_kernel` options (fence policy, schedule, seed)."""
+    `run_kernel` options (fence policy, schedule, seed); `source_map` (a `SourceMap`) receives
+    the PTX's locations, for a caller that reports them."""
     from xdsl_tmem.diagnostics import SourceMap
     from xdsl_tmem.frontend import load_ptx
     from xdsl_tmem.interpreter import run_kernel
 
     sidecar = json.loads(ptx.with_suffix(".json").read_text())
-    module = load_ptx(ptx.read_text() if text is None else text, str(ptx), SourceMap())
+    text = ptx.read_text() if text is None else text
+    module = load_ptx(text, str(ptx), SourceMap() if source_map is None else source_map)
     return run_kernel(module, sidecar["kernel"], grid=sidecar["grid"], cluster=sidecar["cluster"],
                       block=sidecar["block"], dynamic_shared_bytes=sidecar["dynamic_shared_bytes"],
                       args=launch_arguments(sidecar), **launch)  # fmt: skip
