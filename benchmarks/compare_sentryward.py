@@ -3,7 +3,10 @@
 Subjects: every client kernel (`tests/clients/**/*.ptx`, launched as its sidecar says), every
 seeded-bug variant of the client GEMMs (`tests/clients/seeded.py`), and our backend's PTX of the
 shipped examples and the reference pipeline (`xdsl-tmem-opt ... -p lower-tmem -t ptx`, launched
-as `tests/support.py`'s `CLEAN` runs them). For each, both tools run as child processes; the
+as `tests/support.py`'s `CLEAN` runs them). Our side runs a client through
+`tests/clients/sidecar.py`'s `run_client`, the launch the tests use (tensor maps, dynamic shared
+memory, `FENCE_POLICY`), in a child of this script (`--run-client`); our examples through
+`xdsl-tmem-run`. For each, both tools run as child processes; the
 table gives each one's verdict, wall time and peak memory (the child's maximum resident set from
 `os.wait4`, which covers the grandchildren it waited for: sentryward's native verifier).
 
@@ -309,7 +312,7 @@ def main(argv: list[str] | None = None) -> int:
     if command is None:
         print("sentryward: missing (set $XDSL_TMEM_SENTRYWARD to its python or executable)", file=sys.stderr)
     rows: list[dict[str, Any]] = []
-    print("| kernel | variant | expected | sentryward | s | MiB | xdsl-tmem-run | s | MiB |")
+    print("| kernel | variant | expected | sentryward | s | MiB | xdsl-tmem | s | MiB |")
     print("|---|---|---|---|---:|---:|---|---:|---:|")
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
