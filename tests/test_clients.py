@@ -438,3 +438,20 @@ def test_cute_tma_gemm_is_safe_under_random_schedules(name: str) -> None:
     for seed in (1, 2, 3):
         result = _run_client(name, fence_policy="mojo", schedule="random", seed=seed)
         _check_expected(sidecar, result.outputs)
+
+
+def test_sentryward_comparison_runs_clients_with_the_tests_launch() -> None:
+    """`benchmarks/compare_sentryward.py` (outside CI) gives our verdict on a client through
+    `sidecar.run_client`: CuTe's elementwise kernel to the sidecar's numpy expression exactly
+    (`x * 2 + y` in f32, tolerance 0), Triton's TMA kernel to the partition-state race the test
+    above finds at line 117 of its PTX (tensor maps and dynamic shared memory launched)."""
+    spec = importlib.util.spec_from_file_location("compare_sentryward", ROOT / "benchmarks" / "compare_sentryward.py")
+    assert spec is not None
+    assert spec.loader is not None
+    compare = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = compare  # its dataclasses look their module up
+    spec.loader.exec_module(compare)
+    elementwise = compare.run_client_verdict("cute/elementwise", str(CLIENTS / "cute" / "elementwise.ptx"))
+    assert elementwise == "SAFE, max error 0"
+    tma = compare.run_client_verdict("triton/gemm_tma_ws", str(CLIENTS / "triton" / "gemm_tma_ws.ptx"))
+    assert tma == "hazard smem-data-race (line 117)"
