@@ -210,8 +210,9 @@ def make_tensors(tensors: dict[str, Any]) -> dict[str, Any]:
 FENCE_POLICY = "mojo"
 """The fence policy client kernels run under: thread synchronisation orders tcgen05 work. No
 client PTX has a `tcgen05.fence` (Triton 3.9 and the CuTe DSL 4.8 emit none), so the `strict`
-policy (the PTX ISA's tcgen05 memory consistency model) stops every tcgen05 GEMM at its first
-barrier-ordered handoff (tests/test_clients.py shows it for gemm_dot)."""
+policy (the PTX ISA's tcgen05 memory consistency model) reports the first tcgen05 handoff
+ordered only by a barrier (tests/test_clients.py shows it for gemm_dot; the other GEMMs are
+not run under `strict`)."""
 
 
 def launch_arguments(sidecar: dict[str, Any]) -> dict[str, object]:
