@@ -3,7 +3,10 @@
 Subjects: every client kernel (`tests/clients/**/*.ptx`, launched as its sidecar says), every
 seeded-bug variant of the client GEMMs (`tests/clients/seeded.py`), and our backend's PTX of the
 shipped examples and the reference pipeline (`xdsl-tmem-opt ... -p lower-tmem -t ptx`, launched
-as `tests/support.py`'s `CLEAN` runs them). For each, both tools run as child processes; the
+as `tests/support.py`'s `CLEAN` runs them). Our side runs a client through
+`tests/clients/sidecar.py`'s `run_client`, the launch the tests use (tensor maps, dynamic shared
+memory, `FENCE_POLICY`), in a child of this script (`--run-client`); our examples through
+`xdsl-tmem-run`. For each, both tools run as child processes; the
 table gives each one's verdict, wall time and peak memory (the child's maximum resident set from
 `os.wait4`, which covers the grandchildren it waited for: sentryward's native verifier).
 
@@ -39,7 +42,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
 from clients.seeded import EXPECTED, MUTATIONS, variants  # noqa: E402
-from clients.sidecar import entry_signatures, make_tensors  # noqa: E402
+from clients.sidecar import FENCE_POLICY, entry_signatures, make_tensors, run_client  # noqa: E402
 
 CLIENTS = ROOT / "tests" / "clients"
 EXIT_DEADLOCK, EXIT_HAZARD, EXIT_LIMIT = 2, 3, 4  # xdsl_tmem/tools/run.py
@@ -62,13 +65,10 @@ class Subject:
     """PTX parameter name → (sentryward scalar type, value)."""
     tensormaps: list[dict[str, Any]] = field(default_factory=lambda: [])
     run_args: list[str] = field(default_factory=lambda: [])
-    """`xdsl-tmem-run` arguments after the file."""
+    """`xdsl-tmem-run` arguments after the file (our examples)."""
+    client: str = ""
+    """The client kernel whose sidecar launches it (`triton/gemm_dot`); empty for our examples."""
     expected: str = ""
-    outputs: Path | None = None
-    """Where `xdsl-tmem-run --out` writes the buffers, to compare with numpy's result."""
-    expected_outputs: dict[str, tuple[str, float]] = field(default_factory=lambda: {})
-    """Output tensor → (numpy expression over the tensors, tolerance), from the sidecar."""
-    tensors: dict[str, Any] = field(default_factory=lambda: {})
 
 
 @dataclass
@@ -78,48 +78,21 @@ class Outcome:
     peak_mib: float
 
 
-def _dims(values: list[int]) -> str:
-    return "x".join(map(str, values))
-
-
-def client_subject(name: str, ptx: str, workdir: Path, variant: str = "original") -> Subject:
-    """A client kernel (or a seeded variant of it) launched as its sidecar says, its tensors
-    made by `sidecar.make_tensors` and passed as `.npy` files."""
-    import numpy as np
-
+def client_subject(name: str, ptx: str, variant: str = "original") -> Subject:
+    """A client kernel (or a seeded variant of it) launched as its sidecar says. Our side runs it
+    through `sidecar.run_client`, the launch `tests/test_clients.py` runs (tensor maps, dynamic
+    shared memory, `sidecar.FENCE_POLICY`), in a child process (`--run-client`); sentryward gets
+    the same launch dimensions, scalars and tensor-map encodings."""
     sidecar = json.loads((CLIENTS / f"{name}.json").read_text())
     subject = Subject(
         name, variant, ptx, sidecar["kernel"], sidecar["grid"], sidecar["block"], sidecar["cluster"],
         sidecar["dynamic_shared_bytes"],
     )  # fmt: skip
-    args = ["--kernel", sidecar["kernel"], "--grid", _dims(sidecar["grid"]), "--cluster", _dims(sidecar["cluster"])]
-    for tensor, array in make_tensors(sidecar["tensors"]).items():
-        path = workdir / f"{name.replace('/', '_')}-{tensor}.npy"
-        np.save(path, array)
-        args += ["--arg", f"{tensor}={path}"]
-    subject.outputs = workdir / f"{name.replace('/', '_')}-{variant}-out"
-    args += ["--out", str(subject.outputs)]
-    subject.expected_outputs = {t: (e, sidecar["tolerance"][t]) for t, e in sidecar["expected"].items()}
-    subject.tensors = sidecar["tensors"]
-    for i, param in enumerate(sidecar["params"]):
-        kind = param["kind"]
-        if kind == "pointer":
-            args += ["--arg", f"arg{i}=" + (f"ptr:{param['tensor']}" if param.get("tensor") else "null")]
-        elif kind == "scalar":
-            args += ["--arg", f"arg{i}={param['value']}"]
+    subject.client = name
+    for param in sidecar["params"]:
+        if param["kind"] == "scalar":
             subject.scalars[param["name"]] = (SCALAR_TYPES[param["ptx_type"]], param["value"])
-        elif kind == "struct":
-            fields = [
-                f"{f['offset']}=ptr:{f['pointer_to']}"
-                if "pointer_to" in f
-                else f"{f['offset']}={f['type']}:{f['value']}"
-                for f in param["fields"]
-            ]
-            args += ["--arg", f"arg{i}=struct:" + ",".join(fields)]
-        else:
-            # xdsl-tmem-run has no tensor-map argument yet (issue 14, the `tma` part): the
-            # 128 bytes go as a zero struct, so the run stops where the map is first needed.
-            args += ["--arg", f"arg{i}=struct:0=u64:0"]
+        elif param["kind"] == "tensormap":
             tm = param["tensormap"]
             subject.tensormaps.append(
                 {
@@ -130,7 +103,6 @@ def client_subject(name: str, ptx: str, workdir: Path, variant: str = "original"
                     "swizzle": tm["swizzle"], "oob_fill": "zero",
                 }
             )  # fmt: skip
-    subject.run_args = args
     return subject
 
 
@@ -239,29 +211,60 @@ def run_sentryward(command: list[str] | None, subject: Subject, workdir: Path, t
     return Outcome(verdict, seconds, peak)
 
 
-def _result_error(subject: Subject) -> str:
-    """`, max error E` against the sidecar's numpy expression (`, WRONG: ...` above its tolerance)."""
+def _result_error(sidecar: dict[str, Any], outputs: dict[str, Any]) -> str:
+    """`, max error E` against the sidecar's numpy expressions (`, WRONG: ...` above a tolerance)."""
     import numpy as np
 
-    if subject.outputs is None or not subject.expected_outputs:
-        return ""
-    inputs = make_tensors(subject.tensors)
+    inputs = make_tensors(sidecar["tensors"])
     worst, wrong = 0.0, ""
-    for name, (expression, tolerance) in subject.expected_outputs.items():
+    for name, expression in sidecar["expected"].items():
         want = np.asarray(eval(expression, {"np": np}, dict(inputs)), dtype=np.float64)
-        got = np.load(subject.outputs / f"{name}.npy").astype(np.float64)
-        error = float(np.max(np.abs(got - want)))
+        error = float(np.max(np.abs(np.asarray(outputs[name], dtype=np.float64) - want)))
         worst = max(worst, error)
-        if error > tolerance:
-            wrong += f", WRONG: {name} off by {error:g} (tolerance {tolerance:g})"
+        if error > sidecar["tolerance"][name]:
+            wrong += f", WRONG: {name} off by {error:g} (tolerance {sidecar['tolerance'][name]:g})"
     return wrong or f", max error {worst:g}"
 
 
+def run_client_verdict(name: str, ptx: str) -> str:
+    """The child's side of `--run-client`: run `ptx` with client `name`'s launch; the verdict."""
+    from xdsl_tmem.diagnostics import SourceMap
+    from xdsl_tmem.interpreter import KernelDeadlock, KernelHazard, KernelStepLimit
+
+    source_map = SourceMap()
+
+    def line(op: Any) -> str:
+        span = source_map.span_of(op) if op is not None else None
+        return f" (line {span.get_location().line})" if span is not None else ""
+
+    text = Path(ptx).read_text()
+    try:
+        result = run_client(CLIENTS / f"{name}.ptx", text, source_map, fence_policy=FENCE_POLICY)
+    except KernelHazard as e:
+        return f"hazard {e.kind}{line(e.op)}"
+    except KernelDeadlock as e:
+        return "deadlock" + (f" ({e.cause[0]})" if e.cause else "")
+    except KernelStepLimit:
+        return "step limit"
+    except Exception as e:  # any other refusal, reported in words
+        return f"refused: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+    sidecar = json.loads((CLIENTS / f"{name}.json").read_text())
+    return "SAFE" + _result_error(sidecar, result.outputs)
+
+
 def run_ours(subject: Subject, timeout: float) -> Outcome:
+    if subject.client:
+        command = [sys.executable, __file__, "--run-client", subject.client, subject.ptx]
+        code, out, err, seconds, peak = _measure(command, timeout)
+        if code == -9:
+            return Outcome(f"timeout ({timeout:.0f} s)", seconds, peak)
+        lines = out.strip().splitlines()
+        verdict = lines[-1] if code == 0 and lines else f"no verdict (exit {code}): {err.strip()[-200:]}"
+        return Outcome(verdict, seconds, peak)
     command = [sys.executable, "-m", "xdsl_tmem.tools.run", subject.ptx, *subject.run_args]
     code, _, err, seconds, peak = _measure(command, timeout)
     if code == 0:
-        verdict = "SAFE" + _result_error(subject)
+        verdict = "SAFE"
     elif code == -9:
         verdict = f"timeout ({timeout:.0f} s)"
     elif code == EXIT_HAZARD:
@@ -279,13 +282,12 @@ def run_ours(subject: Subject, timeout: float) -> Outcome:
 
 def subjects(workdir: Path) -> list[Subject]:
     found = [
-        client_subject(str(p.relative_to(CLIENTS).with_suffix("")), str(p), workdir)
-        for p in sorted(CLIENTS.glob("*/*.ptx"))
+        client_subject(str(p.relative_to(CLIENTS).with_suffix("")), str(p)) for p in sorted(CLIENTS.glob("*/*.ptx"))
     ]
     for kernel, mutation in variants():
         ptx = workdir / f"{kernel.replace('/', '_')}-{mutation}.ptx"
         ptx.write_text(MUTATIONS[mutation]((CLIENTS / f"{kernel}.ptx").read_text()))
-        subject = client_subject(kernel, str(ptx), workdir, mutation)
+        subject = client_subject(kernel, str(ptx), mutation)
         classes = EXPECTED[kernel, mutation].classes
         subject.expected = " / ".join(classes) if classes else "SAFE (not a bug here)"
         found.append(subject)
@@ -301,12 +303,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", default="", help="run the subjects whose name or variant contains this")
     parser.add_argument("--timeout", type=float, default=300, help="seconds per tool and subject")
     parser.add_argument("--json", type=Path, help="also write the rows here")
+    parser.add_argument("--run-client", nargs=2, metavar=("CLIENT", "PTX"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.run_client:  # the child `run_ours` measures
+        print(run_client_verdict(*args.run_client))
+        return 0
     command = sentryward_command()
     if command is None:
         print("sentryward: missing (set $XDSL_TMEM_SENTRYWARD to its python or executable)", file=sys.stderr)
     rows: list[dict[str, Any]] = []
-    print("| kernel | variant | expected | sentryward | s | MiB | xdsl-tmem-run | s | MiB |")
+    print("| kernel | variant | expected | sentryward | s | MiB | xdsl-tmem | s | MiB |")
     print("|---|---|---|---|---:|---:|---|---:|---:|")
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from clients.sidecar import Entry, entry_signatures, instructions, make_tensors
+from clients.sidecar import Entry, entry_signatures, instructions, launch_arguments, make_tensors, run_client
 from external import run_tool
 from support import ROOT
 
@@ -220,56 +220,6 @@ def test_readme_statistics_are_current() -> None:
 RUNNABLE = ["cute/elementwise.ptx", "triton/elementwise.ptx"]
 
 
-def _client_arguments(sidecar: dict[str, Any]) -> dict[str, object]:
-    """The sidecar's parameters as launch arguments (by position), its tensors as named buffers."""
-    from xdsl_tmem.interpreter import PointerArgument, ScalarField, StructArgument
-
-    args: dict[str, object] = dict(make_tensors(sidecar["tensors"]))
-    for i, param in enumerate(sidecar["params"]):
-        if param["kind"] == "pointer":
-            args[f"arg{i}"] = PointerArgument(param.get("tensor"))
-        elif param["kind"] == "scalar":
-            args[f"arg{i}"] = param["value"]
-        elif param["kind"] == "struct":
-            fields = {
-                f["offset"]: PointerArgument(f["pointer_to"])
-                if "pointer_to" in f
-                else ScalarField(f["value"], f["type"])
-                for f in param["fields"]
-            }
-            args[f"arg{i}"] = StructArgument(fields)
-        elif param["kind"] == "tensormap":
-            args[f"arg{i}"] = _tensor_map_argument(param["tensormap"])
-        else:
-            raise AssertionError(f"parameter kind {param['kind']} is not launched yet")
-    return args
-
-
-def _tensor_map_argument(desc: dict[str, Any]) -> Any:
-    """A sidecar's `tensormap` as the launch's `TensorMapArgument` over its tensor (offset 0).
-    The sidecar writes enum values in words where the compiler left them at their default
-    ("none (zeros)", "not read: ..."): those are NONE, as `cuTensorMapEncodeTiled`'s zero enums."""
-    from xdsl_tmem.interpreter.tma import SHORT_TYPES, TensorMap, TensorMapArgument
-
-    def enum(value: str, prefix: str = "") -> str:
-        word = value.split()[0]
-        return f"{prefix}{word}" if word[0].isdigit() else "NONE"
-
-    template = TensorMap(
-        data_type=SHORT_TYPES[desc["element_type"]],
-        global_address=0,
-        global_dims=tuple(desc["global_dims"]),
-        global_strides=tuple(desc["global_strides_bytes"]),
-        box_dims=tuple(desc["box_dims"]),
-        element_strides=tuple(desc["element_strides"]),
-        interleave=enum(desc["interleave"]),
-        swizzle=enum(desc["swizzle"]),
-        l2_promotion=enum(desc["l2_promotion"], "L2_"),
-        oob_fill="NAN_REQUEST_ZERO_FMA" if desc["oob_fill"].startswith("nan") else "NONE",
-    )
-    return TensorMapArgument(desc["tensor"], 0, template)
-
-
 def _check_expected(sidecar: dict[str, Any], outputs: dict[str, np.ndarray[Any, Any]]) -> None:
     inputs = make_tensors(sidecar["tensors"])
     for name, expression in sidecar["expected"].items():
@@ -293,7 +243,7 @@ def test_client_kernel_runs_to_numpys_result(name: str) -> None:
     sidecar = _sidecar(ptx)
     module = load_ptx(ptx.read_bytes(), str(ptx), SourceMap())
     result = run_kernel(module, sidecar["kernel"], grid=sidecar["grid"], cluster=sidecar["cluster"],
-                        args=_client_arguments(sidecar))  # fmt: skip
+                        args=launch_arguments(sidecar))  # fmt: skip
     assert list(result.report.launch.block) == sidecar["block"]
     _check_expected(sidecar, result.outputs)
 
@@ -345,7 +295,7 @@ def _run_gemm_dot(text: str | None = None, **launch: Any) -> Any:
     sidecar = _sidecar(GEMM_DOT)
     module = load_ptx(GEMM_DOT.read_text() if text is None else text, str(GEMM_DOT), SourceMap())
     return run_kernel(module, sidecar["kernel"], grid=sidecar["grid"], cluster=sidecar["cluster"],
-                      dynamic_shared_bytes=sidecar["dynamic_shared_bytes"], args=_client_arguments(sidecar),
+                      dynamic_shared_bytes=sidecar["dynamic_shared_bytes"], args=launch_arguments(sidecar),
                       **launch)  # fmt: skip
 
 
@@ -424,7 +374,7 @@ def test_triton_gemm_dot_without_its_loop_wait_feeds_the_mma_unlanded_copies() -
 
 
 # The TMA GEMMs (issue 14): byval CUtensorMap parameters described by their sidecar
-# (`_tensor_map_argument`), dynamic shared memory, cp.async.bulk.tensor into the A/B ring.
+# (`sidecar.tensor_map_argument`), dynamic shared memory, cp.async.bulk.tensor into the A/B ring.
 # None of the four has a tcgen05.fence (the CuTe DSL's PTX neither: grep finds none), so they
 # run under the `mojo` policy, thread synchronisation ordering tcgen05 work, as gemm_dot does.
 
@@ -432,16 +382,7 @@ TMA_GEMMS = ["cute/gemm_1cta", "cute/gemm_2cta", "triton/gemm_tma_ws", "triton/g
 
 
 def _run_client(name: str, text: str | None = None, **launch: Any) -> Any:
-    from xdsl_tmem.diagnostics import SourceMap
-    from xdsl_tmem.frontend import load_ptx
-    from xdsl_tmem.interpreter import run_kernel
-
-    ptx = CLIENTS / f"{name}.ptx"
-    sidecar = _sidecar(ptx)
-    module = load_ptx(ptx.read_text() if text is None else text, str(ptx), SourceMap())
-    return run_kernel(module, sidecar["kernel"], grid=sidecar["grid"], cluster=sidecar["cluster"],
-                      block=sidecar["block"], dynamic_shared_bytes=sidecar["dynamic_shared_bytes"],
-                      args=_client_arguments(sidecar), **launch)  # fmt: skip
+    return run_client(CLIENTS / f"{name}.ptx", text, **launch)
 
 
 @pytest.mark.parametrize("name", TMA_GEMMS)
@@ -497,3 +438,20 @@ def test_cute_tma_gemm_is_safe_under_random_schedules(name: str) -> None:
     for seed in (1, 2, 3):
         result = _run_client(name, fence_policy="mojo", schedule="random", seed=seed)
         _check_expected(sidecar, result.outputs)
+
+
+def test_sentryward_comparison_runs_clients_with_the_tests_launch() -> None:
+    """`benchmarks/compare_sentryward.py` (outside CI) gives our verdict on a client through
+    `sidecar.run_client`: CuTe's elementwise kernel to the sidecar's numpy expression exactly
+    (`x * 2 + y` in f32, tolerance 0), Triton's TMA kernel to the partition-state race the test
+    above finds at line 117 of its PTX (tensor maps and dynamic shared memory launched)."""
+    spec = importlib.util.spec_from_file_location("compare_sentryward", ROOT / "benchmarks" / "compare_sentryward.py")
+    assert spec is not None
+    assert spec.loader is not None
+    compare = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = compare  # its dataclasses look their module up
+    spec.loader.exec_module(compare)
+    elementwise = compare.run_client_verdict("cute/elementwise", str(CLIENTS / "cute" / "elementwise.ptx"))
+    assert elementwise == "SAFE, max error 0"
+    tma = compare.run_client_verdict("triton/gemm_tma_ws", str(CLIENTS / "triton" / "gemm_tma_ws.ptx"))
+    assert tma == "hazard smem-data-race (line 117)"

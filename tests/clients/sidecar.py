@@ -1,8 +1,10 @@
 """What a launcher needs to run one client kernel's PTX, and the PTX facts it is checked against.
 
 `regenerate.py` writes one `name.json` per `name.ptx` from a `Sidecar`; `tests/test_clients.py`
-reads them back and checks them against the PTX's `.entry` signature (`entry_signature`). This
-module needs neither Triton nor CuTe DSL.
+reads them back and checks them against the PTX's `.entry` signature (`entry_signature`). The
+launch built from a sidecar (`launch_arguments`, `run_client`) is the one place both the tests and
+`benchmarks/compare_sentryward.py` take it from. This module needs neither Triton nor CuTe DSL
+(nor, at import, xdsl_tmem).
 
 Conventions of the JSON (see README.md): tensor shapes and strides are in elements, row-major
 order as numpy writes them; a tensor map's `global_dims`, `global_strides_bytes`, `box_dims` and
@@ -12,8 +14,10 @@ order as numpy writes them; a tensor map's `global_dims`, `global_strides_bytes`
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 ParamKind = Literal["pointer", "scalar", "tensormap", "struct"]
@@ -201,3 +205,79 @@ def make_tensors(tensors: dict[str, Any]) -> dict[str, Any]:
         else:
             raise ValueError(f"tensor {name}: unknown init '{init}'")
     return arrays
+
+
+FENCE_POLICY = "mojo"
+"""The fence policy client kernels run under: thread synchronisation orders tcgen05 work. No
+client PTX has a `tcgen05.fence` (Triton 3.9 and the CuTe DSL 4.8 emit none), so the `strict`
+policy (the PTX ISA's tcgen05 memory consistency model) reports the first tcgen05 handoff
+ordered only by a barrier (tests/test_clients.py shows it for gemm_dot; the other GEMMs are
+not run under `strict`)."""
+
+
+def launch_arguments(sidecar: dict[str, Any]) -> dict[str, object]:
+    """A sidecar's parameters as `run_kernel` arguments (by position, `argI`), its tensors as
+    named buffers made by `make_tensors`."""
+    from xdsl_tmem.interpreter import PointerArgument, ScalarField, StructArgument
+
+    args: dict[str, object] = dict(make_tensors(sidecar["tensors"]))
+    for i, param in enumerate(sidecar["params"]):
+        if param["kind"] == "pointer":
+            args[f"arg{i}"] = PointerArgument(param.get("tensor"))
+        elif param["kind"] == "scalar":
+            args[f"arg{i}"] = param["value"]
+        elif param["kind"] == "struct":
+            fields = {
+                f["offset"]: PointerArgument(f["pointer_to"])
+                if "pointer_to" in f
+                else ScalarField(f["value"], f["type"])
+                for f in param["fields"]
+            }
+            args[f"arg{i}"] = StructArgument(fields)
+        elif param["kind"] == "tensormap":
+            args[f"arg{i}"] = tensor_map_argument(param["tensormap"])
+        else:
+            raise ValueError(f"parameter {param['name']}: kind {param['kind']} is not launched yet")
+    return args
+
+
+def tensor_map_argument(desc: dict[str, Any]) -> Any:
+    """A sidecar's `tensormap` as the launch's `TensorMapArgument` over its tensor (offset 0).
+    The sidecar writes enum values in words where the compiler left them at their default
+    ("none (zeros)", "not read: ..."): those are NONE, as `cuTensorMapEncodeTiled`'s zero enums."""
+    from xdsl_tmem.interpreter.tma import SHORT_TYPES, TensorMap, TensorMapArgument
+
+    def enum(value: str, prefix: str = "") -> str:
+        word = value.split()[0]
+        return f"{prefix}{word}" if word[0].isdigit() else "NONE"
+
+    template = TensorMap(
+        data_type=SHORT_TYPES[desc["element_type"]],
+        global_address=0,
+        global_dims=tuple(desc["global_dims"]),
+        global_strides=tuple(desc["global_strides_bytes"]),
+        box_dims=tuple(desc["box_dims"]),
+        element_strides=tuple(desc["element_strides"]),
+        interleave=enum(desc["interleave"]),
+        swizzle=enum(desc["swizzle"]),
+        l2_promotion=enum(desc["l2_promotion"], "L2_"),
+        oob_fill="NAN_REQUEST_ZERO_FMA" if desc["oob_fill"].startswith("nan") else "NONE",
+    )
+    return TensorMapArgument(desc["tensor"], 0, template)
+
+
+def run_client(ptx: Path, text: str | None = None, source_map: Any = None, **launch: Any) -> Any:
+    """`run_kernel` on a client kernel (or `text`, a variant of it) with its sidecar's launch:
+    grid, cluster, block, dynamic shared memory, and `launch_arguments`. `launch` adds
+    `run_kernel` options (fence policy, schedule, seed); `source_map` (a `SourceMap`) receives
+    the PTX's locations, for a caller that reports them."""
+    from xdsl_tmem.diagnostics import SourceMap
+    from xdsl_tmem.frontend import load_ptx
+    from xdsl_tmem.interpreter import run_kernel
+
+    sidecar = json.loads(ptx.with_suffix(".json").read_text())
+    text = ptx.read_text() if text is None else text
+    module = load_ptx(text, str(ptx), SourceMap() if source_map is None else source_map)
+    return run_kernel(module, sidecar["kernel"], grid=sidecar["grid"], cluster=sidecar["cluster"],
+                      block=sidecar["block"], dynamic_shared_bytes=sidecar["dynamic_shared_bytes"],
+                      args=launch_arguments(sidecar), **launch)  # fmt: skip
