@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -70,9 +69,7 @@ def _run(name: str, max_steps: int = 200_000) -> dict[str, bytes]:
         else:
             args[param["name"]] = np.frombuffer(buffer_bytes(param["init"], param["nbytes"]), np.uint8).copy()
     launch = fx["launch"]
-    # `[buf+0]` is `[buf]` (PTX ISA, "Addresses as Operands"); the front end's recognition
-    # reprints an address without "+0" and would leave the instruction generic (a front-end gap)
-    module = load_ptx(re.sub(r"\+0\]", "]", text), fx["ptx"], SourceMap())
+    module = load_ptx(text, fx["ptx"], SourceMap())
     result = run_kernel(module, fx["kernel"], block=tuple(launch["block"]), grid=tuple(launch["grid"]),
                         cluster=tuple(launch["cluster"]), args=args, max_steps=max_steps)  # fmt: skip
     return {name: np.asarray(result.outputs[name]).tobytes() for name in fx["outputs"]}
@@ -148,7 +145,7 @@ def test_cli_runs_a_tma_program_to_the_recorded_image(tmp_path: Path, capsys: py
     name = "tma_load_2d_swizzle"
     fx = _fixture(name)
     source = tmp_path / "program.ptx"
-    source.write_text(re.sub(r"\+0\]", "]", (PROGRAM_ROOT / fx["ptx"]).read_text()))  # as in _run
+    source.write_text((PROGRAM_ROOT / fx["ptx"]).read_text())
     out = tmp_path / "out"
     code = run.main([str(source), "--kernel", fx["kernel"], "--block", "128", *_cli_args(fx, tmp_path), "--out",
                      str(out)])  # fmt: skip
@@ -175,7 +172,7 @@ def test_cli_tensor_map_errors_exit_1_with_the_rule(
 
     fx = _fixture("tma_find_coord_row3")
     source = tmp_path / "program.ptx"
-    source.write_text(re.sub(r"\+0\]", "]", (PROGRAM_ROOT / fx["ptx"]).read_text()))  # as in _run
+    source.write_text((PROGRAM_ROOT / fx["ptx"]).read_text())
     given = _cli_args(fx, tmp_path)
     argv = [a for i, a in enumerate(given) if "tmap0=" not in (given[i : i + 2][-1] if a == "--arg" else a)]
     code = run.main([str(source), "--kernel", fx["kernel"], "--block", "128", *argv, "--arg", f"tmap0={value}"])
@@ -204,7 +201,7 @@ def test_expect_tx_below_the_box_completes_the_phase_early_and_the_late_bytes_ra
             args[param["name"]] = TensorMapArgument(desc["buffer"], 0, template)
         else:
             args[param["name"]] = np.frombuffer(buffer_bytes(param["init"], param["nbytes"]), np.uint8).copy()
-    module = load_ptx(re.sub(r"\+0\]", "]", text.replace("[mb], 256;", "[mb], 128;")), "early.ptx", SourceMap())
+    module = load_ptx(text.replace("[mb], 256;", "[mb], 128;"), "early.ptx", SourceMap())
     with pytest.raises(KernelHazard) as caught:
         run_kernel(module, fx["kernel"], block=128, args=args, max_steps=200_000)
     assert caught.value.kind == "smem-data-race", caught.value
