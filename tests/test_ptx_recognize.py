@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from external import ToolFailed, Upstream, run_tool
 from support import CORPUS, EXAMPLES, LIT_TESTS, ROOT, OptResult
-from test_ptx_frontend import cuda_tools, sass  # noqa: F401  (cuda_tools: a fixture)
+from test_ptx_frontend import cuda_tools, sass  # noqa: F401  (a fixture, by name)
 from test_ptx_isa_rules import RULES, Rule, kernel, rd, t
 from xdsl.dialects.builtin import ArrayAttr, IntAttr, StringAttr
 from xdsl.irdl import irdl_op_definition, prop_def
@@ -436,19 +436,20 @@ _MBARRIER_KERNEL = """\
 
 
 def test_written_zero_offset_reads_as_the_typed_op_with_the_same_sass(
-    cuda_tools: tuple[str, str], tmp_path: Path
+    request: pytest.FixtureRequest, tmp_path: Path
 ) -> None:
     """`[mbs+0]` on an op that prints a zero offset as `[mbs]` (the mbarrier ops have no
     written-`+0` flag) is typed with offset 0, and the typed module's text assembles to
     the SASS ptxas makes of the file as written; under `.target ..., debug`, where the
     spelling is the programmer's to keep, it stays generic and prints as written."""
+    tools: tuple[str, str] = request.getfixturevalue("cuda_tools")
     text = _MBARRIER_KERNEL.format(options="")
     module = read(text)
     ops = [op for op in instructions(module) if op.mnemonic().startswith("mbarrier")]
     assert [type(op) for op in ops] == [ptx.MbarrierInitOp, ptx.MbarrierInitOp, ptx.MbarrierArriveOp,
                                         ptx.MbarrierWaitOp]  # fmt: skip
     assert all(op.properties["offset"] == IntAttr(o) for op, o in zip(ops, (0, 8, 0, 0), strict=True))
-    assert sass(cuda_tools, ptx_text(module), tmp_path, "typed") == sass(cuda_tools, text, tmp_path, "written")
+    assert sass(tools, ptx_text(module), tmp_path, "typed") == sass(tools, text, tmp_path, "written")
     debug = _MBARRIER_KERNEL.format(options=", debug")
     typed = read(debug)
     kept = [op for op in instructions(typed) if op.mnemonic().startswith("mbarrier")]
