@@ -38,7 +38,6 @@ REFUSED = {
     **{n: "element stride in dimension 0" for n in NAMES if n.startswith("tma_find_estride0_") and "_1x" not in n},
     "tma_load_oob_f32_estride_2x2_nan": "element stride in dimension 0",
     **{n: "cp.reduce.async.bulk.tensor (no typed op yet)" for n in NAMES if n.startswith("tma_reduce_")},
-    "tma_mbarrier_tx": "non-tensor cp.async.bulk, mbarrier.complete_tx (not recognised by the front end)",
 }
 """What the PTX level does not execute (docs/tma.md): the launch is refused or the model
 refuses the map, with a message naming it; never a silent result."""
@@ -56,10 +55,22 @@ def _fixture(name: str) -> dict[str, Any]:
     return json.loads((FIXTURES / f"{name}.json").read_text())
 
 
+BOUNDED_SPINS = {"tma_mbarrier_tx": ("%n, 2000000;", "%n, 1;")}
+"""Programs whose bounded `test_wait` loops (2,000,000 probes, then give up) poll a phase
+that never completes (on the H100 too: their flag is 0). The model reports a probe that
+fails again with nothing changed as a deadlock (docs/ptx-level.md); its copies complete
+when issued, so nothing can complete the phase between two probes and one probe gives
+the silicon's result. The replay runs the loops with a bound of 1."""
+
+
 def _run(name: str, max_steps: int = 200_000) -> dict[str, bytes]:
     fx = _fixture(name)
     text = (PROGRAM_ROOT / fx["ptx"]).read_text()
     assert hashlib.sha256(text.encode()).hexdigest() == fx["ptx_sha256"], "re-record the fixture"
+    if name in BOUNDED_SPINS:
+        bound, one = BOUNDED_SPINS[name]
+        assert text.count(bound) == 4
+        text = text.replace(bound, one)
     args: dict[str, Any] = {}
     for param in fx["params"]:
         if "tensor_map" in param:
