@@ -729,6 +729,63 @@ class CpAsyncBulkTensorOp(Instruction):
 
 
 @irdl_op_definition
+class CpReduceAsyncBulkTensorOp(Instruction):
+    """`cp.reduce.async.bulk.tensor.Nd.global.shared::cta.redOp[.tile].bulk_group
+    [.L2::cache_hint] [tensorMap, {c0, ...}], [smem][, policy]` (PTX ISA 9.0,
+    cp.reduce.async.bulk.tensor): the tensor's box at the coordinates becomes
+    `redOp(global, shared)` element-wise, in a bulk async-group. The reduction kinds are
+    `nvvm.cp.async.bulk.tensor.reduce`'s (`#nvvm.tma_redux_kind`); `im2col` stays generic."""
+
+    traits = traits_def(SyncPoint())
+    name = "ptx.cp_reduce_async_bulk_tensor"
+    kind = prop_def(nvvm.TMAReduxKindAttr)
+    tile = opt_prop_def(UnitAttr)
+    offset = prop_def(IntAttr)
+    smem = operand_def(Address)
+    tensor_map = operand_def(Address)
+    coords = var_operand_def(RegOrImm)
+    policy = opt_operand_def(Reg)
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+
+    RULE: ClassVar[str] = f"{ASYNC_RULE}: cp.reduce.async.bulk.tensor"
+
+    def __init__(
+        self,
+        kind: nvvm.TMAReduxKind,
+        smem: SSAValue,
+        tensor_map: SSAValue,
+        coords: Sequence[SSAValue],
+        *,
+        tile: bool = False,
+        policy: SSAValue | None = None,
+        offset: int = 0,
+    ):
+        props: dict[str, Attribute] = {"kind": nvvm.TMAReduxKindAttr(kind), "offset": IntAttr(offset)}
+        if tile:
+            props["tile"] = UnitAttr()
+        super().__init__(operands=[smem, tensor_map, coords, policy, None], properties=props)
+
+    def mnemonic(self) -> str:
+        tile = ".tile" if self.tile else ""
+        hint = ".L2::cache_hint" if self.policy is not None else ""
+        return (f"cp.reduce.async.bulk.tensor.{len(self.coords)}d.{BulkTensorDirection.TO_GLOBAL.value}."
+                f"{self.kind.data.value}{tile}.bulk_group{hint}")  # fmt: skip
+
+    def ptx_operands(self, name: Namer) -> list[str]:
+        policy = [] if self.policy is None else [name(self.policy)]
+        tensor = f"[{name(self.tensor_map)}, {vector_text(name, self.coords)}]"
+        return [tensor, address_text(name, self.smem, self.offset.data), *policy]
+
+    def verify_(self) -> None:
+        rule = self.RULE
+        if not 1 <= len(self.coords) <= 5:
+            raise reject(self, f"{len(self.coords)} tensor coordinates", "a tensor has 1 to 5 dimensions", rule)
+        for value in self.coords:
+            check_register(self, "tensor coordinate", value, "b32", rule)
+        check_only_register(self, "cache policy", self.policy, "b64", rule)
+
+
+@irdl_op_definition
 class CpAsyncBulkOp(Instruction):
     """`cp.async.bulk.dst.src.completion [dst], [src], size[, [mbar]]` (PTX ISA 9.0,
     cp.async.bulk; the non-tensor bulk copy): `size` bytes (a multiple of 16) copied from
