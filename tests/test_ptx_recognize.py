@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from external import ToolFailed, Upstream, run_tool
 from support import CORPUS, EXAMPLES, LIT_TESTS, ROOT, OptResult
-from test_ptx_frontend import cuda_tools, sass  # noqa: F401  (a fixture, by name)
+from test_ptx_frontend import cuda_tools, sass  # noqa: F401  # pyright: ignore[reportUnusedImport]  (a fixture)
 from test_ptx_isa_rules import RULES, Rule, kernel, rd, t
 from xdsl.dialects.builtin import ArrayAttr, IntAttr, StringAttr
 from xdsl.irdl import irdl_op_definition, prop_def
