@@ -216,3 +216,28 @@ def test_expect_tx_below_the_box_completes_the_phase_early_and_the_late_bytes_ra
         run_kernel(module, fx["kernel"], block=128, args=args, max_steps=200_000)
     assert caught.value.kind == "smem-data-race", caught.value
     assert "cp_async_bulk_tensor" in caught.value.message or "cp.async.bulk.tensor" in caught.value.message
+
+
+def test_bulk_copy_off_a_16_byte_unit_is_a_located_hazard() -> None:
+    """PTX ISA 9.0, cp.async.bulk: source and destination addresses and the size are
+    multiples of 16. `tma_mbarrier_tx` with its bulk load's global source moved by 8 bytes
+    stops with `tma-invalid` at that instruction, naming the rule."""
+    fx = _fixture("tma_mbarrier_tx")
+    text = (PROGRAM_ROOT / fx["ptx"]).read_text().replace(BOUNDED_SPINS["tma_mbarrier_tx"][0], "%n, 1;")
+    assert text.count("add.u64 %t, %g, 128;") == 1
+    args: dict[str, Any] = {}
+    for param in fx["params"]:
+        if "tensor_map" in param:
+            desc = param["tensor_map"]
+            args[param["name"]] = TensorMapArgument(
+                desc["buffer"], 0, replace(TensorMap.from_description(desc, 0), global_address=0)
+            )
+        else:
+            args[param["name"]] = np.frombuffer(buffer_bytes(param["init"], param["nbytes"]), np.uint8).copy()
+    module = load_ptx(text.replace("add.u64 %t, %g, 128;", "add.u64 %t, %g, 136;"), "moved.ptx", SourceMap())
+    with pytest.raises(KernelHazard) as caught:
+        run_kernel(module, fx["kernel"], block=32, args=args, max_steps=200_000)
+    assert caught.value.kind == "tma-invalid", caught.value
+    assert "cp.async.bulk.shared::cluster.global" in caught.value.message
+    assert "multiples of 16" in caught.value.message
+    assert caught.value.op is not None
