@@ -20,8 +20,9 @@ from pathlib import Path
 import pytest
 from external import ToolFailed, Upstream, run_tool
 from support import CORPUS, EXAMPLES, LIT_TESTS, ROOT, OptResult
+from test_ptx_frontend import cuda_tools, sass  # noqa: F401  # pyright: ignore[reportUnusedImport]  (a fixture)
 from test_ptx_isa_rules import RULES, Rule, kernel, rd, t
-from xdsl.dialects.builtin import ArrayAttr, StringAttr
+from xdsl.dialects.builtin import ArrayAttr, IntAttr, StringAttr
 from xdsl.irdl import irdl_op_definition, prop_def
 
 from xdsl_tmem.backend.printer import operand_text, ptx_text
@@ -410,3 +411,47 @@ def test_wide_immediates_are_typed_in_every_op_that_takes_one(ptxas: str) -> Non
     assert not [op.mnemonic() for op in ops if isinstance(op, ptx.InstOp)]
     generic = instructions(read(text, typed=False))[:-1]
     assert [op.ptx_line(operand_text) for op in ops] == [op.ptx_line(operand_text) for op in generic]
+
+
+_MBARRIER_KERNEL = """\
+.version 8.6
+.target sm_100a{options}
+.address_size 64
+.shared .align 8 .b64 mbs[2];
+.visible .entry k(.param .u64 k_out)
+{{
+    .reg .pred %p;
+    .reg .b32 %r;
+    .reg .b64 %rd;
+    ld.param.u64 %rd, [k_out];
+    mbarrier.init.shared::cta.b64 [mbs+0], 1;
+    mbarrier.init.shared::cta.b64 [mbs+8], 1;
+    mbarrier.arrive.shared::cta.b64 _, [mbs+0];
+    mbarrier.test_wait.parity.shared::cta.b64 %p, [mbs+0], 0;
+    selp.u32 %r, 1, 0, %p;
+    st.global.u32 [%rd], %r;
+    ret;
+}}
+"""
+
+
+def test_written_zero_offset_reads_as_the_typed_op_with_the_same_sass(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    """`[mbs+0]` on an op that prints a zero offset as `[mbs]` (the mbarrier ops have no
+    written-`+0` flag) is typed with offset 0, and the typed module's text assembles to
+    the SASS ptxas makes of the file as written; under `.target ..., debug`, where the
+    spelling is the programmer's to keep, it stays generic and prints as written."""
+    tools: tuple[str, str] = request.getfixturevalue("cuda_tools")
+    text = _MBARRIER_KERNEL.format(options="")
+    module = read(text)
+    ops = [op for op in instructions(module) if op.mnemonic().startswith("mbarrier")]
+    assert [type(op) for op in ops] == [ptx.MbarrierInitOp, ptx.MbarrierInitOp, ptx.MbarrierArriveOp,
+                                        ptx.MbarrierWaitOp]  # fmt: skip
+    assert all(op.properties["offset"] == IntAttr(o) for op, o in zip(ops, (0, 8, 0, 0), strict=True))
+    assert sass(tools, ptx_text(module), tmp_path, "typed") == sass(tools, text, tmp_path, "written")
+    debug = _MBARRIER_KERNEL.format(options=", debug")
+    typed = read(debug)
+    kept = [op for op in instructions(typed) if op.mnemonic().startswith("mbarrier")]
+    assert [isinstance(op, ptx.InstOp) for op in kept] == [True, False, True, True]
+    assert ptx_text(typed) == ptx_text(read(debug, typed=False))

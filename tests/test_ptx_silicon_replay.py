@@ -2,9 +2,7 @@
 the PTX level of the machine model: each program, parsed from the file an H100 ran (its
 sha256 checked against the fixture), launched with the fixture's grid, cluster, block and
 inputs, must write the recorded words bit for bit (tests/silicon/README.md, "The replay
-the PTX interpreter must pass"). The expectation is the silicon record, never our output.
-
-A program the model cannot run yet is skipped, naming what it needs (bulk_copy: issue 14)."""
+the PTX interpreter must pass"). The expectation is the silicon record, never our output."""
 
 from __future__ import annotations
 
@@ -134,7 +132,6 @@ def test_cluster_special_registers_replay_bit_for_bit(name: str) -> None:
     np.testing.assert_array_equal(got[:, :7], recorded[:, :7])
 
 
-@pytest.mark.skip(reason="cp.async.bulk (global<->shared bulk copies, commit/wait groups) is modelled with issue 14")
 def test_bulk_copy_replays_bit_for_bit() -> None:
     _assert_replays("bulk_copy")
 

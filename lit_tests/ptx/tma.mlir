@@ -12,7 +12,7 @@
 // -mcpu=sm_100a): `.tile` on the intrinsic forms, none on the predicated ones (inline
 // PTX upstream), the tensor map a 64-bit generic address, shared addresses 32-bit (llc:
 // 64-bit), a small offset folded into the shared address.
-llvm.func @k(%smem: !llvm.ptr<3>, %desc: !llvm.ptr, %bar: !llvm.ptr<3>, %x: i32, %y: i32, %mask: i16, %hint: i64, %p: i1) attributes {nvvm.kernel} {
+llvm.func @k(%smem: !llvm.ptr<3>, %desc: !llvm.ptr, %bar: !llvm.ptr<3>, %x: i32, %y: i32, %mask: i16, %hint: i64, %p: i1, %g: !llvm.ptr<1>, %n: i32) attributes {nvvm.kernel} {
   %c2 = llvm.mlir.constant(2 : i32) : i32
   %dst = llvm.getelementptr %smem[1024] : (!llvm.ptr<3>) -> !llvm.ptr<3>, i8
   %cl = llvm.addrspacecast %dst : !llvm.ptr<3> to !llvm.ptr<7>
@@ -26,6 +26,11 @@ llvm.func @k(%smem: !llvm.ptr<3>, %desc: !llvm.ptr, %bar: !llvm.ptr<3>, %x: i32,
   nvvm.cp.async.bulk.commit.group
   nvvm.cp.async.bulk.wait_group 0 {read}
   nvvm.cp.async.bulk.wait_group 2
+  nvvm.cp.async.bulk.tensor.reduce %desc, %dst, box[%x, %y] {redKind = #nvvm.tma_redux_kind<add>} : !llvm.ptr, <3>
+  nvvm.cp.async.bulk.tensor.reduce %desc, %smem, box[%x] l2_cache_hint = %hint {redKind = #nvvm.tma_redux_kind<dec>} : !llvm.ptr, <3>
+  nvvm.cp.async.bulk.shared.cluster.global %cl, %g, %bar, %n : !llvm.ptr<7>, <1>
+  nvvm.cp.async.bulk.shared.cluster.global %dst, %g, %bar, %n : !llvm.ptr<3>, <1>
+  nvvm.cp.async.bulk.global.shared.cta %g, %dst, %n : <1>, <3>
   llvm.return
 }
 // CHECK:      prefetch.tensormap [%[[DESC:rd[0-9]+]]];
@@ -39,3 +44,8 @@ llvm.func @k(%smem: !llvm.ptr<3>, %desc: !llvm.ptr, %bar: !llvm.ptr<3>, %x: i32,
 // CHECK-NEXT: cp.async.bulk.commit_group;
 // CHECK-NEXT: cp.async.bulk.wait_group.read 0;
 // CHECK-NEXT: cp.async.bulk.wait_group 2;
+// CHECK-NEXT: cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile.bulk_group [%[[DESC]], {%[[X]], %[[Y]]}], [%[[SMEM]]+1024];
+// CHECK-NEXT: cp.reduce.async.bulk.tensor.1d.global.shared::cta.dec.tile.bulk_group.L2::cache_hint [%[[DESC]], {%[[X]]}], [%[[SMEM]]], %[[HINT]];
+// CHECK:      cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%{{r[0-9]+}}], [%[[G:rd[0-9]+]]], %[[N:r[0-9]+]], [%[[BAR]]];
+// CHECK-NEXT: cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes [%[[SMEM]]+1024], [%[[G]]], %[[N]], [%[[BAR]]];
+// CHECK-NEXT: cp.async.bulk.global.shared::cta.bulk_group [%[[G]]], [%[[SMEM]]+1024], %[[N]];

@@ -352,12 +352,28 @@ def _build(inst: ptx.InstOp, form: Form, pattern: _Pattern, found: re.Match[str]
     return Match(op, pseudo)
 
 
-def matches(inst: ptx.InstOp) -> tuple[list[Match], list[str]]:
+_WRITTEN_ZERO = re.compile(r"\+0\]")
+
+
+def matches(inst: ptx.InstOp, *, zero_offsets: bool = False) -> tuple[list[Match], list[str]]:
     """The typed ops whose text is exactly `inst`'s and that verify, and the verifier
-    messages of those whose text matched but that did not verify."""
+    messages of those whose text matched but that did not verify.
+
+    `zero_offsets`: an address written `[a+0]` also reads as the typed op that prints
+    `[a]` (PTX ISA, "Addresses as Operands": the offset is added to the base), where no
+    form prints it as written. Only where the spelling does not change the SASS: not
+    under `.target ..., debug` (see `recognize`)."""
     tokens = {value: f"\x01{i}\x01" for i, value in reversed(list(enumerate(inst.regs)))}
     text = ", ".join(arg_text(arg, inst.regs, lambda value: tokens[value]) for arg in inst.args)
     line = inst.ptx_line(operand_text)
+    found, refused = _matches(inst, text, {line})
+    if not found and zero_offsets and _WRITTEN_ZERO.search(line):
+        found, refused = _matches(inst, text, {line, _WRITTEN_ZERO.sub("]", line)})
+    return found, refused
+
+
+def _matches(inst: ptx.InstOp, text: str, lines: set[str]) -> tuple[list[Match], list[str]]:
+    """The verified typed ops whose operands match `text` and that print one of `lines`."""
     found: list[Match] = []
     refused: list[str] = []
     for form in mnemonic_index().get(inst.mnemonic(), ()):
@@ -365,7 +381,7 @@ def matches(inst: ptx.InstOp) -> tuple[list[Match], list[str]]:
         if pattern is None or (bound := pattern.regex.fullmatch(text)) is None:
             continue
         match = _build(inst, form, pattern, bound)
-        if match is None or match.op.ptx_line(operand_text) != line:
+        if match is None or match.op.ptx_line(operand_text) not in lines:
             continue
         # Verified in the instruction's place: some rules read the enclosing function
         # (`st.param` writes only a `.func`'s own parameters or a call's arguments).
@@ -403,6 +419,15 @@ class Coverage:
     """Per mnemonic whose text matched a typed form: the verifier's objection."""
 
 
+def _debug_target(inst: Operation) -> bool:
+    """Whether `inst` is in a `.target ..., debug` module: there ptxas compiles a written
+    `[a+0]` differently from `[a]` (docs/ptx-frontend.md), so the spelling must stay."""
+    module = inst.parent_op()
+    while module is not None and not isinstance(module, ptx.ModuleOp):
+        module = module.parent_op()
+    return module is not None and any(o.data == "debug" for o in module.target_options or ())
+
+
 def recognize(module: Operation, source_map: SourceMap | None = None) -> Coverage:
     """Replace every `ptx.inst` under `module` that is exactly a typed instruction's
     form by that typed op (in place); the rest stay `ptx.inst`."""
@@ -412,7 +437,7 @@ def recognize(module: Operation, source_map: SourceMap | None = None) -> Coverag
         if not isinstance(inst, ptx.InstOp):
             coverage.recognized += 1
             continue
-        found, refused = matches(inst)
+        found, refused = matches(inst, zero_offsets=not _debug_target(inst))
         if not found:
             coverage.unrecognized[inst.mnemonic()] += 1
             if refused:

@@ -371,8 +371,9 @@ def _reduce(op: str, old: npt.NDArray[Any], src: npt.NDArray[Any]) -> npt.NDArra
 
 def reduce_box(
     op: str, tmap: TensorMap, gmem: Bytes, gbase: int, coords: Sequence[int], smem: Bytes, smem_address: int
-) -> None:
-    """`cp.reduce.async.bulk.tensor`: global = op(global, shared) on the in-bounds elements.
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """`cp.reduce.async.bulk.tensor`: global = op(global, shared) on the in-bounds elements;
+    the global byte offsets written and the shared bytes read (as `store_bytes`).
     Integer types only (float add/min/max round per the ISA and are not modelled yet)."""
     if op not in REDUCE_OPS:
         raise TensorMapError("reduction", op, f"one of {', '.join(REDUCE_OPS)}")
@@ -386,6 +387,7 @@ def reduce_box(
     old = gmem[dst].view(dtype)
     new = _reduce(op, old, smem[src].view(dtype))
     gmem[dst] = np.asarray(new, dtype=dtype).view(np.uint8)
+    return dst, src
 
 
 # --- the launch argument ------------------------------------------------------------------------------

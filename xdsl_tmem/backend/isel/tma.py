@@ -7,9 +7,9 @@ Our shared-memory addresses are 32-bit registers where llc's are 64-bit (the who
 backend's convention, `isel/__init__.py`).
 
 Not lowered (a located error, never skipped), because no typed `ptx` op models them
-yet: the im2col / im2col_w / tile_gather4 / tile_scatter4 modes, the TMA reduction
-(`cp.reduce.async.bulk.tensor`), the non-tensor bulk copies (`cp.async.bulk` without
-`.tensor`) and the tensormap proxy fences (`fence.proxy.tensormap::generic`).
+yet: the im2col / im2col_w / tile_gather4 / tile_scatter4 modes (also of the TMA
+reduction), the non-tensor bulk copies' multicast mask, L2 cache hint and byte mask, and
+the tensormap proxy fences (`fence.proxy.tensormap::generic`).
 """
 
 from __future__ import annotations
@@ -69,13 +69,49 @@ def _tensor_store(fs: FunctionSelector, op: nvvm.CpAsyncBulkTensorGlobalSharedCt
     fs.emit(inst)
 
 
-@rule(
-    nvvm.CpAsyncBulkTensorReduceOp,
-    nvvm.CpAsyncBulkSharedClusterGlobalOp,
-    nvvm.CpAsyncBulkGlobalSharedCtaOp,
-    nvvm.FenceProxyAcquireOp,
-    nvvm.FenceProxyReleaseOp,
-)
+@rule(nvvm.CpAsyncBulkTensorReduceOp)
+def _tensor_reduce(fs: FunctionSelector, op: nvvm.CpAsyncBulkTensorReduceOp) -> None:
+    _tile_only(fs, op, op.mode.data.value)
+    src = fs.address(op.src_mem)
+    fs.emit(
+        ptx.CpReduceAsyncBulkTensorOp(
+            op.red_kind.data,
+            src.base,
+            fs.reg(op.tma_descriptor),
+            [fs.scalar(c) for c in op.coordinates],
+            tile=True,
+            policy=None if op.l2_cache_hint is None else fs.reg(op.l2_cache_hint),
+            offset=src.offset,
+        )
+    )
+
+
+def _no_options(fs: FunctionSelector, op: nvvm.NVVMOp, options: dict[str, SSAValue | None]) -> None:
+    given = [name for name, value in options.items() if value is not None]
+    if given:
+        raise fs.error(op, f"{op.name} with {' and '.join(given)} has no PTX lowering here (supported: without "
+                           f"{', '.join(options)})")  # fmt: skip
+
+
+@rule(nvvm.CpAsyncBulkSharedClusterGlobalOp)
+def _bulk_load(fs: FunctionSelector, op: nvvm.CpAsyncBulkSharedClusterGlobalOp) -> None:
+    _no_options(fs, op, {"multicast_mask": op.multicast_mask, "l2_cache_hint": op.l2_cache_hint})
+    cta = address_space(op.dst_mem.type) == 3  # (as llc-22: a `ptr<3>` destination is `.shared::cta`)
+    direction = BulkTensorDirection.TO_SHARED_CTA if cta else BulkTensorDirection.TO_SHARED_CLUSTER
+    dst, src = fs.address(op.dst_mem), fs.address(op.src_mem)
+    fs.emit(ptx.CpAsyncBulkOp(direction, dst.base, src.base, fs.scalar(op.size), fs.reg(op.mbar), offset=dst.offset,
+                              src_offset=src.offset))  # fmt: skip
+
+
+@rule(nvvm.CpAsyncBulkGlobalSharedCtaOp)
+def _bulk_store(fs: FunctionSelector, op: nvvm.CpAsyncBulkGlobalSharedCtaOp) -> None:
+    _no_options(fs, op, {"l2_cache_hint": op.l2_cache_hint, "byte_mask": op.byte_mask})
+    dst, src = fs.address(op.dst_mem), fs.address(op.src_mem)
+    fs.emit(ptx.CpAsyncBulkOp(BulkTensorDirection.TO_GLOBAL, dst.base, src.base, fs.scalar(op.size),
+                              offset=dst.offset, src_offset=src.offset))  # fmt: skip
+
+
+@rule(nvvm.FenceProxyAcquireOp, nvvm.FenceProxyReleaseOp)
 def _not_modelled(fs: FunctionSelector, op: nvvm.NVVMOp) -> None:
     raise fs.error(op, f"{op.name} has no PTX lowering yet (no typed ptx op models its instruction)")
 

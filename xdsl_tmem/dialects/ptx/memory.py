@@ -646,6 +646,8 @@ class CpAsyncBulkTensorOp(Instruction):
     tile = opt_prop_def(UnitAttr)
     cta_group = opt_prop_def(nvvm.CTAGroupKindAttr)
     offset = prop_def(IntAttr)
+    mbar_offset = opt_prop_def(IntAttr)
+    """`[mbar+N]` (absent: `[mbar]`)."""
     smem = operand_def(Address)
     tensor_map = operand_def(Address)
     coords = var_operand_def(RegOrImm)
@@ -667,8 +669,11 @@ class CpAsyncBulkTensorOp(Instruction):
         cta_mask: SSAValue | None = None,
         policy: SSAValue | None = None,
         offset: int = 0,
+        mbar_offset: int = 0,
     ):
         props: dict[str, Attribute] = {"direction": BulkTensorDirectionAttr(form.direction), "offset": IntAttr(offset)}
+        if mbar_offset:
+            props["mbar_offset"] = IntAttr(mbar_offset)
         if form.tile:
             props["tile"] = UnitAttr()
         if form.cta_group is not None:
@@ -693,7 +698,8 @@ class CpAsyncBulkTensorOp(Instruction):
         tensor = f"[{name(self.tensor_map)}, {vector_text(name, self.coords)}]"
         smem = address_text(name, self.smem, self.offset.data)
         policy = [] if self.policy is None else [name(self.policy)]
-        mbar = [] if self.mbar is None else [f"[{name(self.mbar)}]"]
+        mbar_offset = 0 if self.mbar_offset is None else self.mbar_offset.data
+        mbar = [] if self.mbar is None else [address_text(name, self.mbar, mbar_offset)]
         mask = [] if self.cta_mask is None else [name(self.cta_mask)]
         if not self.direction.data.load:  # (an mbarrier here is printed, and refused by the verifier)
             return [tensor, smem, *mbar, *mask, *policy]
@@ -718,6 +724,138 @@ class CpAsyncBulkTensorOp(Instruction):
         check_only_register(self, "cache policy", self.policy, "b64", rule)
         if self.mbar is not None:
             _check_address(self, StateSpaceAttr(StateSpace.SHARED), self.mbar, rule)
+        if self.mbar_offset is not None and (self.mbar is None or self.mbar_offset.data == 0):
+            raise reject(self, f"mbar_offset {self.mbar_offset.data}", "a nonzero offset of a written [mbar]", rule)
+
+
+@irdl_op_definition
+class CpReduceAsyncBulkTensorOp(Instruction):
+    """`cp.reduce.async.bulk.tensor.Nd.global.shared::cta.redOp[.tile].bulk_group
+    [.L2::cache_hint] [tensorMap, {c0, ...}], [smem][, policy]` (PTX ISA 9.0,
+    cp.reduce.async.bulk.tensor): the tensor's box at the coordinates becomes
+    `redOp(global, shared)` element-wise, in a bulk async-group. The reduction kinds are
+    `nvvm.cp.async.bulk.tensor.reduce`'s (`#nvvm.tma_redux_kind`); `im2col` stays generic."""
+
+    traits = traits_def(SyncPoint())
+    name = "ptx.cp_reduce_async_bulk_tensor"
+    kind = prop_def(nvvm.TMAReduxKindAttr)
+    tile = opt_prop_def(UnitAttr)
+    offset = prop_def(IntAttr)
+    smem = operand_def(Address)
+    tensor_map = operand_def(Address)
+    coords = var_operand_def(RegOrImm)
+    policy = opt_operand_def(Reg)
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+
+    RULE: ClassVar[str] = f"{ASYNC_RULE}: cp.reduce.async.bulk.tensor"
+
+    def __init__(
+        self,
+        kind: nvvm.TMAReduxKind,
+        smem: SSAValue,
+        tensor_map: SSAValue,
+        coords: Sequence[SSAValue],
+        *,
+        tile: bool = False,
+        policy: SSAValue | None = None,
+        offset: int = 0,
+    ):
+        props: dict[str, Attribute] = {"kind": nvvm.TMAReduxKindAttr(kind), "offset": IntAttr(offset)}
+        if tile:
+            props["tile"] = UnitAttr()
+        super().__init__(operands=[smem, tensor_map, coords, policy, None], properties=props)
+
+    def mnemonic(self) -> str:
+        tile = ".tile" if self.tile else ""
+        hint = ".L2::cache_hint" if self.policy is not None else ""
+        return (f"cp.reduce.async.bulk.tensor.{len(self.coords)}d.{BulkTensorDirection.TO_GLOBAL.value}."
+                f"{self.kind.data.value}{tile}.bulk_group{hint}")  # fmt: skip
+
+    def ptx_operands(self, name: Namer) -> list[str]:
+        policy = [] if self.policy is None else [name(self.policy)]
+        tensor = f"[{name(self.tensor_map)}, {vector_text(name, self.coords)}]"
+        return [tensor, address_text(name, self.smem, self.offset.data), *policy]
+
+    def verify_(self) -> None:
+        rule = self.RULE
+        if not 1 <= len(self.coords) <= 5:
+            raise reject(self, f"{len(self.coords)} tensor coordinates", "a tensor has 1 to 5 dimensions", rule)
+        for value in self.coords:
+            check_register(self, "tensor coordinate", value, "b32", rule)
+        check_only_register(self, "cache policy", self.policy, "b64", rule)
+
+
+@irdl_op_definition
+class CpAsyncBulkOp(Instruction):
+    """`cp.async.bulk.dst.src.completion [dst], [src], size[, [mbar]]` (PTX ISA 9.0,
+    cp.async.bulk; the non-tensor bulk copy): `size` bytes (a multiple of 16) copied from
+    global into shared memory, completing them on the mbarrier
+    (`.shared::{cta,cluster}.global.mbarrier::complete_tx::bytes`), or from this CTA's
+    shared memory to global memory in a bulk async-group (`.global.shared::cta.bulk_group`).
+    `.multicast::cluster`, `.L2::cache_hint`, the shared-to-cluster form and
+    `.cp_mask` are not modelled (they stay generic)."""
+
+    traits = traits_def(SyncPoint())
+    name = "ptx.cp_async_bulk"
+    direction = prop_def(BulkTensorDirectionAttr)
+    offset = prop_def(IntAttr)
+    """The destination's `[dst+N]`."""
+    src_offset = prop_def(IntAttr)
+    mbar_offset = opt_prop_def(IntAttr)
+    dst = operand_def(Address)
+    src = operand_def(Address)
+    size = operand_def(RegOrImm)
+    mbar = opt_operand_def(Address)
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+
+    RULE: ClassVar[str] = f"{ASYNC_RULE}: cp.async.bulk"
+
+    def __init__(
+        self,
+        direction: BulkTensorDirection,
+        dst: SSAValue,
+        src: SSAValue,
+        size: SSAValue,
+        mbar: SSAValue | None = None,
+        *,
+        offset: int = 0,
+        src_offset: int = 0,
+        mbar_offset: int = 0,
+    ):
+        props: dict[str, Attribute] = {
+            "direction": BulkTensorDirectionAttr(direction), "offset": IntAttr(offset),
+            "src_offset": IntAttr(src_offset),
+        }  # fmt: skip
+        if mbar_offset:
+            props["mbar_offset"] = IntAttr(mbar_offset)
+        super().__init__(operands=[dst, src, size, mbar, None], properties=props)
+
+    def mnemonic(self) -> str:
+        direction = self.direction.data
+        completion = "mbarrier::complete_tx::bytes" if direction.load else "bulk_group"
+        return f"cp.async.bulk.{direction.value}.{completion}"
+
+    def ptx_operands(self, name: Namer) -> list[str]:
+        parts = [address_text(name, self.dst, self.offset.data), address_text(name, self.src, self.src_offset.data),
+                 name(self.size)]  # fmt: skip
+        if self.mbar is not None:
+            parts.append(address_text(name, self.mbar, 0 if self.mbar_offset is None else self.mbar_offset.data))
+        return parts
+
+    def verify_(self) -> None:
+        rule, direction = self.RULE, self.direction.data
+        if direction.load and self.mbar is None:
+            raise reject(self, "a bulk load without an mbarrier", "a load completes on [mbar]", rule)
+        if not direction.load and self.mbar is not None:
+            raise reject(self, "an mbarrier on a bulk store", "a store completes in a bulk async-group", rule)
+        check_register(self, "size", self.size, "b32", rule)
+        size = immediate(self.size)
+        if size is not None and size % 16:
+            raise reject(self, f"size {size}", "a multiple of 16", rule)
+        if self.mbar is not None:
+            _check_address(self, StateSpaceAttr(StateSpace.SHARED), self.mbar, rule)
+        if self.mbar_offset is not None and (self.mbar is None or self.mbar_offset.data == 0):
+            raise reject(self, f"mbar_offset {self.mbar_offset.data}", "a nonzero offset of a written [mbar]", rule)
 
 
 @irdl_op_definition

@@ -174,9 +174,7 @@ def bind_parameters(
         elif isinstance(argument, BufferArgument) and param.array is None:
             if dtype.itemsize != 8:
                 raise LaunchError(f"argument '{param.name}' is a buffer, but .param .{param.type} is no pointer", entry)
-            buffer: NDArray[Any] = np.array(argument.value, copy=True, order="C")
-            outputs[param.name] = buffer
-            raw = np.array([memory.add(param.name, buffer)], dtype=np.uint64).tobytes()
+            raw = address(param.name, PointerArgument(param.name))  # (one copy, also named by a tensor map)
         elif isinstance(argument, BufferArgument):
             raw = np.ascontiguousarray(argument.value).tobytes()
             if len(raw) != param.size:

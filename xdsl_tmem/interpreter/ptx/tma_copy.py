@@ -1,4 +1,5 @@
-"""TMA at the PTX level: `cp.async.bulk.tensor` (tile mode), its bulk groups, `prefetch.tensormap`.
+"""TMA at the PTX level: `cp.async.bulk.tensor` (tile mode), `cp.async.bulk`, their bulk groups,
+`prefetch.tensormap`.
 
 The box itself is `interpreter/tma.py`'s model (pinned by the H100 fixtures); this module
 finds its operands and models *when* it happens:
@@ -75,7 +76,10 @@ def _signed(value: int) -> int:
     return value - (1 << 32) if value >= 1 << 31 else value
 
 
-def _tensor_map_operand(d: Decoder, op: ptx.CpAsyncBulkTensorOp) -> Operand:
+TensorOp = ptx.CpAsyncBulkTensorOp | ptx.CpReduceAsyncBulkTensorOp
+
+
+def _tensor_map_operand(d: Decoder, op: TensorOp) -> Operand:
     """The tensor-map address: a register, or a parameter named directly."""
     owner = op.tensor_map.owner
     if isinstance(owner, ptx.SymbolOp):
@@ -87,7 +91,7 @@ def _tensor_map_operand(d: Decoder, op: ptx.CpAsyncBulkTensorOp) -> Operand:
     return d.address(op.tensor_map, 0)
 
 
-def _tensor_map(d: Decoder, op: ptx.CpAsyncBulkTensorOp, address: int) -> tma.TensorMap:
+def _tensor_map(d: Decoder, op: TensorOp, address: int) -> tma.TensorMap:
     tmap = d.tensor_maps.get(address - PARAM_BASE)
     if tmap is None:
         described = ", ".join(f"{PARAM_BASE + o:#x}" for o in sorted(d.tensor_maps)) or "none"
@@ -99,7 +103,7 @@ def _tensor_map(d: Decoder, op: ptx.CpAsyncBulkTensorOp, address: int) -> tma.Te
     return tmap
 
 
-def _fault(op: ptx.CpAsyncBulkTensorOp, e: Exception) -> Hazard:
+def _fault(op: TensorOp, e: Exception) -> Hazard:
     return Hazard("tma-invalid", f"{op.mnemonic()}: {e}")
 
 
@@ -116,7 +120,7 @@ def _bulk_tensor(d: Decoder, op: ptx.CpAsyncBulkTensorOp, index: int, labels: di
     smem = d.address(op.smem, op.offset.data)
     tmap_at = _tensor_map_operand(d, op)
     coords = [d.integer(c) for c in op.coords]
-    mbar = d.address(op.mbar, 0) if op.mbar is not None else None
+    mbar = d.address(op.mbar, _mbar_offset(op)) if op.mbar is not None else None
     mask = d.integer(op.cta_mask) if op.cta_mask is not None else None
     load = op.direction.data.load
     guard = d.guard(op)
@@ -181,7 +185,7 @@ def _load(w: PtxWarp, op: ptx.CpAsyncBulkTensorOp, tmap: tma.TensorMap, coords: 
         bar.add_tx(early - total, w.clock.release())
 
 
-def _check_inside(cta: Cta, addresses: NDArray[np.int64], op: ptx.CpAsyncBulkTensorOp) -> None:
+def _check_inside(cta: Cta, addresses: NDArray[np.int64], op: TensorOp | ptx.CpAsyncBulkOp) -> None:
     top = int(addresses.max()) if addresses.size else 0
     if top >= cta.layout.size:
         raise Hazard(
@@ -191,14 +195,18 @@ def _check_inside(cta: Cta, addresses: NDArray[np.int64], op: ptx.CpAsyncBulkTen
         )
 
 
-def _store(w: PtxWarp, op: ptx.CpAsyncBulkTensorOp, tmap: tma.TensorMap, coords: Sequence[int], src: int) -> None:
+def _store(w: PtxWarp, op: TensorOp, tmap: tma.TensorMap, coords: Sequence[int], src: int) -> None:
+    """A tensor store, or (`cp.reduce`) a reduction into the box: global = op(global, shared)."""
     cta, offset = w.cluster.cta_of(src)
     if cta is not w.cta:
         raise Hazard("tma-invalid", f"{op.mnemonic()}: the source {src:#x} is in CTA {cta.rank}, not the issuing "
                                     f"CTA {w.cta.rank} (.shared::cta)")  # fmt: skip
     buffer = _buffer(w, tmap)
     try:
-        dst, read = tma.store_bytes(tmap, buffer.data, buffer.base, coords, offset)
+        if isinstance(op, ptx.CpReduceAsyncBulkTensorOp):
+            dst, read = tma.reduce_box(op.kind.data.value, tmap, buffer.data, buffer.base, coords, cta.smem, offset)
+        else:
+            dst, read = tma.store_bytes(tmap, buffer.data, buffer.base, coords, offset)
     except tma.TmaFault as e:
         kind = "out-of-bounds" if "outside the memory" in str(e) else "tma-invalid"
         raise Hazard(kind, f"{op.mnemonic()}: {e}") from None
@@ -209,7 +217,91 @@ def _store(w: PtxWarp, op: ptx.CpAsyncBulkTensorOp, tmap: tma.TensorMap, coords:
     _check_inside(cta, read, op)
     races.check(w, op, cta.shadow, read, write=False)
     races.check(w, op, buffer.shadow, dst, write=True)
-    buffer.data[dst] = cta.smem[read]
+    if not isinstance(op, ptx.CpReduceAsyncBulkTensorOp):  # (a reduction wrote its result above)
+        buffer.data[dst] = cta.smem[read]
+
+
+@decodes(ptx.CpReduceAsyncBulkTensorOp)
+def _reduce_tensor(d: Decoder, op: ptx.CpReduceAsyncBulkTensorOp, index: int, labels: dict[str, int],
+                   rpc: int) -> Decoding:  # fmt: skip
+    """As a tensor store (above), the box combined with global memory by `tma.reduce_box`."""
+    smem = d.address(op.smem, op.offset.data)
+    tmap_at = _tensor_map_operand(d, op)
+    coords = [d.integer(c) for c in op.coords]
+    guard = d.guard(op)
+    nxt = index + 1
+
+    def run(w: PtxWarp) -> int:
+        R = w.regs
+        for lane in np.flatnonzero(exec_mask(w, R, guard)).tolist():
+            tmap = _tensor_map(d, op, machine.at(tmap_at(w, R), lane))
+            _store(w, op, tmap, [_signed(machine.at(c(w, R), lane)) for c in coords], machine.at(smem(w, R), lane))
+        return nxt
+
+    return run, None
+
+
+def _mbar_offset(op: ptx.CpAsyncBulkTensorOp | ptx.CpAsyncBulkOp) -> int:
+    return 0 if op.mbar_offset is None else op.mbar_offset.data
+
+
+# --------------------------------------------------------------------------------------
+# cp.async.bulk (non-tensor): `size` contiguous bytes
+# --------------------------------------------------------------------------------------
+
+
+@decodes(ptx.CpAsyncBulkOp)
+def _bulk(d: Decoder, op: ptx.CpAsyncBulkOp, index: int, labels: dict[str, int], rpc: int) -> Decoding:
+    """As a tensor copy of a 1-D box (above): a load writes its bytes when issued and
+    completes them on the mbarrier; a store writes global memory when issued."""
+    dst = d.address(op.dst, op.offset.data)
+    src = d.address(op.src, op.src_offset.data)
+    size = d.integer(op.size)
+    mbar = d.address(op.mbar, _mbar_offset(op)) if op.mbar is not None else None
+    guard = d.guard(op)
+    nxt = index + 1
+
+    def run(w: PtxWarp) -> int:
+        R = w.regs
+        for lane in np.flatnonzero(exec_mask(w, R, guard)).tolist():
+            at, to, n = machine.at(src(w, R), lane), machine.at(dst(w, R), lane), machine.at(size(w, R), lane)
+            if n % 16 or at % 16 or to % 16:
+                raise Hazard("tma-invalid", f"{op.mnemonic()}: source {at:#x}, destination {to:#x} and size {n} "
+                                            "must be multiples of 16 (PTX ISA 9.0, cp.async.bulk)")  # fmt: skip
+            if mbar is None:
+                _bulk_store(w, op, to, at, n)
+            else:
+                _bulk_load(w, op, to, at, n, machine.at(mbar(w, R), lane))
+        return nxt
+
+    return run, None
+
+
+def _bulk_load(w: PtxWarp, op: ptx.CpAsyncBulkOp, dst: int, src: int, size: int, bar_address: int) -> None:
+    cta, offset = w.cluster.cta_of(dst)
+    if w.cluster.cta_of(bar_address)[0] is not cta:
+        raise Hazard("tma-invalid", f"{op.mnemonic()}: the mbarrier {bar_address:#x} is not in the destination's CTA "
+                                    f"{cta.rank} (PTX ISA: it must be)")  # fmt: skip
+    buffer, start = w.cluster.memory.locate(src, size)
+    written = np.arange(offset, offset + size, dtype=np.int64)
+    _check_inside(cta, written, op)
+    bar = machine.use_barrier(w, bar_address, "cp.async.bulk complete_tx")
+    races.check(w, op, cta.shadow, written, write=True)
+    cta.smem[offset : offset + size] = buffer.data[start : start + size]
+    bar.add_tx(-size, w.clock.release())
+
+
+def _bulk_store(w: PtxWarp, op: ptx.CpAsyncBulkOp, dst: int, src: int, size: int) -> None:
+    cta, offset = w.cluster.cta_of(src)
+    if cta is not w.cta:
+        raise Hazard("tma-invalid", f"{op.mnemonic()}: the source {src:#x} is in CTA {cta.rank}, not the issuing "
+                                    f"CTA {w.cta.rank} (.shared::cta)")  # fmt: skip
+    buffer, start = w.cluster.memory.locate(dst, size)
+    read = np.arange(offset, offset + size, dtype=np.int64)
+    _check_inside(cta, read, op)
+    races.check(w, op, cta.shadow, read, write=False)
+    races.check(w, op, buffer.shadow, np.arange(start, start + size, dtype=np.int64), write=True)
+    buffer.data[start : start + size] = cta.smem[offset : offset + size]
 
 
 # --------------------------------------------------------------------------------------
