@@ -174,7 +174,10 @@ def bind_parameters(
         elif isinstance(argument, BufferArgument) and param.array is None:
             if dtype.itemsize != 8:
                 raise LaunchError(f"argument '{param.name}' is a buffer, but .param .{param.type} is no pointer", entry)
-            raw = address(param.name, PointerArgument(param.name))  # (one copy, also named by a tensor map)
+            if param.name not in addresses:  # (one copy, also where a tensor map names the buffer)
+                outputs[param.name] = np.array(argument.value, copy=True, order="C")
+                addresses[param.name] = memory.add(param.name, outputs[param.name])
+            raw = np.array([addresses[param.name]], dtype=np.uint64).tobytes()
         elif isinstance(argument, BufferArgument):
             raw = np.ascontiguousarray(argument.value).tobytes()
             if len(raw) != param.size:
