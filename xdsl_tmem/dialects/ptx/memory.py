@@ -664,13 +664,14 @@ class CpAsyncBulkTensorOp(Instruction):
         smem: SSAValue,
         tensor_map: SSAValue,
         coords: Sequence[SSAValue],
-        mbar: SSAValue | None = None,
+        mbar: SSAValue | tuple[SSAValue, int] | None = None,
         *,
         cta_mask: SSAValue | None = None,
         policy: SSAValue | None = None,
         offset: int = 0,
-        mbar_offset: int = 0,
     ):
+        """`mbar`: the mbarrier's address, or its base and offset (`[mbar+N]`)."""
+        mbar, mbar_offset = mbar if isinstance(mbar, tuple) else (mbar, 0)
         props: dict[str, Attribute] = {"direction": BulkTensorDirectionAttr(form.direction), "offset": IntAttr(offset)}
         if mbar_offset:
             props["mbar_offset"] = IntAttr(mbar_offset)

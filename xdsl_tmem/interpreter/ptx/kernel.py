@@ -21,6 +21,7 @@ from xdsl_tmem.interpreter.launch import (
     Launch,
     LaunchError,
     PointerArgument,
+    ScalarArgument,
     ScalarField,
     StructArgument,
 )
@@ -140,6 +141,13 @@ def bind_parameters(
     outputs: dict[str, NDArray[Any]] = {}
     addresses: dict[str, int] = {}
 
+    def copy_of(name: str, buffer: BufferArgument) -> int:
+        """The address of the launch's one copy of a buffer (pointers and tensor maps share it)."""
+        if name not in addresses:
+            outputs[name] = np.array(buffer.value, copy=True, order="C")
+            addresses[name] = memory.add(name, outputs[name])
+        return addresses[name]
+
     def address(owner: str, pointer: PointerArgument) -> bytes:
         name = pointer.buffer
         if name is not None and name not in addresses:
@@ -151,45 +159,53 @@ def bind_parameters(
                     f"{', '.join(buffers) or 'none'})",
                     entry,
                 )
-            outputs[name] = np.array(target.value, copy=True, order="C")
-            addresses[name] = memory.add(name, outputs[name])
+            copy_of(name, target)
         return np.array([0 if name is None else addresses[name]], dtype=np.uint64).tobytes()
 
     for i, param in enumerate(params):
         argument = _argument(entry, args, param, i)
-        dtype = LANE_DTYPE[param.type]
         if isinstance(argument, TensorMapArgument):
             _bind_tensor_map(entry, param, argument, address, tensor_maps)
             continue
-        if isinstance(argument, StructArgument):
-            if param.array is None:
-                raise LaunchError(f"argument '{param.name}' is a struct, but .param .{param.type} is no byval "
-                                  "array", entry)  # fmt: skip
-            raw = _struct_bytes(entry, param, argument, address)
-        elif isinstance(argument, PointerArgument):
-            if not param.pointer and not (param.array is None and dtype.itemsize == 8):
-                what = f"a byval array of {param.size} bytes (struct:0=ptr:BUFFER)" if param.array else "no pointer"
-                raise LaunchError(f"argument '{param.name}' is a pointer, but .param .{param.type} is {what}", entry)
-            raw = address(param.name, argument)
-        elif isinstance(argument, BufferArgument) and param.array is None:
-            if dtype.itemsize != 8:
-                raise LaunchError(f"argument '{param.name}' is a buffer, but .param .{param.type} is no pointer", entry)
-            if param.name not in addresses:  # (one copy, also where a tensor map names the buffer)
-                outputs[param.name] = np.array(argument.value, copy=True, order="C")
-                addresses[param.name] = memory.add(param.name, outputs[param.name])
-            raw = np.array([addresses[param.name]], dtype=np.uint64).tobytes()
-        elif isinstance(argument, BufferArgument):
-            raw = np.ascontiguousarray(argument.value).tobytes()
-            if len(raw) != param.size:
-                raise LaunchError(f"argument '{param.name}' has {len(raw)} bytes; the byval .param takes "
-                                  f"{param.size}", entry)  # fmt: skip
-        else:
-            if param.pointer:
-                raise LaunchError(f"argument '{param.name}' is a pointer; pass a numpy array, a PointerArgument "
-                                  "(--arg NAME=ptr:BUFFER) or null", entry)  # fmt: skip
-            raw = _scalar_bytes(entry, param, argument.value, dtype)
+        raw = _parameter_bytes(entry, param, argument, address, copy_of)
         space[param.offset : param.offset + len(raw)] = raw
     return space, outputs
+
+
+def _parameter_bytes(
+    entry: ptx.FunctionOp,
+    param: Parameter,
+    argument: BufferArgument | ScalarArgument | PointerArgument | StructArgument,
+    address: Callable[[str, PointerArgument], bytes],
+    copy_of: Callable[[str, BufferArgument], int],
+) -> bytes:
+    """One parameter's bytes from its argument (a tensor map aside: `_bind_tensor_map`)."""
+    dtype = LANE_DTYPE[param.type]
+    if isinstance(argument, StructArgument):
+        if param.array is None:
+            raise LaunchError(f"argument '{param.name}' is a struct, but .param .{param.type} is no byval "
+                              "array", entry)  # fmt: skip
+        raw = _struct_bytes(entry, param, argument, address)
+    elif isinstance(argument, PointerArgument):
+        if not param.pointer and not (param.array is None and dtype.itemsize == 8):
+            what = f"a byval array of {param.size} bytes (struct:0=ptr:BUFFER)" if param.array else "no pointer"
+            raise LaunchError(f"argument '{param.name}' is a pointer, but .param .{param.type} is {what}", entry)
+        raw = address(param.name, argument)
+    elif isinstance(argument, BufferArgument) and param.array is None:
+        if dtype.itemsize != 8:
+            raise LaunchError(f"argument '{param.name}' is a buffer, but .param .{param.type} is no pointer", entry)
+        raw = np.array([copy_of(param.name, argument)], dtype=np.uint64).tobytes()
+    elif isinstance(argument, BufferArgument):
+        raw = np.ascontiguousarray(argument.value).tobytes()
+        if len(raw) != param.size:
+            raise LaunchError(f"argument '{param.name}' has {len(raw)} bytes; the byval .param takes "
+                              f"{param.size}", entry)  # fmt: skip
+    else:
+        if param.pointer:
+            raise LaunchError(f"argument '{param.name}' is a pointer; pass a numpy array, a PointerArgument "
+                              "(--arg NAME=ptr:BUFFER) or null", entry)  # fmt: skip
+        raw = _scalar_bytes(entry, param, argument.value, dtype)
+    return raw
 
 
 def _argument(entry: ptx.FunctionOp, args: Mapping[str, Argument], param: Parameter, i: int) -> Argument:
