@@ -136,8 +136,7 @@ def run_levels(
         names = params_names(program, maps)
         named = {n: outputs.get(n, outputs.get(f"k_param_{i}")) for i, n in enumerate(names) if n != "-"}
         assert all(v is not None for v in named.values()), sorted(outputs)
-        results[level] = {n: np.asarray(v) for n, v in named.items()}
-        results[level] |= {n: np.asarray(outputs[n]) for n in buffers}
+        results[level] = {n: np.asarray(v) for n, v in named.items()} | {n: np.asarray(outputs[n]) for n in buffers}
     return results
 
 
@@ -389,7 +388,8 @@ def test_cli_takes_tensor_map_arguments_at_the_nvvm_level(capsys: pytest.Capture
     bad = run_cli(capsys, str(source), "--kernel", "k", "--arg", "x=7", "--arg",
                   "tmA=tensormap:x:u16:16x8:32:16x8", "--arg", "out=zeros:u8:1024")  # fmt: skip
     assert bad.code == 1
-    assert f"{source}:4:3: error: argument 'tmA' is a tensor map over 'x', which is no buffer argument (buffers: out)" in bad.err
+    message = "argument 'tmA' is a tensor map over 'x', which is no buffer argument (buffers: out)"
+    assert f"{source}:4:3: error: {message}" in bad.err
 
 
 # --------------------------------------------------------------------------------------
@@ -409,7 +409,7 @@ def test_silicon_load_fixture_replays_as_an_nvvm_program(upstream: Upstream, nam
     maps = [p for p in fx["params"] if "tensor_map" in p]
     names = [p["name"] for p in maps]
     smem = spec["copy_bytes"]
-    rounds = []
+    rounds: list[Round] = []
     for case, dst in zip(spec["cases"], spec["dst"], strict=True):
         assert case["op"] == "load"
         desc = maps[case["tmap"]]["tensor_map"]
@@ -418,14 +418,14 @@ def test_silicon_load_fixture_replays_as_an_nvvm_program(upstream: Upstream, nam
     buffer = next(p for p in fx["params"] if p["name"] == maps[0]["tensor_map"]["buffer"])
     gmem = np.frombuffer(buffer_bytes(buffer["init"], buffer["nbytes"]), np.uint8).copy()
     short = {v: k for k, v in SHORT_TYPES.items()}
-    described = []
+    described: list[Map] = []
     for p in maps:
         d = p["tensor_map"]
         options = [f"swizzle={d['swizzle']}"] if d["swizzle"] != "NONE" else []
         options += ["oob=nan"] if d["oob_fill"] != "NONE" else []
         options += [f"estrides={'x'.join(map(str, d['element_strides']))}"]
-        parts = [short[d["data_type"]], "x".join(map(str, d["global_dims"])),
-                 "x".join(map(str, d["global_strides"])) or "-", "x".join(map(str, d["box_dims"])), ",".join(options)]  # fmt: skip
+        dims, strides, box = ("x".join(map(str, d[k])) for k in ("global_dims", "global_strides", "box_dims"))
+        parts = [short[d["data_type"]], dims, strides or "-", box, ",".join(options)]
         described.append(Map(d["buffer"], ":".join(parts)))
     out_bytes = fx["outputs"]["out_ptr"]["nbytes"]
     results = run_levels(Program(names, smem, rounds), described, {maps[0]["tensor_map"]["buffer"]: gmem}, out_bytes,

@@ -56,8 +56,9 @@ class Program:
         rank = "nvvm.read.ptx.sreg.cluster.ctarank : i32" if self.cluster > 1 else "llvm.mlir.constant(0 : i32) : i32"
         prefetch = "".join(f"      nvvm.prefetch tensormap, %{t} : !llvm.ptr\n" for t in self.tmaps if self.prefetch)
         body = "".join(self._round(r, k) for k, r in enumerate(self.rounds))
+        smem = f"!llvm.array<{self.smem_bytes} x i8>"
         return f"""module {{
-  llvm.mlir.global internal @smem() {{addr_space = 3 : i32, alignment = 1024 : i64}} : !llvm.array<{self.smem_bytes} x i8>
+  llvm.mlir.global internal @smem() {{addr_space = 3 : i32, alignment = 1024 : i64}} : {smem}
   llvm.mlir.global internal @bars() {{addr_space = 3 : i32, alignment = 8 : i64}} : !llvm.array<2 x i64>
   llvm.func @k({", ".join([*params, "%out: !llvm.ptr<1>"])}) attributes {{{attrs}}} {{
     %tid = nvvm.read.ptx.sreg.tid.x : i32
@@ -167,4 +168,5 @@ def tensor_store(tmap: str, coords: Sequence[int], src: int, reduction: str | No
 
 
 def bulk_groups(read: bool) -> str:
-    return "      nvvm.cp.async.bulk.commit.group\n" + f"      nvvm.cp.async.bulk.wait_group 0{' {read}' if read else ''}\n"
+    wait = "      nvvm.cp.async.bulk.wait_group 0" + (" {read}" if read else "")
+    return "      nvvm.cp.async.bulk.commit.group\n" + wait + "\n"
