@@ -20,7 +20,17 @@ import pytest
 from external import Upstream
 from silicon_replay import buffer_bytes
 from support import ROOT, run_cli
-from tma_programs import Program, Round, bulk_groups, hash_fill, tensor_load, tensor_store
+from tma_programs import (
+    HASH,
+    LoadForm,
+    Program,
+    Round,
+    bulk_groups,
+    hash_fill,
+    silicon_pattern,
+    tensor_load,
+    tensor_store,
+)
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 
@@ -226,6 +236,24 @@ def test_tensor_loads_agree_with_numpy_at_every_level(upstream: Upstream, name: 
     assert_levels(results, {"out": expected, "a": a})
 
 
+def test_load_forms_hint_predicate_cta_only_and_group(upstream: Upstream) -> None:
+    """An L2 hint changes nothing; a false predicate issues nothing (the phase expects only
+    the three other boxes); `isCTAOnly` and `group = cta_1` load into the issuing CTA."""
+    a = tensor((32, 32), np.uint16)
+    forms = [(LoadForm(hint=True), 0), (LoadForm(predicate=True), 1024), (LoadForm(predicate=False), 2048),
+             (LoadForm(cta_only=True), 3072), (LoadForm(group=1), 4096)]  # fmt: skip
+    coords = [(0, 0), (16, 8), (0, 16), (16, 24), (16, 0)]
+    ops = "".join(tensor_load("tmA", c, dst, form=f) for (f, dst), c in zip(forms, coords, strict=True))
+    smem = 5120
+    program = Program(["tmA"], smem, [Round(ops, 256 * 4)])
+    expected = images(smem, 1)
+    for (form, dst), c in zip(forms, coords, strict=True):
+        if form.predicate is not False:
+            place(expected, window(a, c, (16, 8), bytes(2)), dst, "NONE")
+    results = run_levels(program, [Map("a", "u16:32x32:64:16x8")], {"a": a}, smem, upstream)
+    assert_levels(results, {"out": expected})
+
+
 def test_multicast_in_a_cluster_of_two_writes_the_ctas_of_the_mask(upstream: Upstream) -> None:
     """CTA 0 multicasts one box to both CTAs (mask 0b11); CTA 1 one box to itself only
     (0b10) and one to both: CTA 0 expects two boxes' bytes, CTA 1 three."""
@@ -253,13 +281,19 @@ def test_multicast_in_a_cluster_of_two_writes_the_ctas_of_the_mask(upstream: Ups
 # --------------------------------------------------------------------------------------
 
 
-def _store_case(reduction: str | None, read: bool, upstream: Upstream, swizzle: str = "NONE") -> None:
+def _store_case(
+    reduction: str | None, read: bool, upstream: Upstream, swizzle: str = "NONE", predicated: bool = False
+) -> None:
     dims, box = (48, 20), (32, 8)  # u32: the second box is clipped at both ends' far side
     g = tensor(tuple(reversed(dims)), np.uint32)
     smem = 4096
     stores = [((0, 0), 0), ((32, 16), 1024)]
-    ops = "".join(tensor_store("tmG", coords, src, reduction) for coords, src in stores) + bulk_groups(read)
-    program = Program(["tmG"], smem, [Round(ops, None, hashed=True)])
+    guards = (True, None) if predicated else (None, None)
+    ops = "".join(tensor_store("tmG", c, src, reduction, p) for (c, src), p in zip(stores, guards, strict=True))
+    if predicated:  # a third store whose predicate does not hold: nothing written
+        ops += tensor_store("tmG", (16, 8), 2048, predicate=False)
+    ops += bulk_groups(read)
+    program = Program(["tmG"], smem, [Round(ops, None, pattern=HASH)])
     options = f":swizzle={swizzle}" if swizzle != "NONE" else ""
     results = run_levels(program, [Map("g", f"u32:48x20:192:32x8{options}")], {"g": g}, smem, upstream)
     image = hash_fill(smem // 4).view(np.uint8)
@@ -278,6 +312,10 @@ def _store_case(reduction: str | None, read: bool, upstream: Upstream, swizzle: 
 
 def test_tensor_store_clips_and_completes_in_a_bulk_group(upstream: Upstream) -> None:
     _store_case(None, read=True, upstream=upstream)
+
+
+def test_predicated_tensor_store_writes_only_where_its_predicate_holds(upstream: Upstream) -> None:
+    _store_case(None, read=True, upstream=upstream, predicated=True)
 
 
 def test_swizzled_tensor_store_reads_the_layout_loads_write(upstream: Upstream) -> None:
@@ -316,7 +354,7 @@ def _bulk_ops(load: bool) -> str:
 def test_non_tensor_bulk_load_and_store(upstream: Upstream) -> None:
     src = tensor((1024,), np.uint8)
     smem = 1024
-    program = Program([], smem, [Round(_bulk_ops(True), 256), Round(_bulk_ops(False), None, hashed=True)],
+    program = Program([], smem, [Round(_bulk_ops(True), 256), Round(_bulk_ops(False), None, pattern=HASH)],
                       pointers=["gsrc"])  # fmt: skip
     results = run_levels(program, [], {}, smem, upstream, pointers=[src])
     first = images(smem, 1)
@@ -396,6 +434,16 @@ def test_cli_takes_tensor_map_arguments_at_the_nvvm_level(capsys: pytest.Capture
 # H100 fixtures as NVVM programs
 # --------------------------------------------------------------------------------------
 
+def _described(d: Mapping[str, Any]) -> Map:
+    """A fixture's tensor map as a `tensormap:` argument."""
+    short = {v: k for k, v in SHORT_TYPES.items()}
+    options = [f"swizzle={d['swizzle']}"] if d["swizzle"] != "NONE" else []
+    options += ["oob=nan"] if d["oob_fill"] != "NONE" else []
+    options += [f"estrides={'x'.join(map(str, d['element_strides']))}"]
+    dims, strides, box = ("x".join(map(str, d[k])) for k in ("global_dims", "global_strides", "box_dims"))
+    return Map(d["buffer"], ":".join([short[d["data_type"]], dims, strides or "-", box, ",".join(options)]))
+
+
 REPLAYED = ("tma_load_2d_swizzle", "tma_load_nd", "tma_load_oob_f16_nan", "tma_find_dst_sw128B_512")
 
 
@@ -417,18 +465,55 @@ def test_silicon_load_fixture_replays_as_an_nvvm_program(upstream: Upstream, nam
         rounds.append(Round(tensor_load(names[case["tmap"]], case["coords"], dst), tx))
     buffer = next(p for p in fx["params"] if p["name"] == maps[0]["tensor_map"]["buffer"])
     gmem = np.frombuffer(buffer_bytes(buffer["init"], buffer["nbytes"]), np.uint8).copy()
-    short = {v: k for k, v in SHORT_TYPES.items()}
-    described: list[Map] = []
-    for p in maps:
-        d = p["tensor_map"]
-        options = [f"swizzle={d['swizzle']}"] if d["swizzle"] != "NONE" else []
-        options += ["oob=nan"] if d["oob_fill"] != "NONE" else []
-        options += [f"estrides={'x'.join(map(str, d['element_strides']))}"]
-        dims, strides, box = ("x".join(map(str, d[k])) for k in ("global_dims", "global_strides", "box_dims"))
-        parts = [short[d["data_type"]], dims, strides or "-", box, ",".join(options)]
-        described.append(Map(d["buffer"], ":".join(parts)))
+    described = [_described(p["tensor_map"]) for p in maps]
     out_bytes = fx["outputs"]["out_ptr"]["nbytes"]
     results = run_levels(Program(names, smem, rounds), described, {maps[0]["tensor_map"]["buffer"]: gmem}, out_bytes,
                          upstream)  # fmt: skip
     recorded = np.frombuffer(buffer_bytes(fx["outputs"]["out_ptr"], out_bytes), np.uint8)
+    assert_levels(results, {"out": recorded})
+
+
+STORES = ("tma_store_inside", "tma_store_clip_end", "tma_store_sw64", "tma_store_sw128", "tma_reduce_add",
+          "tma_reduce_inc", "tma_reduce_dec")  # fmt: skip
+
+
+@pytest.mark.parametrize("name", STORES)
+def test_silicon_store_fixture_replays_as_an_nvvm_program(upstream: Upstream, name: str) -> None:
+    """The H100's store and reduction programs in NVVM (fill the source with their pattern,
+    store or reduce the box, commit, `wait_group.read 0`): `gmem` is the recorded one."""
+    fx = json.loads((FIXTURES / f"{name}.json").read_text())
+    spec = fx["tma"]
+    maps = [p for p in fx["params"] if "tensor_map" in p]
+    names = [p["name"] for p in maps]
+    size = max(TensorMap.from_description(p["tensor_map"], 0).footprint() for p in maps)
+    smem = max(128, (size + 127) // 128 * 128)
+    rounds: list[Round] = []
+    for k, (case, src) in enumerate(zip(spec["cases"], spec["dst"], strict=True)):
+        reduction = None if case["op"] == "store" else case["op"]
+        ops = tensor_store(names[case["tmap"]], case["coords"], src, reduction) + bulk_groups(True)
+        rounds.append(Round(ops, None, pattern=silicon_pattern(k)))
+    buffer = next(p for p in fx["params"] if p["name"] == maps[0]["tensor_map"]["buffer"])
+    gmem = np.frombuffer(buffer_bytes(buffer["init"], buffer["nbytes"]), np.uint8).copy()
+    results = run_levels(Program(names, smem, rounds), [_described(p["tensor_map"]) for p in maps],
+                         {buffer["name"]: gmem}, 4, upstream)  # fmt: skip
+    recorded = np.frombuffer(buffer_bytes(fx["outputs"][buffer["name"]], buffer["nbytes"]), np.uint8)
+    assert_levels(results, {buffer["name"]: recorded})
+
+
+def test_silicon_multicast_fixture_replays_as_an_nvvm_program(upstream: Upstream) -> None:
+    """`tma_multicast_c2` in NVVM (its header: rank 0 multicasts [4, 1] into buf+0, rank 1
+    [8, 4] into buf+128, both with mask 0b11; each CTA expects 256 bytes and copies its
+    256-byte buffer to out + rank * 256): `out_ptr` is the H100's."""
+    fx = json.loads((FIXTURES / "tma_multicast_c2.json").read_text())
+    assert fx["tma"]["multicast"]["expect_tx"] == [256, 256]
+    ops = (
+        "      scf.if %is0_0 {\n" + tensor_load("tmap0", (4, 1), 0, mask=0b11, tag="r0") + "      }\n"
+        "      scf.if %is0_1 {\n" + tensor_load("tmap0", (8, 4), 128, mask=0b11, tag="r1") + "      }\n"
+    )
+    program = Program(["tmap0"], 256, [Round(ops, 256, issuers=(0, 1))], cluster=2)
+    gmem_param = next(p for p in fx["params"] if p["name"] == "gmem")
+    gmem = np.frombuffer(buffer_bytes(gmem_param["init"], gmem_param["nbytes"]), np.uint8).copy()
+    tmap = next(p["tensor_map"] for p in fx["params"] if p["name"] == "tmap0")
+    results = run_levels(program, [_described(tmap)], {"gmem": gmem}, 512, upstream)
+    recorded = np.frombuffer(buffer_bytes(fx["outputs"]["out_ptr"], 512), np.uint8)
     assert_levels(results, {"out": recorded})

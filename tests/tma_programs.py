@@ -15,12 +15,17 @@ import numpy as np
 TMAP = "!llvm.ptr {llvm.align = 64 : i64, llvm.byval = !llvm.array<128 x i8>, nvvm.grid_constant}"
 THREADS = 128
 FILL = 0xA5A5A5A5
-HASH = 2654435761
-"""Word k of a hash-filled buffer holds k * HASH (mod 2^32)."""
+HASH = (2654435761, 0xFFFFFFFF, 0)
+"""A fill pattern (MUL, AND, OR): word k holds (k * MUL mod 2^32) & AND | OR."""
+def silicon_pattern(case: int) -> tuple[int, int, int]:
+    """The pattern the H100 store and reduction programs fill their source with for case
+    `case` (its number + 1 in the top byte)."""
+    return (40503, 0xFFFFFF, (case + 1) << 24)
 
 
-def hash_fill(words: int) -> np.ndarray:
-    return (np.arange(words, dtype=np.uint64) * HASH % (1 << 32)).astype(np.uint32)
+def hash_fill(words: int, pattern: tuple[int, int, int] = HASH) -> np.ndarray:
+    mul, keep, set_ = pattern
+    return ((np.arange(words, dtype=np.uint64) * mul % (1 << 32)).astype(np.uint32) & keep) | set_
 
 
 @dataclass(frozen=True)
@@ -32,7 +37,8 @@ class Round:
     ops: str
     expect_tx: int | None
     issuers: Sequence[int] = (0,)
-    hashed: bool = False
+    pattern: tuple[int, int, int] | None = None
+    """Fill with this pattern (`hash_fill`) instead of 0xA5 bytes."""
     tx_per_rank: int = 0
     """Added to `expect_tx` per cluster rank (CTAs that receive different multicasts)."""
 
@@ -68,7 +74,6 @@ class Program:
     %nt = llvm.mlir.constant({THREADS} : i32) : i32
     %words = llvm.mlir.constant({self.smem_bytes // 4} : i32) : i32
     %fill = llvm.mlir.constant({FILL - (1 << 32)} : i32) : i32
-    %hash = llvm.mlir.constant({HASH - (1 << 32)} : i32) : i32
     %s = llvm.mlir.addressof @smem : !llvm.ptr<3>
     %b = llvm.mlir.addressof @bars : !llvm.ptr<3>
     %first = llvm.icmp "eq" %tid, %c0 : i32
@@ -87,8 +92,16 @@ class Program:
         return "    nvvm.cluster.arrive\n    nvvm.cluster.wait\n" if self.cluster > 1 else "    nvvm.barrier0\n"
 
     def _round(self, r: Round, k: int) -> str:
-        value = "%v" if r.hashed else "%fill"
-        hashed = "      %v = llvm.mul %i, %hash : i32\n" if r.hashed else ""
+        value = "%fill"
+        hashed = ""
+        if r.pattern is not None:
+            mul, keep, set_ = (v - (1 << 32) if v >= 1 << 31 else v for v in r.pattern)
+            value = "%v"
+            hashed = (f"      %mul = llvm.mlir.constant({mul} : i32) : i32\n"
+                      f"      %keep = llvm.mlir.constant({keep} : i32) : i32\n"
+                      f"      %set = llvm.mlir.constant({set_} : i32) : i32\n"
+                      "      %v0 = llvm.mul %i, %mul : i32\n      %v1 = llvm.and %v0, %keep : i32\n"
+                      "      %v = llvm.or %v1, %set : i32\n")  # fmt: skip
         issuers = " ".join(f"%is{k}_{i}" for i in r.issuers)
         checks = "".join(f"    %r{k}_{i} = llvm.mlir.constant({i} : i32) : i32\n"
                          f"    %is{k}_{i} = llvm.icmp \"eq\" %rank, %r{k}_{i} : i32\n" for i in r.issuers)  # fmt: skip
@@ -137,30 +150,70 @@ class Program:
         return text + self._sync()
 
 
-def tensor_load(tmap: str, coords: Sequence[int], dst: int, mask: int | None = None, tag: str = "") -> str:
+@dataclass(frozen=True)
+class LoadForm:
+    """The optional parts of a load: an L2 cache hint, a predicate (an i1 constant), the
+    `.shared::cta` destination (`isCTAOnly`), a `group` (1 or 2). The predicate holds or
+    not in the issuing thread (thread 0)."""
+
+    hint: bool = False
+    predicate: bool | None = None
+    cta_only: bool = False
+    group: int | None = None
+
+
+def tensor_load(
+    tmap: str, coords: Sequence[int], dst: int, mask: int | None = None, tag: str = "", form: LoadForm = LoadForm()
+) -> str:
     """A tensor load of the box at `coords` into shared byte `dst` on `%bar`."""
     n = f"{tmap}_{dst}_{tag}_%K"
-    lines = [f"      %o{n} = llvm.getelementptr %s[{dst}] : (!llvm.ptr<3>) -> !llvm.ptr<3>, i8\n",
-             f"      %d{n} = llvm.addrspacecast %o{n} : !llvm.ptr<3> to !llvm.ptr<7>\n"]  # fmt: skip
+    lines = [f"      %o{n} = llvm.getelementptr %s[{dst}] : (!llvm.ptr<3>) -> !llvm.ptr<3>, i8\n"]
+    if form.cta_only:
+        lines.append(f"      %d{n} = llvm.getelementptr %o{n}[0] : (!llvm.ptr<3>) -> !llvm.ptr<3>, i8\n")
+    else:
+        lines.append(f"      %d{n} = llvm.addrspacecast %o{n} : !llvm.ptr<3> to !llvm.ptr<7>\n")
     lines += [f"      %x{n}_{i} = llvm.mlir.constant({c} : i32) : i32\n" for i, c in enumerate(coords)]
     box = ", ".join(f"%x{n}_{i}" for i in range(len(coords)))
-    mask_text = ""
+    tail = ""
     if mask is not None:
         lines.append(f"      %m{n} = llvm.mlir.constant({mask} : i16) : i16\n")
-        mask_text = f" multicast_mask = %m{n}"
-    lines.append(f"      nvvm.cp.async.bulk.tensor.shared.cluster.global %d{n}, %{tmap}, %bar, box[{box}]{mask_text}"
-                 " : !llvm.ptr<7>, !llvm.ptr\n")  # fmt: skip
+        tail += f" multicast_mask = %m{n}"
+    if form.hint:
+        lines.append(f"      %h{n} = llvm.mlir.constant(1152921504606846976 : i64) : i64\n")
+        tail += f" l2_cache_hint = %h{n}"
+    if form.predicate is not None:
+        # (a value, not a constant: llc-22 prints an i1 constant in upstream's inline PTX as `@-1`)
+        lines.append(f"      %p{n} = llvm.icmp \"{'eq' if form.predicate else 'ne'}\" %tid, %c0 : i32\n")
+        tail += f" predicate = %p{n}"
+    attrs = []
+    if form.cta_only:
+        attrs.append("isCTAOnly = true")
+    if form.group is not None:
+        attrs.append(f"group = #nvvm.cta_group<cta_{form.group}>")
+    if attrs:
+        tail += " {" + ", ".join(attrs) + "}"
+    space = "<3>" if form.cta_only else "<7>"
+    lines.append(f"      nvvm.cp.async.bulk.tensor.shared.cluster.global %d{n}, %{tmap}, %bar, box[{box}]{tail}"
+                 f" : !llvm.ptr{space}, !llvm.ptr\n")  # fmt: skip
     return "".join(lines)
 
 
-def tensor_store(tmap: str, coords: Sequence[int], src: int, reduction: str | None = None) -> str:
-    """A tensor store (or reduction) of the box at shared byte `src` to `coords`."""
+def tensor_store(
+    tmap: str, coords: Sequence[int], src: int, reduction: str | None = None, predicate: bool | None = None
+) -> str:
+    """A tensor store (or reduction) of the box at shared byte `src` to `coords` (a store
+    may take a predicate, as `LoadForm`'s)."""
     n = f"{tmap}_{src}_%K"
     lines = [f"      %o{n} = llvm.getelementptr %s[{src}] : (!llvm.ptr<3>) -> !llvm.ptr<3>, i8\n"]
     lines += [f"      %x{n}_{i} = llvm.mlir.constant({c} : i32) : i32\n" for i, c in enumerate(coords)]
     box = ", ".join(f"%x{n}_{i}" for i in range(len(coords)))
+    guard = ""
+    if predicate is not None:
+        lines.append(f"      %p{n} = llvm.icmp \"{'eq' if predicate else 'ne'}\" %tid, %c0 : i32\n")
+        guard = f", predicate = %p{n}"
     if reduction is None:
-        lines.append(f"      nvvm.cp.async.bulk.tensor.global.shared.cta %{tmap}, %o{n}, box[{box}] : !llvm.ptr, <3>\n")
+        lines.append(f"      nvvm.cp.async.bulk.tensor.global.shared.cta %{tmap}, %o{n}, box[{box}]{guard}"
+                     " : !llvm.ptr, <3>\n")  # fmt: skip
     else:
         lines.append(f"      nvvm.cp.async.bulk.tensor.reduce %{tmap}, %o{n}, box[{box}] "
                      f"{{redKind = #nvvm.tma_redux_kind<{reduction}>}} : !llvm.ptr, <3>\n")  # fmt: skip
