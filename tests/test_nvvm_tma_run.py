@@ -434,6 +434,7 @@ def test_cli_takes_tensor_map_arguments_at_the_nvvm_level(capsys: pytest.Capture
 # H100 fixtures as NVVM programs
 # --------------------------------------------------------------------------------------
 
+
 def _described(d: Mapping[str, Any]) -> Map:
     """A fixture's tensor map as a `tensormap:` argument."""
     short = {v: k for k, v in SHORT_TYPES.items()}

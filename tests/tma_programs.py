@@ -17,6 +17,8 @@ THREADS = 128
 FILL = 0xA5A5A5A5
 HASH = (2654435761, 0xFFFFFFFF, 0)
 """A fill pattern (MUL, AND, OR): word k holds (k * MUL mod 2^32) & AND | OR."""
+
+
 def silicon_pattern(case: int) -> tuple[int, int, int]:
     """The pattern the H100 store and reduction programs fill their source with for case
     `case` (its number + 1 in the top byte)."""
@@ -183,9 +185,9 @@ def tensor_load(
         tail += f" l2_cache_hint = %h{n}"
     if form.predicate is not None:
         # (a value, not a constant: llc-22 prints an i1 constant in upstream's inline PTX as `@-1`)
-        lines.append(f"      %p{n} = llvm.icmp \"{'eq' if form.predicate else 'ne'}\" %tid, %c0 : i32\n")
+        lines.append(f'      %p{n} = llvm.icmp "{"eq" if form.predicate else "ne"}" %tid, %c0 : i32\n')
         tail += f" predicate = %p{n}"
-    attrs = []
+    attrs: list[str] = []
     if form.cta_only:
         attrs.append("isCTAOnly = true")
     if form.group is not None:
@@ -209,7 +211,7 @@ def tensor_store(
     box = ", ".join(f"%x{n}_{i}" for i in range(len(coords)))
     guard = ""
     if predicate is not None:
-        lines.append(f"      %p{n} = llvm.icmp \"{'eq' if predicate else 'ne'}\" %tid, %c0 : i32\n")
+        lines.append(f'      %p{n} = llvm.icmp "{"eq" if predicate else "ne"}" %tid, %c0 : i32\n')
         guard = f", predicate = %p{n}"
     if reduction is None:
         lines.append(f"      nvvm.cp.async.bulk.tensor.global.shared.cta %{tmap}, %o{n}, box[{box}]{guard}"
