@@ -111,6 +111,17 @@ class Map:
         return parse_tensor_map_arg(f"tensormap:{self.buffer}:{self.spec}")
 
 
+class Written(Program):
+    """A program given as its text (one CTA)."""
+
+    def __init__(self, written: str) -> None:
+        super().__init__([], 0, [])
+        self.written = written
+
+    def text(self) -> str:
+        return self.written
+
+
 def lowered(text: str, upstream: Upstream) -> dict[str, ModuleOp]:
     module = Parser(make_context(), text).parse_module()
     ours = module.clone()
@@ -518,3 +529,23 @@ def test_silicon_multicast_fixture_replays_as_an_nvvm_program(upstream: Upstream
     results = run_levels(program, [_described(tmap)], {"gmem": gmem}, 512, upstream)
     recorded = np.frombuffer(buffer_bytes(fx["outputs"]["out_ptr"], 512), np.uint8)
     assert_levels(results, {"out": recorded})
+
+
+@pytest.mark.parametrize(("operand", "expected"), [(" in_param_space, %tmA", "ok"), (", %gout", "hazard:tma-invalid")])
+def test_prefetch_tensormap_needs_a_tensor_map_of_the_launch(upstream: Upstream, operand: str, expected: str) -> None:
+    """`prefetch.tensormap` (through `cvta.to.param` with `in_param_space`) of the tensor-map
+    parameter runs; of a global buffer's address it is `tma-invalid` (PTX ISA 9.0, prefetch:
+    the operand is a tensormap's address)."""
+    a = tensor((8, 16), np.uint16)
+    program = Program(["tmA"], 1024, [Round(tensor_load("tmA", (0, 0), 0), 256)], prefetch=True)
+    cast = "      %gout = llvm.addrspacecast %out : !llvm.ptr<1> to !llvm.ptr\n"
+    text = program.text().replace(
+        "      nvvm.prefetch tensormap, %tmA", cast + f"      nvvm.prefetch tensormap{operand}"
+    )
+    results = run_levels(Written(text), [Map("a", "u16:16x8:32:16x8")], {"a": a}, 1024, upstream)
+    if expected == "ok":
+        want = images(1024, 1)
+        place(want, a, 0, "NONE")
+        assert_levels(results, {"out": want})
+    else:
+        assert_levels(results, expected)
