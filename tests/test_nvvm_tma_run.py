@@ -11,6 +11,7 @@ expected values never come from the model. A few H100 fixtures
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -19,7 +20,7 @@ import numpy as np
 import pytest
 from external import Upstream
 from silicon_replay import buffer_bytes
-from support import ROOT, run_cli
+from support import ROOT, OptResult, ptxas_assemble, run_cli
 from tma_programs import (
     HASH,
     LoadForm,
@@ -439,6 +440,25 @@ def test_cli_takes_tensor_map_arguments_at_the_nvvm_level(capsys: pytest.Capture
     assert bad.code == 1
     message = "argument 'tmA' is a tensor map over 'x', which is no buffer argument (buffers: out)"
     assert f"{source}:4:3: error: {message}" in bad.err
+
+
+def test_backend_declares_a_tensor_map_parameter_as_llc_does(
+    run_opt: Callable[..., OptResult], upstream: Upstream, ptxas: str, tmp_path: Any
+) -> None:
+    """`.param .align 64 .b8 k_param_0[128]` and its generic address by `mov` + `cvta.param`,
+    as llc-22 writes them; ptxas accepts the kernel. Without `nvvm.grid_constant` (llc-22
+    would copy the bytes to local memory) the backend refuses the parameter at the kernel."""
+    text = Program(["tmA"], 1024, [Round(tensor_load("tmA", (0, 0), 0), 256)], prefetch=True).text()
+    ours = run_opt(text, "-t", "ptx")
+    assert ours.code == 0, ours.err
+    theirs = upstream.to_ptx(text)
+    for ptx in (ours.out, theirs):
+        assert ".param .align 64 .b8 k_param_0[128]" in ptx
+        assert re.search(r"mov\.b64\s+(%rd\d+), k_param_0;\s+cvta\.param\.u64\s+%rd\d+, \1;", ptx), ptx
+    ptxas_assemble(ptxas, ours.out, tmp_path)
+    refused = run_opt(text.replace(", nvvm.grid_constant", ""), "-t", "ptx")
+    assert refused.code == 1
+    assert "error: ptx backend: byval parameter k_param_0 without nvvm.grid_constant is not supported" in refused.err
 
 
 # --------------------------------------------------------------------------------------
