@@ -36,7 +36,7 @@ from xdsl_tmem.dialects.traits import ThreadBarrier, is_sync_point
 from xdsl_tmem.interpreter import nvvm as machine
 from xdsl_tmem.interpreter.executor import LOCAL, OTHER, Step
 from xdsl_tmem.interpreter.llvm import check_window
-from xdsl_tmem.interpreter.machine import Hazard, SharedLayout
+from xdsl_tmem.interpreter.machine import PARAM_BASE, Hazard, SharedLayout
 from xdsl_tmem.interpreter.memory import (
     Access,
     Progression,
@@ -91,10 +91,6 @@ _SPACE_WINDOW = {
 }
 """cvta: the machine model's address window of each state space it has (llvm address spaces)."""
 
-PARAM_BASE = 0xFF00_0000
-"""The address of the kernel's parameter space (`mov %r, param_name` gives PARAM_BASE + its
-offset; `cvta.param` keeps the number, as the model's other spaces do): 32 bits, as Triton's
-`mov.b32` of a parameter needs, and in no CTA's shared-memory window (rank 255)."""
 
 
 class Refused(Exception):
@@ -850,8 +846,8 @@ def _st(d: Decoder, op: ptx.StOp, index: int, labels: dict[str, int], rpc: int) 
 @decodes(ptx.CvtaOp)
 def _cvta(d: Decoder, op: ptx.CvtaOp, index: int, labels: dict[str, int], rpc: int) -> Decoding:
     space = op.space.data
-    if space is StateSpace.PARAM and op.to_generic is not None:  # parameter addresses are PARAM_BASE + offset
-        window = 0
+    if space is StateSpace.PARAM:  # parameter addresses are PARAM_BASE + offset, generic or not
+        window = 0  # (`cvta.to.param`: what uses the address checks it, as prefetch.param.tensormap does)
     else:
         window = _SPACE_WINDOW.get(space)
     if window is None:
