@@ -51,8 +51,12 @@ from xdsl_tmem.interpreter.tcgen05 import (
     SmemDescriptor,
     accumulator_layout,
     gather_operand,
+    gather_operand_into,
     ldst_plan,
     mma_product,
+    product_in_place,
+    product_into,
+    scratch,
 )
 from xdsl_tmem.interpreter.values import WARP, Lanes, UnsupportedValue, Value, canonical, format_lanes, uniform
 
@@ -915,21 +919,14 @@ def tcgen05_mma(warp: Warp, op: Operation, kind: str, cta_group: int, operands: 
                 "descriptor-invalid",
                 f"tcgen05.mma: D address 0x{d_address:x} has lane {d_lane}; only lane 0 (or 16 for M=64) is valid",
             )
-        try:
-            a_parts = [
-                _tmem_operand(c, at(a, lane), rows_a, k, idesc)
-                if a_desc is None
-                else gather_operand(c.smem, a_desc, rows_a, k, idesc.a_format, idesc.a_mn_major)
-                for c in ctas
-            ]
-            b_parts = [gather_operand(c.smem, b_desc, rows_b, k, idesc.b_format, idesc.b_mn_major) for c in ctas]
-        except DescriptorError as e:
-            raise Hazard("out-of-bounds", f"tcgen05.mma: {e}") from None
+        if product_in_place(idesc, accumulator_layout(idesc.m, idesc.n, cta_group)):
+            a_parts, b_full = _gather_in_place(ctas, operands, lane, idesc, (a_desc, b_desc), k)
+        else:
+            a_parts, b_full = _gather(ctas, operands, lane, idesc, (a_desc, b_desc), k)
         for c in ctas:
             if a_desc is not None:
                 races.check_operand(warp, op, c, a_desc, rows_a, k, idesc.a_format, idesc.a_mn_major)
             races.check_operand(warp, op, c, b_desc, rows_b, k, idesc.b_format, idesc.b_mn_major)
-        a_full, b_full = np.concatenate(a_parts), np.concatenate(b_parts)
         layout = accumulator_layout(idesc.m, idesc.n, cta_group)
         accumulate = bool(at(operands.enable_input_d, lane))
         scale = at(operands.scale_input_d, lane) if operands.scale_input_d is not None else 0
@@ -947,10 +944,66 @@ def tcgen05_mma(warp: Warp, op: Operation, kind: str, cta_group: int, operands: 
                 cells,
                 accumulate,
             )
+            if product_in_place(idesc, layout):
+                d = cta.tmem[d_lane : d_lane + layout.rows, d_col : d_col + layout.n].view(np.float32)
+                product_into(d, a_parts[v], b_full, scale if accumulate else None)
+                continue
             old = layout.read(cta.tmem, d_lane, d_col) if accumulate else None
-            product = mma_product(a_full[v * rows_a : (v + 1) * rows_a], b_full, old, idesc, scale)
+            product = mma_product(a_parts[v], b_full, old, idesc, scale)
             layout.write(cta.tmem, d_lane, d_col, product)
         warp.cluster.mma_count += 1
+
+
+Descriptors = tuple[SmemDescriptor | None, SmemDescriptor]
+"""A's (None: A is in TMEM) and B's shared-memory descriptors."""
+
+
+def _gather(
+    ctas: list[Cta], operands: MmaOperands, lane: int, idesc: InstrDescriptor, descs: Descriptors, k: int
+) -> tuple[list[NDArray[Any]], NDArray[Any]]:
+    """Each CTA's A rows and all of B (the pair's B rows, CTA 0's first), decoded."""
+    a_desc, b_desc = descs
+    cta_group = len(ctas)
+    rows_a, rows_b = idesc.m // cta_group, idesc.n // cta_group
+    try:
+        a_parts = [
+            _tmem_operand(c, at(operands.a, lane), rows_a, k, idesc)
+            if a_desc is None
+            else gather_operand(c.smem, a_desc, rows_a, k, idesc.a_format, idesc.a_mn_major)
+            for c in ctas
+        ]
+        b_parts = [gather_operand(c.smem, b_desc, rows_b, k, idesc.b_format, idesc.b_mn_major) for c in ctas]
+    except DescriptorError as e:
+        raise Hazard("out-of-bounds", f"tcgen05.mma: {e}") from None
+    return a_parts, np.concatenate(b_parts)
+
+
+def _gather_in_place(
+    ctas: list[Cta], operands: MmaOperands, lane: int, idesc: InstrDescriptor, descs: Descriptors, k: int
+) -> tuple[list[NDArray[np.float32]], NDArray[np.float32]]:
+    """`_gather` into reused float32 buffers (`product_into`'s operands), negated where
+    the instruction descriptor says: no temporaries of the operands' size."""
+    a_desc, b_desc = descs
+    cta_group = len(ctas)
+    rows_a, rows_b = idesc.m // cta_group, idesc.n // cta_group
+    a_full = scratch("a", (idesc.m, k), "f4")
+    b_full = scratch("b", (idesc.n, k), "f4")
+    try:
+        for v, c in enumerate(ctas):
+            a_rows = a_full[v * rows_a : (v + 1) * rows_a]
+            if a_desc is None:
+                a_rows[...] = _tmem_operand(c, at(operands.a, lane), rows_a, k, idesc)
+            else:
+                gather_operand_into(c.smem, a_desc, idesc.a_format, idesc.a_mn_major, a_rows)
+        for v, c in enumerate(ctas):
+            gather_operand_into(c.smem, b_desc, idesc.b_format, idesc.b_mn_major, b_full[v * rows_b : (v + 1) * rows_b])
+    except DescriptorError as e:
+        raise Hazard("out-of-bounds", f"tcgen05.mma: {e}") from None
+    if idesc.negate_a:
+        np.negative(a_full, out=a_full)
+    if idesc.negate_b:
+        np.negative(b_full, out=b_full)
+    return [a_full[v * rows_a : (v + 1) * rows_a] for v in range(cta_group)], b_full
 
 
 def _tmem_operand(cta: Cta, address: int, rows: int, k: int, idesc: InstrDescriptor) -> NDArray[Any]:

@@ -26,6 +26,7 @@ global memory become foreign (epoch `FOREIGN_EPOCH`), known to no warp.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
@@ -132,6 +133,45 @@ def check(warp: Warp, op: Any, shadow: Shadow, index: NDArray[np.int64], write: 
         shadow.own_write()[index] = stamp
     else:
         _record_read(warp, op, shadow, index)
+
+
+def check_span(
+    warp: Warp, op: Any, shadow: Shadow, span: tuple[int, int], index: Callable[[], NDArray[np.int64]]
+) -> None:
+    """`check` of a write of the bytes [start, stop) of `span`, which `index()` lists in
+    access order (a permutation of the range: a TMA box without row padding), on slices of
+    the shadow instead of a gathered index: the same verdict and records. Where there is
+    something to report or concurrent readers to forget, `check(index())` does it, so
+    that reports name the same byte (the first in access order)."""
+    start, stop = span
+    vc = warp.clock.vc
+    last, reads = shadow.write[start:stop], shadow.read[start:stop]
+    seen_reads = bool(reads.any())
+    if (last.any() and _any_unordered(vc, last)) or (
+        seen_reads and (_any_unordered(vc, reads) or bool((reads == SHARED).any()))
+    ):
+        check(warp, op, shadow, index(), write=True)
+        return
+    stamp = _stamp(warp, op)
+    if seen_reads:
+        shadow.own_read()[start:stop] = NONE
+    shadow.own_write()[start:stop] = stamp
+
+
+def _any_unordered(vc: NDArray[np.int64], packed: NDArray[np.int64]) -> bool:
+    """`_unordered(vc, packed).any()`, cheaper where every access is a recorded one of a
+    single clock component (one warp's writes, the tensor core's reads: the common case):
+    then only the latest epoch matters."""
+    if int(packed.min()) > SHARED:
+        low = packed & LOW_BITS
+        first, last = int(low.min()), int(low.max())
+        if first >> COMP_SHIFT == last >> COMP_SHIFT:
+            return int(vc[first >> COMP_SHIFT]) < last & EPOCH_MASK
+    return bool(_unordered(vc, packed).any())
+
+
+LOW_BITS = (1 << SITE_SHIFT) - 1
+"""An access's component and epoch (`shadow.py`: site << 40 | component << 28 | epoch)."""
 
 
 def _check_last_writes(warp: Warp, op: Any, shadow: Shadow, index: NDArray[np.int64], write: bool) -> None:
@@ -291,9 +331,8 @@ def check_operand(
             f"{_where(warp, shadow, byte)} in it was never written since the launch (shared memory starts with "
             "undefined contents)",
         )
-    unordered = _unordered(warp.clock.vc, written)
-    if unordered.any():
-        k_ = int(np.argmax(unordered))
+    if _any_unordered(warp.clock.vc, written):
+        k_ = int(np.argmax(_unordered(warp.clock.vc, written)))
         _race(warp, op, shadow, int(index[k_]), False, int(written[k_]), True)
     stamp = _tensor_core_stamp(warp, op)
     # What the read knows: the issuing warp's clock, and the tensor core's earlier reads

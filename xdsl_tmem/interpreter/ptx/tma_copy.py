@@ -164,29 +164,37 @@ def _load(w: PtxWarp, op: ptx.CpAsyncBulkTensorOp, tmap: tma.TensorMap, coords: 
             f"it must be in {allowed})",
         )
     try:
-        written = tma.load_bytes(tmap, coords, offset)
+        plan, block = tma.load_plan(tmap, coords, offset)
     except (tma.TmaFault, tma.TensorMapError) as e:
         raise _fault(op, e) from None
-    _check_inside(cta, written, op)
+    _check_top(cta, block + plan.high - 1, op)
     buffer = _buffer(w, tmap)
     bar = machine.use_barrier(w, bar_address, "cp.async.bulk.tensor complete_tx")
-    total = written.size
+    total = plan.shared.size
     # expect_tx lower than the box: the phase completes after its first `early` bytes land
     early = bar.tx if bar.pending == 0 and 0 < bar.tx < total else total
-    index = written  # the CTA's shadow starts at its shared byte 0
-    races.check(w, op, cta.shadow, index[:early], write=True)
+    # the written bytes (the CTA's shadow starts at its shared byte 0), in box order
+    index: Callable[[], NDArray[np.int64]] = lambda: plan.shared + block  # noqa: E731
+    if early == total and plan.contiguous:
+        races.check_span(w, op, cta.shadow, (block + plan.low, block + plan.high), index)
+    else:
+        races.check(w, op, cta.shadow, index()[:early], write=True)
     try:
         tma.load_box(tmap, buffer.data, buffer.base, coords, cta.smem, offset)
     except tma.TmaFault as e:
         raise Hazard("out-of-bounds", f"{op.mnemonic()}: {e}") from None
     bar.add_tx(-early, w.clock.release())
     if early < total:
-        races.check(w, op, cta.shadow, index[early:], write=True)
+        races.check(w, op, cta.shadow, index()[early:], write=True)
         bar.add_tx(early - total, w.clock.release())
 
 
 def _check_inside(cta: Cta, addresses: NDArray[np.int64], op: TensorOp | ptx.CpAsyncBulkOp) -> None:
-    top = int(addresses.max()) if addresses.size else 0
+    _check_top(cta, int(addresses.max()) if addresses.size else 0, op)
+
+
+def _check_top(cta: Cta, top: int, op: TensorOp | ptx.CpAsyncBulkOp) -> None:
+    """The highest shared byte a copy touches, `top`, must be inside the CTA's shared memory."""
     if top >= cta.layout.size:
         raise Hazard(
             "out-of-bounds",
