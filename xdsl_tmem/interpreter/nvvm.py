@@ -44,17 +44,17 @@ from xdsl_tmem.interpreter.machine import (
     Wake,
 )
 from xdsl_tmem.interpreter.tcgen05 import (
-    K_PER_MMA,
     DescriptorError,
     InstrDescriptor,
     LdStPlan,
+    MmaPlan,
     SmemDescriptor,
-    accumulator_layout,
+    check_bounds,
+    gather_into,
     gather_operand,
-    gather_operand_into,
     ldst_plan,
+    mma_plan,
     mma_product,
-    product_in_place,
     product_into,
     scratch,
 )
@@ -904,14 +904,13 @@ def tcgen05_mma(warp: Warp, op: Operation, kind: str, cta_group: int, operands: 
                 "tcgen05.mma with a non-zero disable-output-lane mask is not modelled (its bit order is undocumented)",
             )
         try:
-            idesc = InstrDescriptor.decode(at(operands.idesc, lane), kind, cta_group)
-            b_desc = SmemDescriptor.decode(at(operands.b, lane))
-            a_desc = None if operands.a_in_tmem else SmemDescriptor.decode(at(a, lane))
+            a_value = None if operands.a_in_tmem else at(a, lane)
+            plan = mma_plan(kind, cta_group, at(operands.idesc, lane), a_value, at(operands.b, lane))
         except DescriptorError as e:
             raise Hazard("descriptor-invalid", f"tcgen05.mma: {e}") from None
-        k = K_PER_MMA[kind]
+        idesc, a_desc, b_desc, k = plan.idesc, plan.a_desc, plan.b_desc, plan.k
         ctas = cta_pair(warp, cta_group)
-        rows_a, rows_b = idesc.m // cta_group, idesc.n // cta_group
+        rows_a, rows_b = plan.rows_a, plan.rows_b
         d_address = at(operands.d, lane)
         d_lane, d_col = d_address >> 16, d_address & 0xFFFF
         if d_lane not in (0, 16) or (d_lane == 16 and not (cta_group == 1 and idesc.m == 64)):
@@ -919,15 +918,16 @@ def tcgen05_mma(warp: Warp, op: Operation, kind: str, cta_group: int, operands: 
                 "descriptor-invalid",
                 f"tcgen05.mma: D address 0x{d_address:x} has lane {d_lane}; only lane 0 (or 16 for M=64) is valid",
             )
-        if product_in_place(idesc, accumulator_layout(idesc.m, idesc.n, cta_group)):
-            a_parts, b_full = _gather_in_place(ctas, operands, lane, idesc, (a_desc, b_desc), k)
+        if plan.in_place:
+            a_parts, b_full = _gather_in_place(ctas, operands, lane, plan)
         else:
             a_parts, b_full = _gather(ctas, operands, lane, idesc, (a_desc, b_desc), k)
         for c in ctas:
+            tiles = [(b_desc, rows_b, k, idesc.b_format, idesc.b_mn_major)]
             if a_desc is not None:
-                races.check_operand(warp, op, c, a_desc, rows_a, k, idesc.a_format, idesc.a_mn_major)
-            races.check_operand(warp, op, c, b_desc, rows_b, k, idesc.b_format, idesc.b_mn_major)
-        layout = accumulator_layout(idesc.m, idesc.n, cta_group)
+                tiles.insert(0, (a_desc, rows_a, k, idesc.a_format, idesc.a_mn_major))
+            races.check_operands(warp, op, c, tiles)
+        layout = plan.layout
         accumulate = bool(at(operands.enable_input_d, lane))
         scale = at(operands.scale_input_d, lane) if operands.scale_input_d is not None else 0
         check_stage_accumulate(warp, op, d_col, layout.column_span, accumulate)
@@ -944,7 +944,7 @@ def tcgen05_mma(warp: Warp, op: Operation, kind: str, cta_group: int, operands: 
                 cells,
                 accumulate,
             )
-            if product_in_place(idesc, layout):
+            if plan.in_place:
                 d = cta.tmem[d_lane : d_lane + layout.rows, d_col : d_col + layout.n].view(np.float32)
                 product_into(d, a_parts[v], b_full, scale if accumulate else None)
                 continue
@@ -979,31 +979,31 @@ def _gather(
 
 
 def _gather_in_place(
-    ctas: list[Cta], operands: MmaOperands, lane: int, idesc: InstrDescriptor, descs: Descriptors, k: int
+    ctas: list[Cta], operands: MmaOperands, lane: int, plan: MmaPlan
 ) -> tuple[list[NDArray[np.float32]], NDArray[np.float32]]:
     """`_gather` into reused float32 buffers (`product_into`'s operands), negated where
     the instruction descriptor says: no temporaries of the operands' size."""
-    a_desc, b_desc = descs
-    cta_group = len(ctas)
-    rows_a, rows_b = idesc.m // cta_group, idesc.n // cta_group
+    idesc, k, rows_a, rows_b = plan.idesc, plan.k, plan.rows_a, plan.rows_b
     a_full = scratch("a", (idesc.m, k), "f4")
     b_full = scratch("b", (idesc.n, k), "f4")
     try:
         for v, c in enumerate(ctas):
             a_rows = a_full[v * rows_a : (v + 1) * rows_a]
-            if a_desc is None:
+            if plan.a_desc is None or plan.a_plan is None:
                 a_rows[...] = _tmem_operand(c, at(operands.a, lane), rows_a, k, idesc)
             else:
-                gather_operand_into(c.smem, a_desc, idesc.a_format, idesc.a_mn_major, a_rows)
+                check_bounds(plan.a_plan, c.smem, plan.a_desc, (rows_a, k), idesc.a_format)
+                gather_into(c.smem, plan.a_plan, idesc.a_format, a_rows)
         for v, c in enumerate(ctas):
-            gather_operand_into(c.smem, b_desc, idesc.b_format, idesc.b_mn_major, b_full[v * rows_b : (v + 1) * rows_b])
+            check_bounds(plan.b_plan, c.smem, plan.b_desc, (rows_b, k), idesc.b_format)
+            gather_into(c.smem, plan.b_plan, idesc.b_format, b_full[v * rows_b : (v + 1) * rows_b])
     except DescriptorError as e:
         raise Hazard("out-of-bounds", f"tcgen05.mma: {e}") from None
     if idesc.negate_a:
         np.negative(a_full, out=a_full)
     if idesc.negate_b:
         np.negative(b_full, out=b_full)
-    return [a_full[v * rows_a : (v + 1) * rows_a] for v in range(cta_group)], b_full
+    return [a_full[v * rows_a : (v + 1) * rows_a] for v in range(len(ctas))], b_full
 
 
 def _tmem_operand(cta: Cta, address: int, rows: int, k: int, idesc: InstrDescriptor) -> NDArray[Any]:

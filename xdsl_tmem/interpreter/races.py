@@ -26,7 +26,7 @@ global memory become foreign (epoch `FOREIGN_EPOCH`), known to no warp.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
@@ -341,6 +341,46 @@ def check_operand(
     comp = (stamp >> COMP_SHIFT) & COMP_MASK
     knows[comp] = max(int(knows[comp]), stamp & EPOCH_MASK)
     _record_read(warp, op, shadow, index, stamp, knows)
+
+
+Tile = tuple[SmemDescriptor, int, int, str, bool]
+"""An operand tile: descriptor, rows, k, format, MN-major."""
+
+
+def check_operands(warp: Warp, op: Any, cta: Cta, tiles: Sequence[Tile]) -> None:
+    """`check_operand` of each tile in turn (an MMA's A then B), with one gather of the
+    shadow for all of them in the common case: every byte written, by writes the warp
+    knows, no read to keep. Otherwise the tiles are checked one by one, so that reports
+    are the same."""
+    index = _tiles_bytes(tuple(tiles))
+    shadow = cta.shadow
+    written = shadow.write[index]
+    vc = warp.clock.vc
+    if (not shadow.host and int(written.min()) == NONE) or _any_unordered(vc, written):
+        for tile in tiles:
+            check_operand(warp, op, cta, *tile)
+        return
+    stamp = _tensor_core_stamp(warp, op)
+    reads = shadow.read[index]
+    if reads.any():
+        knows = warp.clock.vc.copy()  # as check_operand: the tensor core's earlier reads are known
+        comp = (stamp >> COMP_SHIFT) & COMP_MASK
+        knows[comp] = max(int(knows[comp]), stamp & EPOCH_MASK)
+        if _any_unordered(knows, reads) or bool((reads == SHARED).any()):
+            for tile in tiles:
+                check_operand(warp, op, cta, *tile)
+            return
+    shadow.own_read()[index] = stamp
+
+
+@lru_cache(maxsize=64)
+def _tiles_bytes(tiles: tuple[Tile, ...]) -> NDArray[np.int64]:
+    """The bytes of the tiles, one after the other (cached as `_operand_bytes`)."""
+    index = np.concatenate(
+        [_operand_bytes(desc, rows, k, ELEMENT_BYTES[fmt], mn_major) for desc, rows, k, fmt, mn_major in tiles]
+    )
+    index.flags.writeable = False
+    return index
 
 
 def _tensor_core_stamp(warp: Warp, op: Any) -> int:

@@ -361,12 +361,20 @@ def _plan_in_bounds(
     smem: NDArray[np.uint8], desc: SmemDescriptor, rows: int, k: int, fmt: str, mn_major: bool
 ) -> OperandPlan:
     plan = operand_plan(desc, rows, k, ELEMENT_BYTES[fmt], mn_major)
+    check_bounds(plan, smem, desc, (rows, k), fmt)
+    return plan
+
+
+def check_bounds(
+    plan: OperandPlan, smem: NDArray[np.uint8], desc: SmemDescriptor, shape: tuple[int, int], fmt: str
+) -> None:
+    """The tile must lie in the shared memory in use."""
+    rows, k = shape
     if plan.low < 0 or plan.high > smem.size:
         raise DescriptorError(
             f"the operand tile ({rows}x{k} {fmt}, start 0x{desc.start:x}, LBO {desc.lbo}, SBO {desc.sbo}, swizzle "
             f"{SWIZZLE_NAMES[desc.swizzle]}) reaches shared offset 0x{plan.high:x}, beyond the {smem.size} bytes in use"
         )
-    return plan
 
 
 def _elements(smem: NDArray[np.uint8], element: int) -> NDArray[Any]:
@@ -400,31 +408,39 @@ def scratch(name: str, shape: tuple[int, ...], dtype: str) -> NDArray[Any]:
     return buffer
 
 
+@cache
+def _half_table(fmt: str) -> NDArray[np.float32]:
+    """Every 16-bit pattern's float32 value, by `decode_elements` itself: decoding by a
+    table lookup is one gather (numpy's f16 conversion costs more than a lookup)."""
+    codes = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16)
+    table = decode_elements(codes.view(np.uint8).reshape(-1, 2), fmt)
+    table.flags.writeable = False
+    return table
+
+
 def gather_operand_into(
     smem: NDArray[np.uint8], desc: SmemDescriptor, fmt: str, mn_major: bool, out: NDArray[np.float32]
 ) -> None:
     """`out[...] = gather_operand(smem, desc, *out.shape, fmt, mn_major)` for the float
     formats, with one cached index map and no temporaries of the tile's size."""
     rows, k = out.shape
-    element = ELEMENT_BYTES[fmt]
-    plan = _plan_in_bounds(smem, desc, rows, k, fmt, mn_major)
+    gather_into(smem, _plan_in_bounds(smem, desc, rows, k, fmt, mn_major), fmt, out)
+
+
+def gather_into(smem: NDArray[np.uint8], plan: OperandPlan, fmt: str, out: NDArray[np.float32]) -> None:
+    """`gather_operand_into` with the plan checked against `smem` already."""
     if not plan.aligned:
         out[...] = decode_elements(smem[plan.index], fmt)
         return
-    view = _elements(smem, element)
+    view = _elements(smem, ELEMENT_BYTES[fmt])
     match fmt:
-        case "f16":
-            raw = np.take(view, plan.index, out=scratch("f16", (rows, k), "u2"))
-            np.copyto(out, raw.view(np.float16))
-        case "bf16":
-            bits = out.view(np.uint32)
-            np.copyto(bits, np.take(view, plan.index, out=scratch("bf16", (rows, k), "u2")))
-            np.left_shift(bits, np.uint32(16), out=bits)
+        case "f16" | "bf16":
+            np.take(_half_table(fmt), view[plan.index], out=out)
         case "tf32":
             bits = np.take(view, plan.index, out=out.view(np.uint32))
             np.bitwise_and(bits, np.uint32(0xFFFFE000), out=bits)  # as decode_elements: the low 13 bits dropped
         case _:  # e4m3, e5m2
-            np.take(_TABLES[fmt], np.take(view, plan.index, out=scratch("fp8", (rows, k), "u1")), out=out)
+            np.take(_TABLES[fmt], view[plan.index], out=out)
 
 
 # --------------------------------------------------------------------------------------
@@ -526,19 +542,55 @@ def product_into(
     rectangle) = A·Bᵀ, or + D·2^-scale_input_d when accumulating (`scale_input_d` not None);
     A and B decoded and negated. The same float32 steps in the same order: the product is
     one BLAS sgemm of the same operands and transposition (`a @ b.T`), written straight into
-    TMEM (a strided output is still one sgemm call, its row stride the only difference),
-    then the scaled old D added to it. No temporaries of the accumulator's size: the old D
-    is kept in a reused buffer while the product overwrites it."""
+    TMEM when D is overwritten (a strided output is still one sgemm call, its row stride
+    the only difference), else into a reused buffer, then added to the scaled old D in
+    place (product + D, the operand order of mma_product). No temporaries of the
+    accumulator's size."""
     with np.errstate(over="ignore", invalid="ignore"):  # inf / NaN propagate as in mma_product
         if scale_input_d is None:
             np.matmul(a, b.T, out=d)
             return
-        old = scratch("old-d", d.shape, "f4")
+        product = np.matmul(a, b.T, out=scratch("product", d.shape, "f4"))
         if scale_input_d:
-            np.multiply(d, np.float32(2.0**-scale_input_d), out=old)
-        else:
-            # x · 1 = x for every float32 x (a signalling NaN aside, which the add below
-            # quiets the same way whether or not it was multiplied first).
-            np.copyto(old, d)
-        np.matmul(a, b.T, out=d)
-        np.add(d, old, out=d)
+            np.multiply(d, np.float32(2.0**-scale_input_d), out=d)
+        # (x · 1 = x for every float32 x, a signalling NaN aside, which the add quiets the
+        # same way whether or not it was multiplied first: scale 0 skips the multiply.)
+        np.add(product, d, out=d)
+
+
+@dataclass(frozen=True)
+class MmaPlan:
+    """One tcgen05.mma form: its decoded descriptors and what follows from them, cached
+    per (kind, cta_group, raw descriptor values): a pipeline issues a few forms over and over."""
+
+    idesc: InstrDescriptor
+    a_desc: SmemDescriptor | None
+    """None: A is in TMEM."""
+    b_desc: SmemDescriptor
+    k: int
+    rows_a: int
+    """A rows (and D rows) per CTA."""
+    rows_b: int
+    """B rows per CTA."""
+    layout: AccumulatorLayout
+    in_place: bool
+    """`product_in_place`."""
+    a_plan: OperandPlan | None
+    b_plan: OperandPlan
+
+
+@lru_cache(maxsize=1024)
+def mma_plan(kind: str, cta_group: int, idesc_value: int, a_value: int | None, b_value: int) -> MmaPlan:
+    """Decode and check the descriptors (instruction, B, A: a `DescriptorError` for the
+    first refused one) of an MMA whose A is at shared descriptor `a_value` (None: in TMEM)."""
+    idesc = InstrDescriptor.decode(idesc_value, kind, cta_group)
+    b_desc = SmemDescriptor.decode(b_value)
+    a_desc = None if a_value is None else SmemDescriptor.decode(a_value)
+    k = K_PER_MMA[kind]
+    rows_a, rows_b = idesc.m // cta_group, idesc.n // cta_group
+    layout = accumulator_layout(idesc.m, idesc.n, cta_group)
+    a_element = ELEMENT_BYTES[idesc.a_format]
+    a_plan = None if a_desc is None else operand_plan(a_desc, rows_a, k, a_element, idesc.a_mn_major)
+    b_plan = operand_plan(b_desc, rows_b, k, ELEMENT_BYTES[idesc.b_format], idesc.b_mn_major)
+    in_place = product_in_place(idesc, layout)
+    return MmaPlan(idesc, a_desc, b_desc, k, rows_a, rows_b, layout, in_place, a_plan, b_plan)

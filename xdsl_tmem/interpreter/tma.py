@@ -336,16 +336,16 @@ def box_plan(tmap: TensorMap, phase: int) -> BoxPlan:
     shared = _byte_offsets(saddr, esize)
     glob = _byte_offsets(gaddr - tmap.global_address, esize)
     shared_chunks, global_chunks = _chunks(shared), _chunks(glob)
-    chunked = shared_chunks is not None and global_chunks is not None
+    empty = np.zeros(0, dtype=np.int64)
+    if shared_chunks is None or global_chunks is None:
+        shared_chunks = global_chunks = empty
     low, high = int(shared.min()), int(shared.max()) + 1
     contiguous = shared.size == high - low and np.unique(shared).size == shared.size
-    empty = np.zeros(0, dtype=np.int64)
-    arrays = (shared, glob, shared_chunks if chunked else empty, global_chunks if chunked else empty)
-    for array in arrays:
-        if array is not None:
-            array.flags.writeable = False
+    for array in (shared, glob, shared_chunks, global_chunks):
+        array.flags.writeable = False
+    chunked = bool(shared_chunks.size)
     return BoxPlan(
-        shared, glob, chunked, arrays[2], arrays[3], low, high, int(glob.min()), int(glob.max()) + 1, contiguous
+        shared, glob, chunked, shared_chunks, global_chunks, low, high, int(glob.min()), int(glob.max()) + 1, contiguous
     )
 
 
