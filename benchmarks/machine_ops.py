@@ -126,9 +126,7 @@ def timed(samples: Timer, name: str, fn: Callable[[], object]) -> None:
     samples.setdefault(name, []).append((time.perf_counter() - start, time.process_time() - cpu))
 
 
-def gemm_blocks(
-    samples: Timer, label: str, kind: str, cta_group: int, ab_code: int, element: int, blocks: int
-) -> None:
+def gemm_blocks(samples: Timer, label: str, kind: str, cta_group: int, ab_code: int, element: int, blocks: int) -> None:
     """`blocks` k-blocks of a 128B-swizzled, K-major GEMM: per block 2 TMA loads (cta_group
     1 only), 128 / element / k MMAs, a commit and its completion."""
     k = K_PER_MMA[kind]
@@ -154,8 +152,13 @@ def gemm_blocks(
                 bar.tx += tmap.box_bytes()  # the producer's expect_tx (its arrival stays pending)
                 coords = [(block % (pitch // 128)) * inner, 0]
                 rank = producer.cta.rank << 24
-                timed(samples, "tma", lambda t=tmap, d=dst, c=coords, p=producer, r=rank: tma_copy._load(  # pyright: ignore[reportPrivateUsage]
-                    cast(Any, p), cast(Any, tma_op), t, c, r | d, r | BARRIERS))
+                timed(
+                    samples,
+                    "tma",
+                    lambda t=tmap, d=dst, c=coords, p=producer, r=rank: tma_copy._load(  # pyright: ignore[reportPrivateUsage]
+                        cast(Any, p), cast(Any, tma_op), t, c, r | d, r | BARRIERS
+                    ),
+                )
             warp.clock.acquire(producer.clock.release())  # the full barrier's phase, observed by the MMA warp
         for step in range(128 // (k * element)):
             operands = N.MmaOperands(
