@@ -10,7 +10,7 @@ the caller's setting after.
 Results do not change: OpenBLAS's threads split a GEMM's output into blocks, each
 computed by the same kernel, so every output element is the same dot product over K in
 the same order whatever the thread count (tests/test_machine_fast_paths.py compares an
-MMA under one and under several threads bit for bit).
+MMA-shaped product under one and under several threads bit for bit).
 """
 
 from __future__ import annotations
