@@ -27,7 +27,9 @@ global memory become foreign (epoch `FOREIGN_EPOCH`), known to no warp.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
+from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -146,10 +148,8 @@ def check_span(
     start, stop = span
     vc = warp.clock.vc
     last, reads = shadow.write[start:stop], shadow.read[start:stop]
-    seen_reads = bool(reads.any())
-    if (last.any() and _any_unordered(vc, last)) or (
-        seen_reads and (_any_unordered(vc, reads) or bool((reads == SHARED).any()))
-    ):
+    seen_reads = int(reads.max()) > NONE
+    if _any_unordered(vc, last) or (seen_reads and (_any_unordered(vc, reads) or _any_shared(reads))):
         check(warp, op, shadow, index(), write=True)
         return
     stamp = _stamp(warp, op)
@@ -159,15 +159,26 @@ def check_span(
 
 
 def _any_unordered(vc: NDArray[np.int64], packed: NDArray[np.int64]) -> bool:
-    """`_unordered(vc, packed).any()`, cheaper where every access is a recorded one of a
-    single clock component (one warp's writes, the tensor core's reads: the common case):
-    then only the latest epoch matters."""
-    if int(packed.min()) > SHARED:
+    """`_unordered(vc, packed).any()` with a few reductions in the common cases: one access
+    throughout (a box's bytes, the reads of one commit group's MMAs), or the accesses of one
+    clock component (one warp's writes), where only the latest epoch matters."""
+    top = int(packed.max())
+    if top <= SHARED:
+        return False
+    bottom = int(packed.min())
+    if bottom == top:
+        return int(vc[(top >> COMP_SHIFT) & COMP_MASK]) < top & EPOCH_MASK
+    if bottom > SHARED:
         low = packed & LOW_BITS
         first, last = int(low.min()), int(low.max())
         if first >> COMP_SHIFT == last >> COMP_SHIFT:
             return int(vc[first >> COMP_SHIFT]) < last & EPOCH_MASK
     return bool(_unordered(vc, packed).any())
+
+
+def _any_shared(packed: NDArray[np.int64]) -> bool:
+    """Whether some byte has concurrent readers (`Shadow.readers`)."""
+    return int(packed.min()) <= SHARED and bool((packed == SHARED).any())
 
 
 LOW_BITS = (1 << SITE_SHIFT) - 1
@@ -351,36 +362,76 @@ def check_operands(warp: Warp, op: Any, cta: Cta, tiles: Sequence[Tile]) -> None
     """`check_operand` of each tile in turn (an MMA's A then B), with one gather of the
     shadow for all of them in the common case: every byte written, by writes the warp
     knows, no read to keep. Otherwise the tiles are checked one by one, so that reports
-    are the same."""
-    index = _tiles_bytes(tuple(tiles))
+    are the same. (The tiles' bytes are whole 16-byte units in the canonical layouts: the
+    shadow is gathered by unit, and each tile's part is tested on its own, one TMA box
+    having usually written it all.)"""
+    plan = _tiles_plan(tuple(tiles))
     shadow = cta.shadow
-    written = shadow.write[index]
+    if plan.units is not None and plan.top_unit < shadow.write.size // UNIT:
+        write, read = _unit_view(shadow.write), _unit_view(shadow.read)
+        index = plan.units
+    else:
+        write, read, index = shadow.write, shadow.read, plan.index
+    written = np.take(write, index, axis=0).reshape(-1)
     vc = warp.clock.vc
-    if (not shadow.host and int(written.min()) == NONE) or _any_unordered(vc, written):
-        for tile in tiles:
-            check_operand(warp, op, cta, *tile)
-        return
-    stamp = _tensor_core_stamp(warp, op)
-    reads = shadow.read[index]
-    if reads.any():
-        knows = warp.clock.vc.copy()  # as check_operand: the tensor core's earlier reads are known
-        comp = (stamp >> COMP_SHIFT) & COMP_MASK
-        knows[comp] = max(int(knows[comp]), stamp & EPOCH_MASK)
-        if _any_unordered(knows, reads) or bool((reads == SHARED).any()):
+    for lo, hi in plan.parts:
+        part = written[lo:hi]
+        if (not shadow.host and int(part.min()) == NONE) or _any_unordered(vc, part):
             for tile in tiles:
                 check_operand(warp, op, cta, *tile)
             return
-    shadow.own_read()[index] = stamp
+    stamp = _tensor_core_stamp(warp, op)
+    reads = np.take(read, index, axis=0).reshape(-1)
+    if int(reads.max()) > NONE:
+        knows = warp.clock.vc.copy()  # as check_operand: the tensor core's earlier reads are known
+        comp = (stamp >> COMP_SHIFT) & COMP_MASK
+        knows[comp] = max(int(knows[comp]), stamp & EPOCH_MASK)
+        if _any_unordered(knows, reads) or _any_shared(reads):
+            for tile in tiles:
+                check_operand(warp, op, cta, *tile)
+            return
+    owned = shadow.own_read()
+    if index is plan.units:  # whole units as 128-byte items: a copy per unit, cheaper than a broadcast
+        units = owned[: owned.size - owned.size % UNIT].view(np.dtype((np.void, 8 * UNIT)))
+        units[index] = np.full(UNIT, stamp, dtype=np.int64).view(units.dtype)[0]
+    else:
+        owned[index] = stamp
+
+
+UNIT = 16
+
+
+def _unit_view(history: NDArray[np.int64]) -> NDArray[np.int64]:
+    """A shadow array as rows of 16 bytes' records (a view of its whole units)."""
+    return history[: history.size - history.size % UNIT].reshape(-1, UNIT)
+
+
+@dataclass(frozen=True)
+class TilesPlan:
+    index: NDArray[np.int64]
+    """The tiles' bytes, one tile after the other (each in `check_operand`'s order)."""
+    units: NDArray[np.int64] | None
+    """The same as 16-byte units, where `index` is made of whole aligned units in order."""
+    top_unit: int
+    parts: tuple[tuple[int, int], ...]
+    """Each tile's [start, stop) in `index`."""
 
 
 @lru_cache(maxsize=64)
-def _tiles_bytes(tiles: tuple[Tile, ...]) -> NDArray[np.int64]:
-    """The bytes of the tiles, one after the other (cached as `_operand_bytes`)."""
-    index = np.concatenate(
-        [_operand_bytes(desc, rows, k, ELEMENT_BYTES[fmt], mn_major) for desc, rows, k, fmt, mn_major in tiles]
-    )
+def _tiles_plan(tiles: tuple[Tile, ...]) -> TilesPlan:
+    """Cached as `_operand_bytes`."""
+    pieces = [_operand_bytes(desc, rows, k, ELEMENT_BYTES[fmt], mn_major) for desc, rows, k, fmt, mn_major in tiles]
+    index = np.concatenate(pieces)
+    bounds = np.cumsum([0] + [p.size for p in pieces]).tolist()
+    units: NDArray[np.int64] | None = None
+    if index.size % UNIT == 0:
+        rows = index.reshape(-1, UNIT)
+        if not (rows[:, 0] % UNIT).any() and np.array_equal(rows, rows[:, :1] + np.arange(UNIT)):
+            units = rows[:, 0] // UNIT
+            units.flags.writeable = False
     index.flags.writeable = False
-    return index
+    top = int(units.max()) if units is not None else -1
+    return TilesPlan(index, units, top, tuple(pairwise(bounds)))
 
 
 def _tensor_core_stamp(warp: Warp, op: Any) -> int:
