@@ -796,6 +796,7 @@ def issue_pipe(
             f"{op.name} by {warp.name} writes the TMEM of CTA {cta.rank}, which exited at step {cta.exited_at}",
         )
     check_columns(cta, columns[0], columns[1] - columns[0], op.name)
+    thread = thread_id(warp, lane)
     record = AsyncOp(
         kind=op.name.removeprefix("nvvm.tcgen05.").removeprefix("ptx.tcgen05_"),
         op=op,
@@ -810,7 +811,7 @@ def issue_pipe(
         column_set=cells[1],
         accumulates=accumulates,
         issuer_cta=warp.cta.rank,
-        issuer=thread_id(warp, lane),
+        issuer=thread,
         pipe=True,
         comp=warp.cluster.tc_base + warp.cta.rank,
         observed=warp.last_sync,
@@ -818,7 +819,6 @@ def issue_pipe(
     check_access(warp, cta, record, warp.clock.vc_tc)
     if warp.cluster.keep_log:
         warp.cluster.async_log.append(record)
-    thread = thread_id(warp, lane)
     warp.cta.inflight.setdefault(thread, []).append(record)
     warp.cta.issued[thread] = warp.cta.issued.get(thread, 0) + 1
 

@@ -392,13 +392,15 @@ def check_operands(warp: Warp, op: Any, cta: Cta, tiles: Sequence[Tile]) -> None
             return
     owned = shadow.own_read()
     if index is plan.units:  # whole units as 128-byte items: a copy per unit, cheaper than a broadcast
-        units = owned[: owned.size - owned.size % UNIT].view(np.dtype((np.void, 8 * UNIT)))
-        units[index] = np.full(UNIT, stamp, dtype=np.int64).view(units.dtype)[0]
+        units = owned[: owned.size - owned.size % UNIT].view(UNIT_RECORDS)
+        units[index] = np.full(UNIT, stamp, dtype=np.int64).view(UNIT_RECORDS)[0]
     else:
         owned[index] = stamp
 
 
 UNIT = 16
+UNIT_RECORDS = np.dtype((np.void, 8 * UNIT))
+"""One unit's 16 int64 records as one item."""
 
 
 def _unit_view(history: NDArray[np.int64]) -> NDArray[np.int64]:

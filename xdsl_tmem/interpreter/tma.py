@@ -314,6 +314,10 @@ class BoxPlan:
     global_high: int
     contiguous: bool
     """`shared` is a permutation of [low, high) (no row padding)."""
+    reach: tuple[int, ...]
+    """Per dimension, how far past its coordinate the box's last element lies."""
+    strides: tuple[int, ...]
+    """Global bytes between consecutive indices of each dimension."""
 
 
 def _chunks(offsets: npt.NDArray[np.int64]) -> npt.NDArray[np.int64] | None:
@@ -344,8 +348,12 @@ def box_plan(tmap: TensorMap, phase: int) -> BoxPlan:
     for array in (shared, glob, shared_chunks, global_chunks):
         array.flags.writeable = False
     chunked = bool(shared_chunks.size)
+    steps = (1, *tmap.element_strides[1:])
+    reach = tuple((n - 1) * e for n, e in zip(tmap.box_counts(), steps, strict=True))
+    strides = (esize, *tmap.global_strides)
+    glow, ghigh = int(glob.min()), int(glob.max()) + 1
     return BoxPlan(
-        shared, glob, chunked, shared_chunks, global_chunks, low, high, int(glob.min()), int(glob.max()) + 1, contiguous
+        shared, glob, chunked, shared_chunks, global_chunks, low, high, glow, ghigh, contiguous, reach, strides
     )
 
 
@@ -358,19 +366,18 @@ def load_plan(tmap: TensorMap, coords: Sequence[int], smem_address: int) -> tupl
     return box_plan(tmap, phase), smem_address - phase
 
 
-def _inside(tmap: TensorMap, coords: Sequence[int]) -> bool:
+def _inside(tmap: TensorMap, plan: BoxPlan, coords: Sequence[int]) -> bool:
     """Whether every element of the box at `coords` lies inside the tensor (as
     `_box_addresses` decides per element: the index along each dimension grows with k)."""
-    steps = (1, *tmap.element_strides[1:])
-    return all(
-        0 <= c and c + (n - 1) * e < d
-        for c, n, e, d in zip(coords, tmap.box_counts(), steps, tmap.global_dims, strict=True)
-    )
+    return all(0 <= c and c + r < d for c, r, d in zip(coords, plan.reach, tmap.global_dims, strict=True))
+
+
+UNIT = np.dtype((np.void, CHUNK))
 
 
 def _units(data: Bytes) -> npt.NDArray[np.void]:
     """`data`'s whole 16-byte units (a view)."""
-    return data[: data.size - data.size % CHUNK].view(np.dtype((np.void, CHUNK)))
+    return data[: data.size - data.size % CHUNK].view(UNIT)
 
 
 def load_box(tmap: TensorMap, gmem: Bytes, gbase: int, coords: Sequence[int], smem: Bytes, smem_address: int) -> int:
@@ -383,18 +390,17 @@ def load_box(tmap: TensorMap, gmem: Bytes, gbase: int, coords: Sequence[int], sm
     A box wholly inside the tensor is one copy of whole 16-byte units through the cached
     plan (`box_plan`); the others take the element-wise path below."""
     plan, block = load_plan(tmap, coords, smem_address)
-    strides = (tmap.element_bytes, *tmap.global_strides)
-    origin = tmap.global_address + sum(c * s for c, s in zip(coords, strides, strict=True)) - gbase
+    origin = tmap.global_address + sum(c * s for c, s in zip(coords, plan.strides, strict=True)) - gbase
     if (
         plan.chunked
-        and _inside(tmap, coords)
+        and _inside(tmap, plan, coords)
         and not (origin | block) % CHUNK
         and 0 <= origin + plan.global_low
         and origin + plan.global_high <= gmem.size - gmem.size % CHUNK
         and block + plan.high <= smem.size - smem.size % CHUNK
     ):
         _units(smem)[block // CHUNK :][plan.shared_chunks] = _units(gmem)[origin // CHUNK :][plan.global_chunks]
-        return tmap.box_bytes()
+        return plan.shared.size  # the box's bytes (`TensorMap.box_bytes`)
     esize = tmap.element_bytes
     gaddr, saddr, inside = _box_addresses(tmap, coords, smem_address)
     values = np.zeros((gaddr.size, esize), dtype=np.uint8)
