@@ -984,6 +984,17 @@ def _gather_in_place(
     """`_gather` into reused float32 buffers (`product_into`'s operands), negated where
     the instruction descriptor says: no temporaries of the operands' size."""
     idesc, k, rows_a, rows_b = plan.idesc, plan.k, plan.rows_a, plan.rows_b
+    if plan.ab_plan is not None and plan.a_plan is not None and plan.a_desc is not None:
+        smem = ctas[0].smem
+        try:
+            check_bounds(plan.a_plan, smem, plan.a_desc, (rows_a, k), idesc.a_format)
+            check_bounds(plan.b_plan, smem, plan.b_desc, (rows_b, k), idesc.b_format)
+        except DescriptorError as e:
+            raise Hazard("out-of-bounds", f"tcgen05.mma: {e}") from None
+        both = scratch("ab", (idesc.m + idesc.n, k), "f4")
+        gather_into(smem, plan.ab_plan, idesc.a_format, both)
+        a_full, b_full = both[: idesc.m], both[idesc.m :]
+        return [_negated(a_full, idesc.negate_a)], _negated(b_full, idesc.negate_b)
     a_full = scratch("a", (idesc.m, k), "f4")
     b_full = scratch("b", (idesc.n, k), "f4")
     try:
@@ -999,11 +1010,16 @@ def _gather_in_place(
             gather_into(c.smem, plan.b_plan, idesc.b_format, b_full[v * rows_b : (v + 1) * rows_b])
     except DescriptorError as e:
         raise Hazard("out-of-bounds", f"tcgen05.mma: {e}") from None
-    if idesc.negate_a:
-        np.negative(a_full, out=a_full)
-    if idesc.negate_b:
-        np.negative(b_full, out=b_full)
+    _negated(a_full, idesc.negate_a)
+    _negated(b_full, idesc.negate_b)
     return [a_full[v * rows_a : (v + 1) * rows_a] for v in range(len(ctas))], b_full
+
+
+def _negated(values: NDArray[np.float32], negate: bool) -> NDArray[np.float32]:
+    """The instruction descriptor's negate bit, in place."""
+    if negate:
+        np.negative(values, out=values)
+    return values
 
 
 def _tmem_operand(cta: Cta, address: int, rows: int, k: int, idesc: InstrDescriptor) -> NDArray[Any]:

@@ -577,6 +577,8 @@ class MmaPlan:
     """`product_in_place`."""
     a_plan: OperandPlan | None
     b_plan: OperandPlan
+    ab_plan: OperandPlan | None
+    """cta_group 1, A in shared memory, one format: A's rows then B's, read by one gather."""
 
 
 @lru_cache(maxsize=1024)
@@ -593,4 +595,9 @@ def mma_plan(kind: str, cta_group: int, idesc_value: int, a_value: int | None, b
     a_plan = None if a_desc is None else operand_plan(a_desc, rows_a, k, a_element, idesc.a_mn_major)
     b_plan = operand_plan(b_desc, rows_b, k, ELEMENT_BYTES[idesc.b_format], idesc.b_mn_major)
     in_place = product_in_place(idesc, layout)
-    return MmaPlan(idesc, a_desc, b_desc, k, rows_a, rows_b, layout, in_place, a_plan, b_plan)
+    ab_plan = None
+    if cta_group == 1 and a_plan is not None and a_plan.aligned and b_plan.aligned and idesc.a_format == idesc.b_format:
+        index = np.concatenate([a_plan.index, b_plan.index])
+        index.flags.writeable = False
+        ab_plan = OperandPlan(index, True, min(a_plan.low, b_plan.low), max(a_plan.high, b_plan.high))
+    return MmaPlan(idesc, a_desc, b_desc, k, rows_a, rows_b, layout, in_place, a_plan, b_plan, ab_plan)
