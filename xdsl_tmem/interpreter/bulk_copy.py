@@ -31,7 +31,7 @@ is the access site race reports point at.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -73,7 +73,11 @@ def _buffer(w: Warp, tmap: tma.TensorMap) -> Buffer:
 
 
 def _check_inside(cta: Cta, addresses: NDArray[np.int64], what: str) -> None:
-    top = int(addresses.max()) if addresses.size else 0
+    _check_top(cta, int(addresses.max()) if addresses.size else 0, what)
+
+
+def _check_top(cta: Cta, top: int, what: str) -> None:
+    """The highest shared byte a copy touches, `top`, must be inside the CTA's shared memory."""
     if top >= cta.layout.size:
         raise Hazard(
             "out-of-bounds",
@@ -107,23 +111,28 @@ def tensor_load(
             f"it must be in {allowed})",
         )
     try:
-        written = tma.load_bytes(tmap, coords, offset)
+        plan, block = tma.load_plan(tmap, coords, offset)
     except (tma.TmaFault, tma.TensorMapError) as e:
         raise _fault(what, e) from None
-    _check_inside(cta, written, what)
+    _check_top(cta, block + plan.high - 1, what)
     buffer = _buffer(w, tmap)
     bar = use_barrier(w, bar_address, f"{what} complete_tx")
-    total = written.size
+    total = plan.shared.size
     # expect_tx lower than the box: the phase completes after its first `early` bytes land
     early = bar.tx if bar.pending == 0 and 0 < bar.tx < total else total
-    races.check(w, op, cta.shadow, written[:early], write=True)  # the CTA's shadow starts at its byte 0
+    # the written bytes (the CTA's shadow starts at its shared byte 0), in box order
+    index: Callable[[], NDArray[np.int64]] = lambda: plan.shared + block  # noqa: E731
+    if early == total and plan.contiguous:
+        races.check_span(w, op, cta.shadow, (block + plan.low, block + plan.high), index)
+    else:
+        races.check(w, op, cta.shadow, index()[:early], write=True)
     try:
         tma.load_box(tmap, buffer.data, buffer.base, coords, cta.smem, offset)
     except tma.TmaFault as e:
         raise Hazard("out-of-bounds", f"{what}: {e}") from None
     bar.add_tx(-early, w.clock.release())
     if early < total:
-        races.check(w, op, cta.shadow, written[early:], write=True)
+        races.check(w, op, cta.shadow, index()[early:], write=True)
         bar.add_tx(early - total, w.clock.release())
 
 

@@ -47,6 +47,7 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 
+from xdsl_tmem.interpreter.blas import single_threaded_blas
 from xdsl_tmem.interpreter.executor import (
     LOCAL,
     OTHER,
@@ -120,6 +121,7 @@ class Exploration:
         return "UNSAFE" if self.failure is not None else "SAFE" if self.complete else "INCOMPLETE"
 
 
+@single_threaded_blas()
 def explore_random(module: ModuleOp, launch: Launch, count: int, tracer: Tracer | None = None) -> Exploration:
     """Run `launch` under `count` random schedules (seeds `launch.seed` …; its schedule is
     not used); stop at the first failure, whose run `tracer` then records."""
@@ -139,6 +141,7 @@ def explore_random(module: ModuleOp, launch: Launch, count: int, tracer: Tracer 
     return result
 
 
+@single_threaded_blas()
 def explore_exhaustive(
     module: ModuleOp, launch: Launch, tracer: Tracer | None = None, partial_order: bool = True
 ) -> Exploration:

@@ -233,16 +233,18 @@ def check_access(warp: Warp, cta: Cta, record: AsyncOp, knowledge: Clock) -> Non
             if record.writes and _covers(record, other):
                 superseded.append(other)
     _check_stale(warp, cta, record, cells)
-    if record.writes:
+    if record.writes and not record.accumulates:
         cta.tmem_written[cells] = True
         cta.tmem_reader[cells] = -1
-    else:
+    elif not record.writes:
         cta.tmem_reader[cells] = warp.index
         cta.tmem_read_sync[cells] = warp.acquires
+    # (An accumulating write changes neither: its cells were all written, none read since,
+    # or `_uninitialised` / `_check_stale` raised.)
+    gone = {id(r) for r in superseded}
     for bucket in range(first, last + 1):
         live = cta.tmem_live[bucket]
-        if superseded:
-            gone = {id(r) for r in superseded}
+        if gone:
             live[:] = [r for r in live if id(r) not in gone]
         live.append(record)
 
@@ -266,8 +268,8 @@ def _check_stale(warp: Warp, cta: Cta, record: AsyncOp, cells: Cells) -> None:
         return
     reader = cta.tmem_reader[cells]
     if record.writes:
-        stale = reader >= 0
-        if stale.any():
+        if int(reader.max()) >= 0:  # (no temporary: the common case is none)
+            stale = reader >= 0
             raise Hazard(
                 "tmem-stale-accumulator",
                 f"{describe(record, len(warp.cluster.ctas))} accumulates (enable_input_d = 1) onto an accumulator "

@@ -44,15 +44,19 @@ from xdsl_tmem.interpreter.machine import (
     Wake,
 )
 from xdsl_tmem.interpreter.tcgen05 import (
-    K_PER_MMA,
     DescriptorError,
     InstrDescriptor,
     LdStPlan,
+    MmaPlan,
     SmemDescriptor,
-    accumulator_layout,
+    check_bounds,
+    gather_into,
     gather_operand,
     ldst_plan,
+    mma_plan,
     mma_product,
+    product_into,
+    scratch,
 )
 from xdsl_tmem.interpreter.values import WARP, Lanes, UnsupportedValue, Value, canonical, format_lanes, uniform
 
@@ -792,6 +796,7 @@ def issue_pipe(
             f"{op.name} by {warp.name} writes the TMEM of CTA {cta.rank}, which exited at step {cta.exited_at}",
         )
     check_columns(cta, columns[0], columns[1] - columns[0], op.name)
+    thread = thread_id(warp, lane)
     record = AsyncOp(
         kind=op.name.removeprefix("nvvm.tcgen05.").removeprefix("ptx.tcgen05_"),
         op=op,
@@ -806,7 +811,7 @@ def issue_pipe(
         column_set=cells[1],
         accumulates=accumulates,
         issuer_cta=warp.cta.rank,
-        issuer=thread_id(warp, lane),
+        issuer=thread,
         pipe=True,
         comp=warp.cluster.tc_base + warp.cta.rank,
         observed=warp.last_sync,
@@ -814,7 +819,6 @@ def issue_pipe(
     check_access(warp, cta, record, warp.clock.vc_tc)
     if warp.cluster.keep_log:
         warp.cluster.async_log.append(record)
-    thread = thread_id(warp, lane)
     warp.cta.inflight.setdefault(thread, []).append(record)
     warp.cta.issued[thread] = warp.cta.issued.get(thread, 0) + 1
 
@@ -900,14 +904,13 @@ def tcgen05_mma(warp: Warp, op: Operation, kind: str, cta_group: int, operands: 
                 "tcgen05.mma with a non-zero disable-output-lane mask is not modelled (its bit order is undocumented)",
             )
         try:
-            idesc = InstrDescriptor.decode(at(operands.idesc, lane), kind, cta_group)
-            b_desc = SmemDescriptor.decode(at(operands.b, lane))
-            a_desc = None if operands.a_in_tmem else SmemDescriptor.decode(at(a, lane))
+            a_value = None if operands.a_in_tmem else at(a, lane)
+            plan = mma_plan(kind, cta_group, at(operands.idesc, lane), a_value, at(operands.b, lane))
         except DescriptorError as e:
             raise Hazard("descriptor-invalid", f"tcgen05.mma: {e}") from None
-        k = K_PER_MMA[kind]
+        idesc, a_desc, b_desc, k = plan.idesc, plan.a_desc, plan.b_desc, plan.k
         ctas = cta_pair(warp, cta_group)
-        rows_a, rows_b = idesc.m // cta_group, idesc.n // cta_group
+        rows_a, rows_b = plan.rows_a, plan.rows_b
         d_address = at(operands.d, lane)
         d_lane, d_col = d_address >> 16, d_address & 0xFFFF
         if d_lane not in (0, 16) or (d_lane == 16 and not (cta_group == 1 and idesc.m == 64)):
@@ -915,22 +918,16 @@ def tcgen05_mma(warp: Warp, op: Operation, kind: str, cta_group: int, operands: 
                 "descriptor-invalid",
                 f"tcgen05.mma: D address 0x{d_address:x} has lane {d_lane}; only lane 0 (or 16 for M=64) is valid",
             )
-        try:
-            a_parts = [
-                _tmem_operand(c, at(a, lane), rows_a, k, idesc)
-                if a_desc is None
-                else gather_operand(c.smem, a_desc, rows_a, k, idesc.a_format, idesc.a_mn_major)
-                for c in ctas
-            ]
-            b_parts = [gather_operand(c.smem, b_desc, rows_b, k, idesc.b_format, idesc.b_mn_major) for c in ctas]
-        except DescriptorError as e:
-            raise Hazard("out-of-bounds", f"tcgen05.mma: {e}") from None
+        if plan.in_place:
+            a_parts, b_full = _gather_in_place(ctas, operands, lane, plan)
+        else:
+            a_parts, b_full = _gather(ctas, operands, lane, idesc, (a_desc, b_desc), k)
         for c in ctas:
+            tiles = [(b_desc, rows_b, k, idesc.b_format, idesc.b_mn_major)]
             if a_desc is not None:
-                races.check_operand(warp, op, c, a_desc, rows_a, k, idesc.a_format, idesc.a_mn_major)
-            races.check_operand(warp, op, c, b_desc, rows_b, k, idesc.b_format, idesc.b_mn_major)
-        a_full, b_full = np.concatenate(a_parts), np.concatenate(b_parts)
-        layout = accumulator_layout(idesc.m, idesc.n, cta_group)
+                tiles.insert(0, (a_desc, rows_a, k, idesc.a_format, idesc.a_mn_major))
+            races.check_operands(warp, op, c, tiles)
+        layout = plan.layout
         accumulate = bool(at(operands.enable_input_d, lane))
         scale = at(operands.scale_input_d, lane) if operands.scale_input_d is not None else 0
         check_stage_accumulate(warp, op, d_col, layout.column_span, accumulate)
@@ -947,10 +944,82 @@ def tcgen05_mma(warp: Warp, op: Operation, kind: str, cta_group: int, operands: 
                 cells,
                 accumulate,
             )
+            if plan.in_place:
+                d = cta.tmem[d_lane : d_lane + layout.rows, d_col : d_col + layout.n].view(np.float32)
+                product_into(d, a_parts[v], b_full, scale if accumulate else None)
+                continue
             old = layout.read(cta.tmem, d_lane, d_col) if accumulate else None
-            product = mma_product(a_full[v * rows_a : (v + 1) * rows_a], b_full, old, idesc, scale)
+            product = mma_product(a_parts[v], b_full, old, idesc, scale)
             layout.write(cta.tmem, d_lane, d_col, product)
         warp.cluster.mma_count += 1
+
+
+Descriptors = tuple[SmemDescriptor | None, SmemDescriptor]
+"""A's (None: A is in TMEM) and B's shared-memory descriptors."""
+
+
+def _gather(
+    ctas: list[Cta], operands: MmaOperands, lane: int, idesc: InstrDescriptor, descs: Descriptors, k: int
+) -> tuple[list[NDArray[Any]], NDArray[Any]]:
+    """Each CTA's A rows and all of B (the pair's B rows, CTA 0's first), decoded."""
+    a_desc, b_desc = descs
+    cta_group = len(ctas)
+    rows_a, rows_b = idesc.m // cta_group, idesc.n // cta_group
+    try:
+        a_parts = [
+            _tmem_operand(c, at(operands.a, lane), rows_a, k, idesc)
+            if a_desc is None
+            else gather_operand(c.smem, a_desc, rows_a, k, idesc.a_format, idesc.a_mn_major)
+            for c in ctas
+        ]
+        b_parts = [gather_operand(c.smem, b_desc, rows_b, k, idesc.b_format, idesc.b_mn_major) for c in ctas]
+    except DescriptorError as e:
+        raise Hazard("out-of-bounds", f"tcgen05.mma: {e}") from None
+    return a_parts, np.concatenate(b_parts)
+
+
+def _gather_in_place(
+    ctas: list[Cta], operands: MmaOperands, lane: int, plan: MmaPlan
+) -> tuple[list[NDArray[np.float32]], NDArray[np.float32]]:
+    """`_gather` into reused float32 buffers (`product_into`'s operands), negated where
+    the instruction descriptor says: no temporaries of the operands' size."""
+    idesc, k, rows_a, rows_b = plan.idesc, plan.k, plan.rows_a, plan.rows_b
+    if plan.ab_plan is not None and plan.a_plan is not None and plan.a_desc is not None:
+        smem = ctas[0].smem
+        try:
+            check_bounds(plan.a_plan, smem, plan.a_desc, (rows_a, k), idesc.a_format)
+            check_bounds(plan.b_plan, smem, plan.b_desc, (rows_b, k), idesc.b_format)
+        except DescriptorError as e:
+            raise Hazard("out-of-bounds", f"tcgen05.mma: {e}") from None
+        both = scratch("ab", (idesc.m + idesc.n, k), "f4")
+        gather_into(smem, plan.ab_plan, idesc.a_format, both)
+        a_full, b_full = both[: idesc.m], both[idesc.m :]
+        return [_negated(a_full, idesc.negate_a)], _negated(b_full, idesc.negate_b)
+    a_full = scratch("a", (idesc.m, k), "f4")
+    b_full = scratch("b", (idesc.n, k), "f4")
+    try:
+        for v, c in enumerate(ctas):
+            a_rows = a_full[v * rows_a : (v + 1) * rows_a]
+            if plan.a_desc is None or plan.a_plan is None:
+                a_rows[...] = _tmem_operand(c, at(operands.a, lane), rows_a, k, idesc)
+            else:
+                check_bounds(plan.a_plan, c.smem, plan.a_desc, (rows_a, k), idesc.a_format)
+                gather_into(c.smem, plan.a_plan, idesc.a_format, a_rows)
+        for v, c in enumerate(ctas):
+            check_bounds(plan.b_plan, c.smem, plan.b_desc, (rows_b, k), idesc.b_format)
+            gather_into(c.smem, plan.b_plan, idesc.b_format, b_full[v * rows_b : (v + 1) * rows_b])
+    except DescriptorError as e:
+        raise Hazard("out-of-bounds", f"tcgen05.mma: {e}") from None
+    _negated(a_full, idesc.negate_a)
+    _negated(b_full, idesc.negate_b)
+    return [a_full[v * rows_a : (v + 1) * rows_a] for v in range(len(ctas))], b_full
+
+
+def _negated(values: NDArray[np.float32], negate: bool) -> NDArray[np.float32]:
+    """The instruction descriptor's negate bit, in place."""
+    if negate:
+        np.negative(values, out=values)
+    return values
 
 
 def _tmem_operand(cta: Cta, address: int, rows: int, k: int, idesc: InstrDescriptor) -> NDArray[Any]:

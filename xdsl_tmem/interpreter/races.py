@@ -26,7 +26,10 @@ global memory become foreign (epoch `FOREIGN_EPOCH`), known to no warp.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
+from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -132,6 +135,54 @@ def check(warp: Warp, op: Any, shadow: Shadow, index: NDArray[np.int64], write: 
         shadow.own_write()[index] = stamp
     else:
         _record_read(warp, op, shadow, index)
+
+
+def check_span(
+    warp: Warp, op: Any, shadow: Shadow, span: tuple[int, int], index: Callable[[], NDArray[np.int64]]
+) -> None:
+    """`check` of a write of the bytes [start, stop) of `span`, which `index()` lists in
+    access order (a permutation of the range: a TMA box without row padding), on slices of
+    the shadow instead of a gathered index: the same verdict and records. Where there is
+    something to report or concurrent readers to forget, `check(index())` does it, so
+    that reports name the same byte (the first in access order)."""
+    start, stop = span
+    vc = warp.clock.vc
+    last, reads = shadow.write[start:stop], shadow.read[start:stop]
+    seen_reads = int(reads.max()) > NONE
+    if _any_unordered(vc, last) or (seen_reads and (_any_unordered(vc, reads) or _any_shared(reads))):
+        check(warp, op, shadow, index(), write=True)
+        return
+    stamp = _stamp(warp, op)
+    if seen_reads:
+        shadow.own_read()[start:stop] = NONE
+    shadow.own_write()[start:stop] = stamp
+
+
+def _any_unordered(vc: NDArray[np.int64], packed: NDArray[np.int64]) -> bool:
+    """`_unordered(vc, packed).any()` with a few reductions in the common cases: one access
+    throughout (a box's bytes, the reads of one commit group's MMAs), or the accesses of one
+    clock component (one warp's writes), where only the latest epoch matters."""
+    top = int(packed.max())
+    if top <= SHARED:
+        return False
+    bottom = int(packed.min())
+    if bottom == top:
+        return int(vc[(top >> COMP_SHIFT) & COMP_MASK]) < top & EPOCH_MASK
+    if bottom > SHARED:
+        low = packed & LOW_BITS
+        first, last = int(low.min()), int(low.max())
+        if first >> COMP_SHIFT == last >> COMP_SHIFT:
+            return int(vc[first >> COMP_SHIFT]) < last & EPOCH_MASK
+    return bool(_unordered(vc, packed).any())
+
+
+def _any_shared(packed: NDArray[np.int64]) -> bool:
+    """Whether some byte has concurrent readers (`Shadow.readers`)."""
+    return int(packed.min()) <= SHARED and bool((packed == SHARED).any())
+
+
+LOW_BITS = (1 << SITE_SHIFT) - 1
+"""An access's component and epoch (`shadow.py`: site << 40 | component << 28 | epoch)."""
 
 
 def _check_last_writes(warp: Warp, op: Any, shadow: Shadow, index: NDArray[np.int64], write: bool) -> None:
@@ -291,9 +342,8 @@ def check_operand(
             f"{_where(warp, shadow, byte)} in it was never written since the launch (shared memory starts with "
             "undefined contents)",
         )
-    unordered = _unordered(warp.clock.vc, written)
-    if unordered.any():
-        k_ = int(np.argmax(unordered))
+    if _any_unordered(warp.clock.vc, written):
+        k_ = int(np.argmax(_unordered(warp.clock.vc, written)))
         _race(warp, op, shadow, int(index[k_]), False, int(written[k_]), True)
     stamp = _tensor_core_stamp(warp, op)
     # What the read knows: the issuing warp's clock, and the tensor core's earlier reads
@@ -302,6 +352,88 @@ def check_operand(
     comp = (stamp >> COMP_SHIFT) & COMP_MASK
     knows[comp] = max(int(knows[comp]), stamp & EPOCH_MASK)
     _record_read(warp, op, shadow, index, stamp, knows)
+
+
+Tile = tuple[SmemDescriptor, int, int, str, bool]
+"""An operand tile: descriptor, rows, k, format, MN-major."""
+
+
+def check_operands(warp: Warp, op: Any, cta: Cta, tiles: Sequence[Tile]) -> None:
+    """`check_operand` of each tile in turn (an MMA's A then B), with one gather of the
+    shadow for all of them in the common case: every byte written, by writes the warp
+    knows, no read to keep. Otherwise the tiles are checked one by one, so that reports
+    are the same. (The tiles' bytes are whole 16-byte units in the canonical layouts: the
+    shadow is gathered by unit, and each tile's part is tested on its own, one TMA box
+    having usually written it all.)"""
+    plan = _tiles_plan(tuple(tiles))
+    shadow = cta.shadow
+    if plan.units is not None and plan.top_unit < shadow.write.size // UNIT:
+        write, read = _unit_view(shadow.write), _unit_view(shadow.read)
+        index = plan.units
+    else:
+        write, read, index = shadow.write, shadow.read, plan.index
+    written = np.take(write, index, axis=0).reshape(-1)
+    vc = warp.clock.vc
+    for lo, hi in plan.parts:
+        part = written[lo:hi]
+        if (not shadow.host and int(part.min()) == NONE) or _any_unordered(vc, part):
+            for tile in tiles:
+                check_operand(warp, op, cta, *tile)
+            return
+    stamp = _tensor_core_stamp(warp, op)
+    reads = np.take(read, index, axis=0).reshape(-1)
+    if int(reads.max()) > NONE:
+        knows = warp.clock.vc.copy()  # as check_operand: the tensor core's earlier reads are known
+        comp = (stamp >> COMP_SHIFT) & COMP_MASK
+        knows[comp] = max(int(knows[comp]), stamp & EPOCH_MASK)
+        if _any_unordered(knows, reads) or _any_shared(reads):
+            for tile in tiles:
+                check_operand(warp, op, cta, *tile)
+            return
+    owned = shadow.own_read()
+    if index is plan.units:  # whole units as 128-byte items: a copy per unit, cheaper than a broadcast
+        units = owned[: owned.size - owned.size % UNIT].view(UNIT_RECORDS)
+        units[index] = np.full(UNIT, stamp, dtype=np.int64).view(UNIT_RECORDS)[0]
+    else:
+        owned[index] = stamp
+
+
+UNIT = 16
+UNIT_RECORDS = np.dtype((np.void, 8 * UNIT))
+"""One unit's 16 int64 records as one item."""
+
+
+def _unit_view(history: NDArray[np.int64]) -> NDArray[np.int64]:
+    """A shadow array as rows of 16 bytes' records (a view of its whole units)."""
+    return history[: history.size - history.size % UNIT].reshape(-1, UNIT)
+
+
+@dataclass(frozen=True)
+class TilesPlan:
+    index: NDArray[np.int64]
+    """The tiles' bytes, one tile after the other (each in `check_operand`'s order)."""
+    units: NDArray[np.int64] | None
+    """The same as 16-byte units, where `index` is made of whole aligned units in order."""
+    top_unit: int
+    parts: tuple[tuple[int, int], ...]
+    """Each tile's [start, stop) in `index`."""
+
+
+@lru_cache(maxsize=64)
+def _tiles_plan(tiles: tuple[Tile, ...]) -> TilesPlan:
+    """Cached as `_operand_bytes`."""
+    pieces = [_operand_bytes(desc, rows, k, ELEMENT_BYTES[fmt], mn_major) for desc, rows, k, fmt, mn_major in tiles]
+    index = np.concatenate(pieces)
+    bounds = np.cumsum([0] + [p.size for p in pieces]).tolist()
+    units: NDArray[np.int64] | None = None
+    if index.size % UNIT == 0:
+        rows = index.reshape(-1, UNIT)
+        if not (rows[:, 0] % UNIT).any() and np.array_equal(rows, rows[:, :1] + np.arange(UNIT)):
+            units = rows[:, 0] // UNIT
+            units.flags.writeable = False
+    index.flags.writeable = False
+    top = int(units.max()) if units is not None else -1
+    return TilesPlan(index, units, top, tuple(pairwise(bounds)))
 
 
 def _tensor_core_stamp(warp: Warp, op: Any) -> int:

@@ -18,6 +18,7 @@ from xdsl.ir import Attribute, Block, Operation
 from xdsl_tmem.fence_policy import FencePolicy
 from xdsl_tmem.interpreter import races
 from xdsl_tmem.interpreter.arith import ArithFunctions
+from xdsl_tmem.interpreter.blas import single_threaded_blas
 from xdsl_tmem.interpreter.executor import (
     Deadlock,
     OpError,
@@ -612,6 +613,7 @@ def required_block(module: ModuleOp, kernel: str) -> Dim3:
     raise LaunchError(f"kernel {kernel} declares no {where[0]}, so the block must be given{bound}", op)
 
 
+@single_threaded_blas()
 def run_launch(
     module: ModuleOp,
     launch: Launch,

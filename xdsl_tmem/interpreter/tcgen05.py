@@ -20,7 +20,7 @@ documented, and are refused or flagged rather than guessed where numbers would c
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 
 import numpy as np
@@ -140,6 +140,12 @@ class InstrDescriptor:
 
     @staticmethod
     def decode(value: int, kind: str, cta_group: int) -> InstrDescriptor:
+        """`decode_checked`, cached: a kernel's MMAs use a few descriptors (a refused
+        one raises again each time: exceptions are not cached)."""
+        return _decode_instr(value, kind, cta_group)
+
+    @staticmethod
+    def decode_checked(value: int, kind: str, cta_group: int) -> InstrDescriptor:
         """Decode and check an instruction descriptor for `kind` (bit table in ptx-nvvm.md §1.7)."""
         if value & 0b111:
             raise DescriptorError(f"instruction descriptor 0x{value:08x}: sparsity (bits 0-2) is not supported")
@@ -213,6 +219,11 @@ class SmemDescriptor:
 
     @staticmethod
     def decode(value: int) -> SmemDescriptor:
+        """`decode_checked`, cached (as `InstrDescriptor.decode`)."""
+        return _decode_smem(value & ((1 << 64) - 1))
+
+    @staticmethod
+    def decode_checked(value: int) -> SmemDescriptor:
         value &= (1 << 64) - 1
         if (value >> 46) & 0b111 != 0b001:
             raise DescriptorError(
@@ -236,6 +247,10 @@ class SmemDescriptor:
                 f"shared-memory descriptor 0x{value:016x}: a non-zero base offset or LBO mode is not modelled"
             )
         return desc
+
+
+_decode_instr = lru_cache(maxsize=256)(InstrDescriptor.decode_checked)
+_decode_smem = lru_cache(maxsize=1024)(SmemDescriptor.decode_checked)
 
 
 def swizzle(address: NDArray[np.int64], width: int) -> NDArray[np.int64]:
@@ -314,25 +329,118 @@ def decode_elements(raw: NDArray[np.uint8], fmt: str) -> NDArray[Any]:
             return raw[..., 0].astype(np.int64)
 
 
+@dataclass(frozen=True)
+class OperandPlan:
+    """Where the elements of a rows x k operand tile are in shared memory: computed once
+    per (descriptor, shape, element size, major-ness) and cached, since a pipeline's MMAs
+    use a few descriptors over and over and building the map costs more than using it."""
+
+    index: NDArray[np.int64]
+    """(rows, k): each element's index into shared memory viewed as whole elements
+    (`aligned`), else (rows, k, element) byte offsets. Read-only (shared)."""
+    aligned: bool
+    low: int
+    """The lowest byte address."""
+    high: int
+    """One past the highest byte address."""
+
+
+@lru_cache(maxsize=256)
+def operand_plan(desc: SmemDescriptor, rows: int, k: int, element: int, mn_major: bool) -> OperandPlan:
+    addresses = operand_addresses(desc, rows, k, element, mn_major)
+    aligned = element == 1 or not bool((addresses % element).any())
+    if aligned:
+        index = addresses // element
+    else:
+        index = addresses[..., None] + np.arange(element)
+    index.flags.writeable = False
+    return OperandPlan(index, aligned, int(addresses.min()), int(addresses.max()) + element)
+
+
+def _plan_in_bounds(
+    smem: NDArray[np.uint8], desc: SmemDescriptor, rows: int, k: int, fmt: str, mn_major: bool
+) -> OperandPlan:
+    plan = operand_plan(desc, rows, k, ELEMENT_BYTES[fmt], mn_major)
+    check_bounds(plan, smem, desc, (rows, k), fmt)
+    return plan
+
+
+def check_bounds(
+    plan: OperandPlan, smem: NDArray[np.uint8], desc: SmemDescriptor, shape: tuple[int, int], fmt: str
+) -> None:
+    """The tile must lie in the shared memory in use."""
+    rows, k = shape
+    if plan.low < 0 or plan.high > smem.size:
+        raise DescriptorError(
+            f"the operand tile ({rows}x{k} {fmt}, start 0x{desc.start:x}, LBO {desc.lbo}, SBO {desc.sbo}, swizzle "
+            f"{SWIZZLE_NAMES[desc.swizzle]}) reaches shared offset 0x{plan.high:x}, beyond the {smem.size} bytes in use"
+        )
+
+
+def _elements(smem: NDArray[np.uint8], element: int) -> NDArray[Any]:
+    """Shared memory viewed as whole `element`-byte units (a view)."""
+    return smem if element == 1 else smem[: smem.size - smem.size % element].view(np.dtype(f"u{element}"))
+
+
 def gather_operand(
     smem: NDArray[np.uint8], desc: SmemDescriptor, rows: int, k: int, fmt: str, mn_major: bool
 ) -> NDArray[Any]:
     """A rows x k operand tile read from one CTA's shared memory."""
     element = ELEMENT_BYTES[fmt]
-    addresses = operand_addresses(desc, rows, k, element, mn_major)
-    hi = int(addresses.max()) + element
-    if int(addresses.min()) < 0 or hi > smem.size:
-        raise DescriptorError(
-            f"the operand tile ({rows}x{k} {fmt}, start 0x{desc.start:x}, LBO {desc.lbo}, SBO {desc.sbo}, swizzle "
-            f"{SWIZZLE_NAMES[desc.swizzle]}) reaches shared offset 0x{hi:x}, beyond the {smem.size} bytes in use"
-        )
-    if element == 1:
-        return decode_elements(smem[addresses][..., None], fmt)
-    if not bool((addresses % element).any()):
-        view = smem[: smem.size - smem.size % element].view(np.dtype(f"u{element}"))
-        raw = view[addresses // element][..., None].view(np.uint8)
-        return decode_elements(raw, fmt)
-    return decode_elements(smem[addresses[..., None] + np.arange(element)], fmt)
+    plan = _plan_in_bounds(smem, desc, rows, k, fmt, mn_major)
+    if not plan.aligned:
+        return decode_elements(smem[plan.index], fmt)
+    return decode_elements(_elements(smem, element)[plan.index][..., None].view(np.uint8), fmt)
+
+
+FLOAT_FORMATS = ("f16", "bf16", "tf32", "e4m3", "e5m2")
+_TABLES = {"e4m3": E4M3, "e5m2": E5M2}
+_scratch: dict[tuple[str, tuple[int, ...], str], NDArray[Any]] = {}
+
+
+def scratch(name: str, shape: tuple[int, ...], dtype: str) -> NDArray[Any]:
+    """A reused buffer (one per name, shape and type): the MMA path allocates no
+    temporaries of its operand or accumulator size. Its content is overwritten by each use."""
+    key = (name, shape, dtype)
+    buffer = _scratch.get(key)
+    if buffer is None:
+        buffer = _scratch[key] = np.empty(shape, dtype=dtype)
+    return buffer
+
+
+@cache
+def _half_table(fmt: str) -> NDArray[np.float32]:
+    """Every 16-bit pattern's float32 value, by `decode_elements` itself: decoding by a
+    table lookup is one gather (numpy's f16 conversion costs more than a lookup)."""
+    codes = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16)
+    table = decode_elements(codes.view(np.uint8).reshape(-1, 2), fmt)
+    table.flags.writeable = False
+    return table
+
+
+def gather_operand_into(
+    smem: NDArray[np.uint8], desc: SmemDescriptor, fmt: str, mn_major: bool, out: NDArray[np.float32]
+) -> None:
+    """`out[...] = gather_operand(smem, desc, *out.shape, fmt, mn_major)` for the float
+    formats, with one cached index map and no temporaries of the tile's size."""
+    rows, k = out.shape
+    gather_into(smem, _plan_in_bounds(smem, desc, rows, k, fmt, mn_major), fmt, out)
+
+
+def gather_into(smem: NDArray[np.uint8], plan: OperandPlan, fmt: str, out: NDArray[np.float32]) -> None:
+    """`gather_operand_into` with the plan checked against `smem` already."""
+    if not plan.aligned:
+        out[...] = decode_elements(smem[plan.index], fmt)
+        return
+    view = _elements(smem, ELEMENT_BYTES[fmt])
+    match fmt:
+        case "f16" | "bf16":
+            np.take(_half_table(fmt), view[plan.index], out=out)
+        case "tf32":
+            bits = np.take(view, plan.index, out=out.view(np.uint32))
+            np.bitwise_and(bits, np.uint32(0xFFFFE000), out=bits)  # as decode_elements: the low 13 bits dropped
+        case _:  # e4m3, e5m2
+            np.take(_TABLES[fmt], view[plan.index], out=out)
 
 
 # --------------------------------------------------------------------------------------
@@ -419,3 +527,77 @@ def _float_product(
     if idesc.d_format == "f16":
         return acc32.astype(np.float16).view(np.uint16).astype(np.uint32)
     return acc32.astype(np.float32).view(np.uint32)
+
+
+def product_in_place(idesc: InstrDescriptor, layout: AccumulatorLayout) -> bool:
+    """Whether `product_into` computes this MMA: float operands, an f32 D in the identity
+    layout (cg1 M=128, cg2 M=256: a rectangle of TMEM); the others go through `mma_product`."""
+    return layout.lanes is None and idesc.d_format == "f32" and idesc.a_format in FLOAT_FORMATS
+
+
+def product_into(
+    d: NDArray[np.float32], a: NDArray[np.float32], b: NDArray[np.float32], scale_input_d: int | None
+) -> None:
+    """`mma_product` for `product_in_place` MMAs, in place: D (a float32 view of the TMEM
+    rectangle) = A·Bᵀ, or + D·2^-scale_input_d when accumulating (`scale_input_d` not None);
+    A and B decoded and negated. The same float32 steps in the same order: the product is
+    one BLAS sgemm of the same operands and transposition (`a @ b.T`), written straight into
+    TMEM when D is overwritten (a strided output is still one sgemm call, its row stride
+    the only difference), else into a reused buffer, then added to the scaled old D in
+    place (product + D, the operand order of mma_product). No temporaries of the
+    accumulator's size."""
+    with np.errstate(over="ignore", invalid="ignore"):  # inf / NaN propagate as in mma_product
+        if scale_input_d is None:
+            np.matmul(a, b.T, out=d)
+            return
+        product = np.matmul(a, b.T, out=scratch("product", d.shape, "f4"))
+        if scale_input_d:
+            np.multiply(d, np.float32(2.0**-scale_input_d), out=d)
+        # (x · 1 = x for every float32 x, a signalling NaN aside, which the add quiets the
+        # same way whether or not it was multiplied first: scale 0 skips the multiply.)
+        np.add(product, d, out=d)
+
+
+@dataclass(frozen=True)
+class MmaPlan:
+    """One tcgen05.mma form: its decoded descriptors and what follows from them, cached
+    per (kind, cta_group, raw descriptor values): a pipeline issues a few forms over and over."""
+
+    idesc: InstrDescriptor
+    a_desc: SmemDescriptor | None
+    """None: A is in TMEM."""
+    b_desc: SmemDescriptor
+    k: int
+    rows_a: int
+    """A rows (and D rows) per CTA."""
+    rows_b: int
+    """B rows per CTA."""
+    layout: AccumulatorLayout
+    in_place: bool
+    """`product_in_place`."""
+    a_plan: OperandPlan | None
+    b_plan: OperandPlan
+    ab_plan: OperandPlan | None
+    """cta_group 1, A in shared memory, one format: A's rows then B's, read by one gather."""
+
+
+@lru_cache(maxsize=1024)
+def mma_plan(kind: str, cta_group: int, idesc_value: int, a_value: int | None, b_value: int) -> MmaPlan:
+    """Decode and check the descriptors (instruction, B, A: a `DescriptorError` for the
+    first refused one) of an MMA whose A is at shared descriptor `a_value` (None: in TMEM)."""
+    idesc = InstrDescriptor.decode(idesc_value, kind, cta_group)
+    b_desc = SmemDescriptor.decode(b_value)
+    a_desc = None if a_value is None else SmemDescriptor.decode(a_value)
+    k = K_PER_MMA[kind]
+    rows_a, rows_b = idesc.m // cta_group, idesc.n // cta_group
+    layout = accumulator_layout(idesc.m, idesc.n, cta_group)
+    a_element = ELEMENT_BYTES[idesc.a_format]
+    a_plan = None if a_desc is None else operand_plan(a_desc, rows_a, k, a_element, idesc.a_mn_major)
+    b_plan = operand_plan(b_desc, rows_b, k, ELEMENT_BYTES[idesc.b_format], idesc.b_mn_major)
+    in_place = product_in_place(idesc, layout)
+    ab_plan = None
+    if cta_group == 1 and a_plan is not None and a_plan.aligned and b_plan.aligned and idesc.a_format == idesc.b_format:
+        index = np.concatenate([a_plan.index, b_plan.index])
+        index.flags.writeable = False
+        ab_plan = OperandPlan(index, True, min(a_plan.low, b_plan.low), max(a_plan.high, b_plan.high))
+    return MmaPlan(idesc, a_desc, b_desc, k, rows_a, rows_b, layout, in_place, a_plan, b_plan, ab_plan)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from math import ceil, prod
 from typing import Any
 
@@ -220,7 +221,10 @@ def swizzle_address(swizzle: str, address: npt.NDArray[np.int64]) -> npt.NDArray
     return address ^ (((address >> 7) & mask) << 4)
 
 
+@lru_cache(maxsize=256)
 def _check_supported(tmap: TensorMap) -> None:
+    """Cached: a kernel loads through a few maps over and over (a refused map raises
+    again each time: exceptions are not cached)."""
     tmap.validate()
     if tmap.interleave != "NONE":
         raise TensorMapError("interleave", tmap.interleave, "interleaved layouts are not modelled (NONE only)")
@@ -278,14 +282,125 @@ def _byte_offsets(addresses: npt.NDArray[np.int64], esize: int) -> npt.NDArray[n
     return (addresses[:, None] + np.arange(esize, dtype=np.int64)[None, :]).ravel()
 
 
+SWIZZLE_PERIOD = 1024
+"""Every swizzle reads shared address bits below 10 only (`swizzle_address`: bits [7, 10)
+into bits [4, 7)), so a destination's address modulo 1024 fixes where each byte lands
+relative to the destination's 1024-byte block."""
+CHUNK = 16
+"""The unit a tile-mode box moves in: its rows are whole 16-byte units in global memory
+(16-byte aligned address and strides, `box_dims[0]` bytes a multiple of 16, dimension 0
+coordinates on 16-byte units) and the swizzles permute 16-byte units."""
+
+
+@dataclass(frozen=True)
+class BoxPlan:
+    """Where a box load's bytes come from and go, relative to the box's first global
+    byte and to the destination's 1024-byte block: computed once per (tensor map,
+    destination address modulo `SWIZZLE_PERIOD`) and cached, since a pipeline loads
+    through a few maps into a few stages over and over. Arrays are read-only (shared)."""
+
+    shared: npt.NDArray[np.int64]
+    """The shared byte offsets written, in box order."""
+    glob: npt.NDArray[np.int64]
+    """The global byte offsets read, in box order (for a box inside the tensor)."""
+    chunked: bool
+    """Both are runs of `CHUNK` bytes at multiples of `CHUNK`: the copy moves whole units."""
+    shared_chunks: npt.NDArray[np.int64]
+    global_chunks: npt.NDArray[np.int64]
+    low: int
+    high: int
+    """min and max + 1 of `shared`."""
+    global_low: int
+    global_high: int
+    contiguous: bool
+    """`shared` is a permutation of [low, high) (no row padding)."""
+    reach: tuple[int, ...]
+    """Per dimension, how far past its coordinate the box's last element lies."""
+    strides: tuple[int, ...]
+    """Global bytes between consecutive indices of each dimension."""
+
+
+def _chunks(offsets: npt.NDArray[np.int64]) -> npt.NDArray[np.int64] | None:
+    """offsets // CHUNK per unit, if `offsets` is made of whole aligned units in order."""
+    if offsets.size % CHUNK:
+        return None
+    units = offsets.reshape(-1, CHUNK)
+    starts = units[:, 0]
+    if (starts % CHUNK).any() or not np.array_equal(units, starts[:, None] + np.arange(CHUNK)):
+        return None
+    return starts // CHUNK
+
+
+@lru_cache(maxsize=256)
+def box_plan(tmap: TensorMap, phase: int) -> BoxPlan:
+    """The plan of a load of `tmap`'s box at the origin to shared address `phase`
+    (< `SWIZZLE_PERIOD`), from `_box_addresses`, the model's one definition of a box."""
+    gaddr, saddr, _ = _box_addresses(tmap, (0,) * tmap.rank, phase)
+    esize = tmap.element_bytes
+    shared = _byte_offsets(saddr, esize)
+    glob = _byte_offsets(gaddr - tmap.global_address, esize)
+    shared_chunks, global_chunks = _chunks(shared), _chunks(glob)
+    empty = np.zeros(0, dtype=np.int64)
+    if shared_chunks is None or global_chunks is None:
+        shared_chunks = global_chunks = empty
+    low, high = int(shared.min()), int(shared.max()) + 1
+    contiguous = shared.size == high - low and np.unique(shared).size == shared.size
+    for array in (shared, glob, shared_chunks, global_chunks):
+        array.flags.writeable = False
+    chunked = bool(shared_chunks.size)
+    steps = (1, *tmap.element_strides[1:])
+    reach = tuple((n - 1) * e for n, e in zip(tmap.box_counts(), steps, strict=True))
+    strides = (esize, *tmap.global_strides)
+    glow, ghigh = int(glob.min()), int(glob.max()) + 1
+    return BoxPlan(
+        shared, glob, chunked, shared_chunks, global_chunks, low, high, glow, ghigh, contiguous, reach, strides
+    )
+
+
+def load_plan(tmap: TensorMap, coords: Sequence[int], smem_address: int) -> tuple[BoxPlan, int]:
+    """`load_box`'s checks (a `TmaFault` or `TensorMapError` for what silicon refuses), then
+    the box's plan and the destination's block: the shared bytes written are block + plan.shared."""
+    _check_supported(tmap)
+    _check_coords(tmap, coords, smem_address, "tensor load")
+    phase = smem_address % SWIZZLE_PERIOD
+    return box_plan(tmap, phase), smem_address - phase
+
+
+def _inside(tmap: TensorMap, plan: BoxPlan, coords: Sequence[int]) -> bool:
+    """Whether every element of the box at `coords` lies inside the tensor (as
+    `_box_addresses` decides per element: the index along each dimension grows with k)."""
+    return all(0 <= c and c + r < d for c, r, d in zip(coords, plan.reach, tmap.global_dims, strict=True))
+
+
+UNIT = np.dtype((np.void, CHUNK))
+
+
+def _units(data: Bytes) -> npt.NDArray[np.void]:
+    """`data`'s whole 16-byte units (a view)."""
+    return data[: data.size - data.size % CHUNK].view(UNIT)
+
+
 def load_box(tmap: TensorMap, gmem: Bytes, gbase: int, coords: Sequence[int], smem: Bytes, smem_address: int) -> int:
     """`cp.async.bulk.tensor` global -> shared: write the box at `coords` into `smem` (the CTA's
     shared memory, byte 0 at shared address 0) at `smem_address`; `gmem` holds global memory
     from address `gbase`. Returns the transaction bytes the load completes on its mbarrier.
     Elements outside the tensor read as zero, or as the NaN fill; shared bytes in the row
-    padding of a box narrower than its swizzle span are not written."""
-    _check_supported(tmap)
-    _check_coords(tmap, coords, smem_address, "tensor load")
+    padding of a box narrower than its swizzle span are not written.
+
+    A box wholly inside the tensor is one copy of whole 16-byte units through the cached
+    plan (`box_plan`); the others take the element-wise path below."""
+    plan, block = load_plan(tmap, coords, smem_address)
+    origin = tmap.global_address + sum(c * s for c, s in zip(coords, plan.strides, strict=True)) - gbase
+    if (
+        plan.chunked
+        and _inside(tmap, plan, coords)
+        and not (origin | block) % CHUNK
+        and 0 <= origin + plan.global_low
+        and origin + plan.global_high <= gmem.size - gmem.size % CHUNK
+        and block + plan.high <= smem.size - smem.size % CHUNK
+    ):
+        _units(smem)[block // CHUNK :][plan.shared_chunks] = _units(gmem)[origin // CHUNK :][plan.global_chunks]
+        return plan.shared.size  # the box's bytes (`TensorMap.box_bytes`)
     esize = tmap.element_bytes
     gaddr, saddr, inside = _box_addresses(tmap, coords, smem_address)
     values = np.zeros((gaddr.size, esize), dtype=np.uint8)
@@ -304,10 +419,8 @@ def load_box(tmap: TensorMap, gmem: Bytes, gbase: int, coords: Sequence[int], sm
 def load_bytes(tmap: TensorMap, coords: Sequence[int], smem_address: int) -> npt.NDArray[np.int64]:
     """The shared byte addresses a load of the box at `coords` to `smem_address` writes, in box
     order (`load_box`'s checks first: a `TmaFault` or `TensorMapError` for what silicon refuses)."""
-    _check_supported(tmap)
-    _check_coords(tmap, coords, smem_address, "tensor load")
-    _, saddr, _ = _box_addresses(tmap, coords, smem_address)
-    return _byte_offsets(saddr, tmap.element_bytes)
+    plan, block = load_plan(tmap, coords, smem_address)
+    return plan.shared + block
 
 
 def store_bytes(

@@ -58,7 +58,14 @@ class PendingRegister:
 
 
 def complete(registers: list[Any]) -> None:
-    """`tcgen05.wait::ld`: the warp's loads are complete; their registers hold the values."""
-    for slot, value in enumerate(registers):
-        if value.__class__ is PendingRegister:
-            registers[slot] = value.values
+    """`tcgen05.wait::ld`: the warp's loads are complete; their registers hold the values.
+    (The register file is scanned by `list.index` over the registers' classes, in C: a
+    kernel has hundreds of registers and a few pending ones.)"""
+    kinds = list(map(type, registers))
+    slot = -1
+    while True:
+        try:
+            slot = kinds.index(PendingRegister, slot + 1)
+        except ValueError:
+            return
+        registers[slot] = registers[slot].values

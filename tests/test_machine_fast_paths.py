@@ -1,0 +1,410 @@
+"""The machine model's fast paths against slow, obviously correct ones kept here.
+
+The hot operations (benchmarks/machine_ops.py) use cached index maps and reused buffers:
+`tcgen05.operand_plan` / `gather_operand_into` (an MMA operand read through its
+shared-memory descriptor), `tcgen05.product_into` (the MMA product written in place into
+TMEM), `tma.box_plan` (a TMA box load as one copy of 16-byte units) and the race checks
+on slices or one gather (`races.check_span`, `races.check_operands`). Each is compared
+with a per-element formula written from the documented rules (docs/interpreter.md,
+"Numerics"; docs/tma.md), bit for bit, on random inputs; the race checks with the
+reference checks they shortcut, on random access histories (same records, same report).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from math import ceil, prod
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+from numpy.typing import NDArray
+from threadpoolctl import threadpool_limits
+from xdsl.dialects.builtin import ModuleOp
+
+from xdsl_tmem.fence_policy import FencePolicy
+from xdsl_tmem.interpreter import races, tma
+from xdsl_tmem.interpreter.executor import Program, Warp
+from xdsl_tmem.interpreter.launch import Geometry
+from xdsl_tmem.interpreter.machine import Cluster, Cta, GlobalMemory, Hazard, SharedLayout
+from xdsl_tmem.interpreter.nvvm import MmaOperands, tcgen05_mma
+from xdsl_tmem.interpreter.run import connect
+from xdsl_tmem.interpreter.shadow import COMP_SHIFT, SHARED, SITE_SHIFT
+from xdsl_tmem.interpreter.tcgen05 import (
+    DescriptorError,
+    SmemDescriptor,
+    gather_operand,
+    gather_operand_into,
+)
+
+ANY_OP = ModuleOp([])
+FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+# ======================================================================================
+# Operand reads through shared-memory descriptors
+# ======================================================================================
+
+ELEMENT = {"f16": 2, "bf16": 2, "tf32": 4, "e4m3": 1, "e5m2": 1}
+WIDTH = {0: 0, 2: 128, 4: 64, 6: 32}
+"""Swizzle code → its span in bytes (0: none)."""
+
+
+def reference_address(desc: SmemDescriptor, i: int, k: int, element: int, mn_major: bool) -> int:
+    """docs/interpreter.md, "operand layouts": the byte of element (i, k), then the swizzle
+    (the 16-byte chunk index XOR address bits 7.. of the absolute address)."""
+    t, w = 16 // element, WIDTH[desc.swizzle]
+    if not mn_major:
+        if w == 0:
+            offset = (i % 8) * 16 + (i // 8) * desc.sbo + (k // t) * desc.lbo + (k % t) * element
+        else:
+            offset = (i % 8) * w + (i // 8) * desc.sbo + k * element
+    elif w == 0:
+        offset = (i % t) * element + (i // t) * desc.sbo + (k % 8) * 16 + (k // 8) * desc.lbo
+    else:
+        per_row = w // element
+        offset = (i % per_row) * element + (i // per_row) * desc.lbo + (k % 8) * w + (k // 8) * desc.sbo
+    address = desc.start + offset
+    if w:
+        address ^= ((address >> 7) & (w // 16 - 1)) << 4
+    return address
+
+
+def reference_value(raw: bytes, fmt: str) -> float:
+    """One element's value, decoded by ml_dtypes / the PTX format definitions."""
+    match fmt:
+        case "f16":
+            return float(np.frombuffer(raw, np.float16)[0])
+        case "bf16":
+            return float(np.frombuffer(raw, ml_dtypes.bfloat16)[0])
+        case "tf32":  # the fp32 container, the low 13 mantissa bits dropped
+            bits = int.from_bytes(raw, "little") & 0xFFFFE000
+            return float(np.array([bits], np.uint32).view(np.float32)[0])
+        case "e4m3":
+            return float(np.frombuffer(raw, ml_dtypes.float8_e4m3fn)[0])
+        case _:
+            return float(np.frombuffer(raw, ml_dtypes.float8_e5m2)[0])
+
+
+def reference_operand(smem: NDArray[np.uint8], desc: SmemDescriptor, rows: int, k: int, fmt: str,
+                      mn_major: bool) -> NDArray[np.float32]:  # fmt: skip
+    e = ELEMENT[fmt]
+    out = np.empty((rows, k), np.float32)
+    for i in range(rows):
+        for kk in range(k):
+            a = reference_address(desc, i, kk, e, mn_major)
+            out[i, kk] = reference_value(smem[a : a + e].tobytes(), fmt)
+    return out
+
+
+@st.composite
+def operand_tiles(draw: st.DrawFn) -> tuple[SmemDescriptor, int, int, str, bool]:
+    fmt = draw(st.sampled_from(list(ELEMENT)))
+    swizzle = draw(st.sampled_from(list(WIDTH)))
+    mn_major = draw(st.booleans())
+    rows = 8 * draw(st.integers(1, 6))
+    k = draw(st.sampled_from([32 // ELEMENT[fmt], 64 // ELEMENT[fmt]]))
+    sixteen = st.integers(0, 96).map(lambda x: 16 * x)
+    start = draw(st.integers(0, 1024).map(lambda x: 16 * x))
+    return SmemDescriptor(start, draw(sixteen), draw(sixteen), 0, 0, swizzle), rows, k, fmt, mn_major
+
+
+@FAST
+@given(operand_tiles(), st.integers(0, 2**32 - 1))
+def test_gather_matches_the_layout_formula(tile: tuple[SmemDescriptor, int, int, str, bool], seed: int) -> None:
+    """Any descriptor (start, LBO, SBO, swizzle), shape, format and major-ness: the cached
+    plan and the table decode read the same values as the per-element formula."""
+    desc, rows, k, fmt, mn_major = tile
+    smem = np.random.default_rng(seed).integers(0, 256, 40000).astype(np.uint8)
+    top = max(reference_address(desc, i, kk, ELEMENT[fmt], mn_major) for i in (0, rows - 1) for kk in (0, k - 1))
+    try:
+        got = gather_operand(smem, desc, rows, k, fmt, mn_major)
+    except DescriptorError:
+        assert top + ELEMENT[fmt] > smem.size or top < 0 or desc.start + 4096 > smem.size
+        return
+    expected = reference_operand(smem, desc, rows, k, fmt, mn_major)
+    np.testing.assert_array_equal(got, expected)
+    into = np.full((rows, k), -1.0, np.float32)
+    gather_operand_into(smem, desc, fmt, mn_major, into)
+    np.testing.assert_array_equal(into.view(np.uint32), got.view(np.uint32))
+
+
+def test_gather_refuses_a_tile_past_shared_memory() -> None:
+    desc = SmemDescriptor(4096 - 256, 16, 1024, 0, 0, 2)
+    with pytest.raises(DescriptorError, match="beyond the 4096 bytes in use"):
+        gather_operand_into(np.zeros(4096, np.uint8), desc, "f16", False, np.empty((128, 16), np.float32))
+
+
+# ======================================================================================
+# TMA box loads
+# ======================================================================================
+
+SPAN = {"NONE": 0, "32B": 32, "64B": 64, "128B": 128}
+DTYPE = {1: "UINT8", 2: "FLOAT16", 4: "FLOAT32"}
+
+
+def reference_load(tmap: tma.TensorMap, gmem: NDArray[np.uint8], gbase: int, coords: list[int],
+                   smem: NDArray[np.uint8], smem_address: int) -> list[int]:  # fmt: skip
+    """docs/tma.md, element by element in box order (dimension 0 fastest): the element at
+    coords[d] + k_d · elementStride[d] (dimension 0's stride ignored), zero or the NaN fill
+    outside the tensor; in shared memory rows of the inner box padded to the swizzle span,
+    the swizzle on the absolute address. Returns the shared byte addresses written."""
+    e = tmap.element_bytes
+    counts = [tmap.box_dims[0]] + [
+        ceil(b / s) for b, s in zip(tmap.box_dims[1:], tmap.element_strides[1:], strict=True)
+    ]
+    pitch = max(counts[0] * e, SPAN[tmap.swizzle])
+    strides = [e, *tmap.global_strides]
+    fill = (0x7FF7).to_bytes(2, "little") * max(e // 2, 1) if tmap.oob_fill != "NONE" else bytes(e)
+    written: list[int] = []
+    for flat in range(prod(counts)):
+        ks: list[int] = []
+        rest = flat
+        for n in counts:
+            ks.append(rest % n)
+            rest //= n
+        index = [
+            c + kk * (s if d else 1) for d, (c, kk, s) in enumerate(zip(coords, ks, tmap.element_strides, strict=True))
+        ]
+        inside = all(0 <= x < dim for x, dim in zip(index, tmap.global_dims, strict=True))
+        src = tmap.global_address + sum(x * s for x, s in zip(index, strides, strict=True)) - gbase
+        value = gmem[src : src + e].tobytes() if inside else fill[:e]
+        row = 0
+        for d in range(len(counts) - 1, 0, -1):
+            row = row * counts[d] + ks[d]
+        address = smem_address + row * pitch + ks[0] * e
+        bits = {0: 0, 32: 1, 64: 3, 128: 7}[SPAN[tmap.swizzle]]
+        address ^= ((address >> 7) & bits) << 4
+        smem[address : address + e] = np.frombuffer(value, np.uint8)
+        written.extend(range(address, address + e))
+    return written
+
+
+@st.composite
+def box_loads(draw: st.DrawFn) -> tuple[tma.TensorMap, list[int], int]:
+    e = draw(st.sampled_from([1, 2, 4]))
+    swizzle = draw(st.sampled_from(list(SPAN)))
+    rank = draw(st.integers(2, 3))
+    units = draw(st.integers(1, (SPAN[swizzle] or 64) // 16))
+    box = [16 * units // e] + [draw(st.integers(1, 12)) for _ in range(rank - 1)]
+    dims = [box[0] * draw(st.integers(1, 3))] + [draw(st.integers(1, 20)) for _ in range(rank - 1)]
+    strides: list[int] = []
+    pitch = dims[0] * e
+    for d in dims[1:]:
+        pitch = (pitch + 15) // 16 * 16 + 16 * draw(st.integers(0, 2))
+        strides.append(pitch)
+        pitch *= d
+    estrides = [1] + [draw(st.integers(1, 3)) for _ in range(rank - 1)]
+    fill = draw(st.sampled_from(["NONE", "NAN_REQUEST_ZERO_FMA"])) if e > 1 else "NONE"
+    tmap = tma.TensorMap(DTYPE[e], 256 * 1024, tuple(dims), tuple(strides), tuple(box), tuple(estrides),
+                         swizzle=swizzle, oob_fill=fill)  # fmt: skip
+    coords = [box[0] * draw(st.integers(-1, 3))] + [draw(st.integers(-4, 22)) for _ in range(rank - 1)]
+    smem_address = 128 * draw(st.integers(0, 24))
+    return tmap, coords, smem_address
+
+
+@FAST
+@given(box_loads(), st.integers(0, 2**32 - 1))
+def test_box_load_matches_the_element_formula(load: tuple[tma.TensorMap, list[int], int], seed: int) -> None:
+    """Any tile-mode map, box, coordinates (inside, across or past the tensor's edges)
+    and 128-aligned destination: `load_box` (the cached plan, one copy for a box inside
+    the tensor) writes what the per-element rule writes, `load_bytes` lists the same
+    bytes in the same order."""
+    tmap, coords, smem_address = load
+    try:
+        tmap.validate()
+    except tma.TensorMapError:
+        assume(False)
+    rng = np.random.default_rng(seed)
+    gbase = tmap.global_address - 256
+    gmem = rng.integers(0, 256, 256 + 2 * prod(tmap.global_dims[1:]) * tmap.global_strides[-1]).astype(np.uint8)
+    fast, slow = (np.full(65536, 0xAB, np.uint8) for _ in range(2))
+    expected = reference_load(tmap, gmem, gbase, coords, slow, smem_address)
+    assert tma.load_box(tmap, gmem, gbase, coords, fast, smem_address) == len(expected)
+    np.testing.assert_array_equal(fast, slow)
+    np.testing.assert_array_equal(tma.load_bytes(tmap, coords, smem_address), expected)
+
+
+# ======================================================================================
+# The MMA product in place
+# ======================================================================================
+
+FORMAT_CODE = {"f16": (0, "f16"), "bf16": (1, "f16"), "tf32": (2, "tf32"), "e4m3": (0, "f8f6f4")}
+K_OF = {"f16": 16, "tf32": 8, "f8f6f4": 32}
+
+
+def make_cluster(ctas: int) -> tuple[Cluster, Warp]:
+    layout = SharedLayout()
+    layout.add("tile", 65536, 1024)
+    cta_list = [Cta(r, (r, 0, 0), layout) for r in range(ctas)]
+    for cta in cta_list:
+        cta.allocator.allocations[0] = 512
+        cta.tmem_written[:] = True
+        cta.shadow.host = True  # preloaded directly: count every byte as written
+    cluster = Cluster(cta_list, GlobalMemory(), 32 * ctas)
+    warps = [Warp(Program(ModuleOp([]), []), cluster, c, 0, Geometry((32, 1, 1))) for c in cta_list]
+    connect(cluster, warps, FencePolicy.MOJO)
+    warps[0].mask = np.arange(32) == 0
+    return cluster, warps[0]
+
+
+def smem_desc(start: int, swizzle_code: int = 2, sbo: int = 1024) -> int:
+    return (start >> 4) | (1 << 16) | ((sbo >> 4) << 32) | (1 << 46) | (swizzle_code << 61)
+
+
+@FAST
+@given(
+    st.sampled_from(list(FORMAT_CODE)),
+    st.sampled_from([1, 2]),
+    st.sampled_from([16, 64, 256]),
+    st.booleans(),
+    st.booleans(),
+    st.booleans(),
+    st.sampled_from([0, 1, 5]),
+    st.integers(0, 2**32 - 1),
+)
+def test_mma_in_place_matches_the_documented_numerics(
+    fmt: str, cta_group: int, n: int, negate_a: bool, negate_b: bool, accumulate: bool, scale: int, seed: int
+) -> None:
+    """docs/interpreter.md "MMA": D = A·Bᵀ (+ D·2^-scale_input_d) in float32, the product
+    one float32 matrix product of the decoded (negated) operands, then the scaled old D
+    added; bit for bit, old D cells being arbitrary bit patterns (NaNs included), for
+    cta_group 1 (M = 128) and 2 (M = 256: CTA v's A rows, the pair's B rows)."""
+    code, kind = FORMAT_CODE[fmt]
+    k = K_OF[kind]
+    cluster, warp = make_cluster(cta_group)
+    rng = np.random.default_rng(seed)
+    a_at, b_at, rows_b = 0, 16384, n // cta_group
+    a_parts: list[NDArray[np.float32]] = []
+    b_parts: list[NDArray[np.float32]] = []
+    old: list[NDArray[np.uint32]] = []
+    for cta in cluster.ctas:
+        # finite operands (how NaN operands' payloads propagate is not the point: the old D
+        # cells below hold every bit pattern): the exponent's top bit clear, no e4m3 NaN code
+        raw = rng.integers(0, 256, 65536).astype(np.uint8)
+        if fmt == "e4m3":
+            raw[(raw & 0x7F) == 0x7F] = 0x7E
+        else:
+            raw[ELEMENT[fmt] - 1 :: ELEMENT[fmt]] &= 0xBF
+        cta.smem[:] = raw
+        a_parts.append(reference_operand(cta.smem, SmemDescriptor.decode(smem_desc(a_at)), 128, k, fmt, False))
+        b_parts.append(reference_operand(cta.smem, SmemDescriptor.decode(smem_desc(b_at)), rows_b, k, fmt, False))
+        cta.tmem[:] = rng.integers(0, 2**32, cta.tmem.shape, dtype=np.uint64).astype(np.uint32)
+        old.append(cta.tmem[:128, 8 : 8 + n].copy())
+    flags = negate_a << 13 | negate_b << 14
+    idesc = 1 << 4 | code << 7 | code << 10 | flags | (n >> 3) << 17 | (128 * cta_group >> 4) << 24
+    operands = MmaOperands(8, smem_desc(a_at), smem_desc(b_at), idesc, int(accumulate), scale_input_d=scale)
+    tcgen05_mma(warp, ANY_OP, kind, cta_group, operands)
+    b = np.concatenate(b_parts) * np.float32(-1 if negate_b else 1)
+    with np.errstate(all="ignore"):
+        for v, cta in enumerate(cluster.ctas):
+            expected = ((a_parts[v] * np.float32(-1 if negate_a else 1)) @ b.T).astype(np.float32)
+            if accumulate:
+                expected = (expected + old[v].view(np.float32) * np.float32(2.0**-scale)).astype(np.float32)
+            np.testing.assert_array_equal(cta.tmem[:128, 8 : 8 + n], expected.view(np.uint32))
+
+
+def test_blas_threads_do_not_change_a_product() -> None:
+    """The reason runs may limit BLAS to one thread (interpreter/blas.py): the MMA-shaped
+    float32 product is the same bits under one thread and under several."""
+    rng = np.random.default_rng(7)
+    a, b = rng.standard_normal((256, 16)).astype(np.float32), rng.standard_normal((256, 16)).astype(np.float32)
+    with threadpool_limits(limits=1, user_api="blas"):
+        one = a @ b.T
+    with threadpool_limits(limits=4, user_api="blas"):
+        several = a @ b.T
+    np.testing.assert_array_equal(one.view(np.uint32), several.view(np.uint32))
+
+
+# ======================================================================================
+# Race checks on slices / one gather
+# ======================================================================================
+
+
+def history(rng: np.random.Generator, warp: Warp, size: int, sites: int) -> tuple[NDArray[np.int64], ...]:
+    """Random write and read records over `size` bytes: nothing, accesses of a few clock
+    components at epochs around what `warp` knows, and concurrent readers (SHARED)."""
+    for s in range(1, sites + 1):
+        warp.cluster.memory.sites.of(f"site {s}", "someone")
+    components = rng.integers(0, warp.clock.vc.size, 3)
+    patch = rng.integers(0, 4, size)
+
+    def records(p_none: float) -> NDArray[np.int64]:
+        comp = components[rng.integers(0, 3)] if rng.random() < 0.7 else rng.integers(0, warp.clock.vc.size, size)
+        epoch = np.maximum(warp.clock.vc[comp] + rng.integers(-3, 1 + (rng.random() < 0.3), size), 1)
+        site = rng.integers(1, sites + 1, size)
+        packed = (site << SITE_SHIFT) | (np.asarray(comp) << COMP_SHIFT) | epoch
+        return np.where(rng.random(size) < p_none, 0, packed).astype(np.int64) * (patch > 0)
+
+    return records(rng.choice([0.0, 0.5, 1.0])), records(rng.choice([0.0, 0.5, 1.0]))
+
+
+def outcome(fn: Callable[[], None], cta: Cta) -> tuple[Any, ...]:
+    try:
+        fn()
+        error = None
+    except Hazard as e:
+        error = (e.kind, str(e))
+    shadow = cta.shadow
+    return error, shadow.write.copy(), shadow.read.copy(), {b: list(r) for b, r in shadow.readers.items()}
+
+
+@FAST
+@given(st.integers(0, 2**32 - 1), st.booleans())
+def test_check_span_is_check(seed: int, readers: bool) -> None:
+    """A write of a permuted range (an unpadded TMA box): `check_span` leaves the same
+    records and raises the same report as `check` of the bytes in access order."""
+    rng = np.random.default_rng(seed)
+    cluster, warp = make_cluster(1)
+    warp.clock.vc[:] = rng.integers(1, 6, warp.clock.vc.size)
+    cta = cluster.ctas[0]
+    cta.shadow.host = False
+    start, size = int(rng.integers(0, 1000)), int(rng.integers(16, 600))
+    write, read = history(rng, warp, size, 3)
+    cta.shadow.write[start : start + size], cta.shadow.read[start : start + size] = write, read
+    if readers and size > 4:
+        for byte in rng.choice(size, 3, replace=False).tolist():
+            cta.shadow.read[start + byte] = SHARED
+            cta.shadow.readers[start + byte] = [int(r) for r in history(rng, warp, 2, 3)[0] if r] or [2 << SITE_SHIFT]
+    order = start + rng.permutation(size).astype(np.int64)
+    clone = copy.deepcopy(cta.shadow)
+    fast = outcome(lambda: races.check_span(warp, ANY_OP, cta.shadow, (start, start + size), lambda: order), cta)
+    cta.shadow = clone
+    slow = outcome(lambda: races.check(warp, ANY_OP, cta.shadow, order, write=True), cta)
+    assert fast[0] == slow[0]
+    for got, expected in zip(fast[1:3], slow[1:3], strict=True):
+        np.testing.assert_array_equal(got, expected)
+    assert fast[3] == slow[3]
+
+
+@FAST
+@given(st.integers(0, 2**32 - 1), st.booleans(), st.booleans())
+def test_check_operands_is_check_operand_per_tile(seed: int, host: bool, overlap: bool) -> None:
+    """An MMA's A and B tiles checked with one gather (`check_operands`): the same records
+    and report as `check_operand` of A, then of B."""
+    rng = np.random.default_rng(seed)
+    cluster, warp = make_cluster(1)
+    warp.clock.vc[:] = rng.integers(1, 6, warp.clock.vc.size)
+    cta = cluster.ctas[0]
+    cta.shadow.host = host
+    write, read = history(rng, warp, 16384, 3)
+    cta.shadow.write[:16384], cta.shadow.read[:16384] = write, read
+    a = SmemDescriptor.decode(smem_desc(0))
+    b = SmemDescriptor.decode(smem_desc(0 if overlap else 8192))
+    tiles = [(a, 128, 16, "f16", False), (b, 64, 16, "f16", False)]
+    clone = copy.deepcopy(cta.shadow)
+    fast = outcome(lambda: races.check_operands(warp, ANY_OP, cta, tiles), cta)
+    cta.shadow = clone
+
+    def one_by_one() -> None:
+        for tile in tiles:
+            races.check_operand(warp, ANY_OP, cta, *tile)
+
+    slow = outcome(one_by_one, cta)
+    assert fast[0] == slow[0]
+    for got, expected in zip(fast[1:3], slow[1:3], strict=True):
+        np.testing.assert_array_equal(got, expected)
+    assert fast[3] == slow[3]
