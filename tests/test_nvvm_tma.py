@@ -7,7 +7,8 @@
   predicate ...) we accept exactly what mlir-opt-22 accepts;
 * PTX: the TMA instructions our backend selects are llc-22's, one for one, with their
   modifiers, for the same NVVM (`mlir-translate-22 | llc-22 -mcpu=sm_100a`);
-* the NVVM-level interpreter refuses them at the op (the PTX level runs TMA).
+* the NVVM-level interpreter refuses, at the op, the modes its model does not execute
+  (it runs the rest: tests/test_nvvm_tma_run.py).
 """
 
 from __future__ import annotations
@@ -158,17 +159,22 @@ def test_tma_instructions_match_llc(run_opt: RunOpt, upstream: Upstream, program
     assert tma_instructions(result.out) == expected
 
 
-def test_nvvm_level_interpreter_refuses_tma_at_the_op(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_nvvm_level_interpreter_refuses_what_the_model_does_not_execute(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """The TMA ops run at the NVVM level (tests/test_nvvm_tma_run.py); a mode the model
+    does not execute is refused at the op, before running, naming it."""
     source = tmp_path / "tma.mlir"
     source.write_text(
         "llvm.func @k(%desc: !llvm.ptr, %s: !llvm.ptr<3>, %x: i32) attributes {nvvm.kernel} {\n"
-        "  nvvm.cp.async.bulk.tensor.global.shared.cta %desc, %s, box[%x] : !llvm.ptr, <3>\n"
+        "  nvvm.cp.async.bulk.tensor.global.shared.cta %desc, %s, box[%x, %x, %x] "
+        "{mode = #nvvm.tma_store_mode<im2col>} : !llvm.ptr, <3>\n"
         "  llvm.return\n}\n"
     )
     result = run_cli(capsys, str(source), "--kernel", "k", "--block", "32", "--arg", "desc=null",
                      "--arg", "s=null", "--arg", "x=0")  # fmt: skip
     assert result.code == 1
     assert result.err.startswith(
-        f"{source}:2:3: error: xdsl-tmem-run: nvvm.cp.async.bulk.tensor.global.shared.cta "
-        "is not executed at the NVVM level yet"
+        f"{source}:2:3: error: xdsl-tmem-run: nvvm.cp.async.bulk.tensor.global.shared.cta with mode im2col "
+        "is not executed by the model (only mode tile)"
     ), result.err

@@ -142,6 +142,11 @@ class WarpFunctions(InterpreterFunctions):
         implementations so the explorer never re-derives the barrier arithmetic."""
         return OTHER
 
+    def refusal(self, op: Operation) -> str | None:
+        """Why `op` (one of ours) cannot run, for an option of it the model does not
+        execute (reported at the op before running), or None."""
+        return None
+
     def static(self, op: _OpT, compute: Callable[[_OpT], _T]) -> _T:
         """`compute(op)`, once per op: what an implementation derives from the op's
         types and properties (widths, layouts), off the hot path."""
@@ -233,7 +238,10 @@ class Program:
     def check_supported(self, root: Operation) -> None:
         """Raise `Unsupported` for the first op under `root` without an implementation."""
         for op in root.walk():
-            if op is not root and type(op) not in self.table:
+            if op is not root and (entry := self.table.get(type(op))) is not None:
+                if (why := entry[1].refusal(op)) is not None:
+                    raise Unsupported(op, f"xdsl-tmem-run: {why}")
+            elif op is not root:
                 if op.has_trait(PtxLevelOnly):
                     raise Unsupported(op, f"xdsl-tmem-run: {op.name} is not executed at the NVVM level yet")
                 raise Unsupported(op, f"xdsl-tmem-run: no interpreter implementation for '{op.name}'")

@@ -30,6 +30,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from xdsl_tmem.interpreter.shadow import Shadow, Sites
+from xdsl_tmem.interpreter.tma import TensorMap
 
 TMEM_LANES = 128
 TMEM_COLUMNS = 512
@@ -37,6 +38,11 @@ RANK_SHIFT = 24
 OFFSET_MASK = (1 << RANK_SHIFT) - 1
 GLOBAL_BASE = 1 << 40
 SHARED_LIMIT = 1 << 32
+PARAM_BASE = 0xFF00_0000
+"""The address of the kernel's parameter space (a byval parameter's address is PARAM_BASE + its
+offset; at the PTX level `mov %r, param_name` gives it and `cvta.param` keeps the number, as the
+model's other spaces do): 32 bits, as Triton's `mov.b32` of a parameter needs, and in no CTA's
+shared-memory window (rank 255)."""
 MAX_SHARED_BYTES = 232448  # 227 KiB per CTA on sm_100
 INF = 1 << 62
 """The completion epoch of an access still in flight."""
@@ -412,12 +418,16 @@ class GlobalMemory:
         self._next = GLOBAL_BASE
         self.sites = Sites()
         """Every memory access site of the launch (shared by copies: it only grows)."""
+        self.tensor_maps: dict[int, TensorMap] = {}
+        """The tensor-map parameters the launch describes, by offset from PARAM_BASE (fixed
+        for the launch: copies share it)."""
 
     def copy(self) -> GlobalMemory:
         clone = GlobalMemory()
         clone.buffers = [Buffer(b.name, b.base, b.data.copy(), b.shadow.copy()) for b in self.buffers]
         clone._next = self._next
         clone.sites = self.sites
+        clone.tensor_maps = self.tensor_maps
         return clone
 
     def add(self, name: str, array: NDArray[Any]) -> int:

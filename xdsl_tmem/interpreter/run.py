@@ -46,6 +46,7 @@ from xdsl_tmem.interpreter.launch import (
 from xdsl_tmem.interpreter.llvm import LlvmFunctions
 from xdsl_tmem.interpreter.machine import (
     MAX_SHARED_BYTES,
+    PARAM_BASE,
     Cluster,
     Cta,
     GlobalMemory,
@@ -56,9 +57,17 @@ from xdsl_tmem.interpreter.machine import (
 )
 from xdsl_tmem.interpreter.memory import alignment_of, size_of
 from xdsl_tmem.interpreter.nvvm import NvvmFunctions
+from xdsl_tmem.interpreter.nvvm_tma import (
+    TENSOR_MAP_SPELLING,
+    NvvmTmaFunctions,
+    byval_type,
+    parameter_offsets,
+    tensor_map_problem,
+)
 from xdsl_tmem.interpreter.ptx.kernel import decode_launch, directives, find_entry, parameters
 from xdsl_tmem.interpreter.ptx.program import Program as PtxProgram
 from xdsl_tmem.interpreter.scf import ScfFunctions
+from xdsl_tmem.interpreter.tma import TensorMap, TensorMapArgument, TensorMapError
 from xdsl_tmem.interpreter.tmem import TmemFunctions
 from xdsl_tmem.interpreter.trace import Tracer
 from xdsl_tmem.interpreter.values import Value, canonical, width_of
@@ -73,6 +82,7 @@ def default_functions() -> list[WarpFunctions]:
         CfFunctions(),
         LlvmFunctions(),
         NvvmFunctions(),
+        NvvmTmaFunctions(),
         TmemFunctions(),
     ]
 
@@ -300,41 +310,87 @@ def shared_layout(module: ModuleOp) -> SharedLayout:
 def bind_arguments(
     kernel: Operation, args: Mapping[str, Argument], memory: GlobalMemory
 ) -> tuple[list[Value], dict[str, NDArray[Any]]]:
-    """Values of the kernel's parameters: buffers become global addresses (of copies)."""
+    """Values of the kernel's parameters: buffers become global addresses (of copies); a
+    tensor-map parameter (nvvm_tma.py) its parameter address, its map (over the launch's
+    one copy of the buffer it names) in `memory.tensor_maps`."""
     block = kernel.regions[0].blocks.first
     assert block is not None
     names = [arg.name_hint or f"arg{i}" for i, arg in enumerate(block.args)]
-    unknown = sorted(set(args) - set(names) - {f"arg{i}" for i in range(len(names))})
+    referenced = {a.buffer for a in args.values() if isinstance(a, TensorMapArgument)}
+    unknown = sorted(set(args) - set(names) - {f"arg{i}" for i in range(len(names))} - referenced)
     if unknown:
         raise LaunchError(
-            f"no parameter named {', '.join(unknown)} (parameters: {', '.join(names)})",
+            f"no parameter named {', '.join(unknown)}, and no tensor map refers to "
+            f"{'them' if len(unknown) > 1 else 'it'} (parameters: {', '.join(names)})",
             kernel,
         )
     values: list[Value] = []
     outputs: dict[str, NDArray[Any]] = {}
+    addresses: dict[str, int] = {}  # the launch's one copy of each buffer, in parameter order (as the PTX level)
+    offsets = parameter_offsets(kernel, [arg.type for arg in block.args])
     for i, (arg, name) in enumerate(zip(block.args, names, strict=True)):
         argument = args.get(name, args.get(f"arg{i}"))
-        t: Attribute = arg.type
         if argument is None:
-            raise LaunchError(f"missing argument '{name}' of type {t}", kernel)
-        if not isinstance(argument, BufferArgument | ScalarArgument):
-            raise LaunchError(f"argument '{name}' is a {type(argument).__name__}, which only a PTX kernel (.entry) "
-                              "takes; pass a numpy array or a number", kernel)  # fmt: skip
-        given = argument.value
-        if isinstance(t, llvm.LLVMPointerType):
-            if not isinstance(argument, BufferArgument):
-                raise LaunchError(f"argument '{name}' is a pointer ({t}); pass a numpy array", kernel)
-            buffer: NDArray[Any] = np.array(argument.value, copy=True, order="C")
-            outputs[name] = buffer
-            values.append(memory.add(name, buffer))
+            raise LaunchError(f"missing argument '{name}' of type {arg.type}", kernel)
+        if isinstance(argument, TensorMapArgument):
+            if (problem := tensor_map_problem(kernel, i, arg.type)) is not None:
+                raise LaunchError(f"argument '{name}' is a tensor map, but {problem} (spell it "
+                                  f"%{name}: {TENSOR_MAP_SPELLING})", kernel)  # fmt: skip
+            memory.tensor_maps[offsets[i]] = _bind_tensor_map(kernel, name, argument, args, memory, outputs, addresses)
+            values.append(PARAM_BASE + offsets[i])
+        elif byval_type(kernel, i) is not None:
+            raise LaunchError(f"parameter '{name}' is byval: the NVVM level takes only tensor maps there "
+                              "(tensormap:...)", kernel)  # fmt: skip
+        elif name in addresses and isinstance(arg.type, llvm.LLVMPointerType):
+            values.append(addresses[name])  # the buffer a tensor map before it copied
         else:
-            if isinstance(t, IntegerType | IndexType) and isinstance(given, int | np.integer):
-                values.append(canonical(int(cast(int, given)), width_of(arg.type)))
-            elif isinstance(t, AnyFloat) and isinstance(given, int | float | np.integer | np.floating):
-                values.append(float(cast(float, given)))
-            else:
-                raise LaunchError(f"argument '{name}' has type {t}; pass a matching scalar, got {given!r}", kernel)
+            values.append(_bind_value(kernel, name, arg.type, argument, memory, outputs))
+            if isinstance(arg.type, llvm.LLVMPointerType):
+                addresses[name] = cast(int, values[-1])
     return values, outputs
+
+
+def _bind_value(
+    kernel: Operation, name: str, t: Attribute, argument: Argument, memory: GlobalMemory,
+    outputs: dict[str, NDArray[Any]],
+) -> Value:  # fmt: skip
+    """A pointer's (its buffer copied into global memory) or a scalar's value."""
+    if not isinstance(argument, BufferArgument | ScalarArgument):
+        raise LaunchError(f"argument '{name}' is a {type(argument).__name__}, which only a PTX kernel (.entry) "
+                          "takes; pass a numpy array or a number", kernel)  # fmt: skip
+    given = argument.value
+    if isinstance(t, llvm.LLVMPointerType):
+        if not isinstance(argument, BufferArgument):
+            raise LaunchError(f"argument '{name}' is a pointer ({t}); pass a numpy array", kernel)
+        buffer: NDArray[Any] = np.array(argument.value, copy=True, order="C")
+        outputs[name] = buffer
+        return memory.add(name, buffer)
+    if isinstance(t, IntegerType | IndexType) and isinstance(given, int | np.integer):
+        return canonical(int(cast(int, given)), width_of(t))
+    if isinstance(t, AnyFloat) and isinstance(given, int | float | np.integer | np.floating):
+        return float(cast(float, given))
+    raise LaunchError(f"argument '{name}' has type {t}; pass a matching scalar, got {given!r}", kernel)
+
+
+def _bind_tensor_map(
+    kernel: Operation, name: str, argument: TensorMapArgument, args: Mapping[str, Argument],
+    memory: GlobalMemory, outputs: dict[str, NDArray[Any]], addresses: dict[str, int],
+) -> TensorMap:  # fmt: skip
+    """The map over the buffer it names: the copy a pointer parameter of that name has,
+    else one of its own (an output under its name)."""
+    base = addresses.get(argument.buffer)
+    if base is None:
+        target = args.get(argument.buffer)
+        if not isinstance(target, BufferArgument):
+            buffers = sorted(n for n, a in args.items() if isinstance(a, BufferArgument))
+            raise LaunchError(f"argument '{name}' is a tensor map over '{argument.buffer}', which is no buffer "
+                              f"argument (buffers: {', '.join(buffers) or 'none'})", kernel)  # fmt: skip
+        outputs[argument.buffer] = np.array(target.value, copy=True, order="C")
+        base = addresses[argument.buffer] = memory.add(argument.buffer, outputs[argument.buffer])
+    try:
+        return argument.bind(base)
+    except TensorMapError as e:
+        raise LaunchError(f"argument '{name}': {e}", kernel) from None
 
 
 def clusters_of(launch: Geometry) -> Iterator[list[tuple[int, int, int]]]:

@@ -108,6 +108,35 @@ def _load_param(fs: FunctionSelector, arg: SSAValue, name: str) -> None:
     )
 
 
+def _byval_parameter(fn: Operation, index: int) -> dict[str, Attribute] | None:
+    """The attributes of kernel parameter `index` if it is byval (`llvm.byval = T`)."""
+    attrs = fn.arg_attrs if isinstance(fn, llvm.FuncOp | func.FuncOp) else None
+    if attrs is None or index >= len(attrs.data):
+        return None
+    entry = dict(attrs.data[index].data)
+    return entry if "llvm.byval" in entry else None
+
+
+def _byval_declaration(fs: FunctionSelector, arg: SSAValue, name: str, attrs: dict[str, Attribute]) -> ptx.DeclAttr:
+    """A byval `nvvm.grid_constant` parameter (a `CUtensorMap`, `!llvm.ptr {llvm.align = 64 :
+    i64, llvm.byval = !llvm.array<128 x i8>, nvvm.grid_constant}`), as llc-22 lowers it:
+    `.param .align A .b8 name[N]` (A: `llvm.align`, else the type's alignment) and the
+    parameter's generic address, `mov.b64 %rd, name; cvta.param.u64 %rd, %rd`. Without
+    `nvvm.grid_constant` llc-22 copies the bytes to local memory first: not supported."""
+    pointee = attrs["llvm.byval"]
+    if address_space(arg.type) not in (0, None) or not isinstance(arg.type, llvm.LLVMPointerType):
+        raise fs.error(fs.fn, f"byval parameter {name} must be a generic !llvm.ptr, got {arg.type}")
+    if "nvvm.grid_constant" not in attrs:
+        raise fs.error(fs.fn, f"byval parameter {name} without nvvm.grid_constant is not supported (llc-22 "
+                              "copies it to local memory; a CUtensorMap parameter is grid-constant)")  # fmt: skip
+    align = attrs.get("llvm.align")
+    alignment = align.value.data if isinstance(align, IntegerAttr) else natural_alignment(pointee)
+    declaration = ptx.DeclAttr("param", "b8", name, align=alignment, dims=[byte_size(pointee)])
+    raw = fs.emit(ptx.MovOp(PtxType.B64, fs.fresh("b64"), fs.symbol(name))).res
+    fs.define(arg, [Address(fs.emit(ptx.CvtaOp(StateSpace.PARAM, fs.fresh("b64"), raw, to_generic=True)).res)])
+    return declaration
+
+
 _DIM3_DIRECTIVES = (("nvvm.maxntid", "maxntid"), ("nvvm.reqntid", "reqntid"), ("nvvm.cluster_dim", "reqnctapercluster"))
 _INT_DIRECTIVES = (("nvvm.minctasm", "minnctapersm"), ("nvvm.maxnreg", "maxnreg"))
 
@@ -138,6 +167,9 @@ def select_kernel(fn: Operation, arch: Arch) -> ptx.FunctionOp:
     for i, arg in enumerate(region.blocks[0].args):
         param_name = f"{name}_param_{i}"
         try:
+            if (byval := _byval_parameter(fn, i)) is not None:
+                params.append(_byval_declaration(fs, arg, param_name, byval))
+                continue
             params.append(_param_declaration(param_name, arg.type))
             _load_param(fs, arg, param_name)
         except UnsupportedTypeError as e:

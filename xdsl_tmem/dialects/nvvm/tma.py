@@ -57,7 +57,7 @@ from xdsl_tmem.dialects.nvvm.attributes import (
     ProxyKindAttr,
 )
 from xdsl_tmem.dialects.nvvm.base import NVVMOp, address_space, check_pointer
-from xdsl_tmem.dialects.traits import LaneVarying, PtxLevelOnly, Synchronizes, SyncPoint, WarpLocal
+from xdsl_tmem.dialects.traits import LaneVarying, Synchronizes, SyncPoint, WarpLocal
 
 # --------------------------------------------------------------------------------------
 # Enum attributes
@@ -248,7 +248,7 @@ class CpAsyncBulkTensorSharedClusterGlobalOp(NVVMOp):
     Not a `CtaGroupUser`: ptxas accepts `.cta_group::1` and `::2` copies in one kernel
     (checked with ptxas for sm_100a), unlike tcgen05 instructions."""
 
-    traits = traits_def(SyncPoint(), LaneVarying(), PtxLevelOnly())
+    traits = traits_def(SyncPoint(), LaneVarying())
 
     name = "nvvm.cp.async.bulk.tensor.shared.cluster.global"
     dst_mem = operand_def(LLVMPointerType)
@@ -425,7 +425,7 @@ class CpAsyncBulkTensorGlobalSharedCtaOp(_TensorToGlobal):
     a TMA store of the box at `coordinates` from `src_mem`, completing in the bulk
     async-group (`nvvm.cp.async.bulk.commit.group` / `wait_group`)."""
 
-    traits = traits_def(SyncPoint(), LaneVarying(), PtxLevelOnly())
+    traits = traits_def(SyncPoint(), LaneVarying())
 
     name = "nvvm.cp.async.bulk.tensor.global.shared.cta"
     tma_descriptor = operand_def(LLVMPointerType)
@@ -475,7 +475,7 @@ class CpAsyncBulkTensorReduceOp(_TensorToGlobal):
     """`cp.reduce.async.bulk.tensor.Nd.global.shared::cta.<redOp>.<mode>.bulk_group
     [.L2::cache_hint]`: a TMA store that combines into global memory with `redKind`."""
 
-    traits = traits_def(SyncPoint(), LaneVarying(), PtxLevelOnly())
+    traits = traits_def(SyncPoint(), LaneVarying())
 
     name = "nvvm.cp.async.bulk.tensor.reduce"
     tma_descriptor = operand_def(LLVMPointerType)
@@ -531,7 +531,7 @@ class CpAsyncBulkSharedClusterGlobalOp(NVVMOp):
     [.L2::cache_hint] [dst], [src], size, [mbar]` (a `!llvm.ptr<3>` destination:
     `.shared::cta`)."""
 
-    traits = traits_def(SyncPoint(), LaneVarying(), PtxLevelOnly())
+    traits = traits_def(SyncPoint(), LaneVarying())
 
     name = "nvvm.cp.async.bulk.shared.cluster.global"
     dst_mem = operand_def(LLVMPointerType)
@@ -600,7 +600,7 @@ class CpAsyncBulkGlobalSharedCtaOp(NVVMOp):
     """`cp.async.bulk.global.shared::cta.bulk_group[.L2::cache_hint][.cp_mask]
     [dst], [src], size[, policy][, byteMask]`: completes in the bulk async-group."""
 
-    traits = traits_def(SyncPoint(), LaneVarying(), PtxLevelOnly())
+    traits = traits_def(SyncPoint(), LaneVarying())
 
     name = "nvvm.cp.async.bulk.global.shared.cta"
     dst_mem = operand_def(LLVMPointerType)
@@ -667,7 +667,7 @@ class CpAsyncBulkGlobalSharedCtaOp(NVVMOp):
 class CpAsyncBulkCommitGroupOp(NVVMOp):
     """`cp.async.bulk.commit_group;`: close this thread's open bulk async-group."""
 
-    traits = traits_def(SyncPoint(), LaneVarying(), PtxLevelOnly())
+    traits = traits_def(SyncPoint(), LaneVarying())
 
     name = "nvvm.cp.async.bulk.commit.group"
     assembly_format = "attr-dict"
@@ -681,7 +681,7 @@ class CpAsyncBulkWaitGroupOp(NVVMOp):
     """`cp.async.bulk.wait_group[.read] N;`: wait until at most `group` of this thread's
     bulk async-groups are pending (`.read`: until their sources have been read)."""
 
-    traits = traits_def(Synchronizes(), LaneVarying(), PtxLevelOnly())
+    traits = traits_def(Synchronizes(), LaneVarying())
 
     name = "nvvm.cp.async.bulk.wait_group"
     group = prop_def(IntegerAttr[I32])
@@ -714,7 +714,7 @@ class PrefetchTensormapOp(NVVMOp):
     `nvvm.prefetch` (`nvvm.prefetch tensormap[ in_param_space], %p[, predicate = %q] : type`).
     The cache-level forms of `nvvm.prefetch` are not part of this dialect."""
 
-    traits = traits_def(WarpLocal(), LaneVarying(), PtxLevelOnly())
+    traits = traits_def(WarpLocal(), LaneVarying())
 
     name = "nvvm.prefetch"
     addr = operand_def(LLVMPointerType)
@@ -834,7 +834,7 @@ class _FenceProxyTensormap(NVVMOp):
 class FenceProxyAcquireOp(_FenceProxyTensormap):
     """`fence.proxy.tensormap::generic.acquire.<scope> [addr], size;` (size 128)."""
 
-    traits = traits_def(WarpLocal(), LaneVarying(), PtxLevelOnly())
+    traits = traits_def(WarpLocal(), LaneVarying())
 
     name = "nvvm.fence.proxy.acquire"
     addr = operand_def(LLVMPointerType)
@@ -857,7 +857,7 @@ class FenceProxyAcquireOp(_FenceProxyTensormap):
 class FenceProxyReleaseOp(_FenceProxyTensormap):
     """`fence.proxy.tensormap::generic.release.<scope>;`"""
 
-    traits = traits_def(WarpLocal(), LaneVarying(), PtxLevelOnly())
+    traits = traits_def(WarpLocal(), LaneVarying())
 
     name = "nvvm.fence.proxy.release"
 

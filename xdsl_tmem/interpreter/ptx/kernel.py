@@ -334,7 +334,7 @@ def decode_launch(module: ModuleOp, launch: Launch, entry: ptx.FunctionOp, point
     param_bytes, outputs = bind_parameters(entry, params, launch.arguments, memory, tensor_maps)
     decoder = Decoder(entry, layout, params, points)
     decoder.param_bytes = param_bytes
-    decoder.tensor_maps = tensor_maps
+    decoder.tensor_maps = memory.tensor_maps = tensor_maps
     try:
         program = decoder.decode(module)
     except Refused as e:

@@ -36,7 +36,7 @@ from xdsl_tmem.dialects.traits import ThreadBarrier, is_sync_point
 from xdsl_tmem.interpreter import nvvm as machine
 from xdsl_tmem.interpreter.executor import LOCAL, OTHER, Step
 from xdsl_tmem.interpreter.llvm import check_window
-from xdsl_tmem.interpreter.machine import Hazard, SharedLayout
+from xdsl_tmem.interpreter.machine import PARAM_BASE, Hazard, SharedLayout
 from xdsl_tmem.interpreter.memory import (
     Access,
     Progression,
@@ -91,10 +91,6 @@ _SPACE_WINDOW = {
 }
 """cvta: the machine model's address window of each state space it has (llvm address spaces)."""
 
-PARAM_BASE = 0xFF00_0000
-"""The address of the kernel's parameter space (`mov %r, param_name` gives PARAM_BASE + its
-offset; `cvta.param` keeps the number, as the model's other spaces do): 32 bits, as Triton's
-`mov.b32` of a parameter needs, and in no CTA's shared-memory window (rank 255)."""
 
 
 class Refused(Exception):

@@ -1,0 +1,202 @@
+"""TMA and bulk copies as machine actions, for both levels: the NVVM ops
+(interpreter/nvvm_tma.py) and the PTX they select to (interpreter/ptx/tma_copy.py) call
+these, so a copy lands, races and completes on its mbarrier the same way at each level.
+
+The box itself is `interpreter/tma.py`'s model (pinned by the H100 fixtures); this module
+models *when* it happens (docs/tma.md, "When the box lands"):
+
+* A load writes its box when it is issued, as a write of the issuing warp, and then
+  completes the box's bytes on the mbarrier (`tma.TensorMap.box_bytes`), releasing the
+  issuing warp's clock (PTX ISA 9.0, cp.async.bulk.tensor: the data is visible to the
+  threads that observe the phase completion). The bytes land in box order; when the
+  mbarrier's phase expects fewer bytes than the box (`expect_tx` too low, its arrivals
+  done), the phase completes once those have landed and the rest lands later, in a new
+  epoch of the issuing warp: a consumer that passed the phase reads them unordered, a
+  race. `expect_tx` too high leaves the phase incomplete: a deadlock naming the barrier.
+* Multicast writes the box at the same offset in each CTA of the 16-bit ctaMask and
+  completes it on the mbarrier at the same offset in each (H100: `tma_multicast_*`).
+  `.cta_group::2` (`pair`) lets the mbarrier be in the destination's CTA or its peer
+  (PTX ISA 9.0, cp.async.bulk.tensor, ".cta_group"); without it the mbarrier must be in
+  the destination's CTA.
+* A store (or reduction) reads the shared box and writes global memory when issued, its
+  reads and writes race-checked as the issuing warp's; so the bulk async-groups have
+  nothing left to wait for (a known gap: overwriting the source before
+  `wait_group.read` is not reported).
+
+What silicon refuses (`tma.TmaFault`) and what the model does not cover
+(`tma.TensorMapError`) are `tma-invalid` hazards; a box outside shared memory or the
+tensor's buffer is `out-of-bounds`. `what` names the instruction or op in messages; `op`
+is the access site race reports point at.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from xdsl_tmem.interpreter import races, tma
+from xdsl_tmem.interpreter.executor import Warp
+from xdsl_tmem.interpreter.machine import OFFSET_MASK, PARAM_BASE, RANK_SHIFT, Buffer, Cta, Hazard
+from xdsl_tmem.interpreter.nvvm import use_barrier
+
+def signed32(value: int) -> int:
+    """A 32-bit tensor coordinate as the signed number it is (boxes may start before 0)."""
+    value &= 0xFFFF_FFFF
+    return value - (1 << 32) if value >= 1 << 31 else value
+
+
+def tensor_map_at(maps: Mapping[int, tma.TensorMap], address: int, what: str) -> tma.TensorMap:
+    """The tensor map of the kernel parameter at `address` (`maps`: by parameter offset, the
+    address less `PARAM_BASE`)."""
+    tmap = maps.get(address - PARAM_BASE)
+    if tmap is None:
+        described = ", ".join(f"{PARAM_BASE + o:#x}" for o in sorted(maps)) or "none"
+        raise Hazard(
+            "tma-invalid",
+            f"{what}: tensor-map operand {address:#x} is not the address of a tensor-map kernel parameter "
+            f"(the launch describes those at {described}; pass them as tensormap:... arguments)",
+        )
+    return tmap
+
+
+def _fault(what: str, e: Exception) -> Hazard:
+    return Hazard("tma-invalid", f"{what}: {e}")
+
+
+def _buffer(w: Warp, tmap: tma.TensorMap) -> Buffer:
+    buffer, _ = w.cluster.memory.locate(tmap.global_address, 1)
+    return buffer
+
+
+def _check_inside(cta: Cta, addresses: NDArray[np.int64], what: str) -> None:
+    top = int(addresses.max()) if addresses.size else 0
+    if top >= cta.layout.size:
+        raise Hazard(
+            "out-of-bounds",
+            f"{what}: the box reaches shared byte {top:#x} of CTA {cta.rank}, past its "
+            f"{cta.layout.size} bytes of shared memory",
+        )
+
+
+def multicast_targets(mask: int | None, dst: int, bar: int) -> list[tuple[int, int]]:
+    """(destination, mbarrier) of each CTA a load writes: its own, or the same offsets in
+    each CTA of the 16-bit ctaMask."""
+    if mask is None:
+        return [(dst, bar)]
+    ranks = [r for r in range(16) if mask >> r & 1]
+    return [(r << RANK_SHIFT | (dst & OFFSET_MASK), r << RANK_SHIFT | (bar & OFFSET_MASK)) for r in ranks]
+
+
+def tensor_load(
+    w: Warp, op: Any, what: str, tmap: tma.TensorMap, coords: Sequence[int], dst: int, bar_address: int, pair: bool
+) -> None:
+    """One CTA's part of a tensor load: the box at `coords` into `dst`, completing on the
+    mbarrier at `bar_address` (`pair`: `.cta_group::2`)."""
+    cta, offset = w.cluster.cta_of(dst)
+    bar_cta, _ = w.cluster.cta_of(bar_address)
+    peers = (cta.rank, cta.rank ^ 1) if pair else (cta.rank,)
+    if bar_cta.rank not in peers:
+        allowed = "the destination's CTA or its peer" if pair else "the destination's CTA"
+        raise Hazard(
+            "tma-invalid",
+            f"{what}: the box goes to CTA {cta.rank} but the mbarrier is in CTA {bar_cta.rank} (PTX ISA: "
+            f"it must be in {allowed})",
+        )
+    try:
+        written = tma.load_bytes(tmap, coords, offset)
+    except (tma.TmaFault, tma.TensorMapError) as e:
+        raise _fault(what, e) from None
+    _check_inside(cta, written, what)
+    buffer = _buffer(w, tmap)
+    bar = use_barrier(w, bar_address, f"{what} complete_tx")
+    total = written.size
+    # expect_tx lower than the box: the phase completes after its first `early` bytes land
+    early = bar.tx if bar.pending == 0 and 0 < bar.tx < total else total
+    races.check(w, op, cta.shadow, written[:early], write=True)  # the CTA's shadow starts at its byte 0
+    try:
+        tma.load_box(tmap, buffer.data, buffer.base, coords, cta.smem, offset)
+    except tma.TmaFault as e:
+        raise Hazard("out-of-bounds", f"{what}: {e}") from None
+    bar.add_tx(-early, w.clock.release())
+    if early < total:
+        races.check(w, op, cta.shadow, written[early:], write=True)
+        bar.add_tx(early - total, w.clock.release())
+
+
+def tensor_store(
+    w: Warp, op: Any, what: str, tmap: tma.TensorMap, coords: Sequence[int], src: int, reduction: str | None
+) -> None:
+    """A tensor store, or (`reduction`: its kind) a reduction into the box:
+    global = op(global, shared)."""
+    cta, offset = w.cluster.cta_of(src)
+    if cta is not w.cta:
+        raise Hazard("tma-invalid", f"{what}: the source {src:#x} is in CTA {cta.rank}, not the issuing "
+                                    f"CTA {w.cta.rank} (.shared::cta)")  # fmt: skip
+    buffer = _buffer(w, tmap)
+    try:
+        if reduction is not None:
+            dst, read = tma.reduce_box(reduction, tmap, buffer.data, buffer.base, coords, cta.smem, offset)
+        else:
+            dst, read = tma.store_bytes(tmap, buffer.data, buffer.base, coords, offset)
+    except tma.TmaFault as e:
+        kind = "out-of-bounds" if "outside the memory" in str(e) else "tma-invalid"
+        raise Hazard(kind, f"{what}: {e}") from None
+    except tma.TensorMapError as e:
+        raise _fault(what, e) from None
+    if not dst.size:  # wholly past the end of the tensor: nothing is written
+        return
+    _check_inside(cta, read, what)
+    races.check(w, op, cta.shadow, read, write=False)
+    races.check(w, op, buffer.shadow, dst, write=True)
+    if reduction is None:  # (a reduction wrote its result above)
+        buffer.data[dst] = cta.smem[read]
+
+
+def check_bulk(what: str, src: int, dst: int, size: int) -> None:
+    """Source, destination and size of a non-tensor bulk copy must be multiples of 16."""
+    if size % 16 or src % 16 or dst % 16:
+        raise Hazard("tma-invalid", f"{what}: source {src:#x}, destination {dst:#x} and size {size} "
+                                    "must be multiples of 16 (PTX ISA 9.0, cp.async.bulk)")  # fmt: skip
+
+
+def bulk_load(w: Warp, op: Any, what: str, dst: int, src: int, size: int, bar_address: int) -> None:
+    """`size` global bytes into shared memory, completing `size` on the mbarrier, which
+    must be in the destination's CTA."""
+    check_bulk(what, src, dst, size)
+    cta, offset = w.cluster.cta_of(dst)
+    if w.cluster.cta_of(bar_address)[0] is not cta:
+        raise Hazard("tma-invalid", f"{what}: the mbarrier {bar_address:#x} is not in the destination's CTA "
+                                    f"{cta.rank} (PTX ISA: it must be)")  # fmt: skip
+    buffer, start = w.cluster.memory.locate(src, size)
+    written = np.arange(offset, offset + size, dtype=np.int64)
+    _check_inside(cta, written, what)
+    bar = use_barrier(w, bar_address, f"{what} complete_tx")
+    races.check(w, op, cta.shadow, written, write=True)
+    cta.smem[offset : offset + size] = buffer.data[start : start + size]
+    bar.add_tx(-size, w.clock.release())
+
+
+def bulk_store(w: Warp, op: Any, what: str, dst: int, src: int, size: int) -> None:
+    """`size` shared bytes of the issuing CTA into global memory, when issued."""
+    check_bulk(what, src, dst, size)
+    cta, offset = w.cluster.cta_of(src)
+    if cta is not w.cta:
+        raise Hazard("tma-invalid", f"{what}: the source {src:#x} is in CTA {cta.rank}, not the issuing "
+                                    f"CTA {w.cta.rank} (.shared::cta)")  # fmt: skip
+    buffer, start = w.cluster.memory.locate(dst, size)
+    read = np.arange(offset, offset + size, dtype=np.int64)
+    _check_inside(cta, read, what)
+    races.check(w, op, cta.shadow, read, write=False)
+    races.check(w, op, buffer.shadow, np.arange(start, start + size, dtype=np.int64), write=True)
+    buffer.data[start : start + size] = cta.smem[offset : offset + size]
+
+
+def check_prefetch(maps: Mapping[int, tma.TensorMap], address: int, what: str) -> None:
+    """`prefetch.tensormap`: the operand must be a tensor map the launch describes (PTX ISA
+    9.0, prefetch: a tensormap address)."""
+    if address - PARAM_BASE not in maps:
+        raise Hazard("tma-invalid", f"{what}: {address:#x} is not the address of a tensor-map kernel "
+                                    "parameter the launch describes")  # fmt: skip
