@@ -56,7 +56,7 @@ from xdsl_tmem.interpreter.machine import (
     SharedLayout,
 )
 from xdsl_tmem.interpreter.memory import alignment_of, size_of
-from xdsl_tmem.interpreter.nvvm import NvvmFunctions
+from xdsl_tmem.interpreter.nvvm import NvvmFunctions, mbarrier_wait_reason
 from xdsl_tmem.interpreter.nvvm_tma import (
     TENSOR_MAP_SPELLING,
     NvvmTmaFunctions,
@@ -679,7 +679,7 @@ def failure_of(
     cannot run is not a verdict: it raises `LaunchError` (exit code 1)."""
     match error:
         case Deadlock():
-            blocked = [BlockedWarp(w.name, w.blocked_op, w.blocked_reason) for w in error.warps]
+            blocked = [BlockedWarp(w.name, w.blocked_op, _deadlock_reason(w)) for w in error.warps]
             return KernelDeadlock(blocked, report, run.diagnose_deadlock(error.warps))
         case StepLimit():
             live = [BlockedWarp(w.name, w.next_op(), _activity(w)) for w in run.live_warps()]
@@ -694,6 +694,16 @@ def failure_of(
             return KernelHazard(error.kind, error.message, op, "the kernel's exit", report, error.related[1:])
         case _:
             raise error
+
+
+def _deadlock_reason(warp: Warp) -> str:
+    """Why a warp is blocked at the deadlock. An mbarrier wait is described with the barrier's
+    state now, not when the warp blocked: TMA bytes may have landed since (lowering its
+    tx-count) without completing the phase, which does not wake the warp."""
+    if warp.blocked_wait is None:
+        return warp.blocked_reason
+    address, parity = warp.blocked_wait
+    return mbarrier_wait_reason(warp.cluster, address, parity) + warp.blocked_where
 
 
 def _activity(warp: Warp) -> str:
