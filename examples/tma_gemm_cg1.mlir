@@ -18,15 +18,16 @@
 // Tile t (t = blockIdx.x, blockIdx.x + gridDim.x, ...) of the M/128 x N/256 tiles is
 // (t mod M/128, t div M/128). M must be a multiple of 128, N of 256 and K of 64.
 //
-// Shared memory: stage s of A at smem_a + s * 16 KiB, of B at smem_b + s * 32 KiB, each
+// Shared memory: stage s of A at smem + s * 16 KiB, of B at smem + 64 KiB + s * 32 KiB, each
 // 1024-byte aligned (the 128B swizzle repeats every 8 rows of 128 bytes). A box row is
 // one row of 64 f16 (128 bytes) and the TMA swizzles it on the absolute address, which
 // is the K-major SWIZZLE_128B canonical layout the descriptors name: SBO = 1024 bytes
 // (8-row groups), LBO unused (1), swizzle code 2; the k-th MMA of a block starts k * 32
 // bytes into the rows (docs/tcgen05_layouts.md §5-6).
 module {
-  llvm.mlir.global internal @smem_a() {addr_space = 3 : i32, alignment = 1024 : i64} : !llvm.array<65536 x i8>
-  llvm.mlir.global internal @smem_b() {addr_space = 3 : i32, alignment = 1024 : i64} : !llvm.array<131072 x i8>
+  // The operand stages live in dynamic shared memory (196608 bytes at launch: over the 48 KiB
+  // a static .shared may take on every target; ptxas refuses it for sm_100f).
+  llvm.mlir.global external @smem() {addr_space = 3 : i32, alignment = 1024 : i64} : !llvm.array<0 x i8>
   llvm.mlir.global internal @input_bars() {addr_space = 3 : i32, alignment = 8 : i64} : !llvm.array<8 x i64>
   llvm.mlir.global internal @accum_bars() {addr_space = 3 : i32, alignment = 8 : i64} : !llvm.array<4 x i64>
   llvm.mlir.global internal @dealloc_bar() {addr_space = 3 : i32, alignment = 8 : i64} : i64
@@ -51,8 +52,8 @@ module {
     %in_bars = llvm.mlir.addressof @input_bars : !llvm.ptr<3>
     %bars = llvm.mlir.addressof @accum_bars : !llvm.ptr<3>
     %dbar = llvm.mlir.addressof @dealloc_bar : !llvm.ptr<3>
-    %sa = llvm.mlir.addressof @smem_a : !llvm.ptr<3>
-    %sb = llvm.mlir.addressof @smem_b : !llvm.ptr<3>
+    %sa = llvm.mlir.addressof @smem : !llvm.ptr<3>
+    %sb = llvm.getelementptr %sa[65536] : (!llvm.ptr<3>) -> !llvm.ptr<3>, i8
 
     %tid = nvvm.read.ptx.sreg.tid.x range <i32, 0, 192> : i32
     %warp = arith.shrui %tid, %c5 : i32

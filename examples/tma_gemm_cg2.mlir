@@ -8,7 +8,8 @@
 // multiples of 256, K of 64.
 //   * Input pipeline (4 stages): each CTA holds its half of a K block, at the same
 //     shared-memory offsets: A rows m0 + 128 * rank (64 x 128 box) and B rows
-//     n0 + 128 * rank (64 x 128 box), 16 KiB each. Both CTAs' load warps wait their own
+//     n0 + 128 * rank (64 x 128 box), 16 KiB each (stage s of A at smem + s * 16 KiB,
+//     of B at smem + 64 KiB + s * 16 KiB). Both CTAs' load warps wait their own
 //     empty[s] and issue their two boxes with .cta_group::2, completing on the
 //     **leader's** full[s] (the mbarrier may be in the peer CTA of the destination: PTX
 //     ISA, cp.async.bulk.tensor, .cta_group), as CuTe's 2-CTA GEMM does; only the
@@ -26,8 +27,9 @@
 // Barrier inits are published to the peer with fence.mbarrier_init and a cluster
 // barrier before any remote arrive can happen (semantics.md §6.2).
 module {
-  llvm.mlir.global internal @smem_a() {addr_space = 3 : i32, alignment = 1024 : i64} : !llvm.array<65536 x i8>
-  llvm.mlir.global internal @smem_b() {addr_space = 3 : i32, alignment = 1024 : i64} : !llvm.array<65536 x i8>
+  // The operand stages live in dynamic shared memory (131072 bytes at launch: over the 48 KiB
+  // a static .shared may take on every target; ptxas refuses it for sm_100f).
+  llvm.mlir.global external @smem() {addr_space = 3 : i32, alignment = 1024 : i64} : !llvm.array<0 x i8>
   llvm.mlir.global internal @input_bars() {addr_space = 3 : i32, alignment = 8 : i64} : !llvm.array<8 x i64>
   llvm.mlir.global internal @accum_bars() {addr_space = 3 : i32, alignment = 8 : i64} : !llvm.array<4 x i64>
   llvm.mlir.global internal @dealloc_bar() {addr_space = 3 : i32, alignment = 8 : i64} : i64
@@ -52,8 +54,8 @@ module {
     %in_bars = llvm.mlir.addressof @input_bars : !llvm.ptr<3>
     %bars = llvm.mlir.addressof @accum_bars : !llvm.ptr<3>
     %dbar = llvm.mlir.addressof @dealloc_bar : !llvm.ptr<3>
-    %sa = llvm.mlir.addressof @smem_a : !llvm.ptr<3>
-    %sb = llvm.mlir.addressof @smem_b : !llvm.ptr<3>
+    %sa = llvm.mlir.addressof @smem : !llvm.ptr<3>
+    %sb = llvm.getelementptr %sa[65536] : (!llvm.ptr<3>) -> !llvm.ptr<3>, i8
 
     %tid = nvvm.read.ptx.sreg.tid.x range <i32, 0, 192> : i32
     %warp = arith.shrui %tid, %c5 : i32

@@ -15,6 +15,7 @@ from xdsl.dialects import func, llvm
 from xdsl.dialects.builtin import AnyFloat, ArrayAttr, DenseArrayBase, IndexType, IntegerAttr, IntegerType, ModuleOp
 from xdsl.ir import Attribute, Block, Operation
 
+from xdsl_tmem.dialects.llvm_ext import is_dynamic_shared
 from xdsl_tmem.fence_policy import FencePolicy
 from xdsl_tmem.interpreter import races
 from xdsl_tmem.interpreter.arith import ArithFunctions
@@ -290,8 +291,12 @@ def check_geometry(kernel: Operation, launch: Launch, declared: Mapping[str, tup
     return Geometry(launch.block, grid, cluster)
 
 
-def shared_layout(module: ModuleOp) -> SharedLayout:
+def shared_layout(module: ModuleOp, dynamic_bytes: int = 0) -> SharedLayout:
+    """The shared-memory globals in declaration order, aligned; the zero-length `external`
+    arrays (`is_dynamic_shared`) are the launch's dynamic shared memory of `dynamic_bytes`,
+    as the PTX level places `.extern .shared` arrays."""
     layout = SharedLayout()
+    dynamic: list[tuple[str, int]] = []
     for op in module.ops:
         if isinstance(op, llvm.GlobalOp) and op.addr_space.value.data == 3:
             if op.value is not None:
@@ -299,7 +304,11 @@ def shared_layout(module: ModuleOp) -> SharedLayout:
                     f"shared-memory global @{op.sym_name.data} has an initializer, which PTX does not allow", op
                 )
             alignment = op.alignment.value.data if op.alignment is not None else alignment_of(op.global_type)
+            if is_dynamic_shared(op):
+                dynamic.append((op.sym_name.data, alignment))
+                continue
             layout.add(op.sym_name.data, size_of(op.global_type), alignment)
+    layout.add_dynamic(dynamic, dynamic_bytes)
     if layout.size > MAX_SHARED_BYTES:
         raise LaunchError(
             f"the shared-memory globals need {layout.size} bytes, more than the {MAX_SHARED_BYTES} of a CTA"
@@ -440,7 +449,7 @@ def prepare(
         program.check_supported(function)
     except Unsupported as e:
         raise LaunchError(str(e), e.op) from None
-    layout = shared_layout(module)
+    layout = shared_layout(module, launch.dynamic_shared_bytes)
     memory = GlobalMemory()
     arguments, outputs = bind_arguments(function, launch.arguments, memory)
     entry = function.regions[0].blocks.first
