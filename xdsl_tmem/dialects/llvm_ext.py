@@ -180,7 +180,7 @@ def is_dynamic_shared(op: llvm.GlobalOp) -> bool:
     kernel's dynamic shared memory, which llc-22 declares `.extern .shared .b8 smem[];` and
     the launch sizes (every such array starts at the same address)."""
     t = op.global_type
-    linkage = op.linkage.linkage.data if op.linkage is not None else "external"
+    linkage = op.linkage.linkage.data
     return (
         op.addr_space.value.data == 3
         and linkage == "external"
