@@ -652,6 +652,8 @@ def run_launch(
             scheduler.run(run.agents, run.warps, max_steps - steps)
             steps += run.state.step
             run.end_checks()
+            for cta in run.state.ctas:  # its CTAs have exited: no later access can race with theirs
+                cta.shadow.drop()
         except (Deadlock, StepLimit, OpError, Hazard) as e:
             if tracer is not None:
                 tracer.end_cluster(run.warps, failed=True)
