@@ -155,7 +155,7 @@ def test_every_nvvm_op_has_an_isel_rule_and_an_interpreter_implementation() -> N
     location); this finds a forgotten one before a program needs it."""
     ops = set(nvvm.NVVM.operations)
     assert sorted(op.name for op in ops - set(RULES)) == []
-    # (the TMA ops declare `PtxLevelOnly`: refused at the op at the NVVM level, issue 14)
+    # (an op declaring `PtxLevelOnly` is refused at the op at the NVVM level; none does since issue 14)
     ptx_only = {op for op in ops if op.has_trait(PtxLevelOnly)}
     assert sorted(op.name for op in ops - _interpreted() - ptx_only) == []
     assert not ptx_only & _interpreted(), "an op declared PtxLevelOnly has an NVVM-level implementation"

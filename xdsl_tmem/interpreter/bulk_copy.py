@@ -42,6 +42,7 @@ from xdsl_tmem.interpreter.executor import Warp
 from xdsl_tmem.interpreter.machine import OFFSET_MASK, PARAM_BASE, RANK_SHIFT, Buffer, Cta, Hazard
 from xdsl_tmem.interpreter.nvvm import use_barrier
 
+
 def signed32(value: int) -> int:
     """A 32-bit tensor coordinate as the signed number it is (boxes may start before 0)."""
     value &= 0xFFFF_FFFF

@@ -59,7 +59,7 @@ def argument_attributes(kernel: Operation, index: int) -> dict[str, Attribute]:
 def byval_type(kernel: Operation, index: int) -> Attribute | None:
     """The pointee type of a byval parameter (`llvm.byval = T`), or None."""
     value = argument_attributes(kernel, index).get("llvm.byval")
-    return None if value is None else cast(Attribute, value)
+    return value
 
 
 def tensor_map_problem(kernel: Operation, index: int, t: Attribute) -> str | None:
@@ -92,11 +92,10 @@ def parameter_offsets(kernel: Operation, types: Sequence[Attribute]) -> list[int
             align = cast(IntegerAttr, align_attr).value.data if isinstance(align_attr, IntegerAttr) else 1
         elif isinstance(t, llvm.LLVMPointerType):
             size = align = 4 if address_space(t) in (6, 7) else 8
-        elif isinstance(t, IntegerType) and t.bitwidth <= 8:
+        elif isinstance(t, IntegerType) and cast(IntegerType, t).bitwidth <= 8:
             size = align = 1
         else:
-            size = size_of(t)
-            align = alignment_of(t)
+            size, align = size_of(cast(Attribute, t)), alignment_of(cast(Attribute, t))
         start = (end + align - 1) // align * align
         offsets.append(start)
         end = start + size
@@ -223,4 +222,3 @@ class NvvmTmaFunctions(WarpFunctions):
 
     run_fence_acquire = impl(nvvm.FenceProxyAcquireOp)(_tensormap_fence)
     run_fence_release = impl(nvvm.FenceProxyReleaseOp)(_tensormap_fence)
-

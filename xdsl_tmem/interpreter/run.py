@@ -375,7 +375,7 @@ def _bind_value(
         outputs[name] = buffer
         return memory.add(name, buffer)
     if isinstance(t, IntegerType | IndexType) and isinstance(given, int | np.integer):
-        return canonical(int(cast(int, given)), width_of(t))
+        return canonical(int(cast(int, given)), width_of(cast(Attribute, t)))
     if isinstance(t, AnyFloat) and isinstance(given, int | float | np.integer | np.floating):
         return float(cast(float, given))
     raise LaunchError(f"argument '{name}' has type {t}; pass a matching scalar, got {given!r}", kernel)

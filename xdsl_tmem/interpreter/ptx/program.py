@@ -846,8 +846,8 @@ def _st(d: Decoder, op: ptx.StOp, index: int, labels: dict[str, int], rpc: int) 
 @decodes(ptx.CvtaOp)
 def _cvta(d: Decoder, op: ptx.CvtaOp, index: int, labels: dict[str, int], rpc: int) -> Decoding:
     space = op.space.data
-    if space is StateSpace.PARAM and op.to_generic is not None:  # parameter addresses are PARAM_BASE + offset
-        window = 0
+    if space is StateSpace.PARAM:  # parameter addresses are PARAM_BASE + offset, generic or not
+        window = 0  # (`cvta.to.param`: what uses the address checks it, as prefetch.param.tensormap does)
     else:
         window = _SPACE_WINDOW.get(space)
     if window is None:
