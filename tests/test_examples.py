@@ -13,7 +13,8 @@ EXAMPLE_FILES = sorted(EXAMPLES.glob("*.mlir"))
 
 
 def test_there_are_examples() -> None:
-    assert {p.name for p in EXAMPLE_FILES} >= {"matmul_cg1.mlir", "matmul_cg2.mlir"}
+    names = {p.name for p in EXAMPLE_FILES}
+    assert names >= {"matmul_cg1.mlir", "matmul_cg2.mlir", "tma_gemm_cg1.mlir", "tma_gemm_cg2.mlir"}
 
 
 @pytest.mark.parametrize("example", EXAMPLE_FILES, ids=lambda p: p.name)

@@ -175,6 +175,22 @@ class AddrSpaceCastOp(IRDLOperation):
         super().__init__(operands=[arg], result_types=[result_type])
 
 
+def is_dynamic_shared(op: llvm.GlobalOp) -> bool:
+    """`llvm.mlir.global external @smem() {addr_space = 3 : i32} : !llvm.array<0 x T>`: the
+    kernel's dynamic shared memory, which llc-22 declares `.extern .shared .b8 smem[];` and
+    the launch sizes (every such array starts at the same address)."""
+    t = op.global_type
+    linkage = op.linkage.linkage.data
+    return (
+        op.addr_space.value.data == 3
+        and linkage == "external"
+        and isinstance(t, llvm.LLVMArrayType)
+        and t.size.data == 0
+        and op.value is None
+        and not op.body.blocks
+    )
+
+
 LLVM_EXTENSION_OPS: tuple[type[Operation], ...] = (ExtractElementOp, AddrSpaceCastOp)
 LLVM_EXTENSION_ATTRS: tuple[type[Attribute], ...] = (ConstantRangeAttr,)
 

@@ -351,6 +351,8 @@ class Warp(Interpreter):
         self.blocked_version = -1
         self.wake: Wake | None = None
         self.blocked_wait: tuple[int, int] | None = None
+        self.blocked_where = ""
+        """Where the warp blocked, appended to its reason (a PTX line); empty at the NVVM level."""
         """(barrier address, parity) of the mbarrier wait the warp is blocked at."""
         self.op_state: Any = None
         """Scratch state of a blocking op that has partly happened (e.g. bar.sync arrived)."""
@@ -650,6 +652,7 @@ class Warp(Interpreter):
         self.status = Status.BLOCKED
         self.blocked_reason = blocked.reason
         self.blocked_wait = blocked.wait
+        self.blocked_where = ""
         self.wake = blocked.wake
         self.blocked_op = op
         self.blocked_version = self.cluster.version

@@ -147,8 +147,9 @@ class Launch:
     fence_policy: FencePolicy = FencePolicy.STRICT
     """The happens-before model of the hazard checks (hazards.py)."""
     dynamic_shared_bytes: int = 0
-    """The size of a PTX kernel's dynamic shared memory (`.extern .shared` arrays), as
-    `cudaLaunchKernel`'s `sharedMem` gives it."""
+    """The size of the kernel's dynamic shared memory (a PTX kernel's `.extern .shared`
+    arrays, an NVVM kernel's `llvm.mlir.global external ... : !llvm.array<0 x i8>` in
+    address space 3), as `cudaLaunchKernel`'s `sharedMem` gives it."""
 
     @staticmethod
     def create(kernel: str, **options: Unpack[LaunchOptions]) -> Launch:

@@ -22,7 +22,7 @@ succeeds iff the phase bit != p.
 from __future__ import annotations
 
 import copy as _copy
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeAlias, TypeVar
 
@@ -461,6 +461,18 @@ class SharedLayout:
         offset = (self.size + alignment - 1) // alignment * alignment
         self.symbols[name] = (offset, size)
         self.size = offset + size
+
+    def add_dynamic(self, names: Sequence[tuple[str, int]], size: int) -> None:
+        """The launch's dynamic shared memory of `size` bytes: every extern array `names`
+        (name, alignment) starts at one address after the static variables (CUDA Programming
+        Guide, "Shared Memory": all extern shared arrays start at the same address)."""
+        if not names:
+            return
+        align = max(a for _, a in names)
+        start = (self.size + align - 1) // align * align
+        for name, _ in names:
+            self.symbols[name] = (start, size)
+        self.size = start + size
 
     def describe(self, offset: int) -> str:
         """`@full_bar[1]` style name of an 8-byte slot (for barrier diagnostics)."""

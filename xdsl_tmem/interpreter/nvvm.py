@@ -35,6 +35,7 @@ from xdsl_tmem.interpreter.machine import (
     AsyncOp,
     Blocked,
     Clock,
+    Cluster,
     Cta,
     Hazard,
     MBarrier,
@@ -278,6 +279,13 @@ def mbarrier_add_tx(warp: Warp, address: Value, delta: Value, sign: int) -> None
         use_barrier(warp, at(address, lane), "mbarrier tx-count").add_tx(sign * at(delta, lane), clock)
 
 
+def mbarrier_wait_reason(cluster: Cluster, address: int, parity: int) -> str:
+    """Why a wait on the mbarrier at `address` for `parity` blocks, with the barrier's state
+    now (a deadlock report rebuilds it: bytes may land after the warp blocked)."""
+    bar = cluster.mbarrier(address)
+    return f"waits on mbarrier {cluster.describe_barrier(address)} for parity {parity & 1}; barrier {bar.state()}"
+
+
 def mbarrier_wait_parity(warp: Warp, address: Value, parity: Value) -> None:
     """Block until, in every active lane, the barrier's phase with parity `parity` completed;
     then acquire what that phase released."""
@@ -288,7 +296,7 @@ def mbarrier_wait_parity(warp: Warp, address: Value, parity: Value) -> None:
         bar = use_barrier(warp, addr, "mbarrier.try_wait.parity")
         if not bar.parity_passes(p):
             raise Blocked(
-                f"waits on mbarrier {warp.cluster.describe_barrier(addr)} for parity {p & 1}; barrier {bar.state()}",
+                mbarrier_wait_reason(warp.cluster, addr, p),
                 Wake("phase", bar.cta, bar.offset, bar.completed),
                 (addr, p),
             )

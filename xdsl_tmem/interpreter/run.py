@@ -15,6 +15,7 @@ from xdsl.dialects import func, llvm
 from xdsl.dialects.builtin import AnyFloat, ArrayAttr, DenseArrayBase, IndexType, IntegerAttr, IntegerType, ModuleOp
 from xdsl.ir import Attribute, Block, Operation
 
+from xdsl_tmem.dialects.llvm_ext import is_dynamic_shared
 from xdsl_tmem.fence_policy import FencePolicy
 from xdsl_tmem.interpreter import races
 from xdsl_tmem.interpreter.arith import ArithFunctions
@@ -57,7 +58,7 @@ from xdsl_tmem.interpreter.machine import (
     SharedLayout,
 )
 from xdsl_tmem.interpreter.memory import alignment_of, size_of
-from xdsl_tmem.interpreter.nvvm import NvvmFunctions
+from xdsl_tmem.interpreter.nvvm import NvvmFunctions, mbarrier_wait_reason
 from xdsl_tmem.interpreter.nvvm_tma import (
     TENSOR_MAP_SPELLING,
     NvvmTmaFunctions,
@@ -291,8 +292,12 @@ def check_geometry(kernel: Operation, launch: Launch, declared: Mapping[str, tup
     return Geometry(launch.block, grid, cluster)
 
 
-def shared_layout(module: ModuleOp) -> SharedLayout:
+def shared_layout(module: ModuleOp, dynamic_bytes: int = 0) -> SharedLayout:
+    """The shared-memory globals in declaration order, aligned; the zero-length `external`
+    arrays (`is_dynamic_shared`) are the launch's dynamic shared memory of `dynamic_bytes`,
+    as the PTX level places `.extern .shared` arrays."""
     layout = SharedLayout()
+    dynamic: list[tuple[str, int]] = []
     for op in module.ops:
         if isinstance(op, llvm.GlobalOp) and op.addr_space.value.data == 3:
             if op.value is not None:
@@ -300,7 +305,11 @@ def shared_layout(module: ModuleOp) -> SharedLayout:
                     f"shared-memory global @{op.sym_name.data} has an initializer, which PTX does not allow", op
                 )
             alignment = op.alignment.value.data if op.alignment is not None else alignment_of(op.global_type)
+            if is_dynamic_shared(op):
+                dynamic.append((op.sym_name.data, alignment))
+                continue
             layout.add(op.sym_name.data, size_of(op.global_type), alignment)
+    layout.add_dynamic(dynamic, dynamic_bytes)
     if layout.size > MAX_SHARED_BYTES:
         raise LaunchError(
             f"the shared-memory globals need {layout.size} bytes, more than the {MAX_SHARED_BYTES} of a CTA"
@@ -441,7 +450,7 @@ def prepare(
         program.check_supported(function)
     except Unsupported as e:
         raise LaunchError(str(e), e.op) from None
-    layout = shared_layout(module)
+    layout = shared_layout(module, launch.dynamic_shared_bytes)
     memory = GlobalMemory()
     arguments, outputs = bind_arguments(function, launch.arguments, memory)
     entry = function.regions[0].blocks.first
@@ -645,6 +654,8 @@ def run_launch(
             scheduler.run(run.agents, run.warps, max_steps - steps)
             steps += run.state.step
             run.end_checks()
+            for cta in run.state.ctas:  # its CTAs have exited: no later access can race with theirs
+                cta.shadow.drop()
         except (Deadlock, StepLimit, OpError, Hazard) as e:
             if tracer is not None:
                 tracer.end_cluster(run.warps, failed=True)
@@ -681,7 +692,7 @@ def failure_of(
     cannot run is not a verdict: it raises `LaunchError` (exit code 1)."""
     match error:
         case Deadlock():
-            blocked = [BlockedWarp(w.name, w.blocked_op, w.blocked_reason) for w in error.warps]
+            blocked = [BlockedWarp(w.name, w.blocked_op, _deadlock_reason(w)) for w in error.warps]
             return KernelDeadlock(blocked, report, run.diagnose_deadlock(error.warps))
         case StepLimit():
             live = [BlockedWarp(w.name, w.next_op(), _activity(w)) for w in run.live_warps()]
@@ -696,6 +707,16 @@ def failure_of(
             return KernelHazard(error.kind, error.message, op, "the kernel's exit", report, error.related[1:])
         case _:
             raise error
+
+
+def _deadlock_reason(warp: Warp) -> str:
+    """Why a warp is blocked at the deadlock. An mbarrier wait is described with the barrier's
+    state now, not when the warp blocked: TMA bytes may have landed since (lowering its
+    tx-count) without completing the phase, which does not wake the warp."""
+    if warp.blocked_wait is None:
+        return warp.blocked_reason
+    address, parity = warp.blocked_wait
+    return mbarrier_wait_reason(warp.cluster, address, parity) + warp.blocked_where
 
 
 def _activity(warp: Warp) -> str:

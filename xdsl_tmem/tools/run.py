@@ -351,7 +351,8 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         default=0,
         metavar="BYTES",
-        help="dynamic shared memory of the launch: the size of a .ptx kernel's .extern .shared arrays (default 0)",
+        help="dynamic shared memory of the launch: the size of a .ptx kernel's .extern .shared arrays, or of an "
+        "NVVM kernel's zero-length external addr_space 3 globals (default 0)",
     )
     parser.add_argument(
         "--fence-policy",

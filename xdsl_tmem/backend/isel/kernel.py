@@ -46,6 +46,7 @@ from xdsl_tmem.backend.isel.core import (
     register_kind,
 )
 from xdsl_tmem.dialects import ptx
+from xdsl_tmem.dialects.llvm_ext import is_dynamic_shared
 from xdsl_tmem.dialects.ptx import CmpOp, PtxType, StateSpace
 
 RULE_MODULES = (_arith, _memory, _control, _nvvm_sync, _tcgen05, _tma)
@@ -316,6 +317,8 @@ def _global_declaration(op: llvm.GlobalOp) -> ptx.VariableOp:
     t: Attribute = op.global_type
     alignment = op.alignment.value.data if op.alignment is not None else natural_alignment(t)
     name = op.sym_name.data
+    if is_dynamic_shared(op):  # the launch's dynamic shared memory, as llc-22 declares it
+        return ptx.VariableOp(ptx.DeclAttr("shared", "b8", name, align=alignment, dims=[-1]), linkage=["extern"])
     if isinstance(t, llvm.LLVMArrayType | llvm.LLVMStructType | VectorType):
         return ptx.VariableOp(ptx.DeclAttr("shared", "b8", name, align=alignment, dims=[byte_size(cast(Attribute, t))]))
     elem = f"b{bit_width(t)}" if bit_width(t) >= 16 else "b8"

@@ -87,12 +87,7 @@ def shared_layout(entry: ptx.FunctionOp, dynamic_bytes: int = 0) -> SharedLayout
             dynamic.append((decl.sym_name.data, decl.align.data or element))
             continue
         layout.add(decl.sym_name.data, element * int(np.prod(dims)) if dims else element, decl.align.data or element)
-    if dynamic:
-        align = max(a for _, a in dynamic)
-        start = (layout.size + align - 1) // align * align
-        for name, _ in dynamic:
-            layout.symbols[name] = (start, dynamic_bytes)
-        layout.size = start + dynamic_bytes
+    layout.add_dynamic(dynamic, dynamic_bytes)
     if layout.size > MAX_SHARED_BYTES:
         raise LaunchError(f"the .shared variables need {layout.size} bytes, more than the {MAX_SHARED_BYTES} of a CTA")
     return layout

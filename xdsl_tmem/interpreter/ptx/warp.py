@@ -184,7 +184,8 @@ class PtxWarp(Warp):
                 cluster.step -= 1
                 status = self._block(decoded.op, b)
                 if decoded.line:  # deadlock reports name the PTX line the warp waits at
-                    self.blocked_reason = f"{self.blocked_reason} ({decoded.location()})"
+                    self.blocked_where = f" ({decoded.location()})"
+                    self.blocked_reason += self.blocked_where
                 return status
             except (Hazard, UnsupportedValue, ValueError, OverflowError) as e:
                 raise OpError(decoded.op, self.where(self.pc), e) from e
