@@ -1,6 +1,6 @@
 """The access history (shadow) of a memory for the race checks of `races.py`: per byte,
 the last write and the last read, each an access packed into one int64 (site, clock
-component, epoch). Apart from `races.py` so that the machine (`machine.py`), which holds
+component, epoch), or several of either where they are unordered and all kept. Apart from `races.py` so that the machine (`machine.py`), which holds
 a shadow per memory, and the checks, which read the machine, do not import each other.
 """
 
@@ -16,7 +16,8 @@ from xdsl_tmem.interpreter.values import UnsupportedValue
 NONE = 0
 """No access recorded (for a write: never written since the launch)."""
 SHARED = 1
-"""Reads by several warps that do not know each other: `Shadow.readers` has them."""
+"""Reads by several warps that do not know each other: `Shadow.readers` has them; as a
+write, several unordered writes of the same bytes: `Shadow.writers` has them."""
 # An access is one int64: site << 40 | component << 28 | epoch, site >= 1 (so > SHARED).
 SITE_SHIFT, COMP_SHIFT = 40, 28
 COMP_MASK = (1 << 12) - 1
@@ -32,12 +33,32 @@ class Site(NamedTuple):
     who: str
 
 
+class SameValueRace(NamedTuple):
+    """An unordered write that wrote the bytes the write it races with had left (the first
+    one of a launch, for its report)."""
+
+    op: Any
+    """The later write."""
+    message: str
+
+
 class Sites:
-    """The access sites of a launch, numbered from 1 (shadows store the numbers)."""
+    """The access sites of a launch, numbered from 1 (shadows store the numbers), and what
+    the race checks note about the launch (shared by copies of its state: it only grows)."""
 
     def __init__(self) -> None:
         self.sites: list[Site] = [Site(None, "nobody")]
         self._index: dict[tuple[int, str], int] = {}
+        self.inexact: set[int] = set()
+        """Sites that recorded a write whose bytes the check did not see (an async copy
+        claiming its destination before it lands, mbarrier.init, a TMA box): memory need
+        not hold what they wrote, so a write racing with theirs is never taken as the same
+        value (races.py)."""
+        self.strict = False
+        """`RacePolicy.STRICT`: an unordered write of the same bytes is a race too."""
+        self.same_value = 0
+        """Same-value write-write races met (a warp's instruction counts once)."""
+        self.first_same_value: SameValueRace | None = None
 
     def of(self, op: Any, who: str) -> int:
         key = (id(op), who)
@@ -56,13 +77,17 @@ class Shadow:
     per byte, the last write and the last read (or SHARED). Copies share the arrays
     until one of them changes (exploration copies whole machine states)."""
 
-    __slots__ = ("base", "host", "read", "readers", "shared_read", "shared_write", "write")
+    __slots__ = ("base", "host", "read", "readers", "shared_read", "shared_write", "write", "writers")
 
     def __init__(self, size: int, base: int, host: bool):
         self.write: NDArray[np.int64] = np.zeros(size, dtype=np.int64)
         self.read: NDArray[np.int64] = np.zeros(size, dtype=np.int64)
         self.readers: dict[int, list[int]] = {}
         """byte → the concurrent reads of it (where `read` is SHARED)."""
+        self.writers: dict[int, list[tuple[int, bool]]] = {}
+        """byte → the unordered writes of its current bytes (where `write` is SHARED), each
+        with whether it is *complete*: ordered after every earlier write of the byte
+        (races.py, "Same-value writes")."""
         self.base = base
         """The address of byte 0."""
         self.host = host
@@ -72,7 +97,7 @@ class Shadow:
 
     def copy(self) -> Shadow:
         clone = Shadow.__new__(Shadow)
-        clone.write, clone.read, clone.readers = self.write, self.read, self.readers
+        clone.write, clone.read, clone.readers, clone.writers = self.write, self.read, self.readers, self.writers
         clone.base, clone.host = self.base, self.host
         self.shared_write = self.shared_read = clone.shared_write = clone.shared_read = True
         return clone
@@ -80,6 +105,7 @@ class Shadow:
     def own_write(self) -> NDArray[np.int64]:
         if self.shared_write:
             self.write, self.shared_write = self.write.copy(), False
+            self.writers = {byte: list(w) for byte, w in self.writers.items()}
         return self.write
 
     def own_read(self) -> NDArray[np.int64]:
@@ -91,7 +117,7 @@ class Shadow:
     def drop(self) -> None:
         """Free the history now (the launch is over)."""
         self.write = self.read = np.zeros(0, dtype=np.int64)
-        self.readers = {}
+        self.readers, self.writers = {}, {}
         self.shared_write = self.shared_read = False
 
     @property
