@@ -22,13 +22,11 @@ bytes (Lustig et al., "A Formal Analysis of the NVIDIA PTX Memory Consistency Mo
 ASPLOS 2019). Such a write (a store whose bytes the check is given, racing only with
 writes of those same bytes) is therefore not reported by default but counted
 (`Sites.same_value`, printed as a note), and `RacePolicy.STRICT` reports it. The byte
-then keeps every such writer (`Shadow.writers`, `write` = SHARED), so that later
-accesses stay checked against each: a write ordered after some of them but not all is
-a race unless it writes the same bytes again; a read is fine once it is ordered after a
-*complete* writer, one ordered after every earlier write of the byte (the first of the
-group, and a later one ordered after a complete one). A read ordered after an
-incomplete writer only may still see a write before the group, which that writer did
-not follow: it is reported (docs/verification.md gives the argument).
+then keeps every such writer (`Shadow.writers`, `write` = SHARED) and what the first of
+them replaced (`Shadow.prev`), so that later accesses stay checked against each: a
+write must be ordered after all of them (or write the same bytes again); a read after
+one of them and after what the first replaced, else it may read a write older than the
+group (docs/verification.md, "Same-value writes", gives the argument).
 
 Shared memory starts uninitialised: reading a byte no write (`st`, `mbarrier.init`, the
 address `tcgen05.alloc` writes) produced is reported as `smem-read-uninitialized`. Kernel
@@ -60,6 +58,7 @@ from xdsl_tmem.interpreter.shadow import (
     SITE_SHIFT,
     SameValueRace,
     Shadow,
+    Writers,
 )
 from xdsl_tmem.interpreter.tcgen05 import ELEMENT_BYTES, SmemDescriptor, operand_addresses
 from xdsl_tmem.interpreter.values import UnsupportedValue
@@ -104,8 +103,14 @@ def new_cluster(memory: GlobalMemory) -> None:
             write = shadow.own_write()
             seen = write > SHARED
             write[seen] = (write[seen] >> SITE_SHIFT << SITE_SHIFT) | FOREIGN_EPOCH
-            for members in shadow.writers.values():
-                members[:] = [(_foreign(packed), complete) for packed, complete in members]
+            for byte, (members, before) in shadow.writers.items():
+                shadow.writers[byte] = Writers([_foreign(p) for p in members], tuple(_foreign(p) for p in before))
+            if shadow.prev is not None:
+                prev = shadow.prev
+                seen = prev > SHARED
+                prev[seen] = (prev[seen] >> SITE_SHIFT << SITE_SHIFT) | FOREIGN_EPOCH
+                for displaced in shadow.displaced.values():
+                    displaced[:] = [_foreign(p) for p in displaced]
         if not shadow.read.any():
             continue
         read = shadow.own_read()
@@ -130,9 +135,7 @@ def locate(cluster: Cluster, address: int) -> Shadow:
     return buffer.shadow
 
 
-def access(
-    warp: Warp, op: Any, address: int, size: int, write: bool, values: NDArray[Any] | None = None
-) -> None:
+def access(warp: Warp, op: Any, address: int, size: int, write: bool, values: NDArray[Any] | None = None) -> None:
     """A warp-uniform access of `size` bytes at `address` (`values`: as `check`'s)."""
     shadow = locate(warp.cluster, address)
     start = address - shadow.base
@@ -177,11 +180,19 @@ def check(
 
 
 def _overwrite(shadow: Shadow, index: NDArray[np.int64], stamp: int) -> None:
-    """Record a write ordered after every recorded write of the bytes `index`."""
+    """Record a write ordered after every recorded write of the bytes `index`, keeping
+    what it replaces (`Shadow.prev`)."""
     write = shadow.own_write()
-    if shadow.writers:
-        for byte in np.unique(index[write[index] == SHARED]).tolist():
-            del shadow.writers[byte]
+    old = write[index]
+    if old.any():
+        prev = shadow.own_prev()
+        if shadow.displaced:
+            for byte in np.unique(index[prev[index] == SHARED]).tolist():
+                shadow.displaced.pop(byte, None)
+        if shadow.writers:
+            for byte in np.unique(index[old == SHARED]).tolist():
+                shadow.displaced[byte] = shadow.writers.pop(byte).members
+        prev[index] = old
     write[index] = stamp
 
 
@@ -189,17 +200,24 @@ def _join(warp: Warp, shadow: Shadow, index: NDArray[np.int64], stamp: int) -> N
     """Record a same-value write racing with the recorded writes of the bytes `index`: it
     joins their writers (`Shadow.writers`), which keep the ones it does not know (those it
     knows are ordered before it: an access ordered after it is after them, one that is not
-    is checked against it). It is complete if it knows a complete one."""
+    is checked against it)."""
     vc = warp.clock.vc
     write = shadow.own_write()
     for byte in np.unique(index).tolist():
-        members = shadow.writers.get(byte)
-        if members is None:
-            members = [(int(write[byte]), True)]  # the byte's last write: ordered after all before it
+        writers = shadow.writers.get(byte)
+        if writers is None:
+            writers = Writers([int(write[byte])], _replaced(shadow, byte))
             write[byte] = SHARED
-        known = [_knows(vc, packed) for packed, _ in members]
-        complete = any(k and c for k, (_, c) in zip(known, members, strict=True))
-        shadow.writers[byte] = [m for k, m in zip(known, members, strict=True) if not k] + [(stamp, complete)]
+        members = [packed for packed in writers.members if not _knows(vc, packed)]
+        shadow.writers[byte] = Writers([*members, stamp], writers.before)
+
+
+def _replaced(shadow: Shadow, byte: int) -> tuple[int, ...]:
+    """What the last write of `byte` replaced (`Shadow.prev`)."""
+    prev = NONE if shadow.prev is None else int(shadow.prev[byte])
+    if prev == NONE:
+        return ()
+    return tuple(shadow.displaced[byte]) if prev == SHARED else (prev,)
 
 
 def _check_last_writes(
@@ -234,27 +252,31 @@ def _unordered_writers(
     vc: NDArray[np.int64], shadow: Shadow, index: NDArray[np.int64], grouped: NDArray[np.bool_], write: bool
 ) -> NDArray[np.bool_]:
     """Of the bytes `index` with several writers (`grouped`), which an access with clock
-    `vc` races with: a write with any writer it does not know, a read with all of them
-    unless it knows a complete one (races.py, "Same-value writes")."""
+    `vc` races with: a write with any writer it does not know; a read unless it knows
+    one of them and what the first replaced (then every write before the group is
+    ordered before one it knows, so it reads the group's bytes: races.py)."""
     unordered = np.zeros(index.size, dtype=np.bool_)
     for k in np.flatnonzero(grouped).tolist():
-        members = shadow.writers[int(index[k])]
+        members, before = shadow.writers[int(index[k])]
         if write:
-            unordered[k] = not all(_knows(vc, packed) for packed, _ in members)
+            unordered[k] = not all(_knows(vc, packed) for packed in members)
         else:
-            unordered[k] = not any(complete and _knows(vc, packed) for packed, complete in members)
+            unordered[k] = not (any(_knows(vc, p) for p in members) and all(_knows(vc, p) for p in before))
     return unordered
 
 
 def _racing_write(vc: NDArray[np.int64], shadow: Shadow, byte: int, write: bool) -> int:
     """The recorded write of `byte` an access with clock `vc` races with (for its report):
-    the last one, or of several writers the first a write does not know, or a complete
-    one for a read."""
+    the last one, or of several writers the first it does not know (for a read that knows
+    one, the write before them it does not know)."""
     last = int(shadow.write[byte])
     if last != SHARED:
         return last
-    members = shadow.writers[byte]
-    return next(packed for packed, complete in members if not _knows(vc, packed) and (write or complete))
+    members, before = shadow.writers[byte]
+    unknown = [p for p in members if not _knows(vc, p)]
+    if write or len(unknown) == len(members):
+        return unknown[0]
+    return next(p for p in before if not _knows(vc, p))
 
 
 def _same_value(
@@ -578,7 +600,9 @@ def _race(
     raise Hazard(kind, message, [(other.op, f"the earlier access: {_name(other.op)} by {other.who} ({what})")])
 
 
-def _race_message(warp: Warp, op: Any, shadow: Shadow, byte: int, write: bool, packed: int, earlier_writes: bool) -> str:
+def _race_message(
+    warp: Warp, op: Any, shadow: Shadow, byte: int, write: bool, packed: int, earlier_writes: bool
+) -> str:
     other = warp.cluster.memory.sites.sites[packed >> SITE_SHIFT]
     where = _where(warp, shadow, byte)
     if packed & EPOCH_MASK == FOREIGN_EPOCH:

@@ -57,10 +57,10 @@ from xdsl_tmem.interpreter.machine import (
 )
 from xdsl_tmem.interpreter.memory import alignment_of, size_of
 from xdsl_tmem.interpreter.nvvm import NvvmFunctions
-from xdsl_tmem.interpreter.shadow import SameValueRace
 from xdsl_tmem.interpreter.ptx.kernel import decode_launch, directives, find_entry, parameters
 from xdsl_tmem.interpreter.ptx.program import Program as PtxProgram
 from xdsl_tmem.interpreter.scf import ScfFunctions
+from xdsl_tmem.interpreter.shadow import SameValueRace
 from xdsl_tmem.interpreter.tmem import TmemFunctions
 from xdsl_tmem.interpreter.trace import Tracer
 from xdsl_tmem.interpreter.values import Value, canonical, width_of

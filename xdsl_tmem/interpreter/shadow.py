@@ -1,7 +1,8 @@
 """The access history (shadow) of a memory for the race checks of `races.py`: per byte,
 the last write and the last read, each an access packed into one int64 (site, clock
-component, epoch), or several of either where they are unordered and all kept. Apart from `races.py` so that the machine (`machine.py`), which holds
-a shadow per memory, and the checks, which read the machine, do not import each other.
+component, epoch), or several of either where they are unordered and all kept. Apart
+from `races.py` so that the machine (`machine.py`), which holds a shadow per memory, and
+the checks, which read the machine, do not import each other.
 """
 
 from __future__ import annotations
@@ -72,22 +73,39 @@ class Sites:
         return index
 
 
+class Writers(NamedTuple):
+    """Unordered writes of one byte that all wrote the bytes it holds (races.py,
+    "Same-value writes")."""
+
+    members: list[int]
+    """The writes, none ordered after another."""
+    before: tuple[int, ...]
+    """The write(s) the first of them replaced: a member ordered after these is ordered
+    after every earlier write of the byte (an access knowing such a member reads the
+    group's bytes)."""
+
+
 class Shadow:
     """The access history of one memory (a CTA's shared memory or one kernel buffer):
     per byte, the last write and the last read (or SHARED). Copies share the arrays
     until one of them changes (exploration copies whole machine states)."""
 
-    __slots__ = ("base", "host", "read", "readers", "shared_read", "shared_write", "write", "writers")
+    __slots__ = (
+        "base", "displaced", "host", "prev", "read", "readers", "shared_read", "shared_write", "write", "writers",
+    )  # fmt: skip
 
     def __init__(self, size: int, base: int, host: bool):
         self.write: NDArray[np.int64] = np.zeros(size, dtype=np.int64)
         self.read: NDArray[np.int64] = np.zeros(size, dtype=np.int64)
         self.readers: dict[int, list[int]] = {}
         """byte → the concurrent reads of it (where `read` is SHARED)."""
-        self.writers: dict[int, list[tuple[int, bool]]] = {}
-        """byte → the unordered writes of its current bytes (where `write` is SHARED), each
-        with whether it is *complete*: ordered after every earlier write of the byte
-        (races.py, "Same-value writes")."""
+        self.writers: dict[int, Writers] = {}
+        """byte → the unordered writes of its current bytes (where `write` is SHARED)."""
+        self.prev: NDArray[np.int64] | None = None
+        """Per byte, the write(s) its last write replaced (NONE: none; SHARED: several,
+        `displaced` has them): what a same-value write must be ordered after to be
+        complete (races.py). Made when a write first replaces one."""
+        self.displaced: dict[int, list[int]] = {}
         self.base = base
         """The address of byte 0."""
         self.host = host
@@ -98,6 +116,7 @@ class Shadow:
     def copy(self) -> Shadow:
         clone = Shadow.__new__(Shadow)
         clone.write, clone.read, clone.readers, clone.writers = self.write, self.read, self.readers, self.writers
+        clone.prev, clone.displaced = self.prev, self.displaced
         clone.base, clone.host = self.base, self.host
         self.shared_write = self.shared_read = clone.shared_write = clone.shared_read = True
         return clone
@@ -105,8 +124,16 @@ class Shadow:
     def own_write(self) -> NDArray[np.int64]:
         if self.shared_write:
             self.write, self.shared_write = self.write.copy(), False
-            self.writers = {byte: list(w) for byte, w in self.writers.items()}
+            self.writers = {byte: Writers(list(w.members), w.before) for byte, w in self.writers.items()}
+            self.prev = None if self.prev is None else self.prev.copy()
+            self.displaced = {byte: list(d) for byte, d in self.displaced.items()}
         return self.write
+
+    def own_prev(self) -> NDArray[np.int64]:
+        """`prev`, made if there is none yet (after `own_write`: it shares its copying)."""
+        if self.prev is None:
+            self.prev = np.zeros(self.write.size, dtype=np.int64)
+        return self.prev
 
     def own_read(self) -> NDArray[np.int64]:
         if self.shared_read:
@@ -117,10 +144,11 @@ class Shadow:
     def drop(self) -> None:
         """Free the history now (the launch is over)."""
         self.write = self.read = np.zeros(0, dtype=np.int64)
-        self.readers, self.writers = {}, {}
+        self.readers, self.writers, self.prev, self.displaced = {}, {}, None, {}
         self.shared_write = self.shared_read = False
 
     @property
     def nbytes(self) -> int:
         """The memory this copy holds alone (shared arrays are counted by no copy)."""
-        return (0 if self.shared_write else self.write.nbytes) + (0 if self.shared_read else self.read.nbytes)
+        write = self.write.nbytes + (0 if self.prev is None else self.prev.nbytes)
+        return (0 if self.shared_write else write) + (0 if self.shared_read else self.read.nbytes)

@@ -351,7 +351,7 @@ def _check_own(w: PtxWarp, copy: Copy, lanes: Mask) -> None:
             bytes_ = bytes_.reshape(-1)
             write = shadow.write[bytes_]
             recorded = [write]
-            several_writers = np.unique(bytes_[write == SHARED]).tolist() if shadow.writers else []
+            several_writers: list[int] = np.unique(bytes_[write == SHARED]).tolist() if shadow.writers else []
             recorded += [np.array([p for p, _ in shadow.writers.get(b, [])], dtype=np.int64) for b in several_writers]
             if reads:
                 read = shadow.read[bytes_]
