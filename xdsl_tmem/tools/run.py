@@ -377,7 +377,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--race-policy",
-        choices=tuple(RacePolicy),
+        choices=tuple(policy.value for policy in RacePolicy),
         default=RacePolicy.SAME_VALUE.value,
         help="shared/global memory races: same-value (default: an unordered write of the bytes the write it races "
         "with left is no race, as every order leaves the same bytes; they are counted in a note) or strict "
