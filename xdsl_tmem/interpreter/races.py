@@ -72,7 +72,9 @@ def _unordered(vc: NDArray[np.int64], packed: NDArray[np.int64]) -> NDArray[np.b
 
 def new_cluster(memory: GlobalMemory) -> None:
     """Another cluster of the grid starts: what earlier ones did to global memory is
-    unordered with everything it does (their accesses become foreign)."""
+    unordered with everything it does (their accesses become foreign). A byte's earlier
+    reads become one foreign read (`Shadow.foreign`), the first of them: the one a race
+    report names; its earliest foreign read where it has one already."""
     for buffer in memory.buffers:
         shadow = buffer.shadow
         if shadow.write.any():
@@ -82,11 +84,13 @@ def new_cluster(memory: GlobalMemory) -> None:
         if not shadow.read.any():
             continue
         read = shadow.own_read()
-        seen = read > SHARED
-        read[seen] = (read[seen] >> SITE_SHIFT << SITE_SHIFT) | FOREIGN_EPOCH
+        foreign = shadow.own_foreign()
         for byte, reads in shadow.readers.items():
-            shadow.read[byte] = (reads[0] >> SITE_SHIFT << SITE_SHIFT) | FOREIGN_EPOCH
+            read[byte] = reads[0]
         shadow.readers.clear()
+        seen = (read > SHARED) & (foreign == NONE)
+        foreign[seen] = (read[seen] >> SITE_SHIFT << SITE_SHIFT) | FOREIGN_EPOCH
+        read.fill(NONE)
 
 
 # --------------------------------------------------------------------------------------
@@ -117,6 +121,8 @@ def record_write(warp: Warp, op: Any, address: int, size: int) -> None:
     start = address - shadow.base
     shadow.own_write()[start : start + size] = _stamp(warp, op)
     shadow.own_read()[start : start + size] = NONE
+    if shadow.foreign is not None:
+        shadow.foreign[start : start + size] = NONE
     for byte in range(start, start + size):
         shadow.readers.pop(byte, None)
 
@@ -151,10 +157,18 @@ def _check_last_writes(warp: Warp, op: Any, shadow: Shadow, index: NDArray[np.in
 
 def _check_reads(warp: Warp, op: Any, shadow: Shadow, index: NDArray[np.int64]) -> None:
     """A write races with the reads it does not know (the last one, or each of several
-    concurrent ones); it then forgets them."""
+    concurrent ones); it then forgets them. An earlier cluster's read of a byte
+    (`Shadow.foreign`) counts as its last read where this cluster has none, else as the
+    first of several."""
     reads = shadow.read[index]
-    if not reads.any():
-        return
+    foreign = shadow.foreign[index] if shadow.foreign is not None else None
+    if foreign is not None and foreign.any():
+        earlier = foreign != NONE
+        reads = np.where(earlier, np.where(reads == NONE, foreign, SHARED), reads)
+    else:
+        foreign = None
+        if not reads.any():
+            return
     vc = warp.clock.vc
     unordered = _unordered(vc, reads)
     if unordered.any():
@@ -164,13 +178,16 @@ def _check_reads(warp: Warp, op: Any, shadow: Shadow, index: NDArray[np.int64]) 
     if several.any():
         bytes_: list[int] = np.unique(index[several]).tolist()
         for byte in bytes_:
-            recorded = np.array(shadow.readers[byte], dtype=np.int64)
+            first = int(shadow.foreign[byte]) if foreign is not None and shadow.foreign is not None else NONE
+            recorded = np.array([first] if first != NONE else shadow.readers[byte], dtype=np.int64)
             unordered = _unordered(vc, recorded)
             if unordered.any():
                 _race(warp, op, shadow, byte, True, int(recorded[int(np.argmax(unordered))]), False)
         shadow.own_read()
         for byte in bytes_:
-            del shadow.readers[byte]
+            shadow.readers.pop(byte, None)
+    if foreign is not None:
+        shadow.own_foreign()[index] = NONE
     shadow.own_read()[index] = NONE
 
 
@@ -260,7 +277,12 @@ def check_strided(
             mine, other = shadow.own_read() if shadow.shared_read else shadow.read, shadow.write
         shape, strides, offset = (lanes, size), (stride * 8, 8), first * 8
         target = np.ndarray(shape, np.int64, mine, offset, strides)
-        if not np.count_nonzero(target) and not np.count_nonzero(np.ndarray(shape, np.int64, other, offset, strides)):
+        foreign = shadow.foreign if write else None  # an earlier cluster's reads, which a write races with
+        if (
+            not np.count_nonzero(target)
+            and not np.count_nonzero(np.ndarray(shape, np.int64, other, offset, strides))
+            and (foreign is None or not np.count_nonzero(np.ndarray(shape, np.int64, foreign, offset, strides)))
+        ):
             # As `check` for bytes without a recorded access: no write to race with or
             # to have been uninitialised (a read of a host buffer), no read to keep.
             target.fill(_stamp(warp, op))

@@ -56,13 +56,19 @@ class Shadow:
     per byte, the last write and the last read (or SHARED). Copies share the arrays
     until one of them changes (exploration copies whole machine states)."""
 
-    __slots__ = ("base", "host", "read", "readers", "shared_read", "shared_write", "write")
+    __slots__ = ("base", "foreign", "host", "read", "readers", "shared_read", "shared_write", "write")
 
     def __init__(self, size: int, base: int, host: bool):
         self.write: NDArray[np.int64] = np.zeros(size, dtype=np.int64)
         self.read: NDArray[np.int64] = np.zeros(size, dtype=np.int64)
         self.readers: dict[int, list[int]] = {}
         """byte → the concurrent reads of it (where `read` is SHARED)."""
+        self.foreign: NDArray[np.int64] | None = None
+        """Per byte, a read by a cluster that ran before this one (epoch FOREIGN_EPOCH;
+        NONE: none), kept apart from `read`, which holds this cluster's reads (None until a
+        second cluster starts: `races.new_cluster`). A byte with both is one read
+        concurrently by both; apart, a cluster's reads of bytes every earlier cluster read
+        too need no per-byte `readers` entry."""
         self.base = base
         """The address of byte 0."""
         self.host = host
@@ -72,7 +78,7 @@ class Shadow:
 
     def copy(self) -> Shadow:
         clone = Shadow.__new__(Shadow)
-        clone.write, clone.read, clone.readers = self.write, self.read, self.readers
+        clone.write, clone.read, clone.readers, clone.foreign = self.write, self.read, self.readers, self.foreign
         clone.base, clone.host = self.base, self.host
         self.shared_write = self.shared_read = clone.shared_write = clone.shared_read = True
         return clone
@@ -86,15 +92,26 @@ class Shadow:
         if self.shared_read:
             self.read, self.shared_read = self.read.copy(), False
             self.readers = {byte: list(r) for byte, r in self.readers.items()}
+            if self.foreign is not None:
+                self.foreign = self.foreign.copy()
         return self.read
+
+    def own_foreign(self) -> NDArray[np.int64]:
+        """`foreign`, made if there is none yet, owned as `own_read` owns `read`."""
+        self.own_read()
+        if self.foreign is None:
+            self.foreign = np.zeros(self.read.size, dtype=np.int64)
+        return self.foreign
 
     def drop(self) -> None:
         """Free the history now (the launch is over)."""
         self.write = self.read = np.zeros(0, dtype=np.int64)
         self.readers = {}
+        self.foreign = None
         self.shared_write = self.shared_read = False
 
     @property
     def nbytes(self) -> int:
         """The memory this copy holds alone (shared arrays are counted by no copy)."""
-        return (0 if self.shared_write else self.write.nbytes) + (0 if self.shared_read else self.read.nbytes)
+        reads = self.read.nbytes + (self.foreign.nbytes if self.foreign is not None else 0)
+        return (0 if self.shared_write else self.write.nbytes) + (0 if self.shared_read else reads)

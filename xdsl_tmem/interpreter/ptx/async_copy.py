@@ -34,7 +34,7 @@ from xdsl.dialects.builtin import IntegerAttr
 
 from xdsl_tmem.dialects import ptx
 from xdsl_tmem.interpreter import races
-from xdsl_tmem.interpreter.machine import Hazard
+from xdsl_tmem.interpreter.machine import GLOBAL_BASE, OFFSET_MASK, RANK_SHIFT, SHARED_LIMIT, Hazard
 from xdsl_tmem.interpreter.memory import Access, load, store
 from xdsl_tmem.interpreter.ptx import tma_copy
 from xdsl_tmem.interpreter.ptx.program import (
@@ -185,10 +185,35 @@ def _check_issue(w: PtxWarp, copy: Copy) -> None:
                 f"{copy.op.mnemonic()}: {what} address 0x{bad:x} is not aligned to cp-size {copy.size}",
             )
     cluster = w.cluster
-    for lane in lanes.tolist():
+    src = copy.src[lanes]
+    if _in_one_memory(cluster, copy.dst[lanes], copy.size) and (
+        not src_size.any() or (src_size.min() == src_size.max() and _in_one_memory(cluster, src, int(src_size[0])))
+    ):
+        return
+    for lane in lanes.tolist():  # one lane at a time, to report the first that is out of bounds
         cluster.read(int(copy.dst[lane]), copy.size)  # raises out-of-bounds
         if copy.src_size[lane]:
             cluster.memory.locate(int(copy.src[lane]), int(copy.src_size[lane]))
+
+
+def _in_one_memory(cluster: Any, addresses: NDArray[np.int64], size: int) -> bool:
+    """Whether every access of `size` bytes at `addresses` is inside one CTA's shared
+    memory or one kernel buffer (then none is out of bounds: the memories are
+    contiguous); False also where some may be, for the caller to check each."""
+    lo, hi = int(addresses.min()), int(addresses.max())
+    if hi < SHARED_LIMIT:
+        rank = lo >> RANK_SHIFT
+        return (
+            rank == hi >> RANK_SHIFT
+            and rank < len(cluster.ctas)
+            and ((hi & OFFSET_MASK) + size <= cluster.ctas[rank].smem.size)
+        )
+    if lo < GLOBAL_BASE:
+        return False
+    for buffer in cluster.memory.buffers:
+        if buffer.base <= lo and hi + size <= buffer.base + buffer.data.size:
+            return True
+    return False
 
 
 def _claim(w: PtxWarp, copy: Copy) -> None:
@@ -346,8 +371,12 @@ def _check_own(w: PtxWarp, copy: Copy, lanes: Mask) -> None:
                 bytes_ = (addresses[index] - shadow.base)[:, None] + width
             else:  # each lane's src-size bytes of the source
                 starts = addresses - shadow.base
-                bytes_ = np.concatenate([np.arange(int(copy.src_size[k]), dtype=np.int64) + int(starts[k])
-                                         for k in index.tolist()])  # fmt: skip
+                sizes = copy.src_size[index]
+                if sizes.min() == sizes.max():  # one size (the usual case): as the destination
+                    bytes_ = starts[index][:, None] + np.arange(int(sizes[0]), dtype=np.int64)
+                else:
+                    bytes_ = np.concatenate([np.arange(int(copy.src_size[k]), dtype=np.int64) + int(starts[k])
+                                             for k in index.tolist()])  # fmt: skip
             bytes_ = bytes_.reshape(-1)
             recorded = [shadow.write[bytes_]]
             if reads:
