@@ -77,17 +77,22 @@ def new_cluster(memory: GlobalMemory) -> None:
     report names; its earliest foreign read where it has one already."""
     for buffer in memory.buffers:
         shadow = buffer.shadow
-        if shadow.write.any():
-            write = shadow.own_write()
+        lo, hi = shadow.lo, shadow.hi  # what this cluster accessed (Shadow.touch): nothing else changed
+        shadow.lo, shadow.hi = shadow.write.size, 0
+        if lo >= hi:
+            continue
+        if shadow.write[lo:hi].any():
+            write = shadow.own_write()[lo:hi]
             seen = write > SHARED
             write[seen] = (write[seen] >> SITE_SHIFT << SITE_SHIFT) | FOREIGN_EPOCH
-        if not shadow.read.any():
+        if not shadow.read[lo:hi].any():
             continue
         read = shadow.own_read()
-        foreign = shadow.own_foreign()
+        foreign = shadow.own_foreign()[lo:hi]
         for byte, reads in shadow.readers.items():
             read[byte] = reads[0]
         shadow.readers.clear()
+        read = read[lo:hi]
         seen = (read > SHARED) & (foreign == NONE)
         foreign[seen] = (read[seen] >> SITE_SHIFT << SITE_SHIFT) | FOREIGN_EPOCH
         read.fill(NONE)
@@ -121,6 +126,8 @@ def record_write(warp: Warp, op: Any, address: int, size: int) -> None:
     start = address - shadow.base
     shadow.own_write()[start : start + size] = _stamp(warp, op)
     shadow.own_read()[start : start + size] = NONE
+    if shadow.host:
+        shadow.touch(start, start + size)
     if shadow.foreign is not None:
         shadow.foreign[start : start + size] = NONE
     for byte in range(start, start + size):
@@ -131,6 +138,7 @@ def check(warp: Warp, op: Any, shadow: Shadow, index: NDArray[np.int64], write: 
     """Check an access by `warp` of the bytes `index` of `shadow`, then record it. (The
     `.any()` tests skip the work for bytes nothing has accessed yet: the common case.)"""
     index = index.reshape(-1)
+    shadow.touch_index(index)
     _check_last_writes(warp, op, shadow, index, write)
     if write:
         stamp = _stamp(warp, op)
@@ -241,6 +249,7 @@ def check_atomic(warp: Warp, op: Any, address: int, size: int) -> None:
             if not (isinstance(other, Operation) and other.has_trait(Atomic)):
                 _race(warp, op, shadow, int(index[k]), True, int(last[k]), True)
     _check_reads(warp, op, shadow, index)
+    shadow.touch_index(index)
     shadow.own_write()[index] = _stamp(warp, op)
 
 
@@ -286,6 +295,8 @@ def check_strided(
             # As `check` for bytes without a recorded access: no write to race with or
             # to have been uninitialised (a read of a host buffer), no read to keep.
             target.fill(_stamp(warp, op))
+            if shadow.host:
+                shadow.touch(first, first + (lanes - 1) * stride + size)
             return
     starts = np.arange(first, first + lanes * stride, stride, dtype=np.int64)
     check(warp, op, shadow, (starts[:, None] + np.arange(size, dtype=np.int64)).reshape(-1), write)

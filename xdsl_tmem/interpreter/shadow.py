@@ -56,7 +56,7 @@ class Shadow:
     per byte, the last write and the last read (or SHARED). Copies share the arrays
     until one of them changes (exploration copies whole machine states)."""
 
-    __slots__ = ("base", "foreign", "host", "read", "readers", "shared_read", "shared_write", "write")
+    __slots__ = ("base", "foreign", "hi", "host", "lo", "read", "readers", "shared_read", "shared_write", "write")
 
     def __init__(self, size: int, base: int, host: bool):
         self.write: NDArray[np.int64] = np.zeros(size, dtype=np.int64)
@@ -75,11 +75,14 @@ class Shadow:
         """Written by the host before the launch (kernel buffers)."""
         self.shared_write = self.shared_read = False
         """`write` (`read` and `readers`) is shared with a copy: copy it before changing it."""
+        self.lo, self.hi = size, 0
+        """Of a kernel buffer (`host`): the bytes `lo`..`hi` - 1 hold every access the
+        current cluster recorded (`touch`), so that `races.new_cluster` looks at no other."""
 
     def copy(self) -> Shadow:
         clone = Shadow.__new__(Shadow)
         clone.write, clone.read, clone.readers, clone.foreign = self.write, self.read, self.readers, self.foreign
-        clone.base, clone.host = self.base, self.host
+        clone.base, clone.host, clone.lo, clone.hi = self.base, self.host, self.lo, self.hi
         self.shared_write = self.shared_read = clone.shared_write = clone.shared_read = True
         return clone
 
@@ -102,6 +105,18 @@ class Shadow:
         if self.foreign is None:
             self.foreign = np.zeros(self.read.size, dtype=np.int64)
         return self.foreign
+
+    def touch(self, lo: int, hi: int) -> None:
+        """Bytes `lo`..`hi` - 1 have an access recorded in this cluster."""
+        if lo < self.lo:
+            self.lo = lo
+        if hi > self.hi:
+            self.hi = hi
+
+    def touch_index(self, index: NDArray[np.int64]) -> None:
+        """`touch` of the bytes `index` (a kernel buffer's: shared memory needs no range)."""
+        if self.host and index.size:
+            self.touch(int(index.min()), int(index.max()) + 1)
 
     def drop(self) -> None:
         """Free the history now (the launch is over)."""
