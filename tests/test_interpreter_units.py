@@ -1838,12 +1838,26 @@ def test_a_write_races_with_a_read_it_is_not_ordered_after(schedule: str, seed: 
 
 def test_clusters_of_a_grid_are_unordered() -> None:
     """The clusters of a grid run concurrently on the hardware: two CTAs (clusters of 1)
-    writing the same word race; writing their own words does not."""
-    same = kernel("    llvm.store %tid, %out : i32, !llvm.ptr<1>\n")
+    writing their ctaid into one word race (the word keeps the one that lands last);
+    writing their own words does not. Both writing the same value (%tid of the last lane,
+    31) is a same-value race: noted by default, a race under the strict race policy."""
+    ctaid = kernel("""
+    %cta = nvvm.read.ptx.sreg.ctaid.x : i32
+    llvm.store %cta, %out : i32, !llvm.ptr<1>
+""")
     with pytest.raises(KernelHazard) as caught:
-        run_kernel(same, "k", block=32, grid=2, args={"out": np.zeros(1, np.int32)})
+        run_kernel(ctaid, "k", block=32, grid=2, args={"out": np.zeros(1, np.int32)})
     assert caught.value.kind == "global-data-race"
     assert "cluster that ran earlier" in caught.value.message
+    same = kernel("    llvm.store %tid, %out : i32, !llvm.ptr<1>\n")
+    result = run_kernel(same, "k", block=32, grid=2, args={"out": np.zeros(1, np.int32)})
+    assert result.outputs["out"].tolist() == [31]
+    assert result.report.same_value_races == 1
+    with pytest.raises(KernelHazard) as caught:
+        run_kernel(same, "k", block=32, grid=2, args={"out": np.zeros(1, np.int32)}, race_policy="strict")
+    assert caught.value.kind == "global-data-race"
+    assert "cluster that ran earlier" in caught.value.message
+    assert "both write the same bytes" in caught.value.message
     own = kernel("""
     %cta = nvvm.read.ptx.sreg.ctaid.x : i32
     %p = llvm.getelementptr %out[%cta] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, i32

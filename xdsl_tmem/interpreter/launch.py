@@ -29,6 +29,18 @@ class LaunchError(Exception):
         self.op = op
 
 
+class RacePolicy(StrEnum):
+    """Which unordered conflicting accesses of shared and global memory are data races
+    (races.py, docs/verification.md "Same-value writes")."""
+
+    SAME_VALUE = "same-value"
+    """All but a write of the bytes the write it races with left: every order of the two
+    leaves the same bytes, as the PTX memory model (no data-race freedom required) has it;
+    such races are counted and noted in the report."""
+    STRICT = "strict"
+    """All: the program must be data-race free."""
+
+
 class Schedule(StrEnum):
     """How warps interleave at synchronisation points: round-robin, or random with a seed."""
 
@@ -149,6 +161,8 @@ class Launch:
     dynamic_shared_bytes: int = 0
     """The size of a PTX kernel's dynamic shared memory (`.extern .shared` arrays), as
     `cudaLaunchKernel`'s `sharedMem` gives it."""
+    race_policy: RacePolicy = RacePolicy.SAME_VALUE
+    """Whether a same-value write-write race is one (races.py)."""
 
     @staticmethod
     def create(kernel: str, **options: Unpack[LaunchOptions]) -> Launch:
@@ -170,6 +184,7 @@ class LaunchOptions(TypedDict, total=False):
     max_steps: int
     fence_policy: str
     dynamic_shared_bytes: int
+    race_policy: str
 
 
 def _create(kernel: str, options: LaunchOptions) -> Launch:
@@ -179,6 +194,9 @@ def _create(kernel: str, options: LaunchOptions) -> Launch:
     policy = options.get("fence_policy", "strict")
     if policy not in ("strict", "mojo"):
         raise LaunchError(f"unknown fence policy '{policy}' (use strict or mojo)")
+    race_policy = options.get("race_policy", RacePolicy.SAME_VALUE.value)
+    if race_policy not in tuple(RacePolicy):
+        raise LaunchError(f"unknown race policy '{race_policy}' (use {' or '.join(RacePolicy)})")
     if "block" not in options:
         raise LaunchError("the block is not given (block=N or (X, Y, Z))")
     block = dim3(options["block"], "block")
@@ -198,6 +216,7 @@ def _create(kernel: str, options: LaunchOptions) -> Launch:
         Limits(max_steps=options.get("max_steps", Limits.max_steps)),
         FencePolicy(policy),
         dynamic,
+        RacePolicy(race_policy),
     )
 
 

@@ -143,8 +143,11 @@ def _access(
     return data, offsets[:, None] + _columns(size), False, shadow, offsets
 
 
-def _check(warp: Warp, op: Operation, shadow: Shadow, offsets: NDArray[np.int64], size: int, write: bool) -> None:
-    races.check_lanes(warp, op, shadow, offsets, size, write)
+def _check(
+    warp: Warp, op: Operation, shadow: Shadow, offsets: NDArray[np.int64], size: int, values: NDArray[Any] | None
+) -> None:
+    """`races.check_lanes` of a load (`values` None) or of a store of `values`."""
+    races.check_lanes(warp, op, shadow, offsets, size, values is not None, values)
 
 
 def load(warp: Warp, op: Operation, address: Value, access: Access) -> Value:
@@ -159,11 +162,11 @@ def load(warp: Warp, op: Operation, address: Value, access: Access) -> Value:
             return np.tile(raw, (WARP, 1))
         return raw[0].item()
     if lanes is None and (where := progression(cast(Lanes, address))) is not None and where.stride >= size:
-        strided = _strided_access(warp, op, where, access, write=False).copy()
+        strided = _strided_access(warp, op, where, access).copy()
         return strided if vector else strided[:, 0]
     addresses = cast(Lanes, address if lanes is None else address[lanes])
     view, index, whole, shadow, offsets = _access(cluster, addresses, dtype, size)
-    _check(warp, op, shadow, offsets, size, write=False)
+    _check(warp, op, shadow, offsets, size, None)
     got = view[index]
     values = got if whole else np.ascontiguousarray(got).view(dtype)
     if lanes is None:
@@ -187,15 +190,15 @@ def store(warp: Warp, op: Operation, address: Value, value: Value, access: Acces
         per_lane = np.full((WARP if lanes is None else len(lanes), count), value, dtype=dtype)
     if not isinstance(address, np.ndarray):
         target = cluster.read(int(address), size)
-        races.access(warp, op, int(address), size, write=True)
+        races.access(warp, op, int(address), size, True, per_lane[-1])
         target[:] = np.ascontiguousarray(per_lane[-1]).view(np.uint8)
         return
     if lanes is None and (where := progression(cast(Lanes, address))) is not None and where.stride >= size:
-        _strided_access(warp, op, where, access, write=True)[...] = per_lane
+        _strided_access(warp, op, where, access, per_lane)[...] = per_lane
         return
     addresses = cast(Lanes, address if lanes is None else address[lanes])
     view, index, whole, shadow, offsets = _access(cluster, addresses, dtype, size)
-    _check(warp, op, shadow, offsets, size, write=True)
+    _check(warp, op, shadow, offsets, size, per_lane)
     view[index] = per_lane if whole else np.ascontiguousarray(per_lane).view(np.uint8)
 
 
@@ -225,14 +228,17 @@ def progression(lanes: NDArray[Any]) -> Progression | None:
     return Progression(first, stride)
 
 
-def _strided_access(warp: Warp, op: Operation, where: Progression, access: Access, write: bool) -> NDArray[Any]:
+def _strided_access(
+    warp: Warp, op: Operation, where: Progression, access: Access, values: NDArray[Any] | None = None
+) -> NDArray[Any]:
     """The (32, elements) view of the memory a non-overlapping progression access
-    touches, after its race checks. Unaligned element views are fine (numpy copes)."""
+    touches, after its race checks (of a load, or of a store of `values`). Unaligned
+    element views are fine (numpy copes)."""
     size, dtype, count, _ = access
     first, stride = where
     data, _, base, shadow = _region(warp.cluster, first, first + (WARP - 1) * stride, size)
     start = first - base
-    races.check_strided(warp, op, shadow, start, WARP, stride, size, write)
+    races.check_strided(warp, op, shadow, range(start, start + WARP * stride, stride), size, values is not None, values)
     return np.ndarray((WARP, count), dtype, data, start, (stride, dtype.itemsize))
 
 
@@ -240,7 +246,7 @@ def load_progression(warp: Warp, op: Operation, where: Progression, access: Acce
     """`load` by all 32 lanes at a progression of addresses: (32, elements) values."""
     if where.stride < access.size:
         return cast(NDArray[Any], load(warp, op, where.addresses(), access)).reshape(WARP, access.elements)
-    return _strided_access(warp, op, where, access, write=False).copy()
+    return _strided_access(warp, op, where, access).copy()
 
 
 def store_progression(warp: Warp, op: Operation, where: Progression, value: NDArray[Any], access: Access) -> None:
@@ -249,5 +255,6 @@ def store_progression(warp: Warp, op: Operation, where: Progression, value: NDAr
     if where.stride < access.size:  # overlapping lanes: the later ones win, as `store` orders them
         store(warp, op, where.addresses(), value, access)
         return
-    target = _strided_access(warp, op, where, access, write=True)
-    target[...] = value.reshape(target.shape)
+    values = value.astype(access.dtype, copy=False).reshape(WARP, access.elements)
+    target = _strided_access(warp, op, where, access, values)
+    target[...] = values

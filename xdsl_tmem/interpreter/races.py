@@ -15,6 +15,19 @@ each other are all kept (`Shadow.readers`) until the next write.
 Lanes of one warp act together in one instruction (one epoch), and a warp's program
 order orders its own accesses, so accesses of one warp never race with each other.
 
+Same-value writes. The PTX memory model does not require data-race freedom: two
+unordered writes of one byte are both in its coherence order, in some order, and when
+the later-checked one writes the bytes the other left, every order leaves the same
+bytes (Lustig et al., "A Formal Analysis of the NVIDIA PTX Memory Consistency Model",
+ASPLOS 2019). Such a write (a store whose bytes the check is given, racing only with
+writes of those same bytes) is therefore not reported by default but counted
+(`Sites.same_value`, printed as a note), and `RacePolicy.STRICT` reports it. The byte
+then keeps every such writer (`Shadow.writers`, `write` = SHARED) and what the first of
+them replaced (`Shadow.prev`), so that later accesses stay checked against each: a
+write must be ordered after all of them (or write the same bytes again); a read after
+one of them and after what the first replaced, else it may read a write older than the
+group (docs/verification.md, "Same-value writes", gives the argument).
+
 Shared memory starts uninitialised: reading a byte no write (`st`, `mbarrier.init`, the
 address `tcgen05.alloc` writes) produced is reported as `smem-read-uninitialized`. Kernel
 buffers are written by the host before the launch.
@@ -27,7 +40,7 @@ global memory become foreign (epoch `FOREIGN_EPOCH`), known to no warp.
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import numpy as np
 from numpy.typing import NDArray
@@ -43,7 +56,9 @@ from xdsl_tmem.interpreter.shadow import (
     NONE,
     SHARED,
     SITE_SHIFT,
+    SameValueRace,
     Shadow,
+    Writers,
 )
 from xdsl_tmem.interpreter.tcgen05 import ELEMENT_BYTES, SmemDescriptor, operand_addresses
 from xdsl_tmem.interpreter.values import UnsupportedValue
@@ -70,14 +85,24 @@ def _unordered(vc: NDArray[np.int64], packed: NDArray[np.int64]) -> NDArray[np.b
     return (packed > SHARED) & (vc[(packed >> COMP_SHIFT) & COMP_MASK] < (packed & EPOCH_MASK))
 
 
+def _knows(vc: NDArray[np.int64], packed: int) -> bool:
+    """`_unordered` of one recorded access, negated."""
+    return int(vc[(packed >> COMP_SHIFT) & COMP_MASK]) >= packed & EPOCH_MASK
+
+
+def _foreign(packed: int) -> int:
+    return (packed >> SITE_SHIFT << SITE_SHIFT) | FOREIGN_EPOCH
+
+
 def new_cluster(memory: GlobalMemory) -> None:
     """Another cluster of the grid starts: what earlier ones did to global memory is
-    unordered with everything it does (their accesses become foreign). A byte's earlier
-    reads become one foreign read (`Shadow.foreign`), the first of them: the one a race
-    report names; its earliest foreign read where it has one already."""
+    unordered with everything it does (their accesses become foreign). Only the bytes the
+    cluster that ends accessed change (`Shadow.touch`). A byte's reads become one foreign
+    read (`Shadow.foreign`), the first of them: the one a race report names; its earliest
+    foreign read where it has one already."""
     for buffer in memory.buffers:
         shadow = buffer.shadow
-        lo, hi = shadow.lo, shadow.hi  # what this cluster accessed (Shadow.touch): nothing else changed
+        lo, hi = shadow.lo, shadow.hi
         shadow.lo, shadow.hi = shadow.write.size, 0
         if lo >= hi:
             continue
@@ -85,6 +110,14 @@ def new_cluster(memory: GlobalMemory) -> None:
             write = shadow.own_write()[lo:hi]
             seen = write > SHARED
             write[seen] = (write[seen] >> SITE_SHIFT << SITE_SHIFT) | FOREIGN_EPOCH
+            for byte, (members, before) in shadow.writers.items():
+                shadow.writers[byte] = Writers([_foreign(p) for p in members], tuple(_foreign(p) for p in before))
+            if shadow.prev is not None:
+                prev = shadow.prev[lo:hi]
+                seen = prev > SHARED
+                prev[seen] = (prev[seen] >> SITE_SHIFT << SITE_SHIFT) | FOREIGN_EPOCH
+                for displaced in shadow.displaced.values():
+                    displaced[:] = [_foreign(p) for p in displaced]
         if not shadow.read[lo:hi].any():
             continue
         read = shadow.own_read()
@@ -112,11 +145,11 @@ def locate(cluster: Cluster, address: int) -> Shadow:
     return buffer.shadow
 
 
-def access(warp: Warp, op: Any, address: int, size: int, write: bool) -> None:
-    """A warp-uniform access of `size` bytes at `address`."""
+def access(warp: Warp, op: Any, address: int, size: int, write: bool, values: NDArray[Any] | None = None) -> None:
+    """A warp-uniform access of `size` bytes at `address` (`values`: as `check`'s)."""
     shadow = locate(warp.cluster, address)
     start = address - shadow.base
-    check(warp, op, shadow, np.arange(start, start + size, dtype=np.int64), write)
+    check(warp, op, shadow, np.arange(start, start + size, dtype=np.int64), write, values)
 
 
 def record_write(warp: Warp, op: Any, address: int, size: int) -> None:
@@ -124,7 +157,9 @@ def record_write(warp: Warp, op: Any, address: int, size: int) -> None:
     of a `tcgen05.alloc.cta_group::2`): recorded as `warp`'s, not checked."""
     shadow = locate(warp.cluster, address)
     start = address - shadow.base
-    shadow.own_write()[start : start + size] = _stamp(warp, op)
+    stamp = _stamp(warp, op)
+    warp.cluster.memory.sites.inexact.add(stamp >> SITE_SHIFT)
+    _overwrite(shadow, np.arange(start, start + size, dtype=np.int64), stamp)
     shadow.own_read()[start : start + size] = NONE
     if shadow.host:
         shadow.touch(start, start + size)
@@ -134,45 +169,195 @@ def record_write(warp: Warp, op: Any, address: int, size: int) -> None:
         shadow.readers.pop(byte, None)
 
 
-def check(warp: Warp, op: Any, shadow: Shadow, index: NDArray[np.int64], write: bool) -> None:
+def check(
+    warp: Warp, op: Any, shadow: Shadow, index: NDArray[np.int64], write: bool, values: NDArray[Any] | None = None
+) -> None:
     """Check an access by `warp` of the bytes `index` of `shadow`, then record it. (The
-    `.any()` tests skip the work for bytes nothing has accessed yet: the common case.)"""
+    `.any()` tests skip the work for bytes nothing has accessed yet: the common case.)
+    `values`: what a write writes, lane by lane, its bytes in the order of `index` (a
+    store's (lanes, elements) array); a write given none (an async copy's claim, a TMA box,
+    mbarrier.init) is never taken for a same-value one, nor is a write racing with it."""
     index = index.reshape(-1)
     shadow.touch_index(index)
-    _check_last_writes(warp, op, shadow, index, write)
-    if write:
-        stamp = _stamp(warp, op)
-        _check_reads(warp, op, shadow, index)
-        shadow.own_write()[index] = stamp
-    else:
+    same = _check_last_writes(warp, op, shadow, index, write, values)
+    if not write:
         _record_read(warp, op, shadow, index)
+        return
+    stamp = _stamp(warp, op)
+    if values is None:
+        warp.cluster.memory.sites.inexact.add(stamp >> SITE_SHIFT)
+    _check_reads(warp, op, shadow, index, same)
+    if same is None:
+        _overwrite(shadow, index, stamp)
+    else:
+        _overwrite(shadow, index[~same], stamp)
+        _join(warp, shadow, index[same], stamp)
 
 
-def _check_last_writes(warp: Warp, op: Any, shadow: Shadow, index: NDArray[np.int64], write: bool) -> None:
+def _overwrite(shadow: Shadow, index: NDArray[np.int64], stamp: int) -> None:
+    """Record a write ordered after every recorded write of the bytes `index`, keeping
+    what it replaces (`Shadow.prev`)."""
+    write = shadow.own_write()
+    old = write[index]
+    if old.any():
+        prev = shadow.own_prev()
+        if shadow.displaced:
+            for byte in np.unique(index[prev[index] == SHARED]).tolist():
+                shadow.displaced.pop(byte, None)
+        if shadow.writers:
+            for byte in np.unique(index[old == SHARED]).tolist():
+                shadow.displaced[byte] = shadow.writers.pop(byte).members
+        prev[index] = old
+    write[index] = stamp
+
+
+def _join(warp: Warp, shadow: Shadow, index: NDArray[np.int64], stamp: int) -> None:
+    """Record a same-value write racing with the recorded writes of the bytes `index`: it
+    joins their writers (`Shadow.writers`), which keep the ones it does not know (those it
+    knows are ordered before it: an access ordered after it is after them, one that is not
+    is checked against it)."""
+    vc = warp.clock.vc
+    write = shadow.own_write()
+    for byte in np.unique(index).tolist():
+        writers = shadow.writers.get(byte)
+        if writers is None:
+            writers = Writers([int(write[byte])], _replaced(shadow, byte))
+            write[byte] = SHARED
+        members = [packed for packed in writers.members if not _knows(vc, packed)]
+        shadow.writers[byte] = Writers([*members, stamp], writers.before)
+
+
+def _replaced(shadow: Shadow, byte: int) -> tuple[int, ...]:
+    """What the last write of `byte` replaced (`Shadow.prev`)."""
+    prev = NONE if shadow.prev is None else int(shadow.prev[byte])
+    if prev == NONE:
+        return ()
+    return tuple(shadow.displaced[byte]) if prev == SHARED else (prev,)
+
+
+def _check_last_writes(
+    warp: Warp, op: Any, shadow: Shadow, index: NDArray[np.int64], write: bool, values: NDArray[Any] | None
+) -> NDArray[np.bool_] | None:
     """An access races with a write it does not know; a read of shared memory nothing
-    wrote is uninitialised."""
+    wrote is uninitialised. A write given its `values` that races only with writes of the
+    bytes it writes is a same-value race: which of `index` it races at (they join the
+    byte's writers), or None where it races with none."""
     last = shadow.write[index]
-    if last.any():
-        if not write and not shadow.host and not last.all():
-            _uninitialised(warp, op, shadow, int(index[int(np.argmax(last == NONE))]))
-        unordered = _unordered(warp.clock.vc, last)
-        if unordered.any():
-            k = int(np.argmax(unordered))
-            _race(warp, op, shadow, int(index[k]), write, int(last[k]), True)
-    elif not write and not shadow.host:
-        _uninitialised(warp, op, shadow, int(index[0]))
+    if not last.any():
+        if not write and not shadow.host:
+            _uninitialised(warp, op, shadow, int(index[0]))
+        return None
+    if not write and not shadow.host and not last.all():
+        _uninitialised(warp, op, shadow, int(index[int(np.argmax(last == NONE))]))
+    vc = warp.clock.vc
+    unordered = _unordered(vc, last)
+    if shadow.writers:
+        grouped = last == SHARED
+        if grouped.any():
+            unordered |= _unordered_writers(vc, shadow, index, grouped, write)
+    if not unordered.any():
+        return None
+    if write and values is not None:
+        return _same_value(warp, op, shadow, index, unordered, values)
+    byte = int(index[int(np.argmax(unordered))])
+    _race(warp, op, shadow, byte, write, _racing_write(vc, shadow, byte, write), True)
 
 
-def _check_reads(warp: Warp, op: Any, shadow: Shadow, index: NDArray[np.int64]) -> None:
+def _unordered_writers(
+    vc: NDArray[np.int64], shadow: Shadow, index: NDArray[np.int64], grouped: NDArray[np.bool_], write: bool
+) -> NDArray[np.bool_]:
+    """Of the bytes `index` with several writers (`grouped`), which an access with clock
+    `vc` races with: a write with any writer it does not know; a read unless it knows
+    one of them and what the first replaced (then every write before the group is
+    ordered before one it knows, so it reads the group's bytes: races.py)."""
+    unordered = np.zeros(index.size, dtype=np.bool_)
+    for k in np.flatnonzero(grouped).tolist():
+        members, before = shadow.writers[int(index[k])]
+        if write:
+            unordered[k] = not all(_knows(vc, packed) for packed in members)
+        else:
+            unordered[k] = not (any(_knows(vc, p) for p in members) and all(_knows(vc, p) for p in before))
+    return unordered
+
+
+def _racing_write(vc: NDArray[np.int64], shadow: Shadow, byte: int, write: bool) -> int:
+    """The recorded write of `byte` an access with clock `vc` races with (for its report):
+    the last one, or of several writers the first it does not know (for a read that knows
+    one, the write before them it does not know)."""
+    last = int(shadow.write[byte])
+    if last != SHARED:
+        return last
+    members, before = shadow.writers[byte]
+    unknown = [p for p in members if not _knows(vc, p)]
+    if write or len(unknown) == len(members):
+        return unknown[0]
+    return next(p for p in before if not _knows(vc, p))
+
+
+def _same_value(
+    warp: Warp, op: Any, shadow: Shadow, index: NDArray[np.int64], unordered: NDArray[np.bool_], values: NDArray[Any]
+) -> NDArray[np.bool_]:
+    """A write racing at `unordered` of `index` with recorded writes: a same-value race if,
+    at each of those bytes, what lands (the last lane's byte) is what memory holds — the
+    bytes the racing writes left, all of them writes whose bytes memory holds (not
+    `Sites.inexact`). Else, or under `RacePolicy.STRICT`, a data race. Returns `unordered`."""
+    sites = warp.cluster.memory.sites
+    vc = warp.clock.vc
+    new = np.ascontiguousarray(values).view(np.uint8).reshape(-1)
+    racing = np.flatnonzero(unordered)
+    last = shadow.write[index[racing]]
+    if new.size == index.size:
+        differ = _landed(index, new)[racing] != _memory(warp.cluster, shadow)[index[racing]]
+    else:  # (not a store's bytes in the order of its index: never the same value)
+        differ = np.ones(racing.size, dtype=np.bool_)
+    plain = last != SHARED
+    if sites.inexact and plain.any():
+        differ |= plain & np.isin(last >> SITE_SHIFT, np.fromiter(sites.inexact, np.int64, len(sites.inexact)))
+    same = not differ.any()
+    if not same or sites.strict:
+        byte = int(index[int(racing[int(np.argmax(differ))])])
+        _race(warp, op, shadow, byte, True, _racing_write(vc, shadow, byte, True), True, same)
+    byte = int(index[int(racing[0])])
+    if sites.first_same_value is None:
+        message = _race_message(warp, op, shadow, byte, True, _racing_write(vc, shadow, byte, True), True)
+        sites.first_same_value = SameValueRace(op, message)
+    sites.same_value += 1
+    return unordered
+
+
+def _landed(index: NDArray[np.int64], new: NDArray[np.uint8]) -> NDArray[np.uint8]:
+    """For each position of `index`, the byte that lands at its address: the one of the last
+    position with that address (a later lane wins)."""
+    order = np.argsort(index, kind="stable")
+    ordered = index[order]
+    ends = np.flatnonzero(np.append(ordered[1:] != ordered[:-1], True))
+    if ends.size == index.size:
+        return new
+    lengths = np.diff(np.append(-1, ends))
+    landed = np.empty_like(new)
+    landed[order] = np.repeat(new[order[ends]], lengths)
+    return landed
+
+
+def _memory(cluster: Cluster, shadow: Shadow) -> NDArray[np.uint8]:
+    """The bytes `shadow` describes (a CTA's shared memory or a kernel buffer)."""
+    if shadow.base < SHARED_LIMIT:
+        return cluster.cta_of(shadow.base)[0].smem
+    return cluster.memory.locate(shadow.base, 1)[0].data
+
+
+def _check_reads(
+    warp: Warp, op: Any, shadow: Shadow, index: NDArray[np.int64], keep: NDArray[np.bool_] | None = None
+) -> None:
     """A write races with the reads it does not know (the last one, or each of several
-    concurrent ones); it then forgets them. An earlier cluster's read of a byte
-    (`Shadow.foreign`) counts as its last read where this cluster has none, else as the
-    first of several."""
+    concurrent ones); it then forgets them, but at `keep` (where it joins the byte's
+    writers: an access not ordered after an earlier writer must still meet them). An
+    earlier cluster's read of a byte (`Shadow.foreign`) counts as its last read where this
+    cluster has none, else as the first of several."""
     reads = shadow.read[index]
     foreign = shadow.foreign[index] if shadow.foreign is not None else None
     if foreign is not None and foreign.any():
-        earlier = foreign != NONE
-        reads = np.where(earlier, np.where(reads == NONE, foreign, SHARED), reads)
+        reads = np.where(foreign != NONE, np.where(reads == NONE, foreign, SHARED), reads)
     else:
         foreign = None
         if not reads.any():
@@ -184,15 +369,17 @@ def _check_reads(warp: Warp, op: Any, shadow: Shadow, index: NDArray[np.int64]) 
         _race(warp, op, shadow, int(index[k]), True, int(reads[k]), False)
     several = reads == SHARED
     if several.any():
-        bytes_: list[int] = np.unique(index[several]).tolist()
-        for byte in bytes_:
-            first = int(shadow.foreign[byte]) if foreign is not None and shadow.foreign is not None else NONE
+        for byte in np.unique(index[several]).tolist():
+            first = NONE if foreign is None or shadow.foreign is None else int(shadow.foreign[byte])
             recorded = np.array([first] if first != NONE else shadow.readers[byte], dtype=np.int64)
             unordered = _unordered(vc, recorded)
             if unordered.any():
                 _race(warp, op, shadow, byte, True, int(recorded[int(np.argmax(unordered))]), False)
-        shadow.own_read()
-        for byte in bytes_:
+    if keep is not None:
+        index, several = index[~keep], several[~keep]
+    shadow.own_read()
+    if several.any():
+        for byte in np.unique(index[several]).tolist():
             shadow.readers.pop(byte, None)
     if foreign is not None:
         shadow.own_foreign()[index] = NONE
@@ -241,19 +428,36 @@ def check_atomic(warp: Warp, op: Any, address: int, size: int) -> None:
     last = shadow.write[index]
     if not shadow.host and not last.all():
         _uninitialised(warp, op, shadow, int(index[int(np.argmax(last == NONE))]))
-    unordered = _unordered(warp.clock.vc, last)
+    vc = warp.clock.vc
+    unordered = _unordered(vc, last)
     if unordered.any():
         sites = warp.cluster.memory.sites.sites
         for k in np.flatnonzero(unordered).tolist():
             other = sites[int(last[k]) >> SITE_SHIFT].op
             if not (isinstance(other, Operation) and other.has_trait(Atomic)):
                 _race(warp, op, shadow, int(index[k]), True, int(last[k]), True)
+    grouped = last == SHARED
+    if shadow.writers and grouped.any():  # several plain writers: an atomic races with each it does not know
+        several = _unordered_writers(vc, shadow, index, grouped, True)
+        if several.any():
+            byte = int(index[int(np.argmax(several))])
+            _race(warp, op, shadow, byte, True, _racing_write(vc, shadow, byte, True), True)
     _check_reads(warp, op, shadow, index)
     shadow.touch_index(index)
-    shadow.own_write()[index] = _stamp(warp, op)
+    stamp = _stamp(warp, op)
+    warp.cluster.memory.sites.inexact.add(stamp >> SITE_SHIFT)
+    _overwrite(shadow, index, stamp)
 
 
-def check_lanes(warp: Warp, op: Any, shadow: Shadow, offsets: NDArray[np.int64], size: int, write: bool) -> None:
+def check_lanes(
+    warp: Warp,
+    op: Any,
+    shadow: Shadow,
+    offsets: NDArray[np.int64],
+    size: int,
+    write: bool,
+    values: NDArray[Any] | None = None,
+) -> None:
     """Check an access by `warp` of `size` bytes at each of the byte `offsets` of
     `shadow` (one per active lane), then record it: `check` of their bytes, with a fast
     path for the common case of a warp touching fresh bytes (its lanes' bytes evenly
@@ -264,18 +468,19 @@ def check_lanes(warp: Warp, op: Any, shadow: Shadow, offsets: NDArray[np.int64],
     lanes, first = len(starts), starts[0]
     stride = starts[1] - first if lanes > 1 else size
     if stride >= size and starts == list(range(first, first + lanes * stride, stride)):
-        check_strided(warp, op, shadow, first, lanes, stride, size, write)
+        check_strided(warp, op, shadow, range(first, first + lanes * stride, stride), size, write, values)
         return
-    check(warp, op, shadow, (offsets[:, None] + np.arange(size, dtype=np.int64)).reshape(-1), write)
+    check(warp, op, shadow, (offsets[:, None] + np.arange(size, dtype=np.int64)).reshape(-1), write, values)
 
 
 def check_strided(
-    warp: Warp, op: Any, shadow: Shadow, first: int, lanes: int, stride: int, size: int, write: bool
+    warp: Warp, op: Any, shadow: Shadow, starts: range, size: int, write: bool, values: NDArray[Any] | None = None
 ) -> None:
-    """`check_lanes` of `lanes` accesses of `size` bytes at byte offsets `first + i *
-    stride` (`stride >= size`: they do not overlap), given as such by the caller (a
-    per-lane address that is an arithmetic progression, memory.py): the fast path, with
-    `check` of the bytes where it does not apply."""
+    """`check_lanes` of accesses of `size` bytes at byte offsets `starts` (`starts.step >=
+    size`: they do not overlap), given as such by the caller (a per-lane address that is
+    an arithmetic progression, memory.py): the fast path, with `check` of the bytes where
+    it does not apply."""
+    first, lanes, stride = starts.start, len(starts), starts.step
     if write or shadow.host:
         # Own (copy if shared) the array to stamp first: harmless if the fast path does
         # not apply, and its view then serves both the test and the stamping. (The
@@ -294,12 +499,15 @@ def check_strided(
         ):
             # As `check` for bytes without a recorded access: no write to race with or
             # to have been uninitialised (a read of a host buffer), no read to keep.
-            target.fill(_stamp(warp, op))
+            stamp = _stamp(warp, op)
+            if write and values is None:
+                warp.cluster.memory.sites.inexact.add(stamp >> SITE_SHIFT)
+            target.fill(stamp)
             if shadow.host:
                 shadow.touch(first, first + (lanes - 1) * stride + size)
             return
-    starts = np.arange(first, first + lanes * stride, stride, dtype=np.int64)
-    check(warp, op, shadow, (starts[:, None] + np.arange(size, dtype=np.int64)).reshape(-1), write)
+    index = np.arange(first, first + lanes * stride, stride, dtype=np.int64)
+    check(warp, op, shadow, (index[:, None] + np.arange(size, dtype=np.int64)).reshape(-1), write, values)
 
 
 def check_operand(
@@ -324,10 +532,15 @@ def check_operand(
             f"{_where(warp, shadow, byte)} in it was never written since the launch (shared memory starts with "
             "undefined contents)",
         )
-    unordered = _unordered(warp.clock.vc, written)
+    vc = warp.clock.vc
+    unordered = _unordered(vc, written)
+    if shadow.writers:
+        grouped = written == SHARED
+        if grouped.any():
+            unordered |= _unordered_writers(vc, shadow, index, grouped, False)
     if unordered.any():
-        k_ = int(np.argmax(unordered))
-        _race(warp, op, shadow, int(index[k_]), False, int(written[k_]), True)
+        byte = int(index[int(np.argmax(unordered))])
+        _race(warp, op, shadow, byte, False, _racing_write(vc, shadow, byte, False), True)
     stamp = _tensor_core_stamp(warp, op)
     # What the read knows: the issuing warp's clock, and the tensor core's earlier reads
     # (completed by earlier commits), so that re-reading a tile does not pile up readers.
@@ -384,7 +597,7 @@ def _where(warp: Warp, shadow: Shadow, byte: int) -> str:
     return f"shared address 0x{address:x} ({symbol}" + (f" of CTA {cta.rank})" if len(warp.cluster.ctas) > 1 else ")")
 
 
-def _uninitialised(warp: Warp, op: Any, shadow: Shadow, byte: int) -> None:
+def _uninitialised(warp: Warp, op: Any, shadow: Shadow, byte: int) -> NoReturn:
     raise Hazard(
         "smem-read-uninitialized",
         f"{_name(op)} by {warp.name} reads {_where(warp, shadow, byte)}, which nothing has written since the "
@@ -396,20 +609,42 @@ def _name(op: Any) -> str:
     return op.name if op is not None and hasattr(op, "name") else "an access"
 
 
-def _race(warp: Warp, op: Any, shadow: Shadow, byte: int, write: bool, packed: int, earlier_writes: bool) -> None:
+def _race(
+    warp: Warp,
+    op: Any,
+    shadow: Shadow,
+    byte: int,
+    write: bool,
+    packed: int,
+    earlier_writes: bool,
+    same: bool = False,
+) -> NoReturn:
+    """Report a data race of `warp`'s access with the recorded access `packed`; `same`: a
+    write of the bytes the earlier write left (reported under `RacePolicy.STRICT`)."""
+    other = warp.cluster.memory.sites.sites[packed >> SITE_SHIFT]
+    kind = "global-data-race" if shadow.base >= GLOBAL_BASE else "smem-data-race"
+    what = "write" if earlier_writes else "read"
+    message = _race_message(warp, op, shadow, byte, write, packed, earlier_writes)
+    if same:
+        message += (
+            "; both write the same bytes, so every order leaves them (the default race policy, same-value, "
+            "notes this and goes on; --race-policy strict reports it)"
+        )
+    raise Hazard(kind, message, [(other.op, f"the earlier access: {_name(other.op)} by {other.who} ({what})")])
+
+
+def _race_message(
+    warp: Warp, op: Any, shadow: Shadow, byte: int, write: bool, packed: int, earlier_writes: bool
+) -> str:
     other = warp.cluster.memory.sites.sites[packed >> SITE_SHIFT]
     where = _where(warp, shadow, byte)
-    kind = "global-data-race" if shadow.base >= GLOBAL_BASE else "smem-data-race"
     if packed & EPOCH_MASK == FOREIGN_EPOCH:
         order = " in a cluster that ran earlier (the clusters of a grid run concurrently and nothing orders them)"
     else:
         order = ": no barrier, mbarrier phase or cluster barrier orders the two accesses" + (
             f" ({warp.name} last synchronised on {warp.last_sync})" if warp.last_sync else ""
         )
-    what = "write" if earlier_writes else "read"
-    raise Hazard(
-        kind,
+    return (
         f"{_name(op)} by {warp.name} {'writes' if write else 'reads'} {where}, which {_name(other.op)} by "
-        f"{other.who} {'wrote' if earlier_writes else 'read'}{order}",
-        [(other.op, f"the earlier access: {_name(other.op)} by {other.who} ({what})")],
+        f"{other.who} {'wrote' if earlier_writes else 'read'}{order}"
     )

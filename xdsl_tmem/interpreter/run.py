@@ -40,6 +40,7 @@ from xdsl_tmem.interpreter.launch import (
     Launch,
     LaunchError,
     LaunchOptions,
+    RacePolicy,
     ScalarArgument,
     dim3,
 )
@@ -59,6 +60,7 @@ from xdsl_tmem.interpreter.nvvm import NvvmFunctions
 from xdsl_tmem.interpreter.ptx.kernel import decode_launch, directives, find_entry, parameters
 from xdsl_tmem.interpreter.ptx.program import Program as PtxProgram
 from xdsl_tmem.interpreter.scf import ScfFunctions
+from xdsl_tmem.interpreter.shadow import SameValueRace
 from xdsl_tmem.interpreter.tmem import TmemFunctions
 from xdsl_tmem.interpreter.trace import Tracer
 from xdsl_tmem.interpreter.values import Value, canonical, width_of
@@ -153,6 +155,11 @@ class RunReport:
     wall_seconds: float = 0.0
     tmem_events: list[tuple[str, int, int, int, int]] = field(default_factory=list[tuple[str, int, int, int, int]])
     schedule_trace: list[int] = field(default_factory=list[int])
+    same_value_races: int = 0
+    """Unordered writes of the bytes the write they race with left, not reported as data
+    races (`RacePolicy.SAME_VALUE`); a warp's instruction counts once."""
+    first_same_value: SameValueRace | None = None
+    """The first of them (its op and what it raced with)."""
 
     @property
     def instructions_per_second(self) -> float:
@@ -373,6 +380,7 @@ def prepare(
     if (entry := find_entry(module, launch.kernel)) is not None:
         geometry = check_geometry(entry, launch, directives(entry))
         decoded = decode_launch(module, launch, entry, points)
+        decoded.memory.sites.strict = launch.race_policy is RacePolicy.STRICT
         return Prepared(
             launch, decoded.program, entry, entry.body.block, geometry, decoded.layout, decoded.memory, [],
             decoded.outputs, decoded.make_warp,
@@ -386,6 +394,7 @@ def prepare(
         raise LaunchError(str(e), e.op) from None
     layout = shared_layout(module)
     memory = GlobalMemory()
+    memory.sites.strict = launch.race_policy is RacePolicy.STRICT
     arguments, outputs = bind_arguments(function, launch.arguments, memory)
     entry = function.regions[0].blocks.first
     assert entry is not None
@@ -525,13 +534,16 @@ def run_kernel(
     """Run `@kernel` of `module` on the machine model and return its buffers.
 
     The launch keywords (`LaunchOptions`): `block` (required), `grid`, `cluster`, `args`,
-    `schedule`, `seed`, `max_steps`, `fence_policy`. `args` maps parameter names (or
+    `schedule`, `seed`, `max_steps`, `fence_policy`, `race_policy`. `args` maps parameter names (or
     `arg0`, `arg1`, ...) to numpy arrays (pointer parameters; copied, and returned in
     `RunResult.outputs`) or scalars. The grid defaults to one cluster, the cluster to the
     kernel's `nvvm.cluster_dim`. Clusters run one after another; within a cluster, warps
     interleave at synchronisation points under `schedule` ("rr" round-robin, or "random"
     with `seed`). `fence_policy` is the happens-before model of the hazard checks
-    (hazards.py): "strict" (PTX) or "mojo". The rest as `run_launch`.
+    (hazards.py): "strict" (PTX) or "mojo". `race_policy` says whether an unordered write
+    of the bytes the write it races with left is a data race: "same-value" (the default:
+    no, it is counted in `report.same_value_races`) or "strict" (yes). The rest as
+    `run_launch`.
     """
     if "block" not in launch:
         launch["block"] = required_block(module, kernel)
@@ -657,3 +669,6 @@ def _finish(report: RunReport, runs: list[ClusterRun], scheduler: Scheduler, sta
         report.tmem_events += run.state.tmem_events
         report.sync_points += sum(w.sync_points for w in run.warps)
     report.schedule_trace = scheduler.trace
+    if runs:  # (the clusters share the launch's global memory and its sites)
+        sites = runs[0].state.memory.sites
+        report.same_value_races, report.first_same_value = sites.same_value, sites.first_same_value

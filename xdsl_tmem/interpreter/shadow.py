@@ -1,7 +1,8 @@
 """The access history (shadow) of a memory for the race checks of `races.py`: per byte,
 the last write and the last read, each an access packed into one int64 (site, clock
-component, epoch). Apart from `races.py` so that the machine (`machine.py`), which holds
-a shadow per memory, and the checks, which read the machine, do not import each other.
+component, epoch), or several of either where they are unordered and all kept. Apart
+from `races.py` so that the machine (`machine.py`), which holds a shadow per memory, and
+the checks, which read the machine, do not import each other.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from xdsl_tmem.interpreter.values import UnsupportedValue
 NONE = 0
 """No access recorded (for a write: never written since the launch)."""
 SHARED = 1
-"""Reads by several warps that do not know each other: `Shadow.readers` has them."""
+"""Reads by several warps that do not know each other: `Shadow.readers` has them; as a
+write, several unordered writes of the same bytes: `Shadow.writers` has them."""
 # An access is one int64: site << 40 | component << 28 | epoch, site >= 1 (so > SHARED).
 SITE_SHIFT, COMP_SHIFT = 40, 28
 COMP_MASK = (1 << 12) - 1
@@ -32,12 +34,32 @@ class Site(NamedTuple):
     who: str
 
 
+class SameValueRace(NamedTuple):
+    """An unordered write that wrote the bytes the write it races with had left (the first
+    one of a launch, for its report)."""
+
+    op: Any
+    """The later write."""
+    message: str
+
+
 class Sites:
-    """The access sites of a launch, numbered from 1 (shadows store the numbers)."""
+    """The access sites of a launch, numbered from 1 (shadows store the numbers), and what
+    the race checks note about the launch (shared by copies of its state: it only grows)."""
 
     def __init__(self) -> None:
         self.sites: list[Site] = [Site(None, "nobody")]
         self._index: dict[tuple[int, str], int] = {}
+        self.inexact: set[int] = set()
+        """Sites that recorded a write whose bytes the check did not see (an async copy
+        claiming its destination before it lands, mbarrier.init, a TMA box): memory need
+        not hold what they wrote, so a write racing with theirs is never taken as the same
+        value (races.py)."""
+        self.strict = False
+        """`RacePolicy.STRICT`: an unordered write of the same bytes is a race too."""
+        self.same_value = 0
+        """Same-value write-write races met (a warp's instruction counts once)."""
+        self.first_same_value: SameValueRace | None = None
 
     def of(self, op: Any, who: str) -> int:
         key = (id(op), who)
@@ -51,18 +73,40 @@ class Sites:
         return index
 
 
+class Writers(NamedTuple):
+    """Unordered writes of one byte that all wrote the bytes it holds (races.py,
+    "Same-value writes")."""
+
+    members: list[int]
+    """The writes, none ordered after another."""
+    before: tuple[int, ...]
+    """The write(s) the first of them replaced: a member ordered after these is ordered
+    after every earlier write of the byte (an access knowing such a member reads the
+    group's bytes)."""
+
+
 class Shadow:
     """The access history of one memory (a CTA's shared memory or one kernel buffer):
     per byte, the last write and the last read (or SHARED). Copies share the arrays
     until one of them changes (exploration copies whole machine states)."""
 
-    __slots__ = ("base", "foreign", "hi", "host", "lo", "read", "readers", "shared_read", "shared_write", "write")
+    __slots__ = (
+        "base", "displaced", "foreign", "hi", "host", "lo", "prev", "read", "readers", "shared_read", "shared_write",
+        "write", "writers",
+    )  # fmt: skip
 
     def __init__(self, size: int, base: int, host: bool):
         self.write: NDArray[np.int64] = np.zeros(size, dtype=np.int64)
         self.read: NDArray[np.int64] = np.zeros(size, dtype=np.int64)
         self.readers: dict[int, list[int]] = {}
         """byte → the concurrent reads of it (where `read` is SHARED)."""
+        self.writers: dict[int, Writers] = {}
+        """byte → the unordered writes of its current bytes (where `write` is SHARED)."""
+        self.prev: NDArray[np.int64] | None = None
+        """Per byte, the write(s) its last write replaced (NONE: none; SHARED: several,
+        `displaced` has them): what a same-value write must be ordered after to be
+        complete (races.py). Made when a write first replaces one."""
+        self.displaced: dict[int, list[int]] = {}
         self.foreign: NDArray[np.int64] | None = None
         """Per byte, a read by a cluster that ran before this one (epoch FOREIGN_EPOCH;
         NONE: none), kept apart from `read`, which holds this cluster's reads (None until a
@@ -81,7 +125,8 @@ class Shadow:
 
     def copy(self) -> Shadow:
         clone = Shadow.__new__(Shadow)
-        clone.write, clone.read, clone.readers, clone.foreign = self.write, self.read, self.readers, self.foreign
+        clone.write, clone.read, clone.readers, clone.writers = self.write, self.read, self.readers, self.writers
+        clone.prev, clone.displaced, clone.foreign = self.prev, self.displaced, self.foreign
         clone.base, clone.host, clone.lo, clone.hi = self.base, self.host, self.lo, self.hi
         self.shared_write = self.shared_read = clone.shared_write = clone.shared_read = True
         return clone
@@ -89,7 +134,16 @@ class Shadow:
     def own_write(self) -> NDArray[np.int64]:
         if self.shared_write:
             self.write, self.shared_write = self.write.copy(), False
+            self.writers = {byte: Writers(list(w.members), w.before) for byte, w in self.writers.items()}
+            self.prev = None if self.prev is None else self.prev.copy()
+            self.displaced = {byte: list(d) for byte, d in self.displaced.items()}
         return self.write
+
+    def own_prev(self) -> NDArray[np.int64]:
+        """`prev`, made if there is none yet (after `own_write`: it shares its copying)."""
+        if self.prev is None:
+            self.prev = np.zeros(self.write.size, dtype=np.int64)
+        return self.prev
 
     def own_read(self) -> NDArray[np.int64]:
         if self.shared_read:
@@ -121,12 +175,12 @@ class Shadow:
     def drop(self) -> None:
         """Free the history now (the launch is over)."""
         self.write = self.read = np.zeros(0, dtype=np.int64)
-        self.readers = {}
-        self.foreign = None
+        self.readers, self.writers, self.prev, self.displaced, self.foreign = {}, {}, None, {}, None
         self.shared_write = self.shared_read = False
 
     @property
     def nbytes(self) -> int:
         """The memory this copy holds alone (shared arrays are counted by no copy)."""
-        reads = self.read.nbytes + (self.foreign.nbytes if self.foreign is not None else 0)
-        return (0 if self.shared_write else self.write.nbytes) + (0 if self.shared_read else reads)
+        write = self.write.nbytes + (0 if self.prev is None else self.prev.nbytes)
+        read = self.read.nbytes + (0 if self.foreign is None else self.foreign.nbytes)
+        return (0 if self.shared_write else write) + (0 if self.shared_read else read)

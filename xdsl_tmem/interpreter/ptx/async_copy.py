@@ -378,7 +378,10 @@ def _check_own(w: PtxWarp, copy: Copy, lanes: Mask) -> None:
                     bytes_ = np.concatenate([np.arange(int(copy.src_size[k]), dtype=np.int64) + int(starts[k])
                                              for k in index.tolist()])  # fmt: skip
             bytes_ = bytes_.reshape(-1)
-            recorded = [shadow.write[bytes_]]
+            write = shadow.write[bytes_]
+            recorded = [write]
+            several_writers: list[int] = np.unique(bytes_[write == SHARED]).tolist() if shadow.writers else []
+            recorded += [np.array([p for p, _ in shadow.writers.get(b, [])], dtype=np.int64) for b in several_writers]
             if reads:
                 read = shadow.read[bytes_]
                 recorded.append(read)
