@@ -61,6 +61,10 @@ if TYPE_CHECKING:
     from xdsl_tmem.interpreter.ptx.warp import PtxWarp
 
 _BYTES = np.dtype(np.uint8)
+_ByteLanes = NDArray[np.uint8]
+_Int64Lanes = NDArray[np.int64]
+_RowLanes = NDArray[np.uint16]
+"""(Aliases: a subscripted generic in a `cast` of a hot path is built at every call.)"""
 _NO_LANES: Mask = np.zeros(WARP, dtype=np.bool_)
 _NO_LANES.flags.writeable = False
 
@@ -125,7 +129,7 @@ NO_COPIES = AsyncCopies()
 
 def _lane_array(value: Value) -> NDArray[np.int64]:
     if isinstance(value, np.ndarray):
-        return cast(NDArray[np.int64], value).astype(np.int64)
+        return cast(_Int64Lanes, value).astype(np.int64)
     return np.full(WARP, int(value), dtype=np.int64)
 
 
@@ -345,12 +349,13 @@ def _land(w: PtxWarp, copy: Copy, lanes: Mask) -> None:
     clock, w.clock = w.clock, knowing
     try:
         data = np.zeros((WARP, copy.size), dtype=np.uint8)
-        for s in np.unique(copy.src_size[lanes]).tolist():
+        sizes = copy.src_size[lanes]
+        for s in [int(sizes[0])] if sizes.min() == sizes.max() else np.unique(sizes).tolist():
             reading = lanes & (copy.src_size == s)
             if s:
                 access = Access(s, _BYTES, s, True)
                 got = with_mask(w, reading, lambda: load(w, copy.op, copy.src, access))  # noqa: B023 (called at once)
-                data[reading, :s] = cast(NDArray[np.uint8], got)[reading]
+                data[reading, :s] = cast(_ByteLanes, got)[reading]
         with_mask(w, lanes, lambda: store(w, copy.op, copy.dst, data, Access(copy.size, _BYTES, copy.size, True)))
     finally:
         w.clock = clock
@@ -362,6 +367,7 @@ def _check_own(w: PtxWarp, copy: Copy, lanes: Mask) -> None:
     (PTX ISA, cp.async: the copy's writes are visible to the thread only after the wait)."""
     me, issued = w.clock.generic, int(copy.known[w.clock.generic])
     reading = lanes & (copy.src_size > 0)
+    recorded: list[NDArray[np.int64]] = []  # in the order they are searched: the first found is reported
     for addresses, size, which, reads in ((copy.dst, copy.size, lanes, True), (copy.src, 0, reading, False)):
         if not which.any():
             continue
@@ -379,7 +385,7 @@ def _check_own(w: PtxWarp, copy: Copy, lanes: Mask) -> None:
                                              for k in index.tolist()])  # fmt: skip
             bytes_ = bytes_.reshape(-1)
             write = shadow.write[bytes_]
-            recorded = [write]
+            recorded.append(write)
             several_writers: list[int] = np.unique(bytes_[write == SHARED]).tolist() if shadow.writers else []
             recorded += [np.array([p for p, _ in shadow.writers.get(b, [])], dtype=np.int64) for b in several_writers]
             if reads:
@@ -387,10 +393,9 @@ def _check_own(w: PtxWarp, copy: Copy, lanes: Mask) -> None:
                 recorded.append(read)
                 several = np.unique(bytes_[read == SHARED]).tolist()
                 recorded += [np.array(shadow.readers.get(b, []), dtype=np.int64) for b in several]
-            for packed in recorded:
-                late = _own_since(packed, me, issued)
-                if late is not None:
-                    _unfinished(w, copy, lanes, late)
+    late = _own_since(np.concatenate(recorded), me, issued) if recorded else None
+    if late is not None:
+        _unfinished(w, copy, lanes, late)
 
 
 def _own_since(packed: NDArray[np.int64], me: int, issued: int) -> int | None:
@@ -398,10 +403,16 @@ def _own_since(packed: NDArray[np.int64], me: int, issued: int) -> int | None:
     epoch `issued`."""
     if not packed.size:
         return None
-    epoch = packed & EPOCH_MASK
-    mine = (packed > SHARED) & (((packed >> COMP_SHIFT) & COMP_MASK) == me) & (epoch > issued)
-    mine &= epoch != FOREIGN_EPOCH
+    # Component `me` and an epoch past `issued` but not foreign, in one range of the low bits.
+    low = packed & _LOW_BITS
+    mine = (low > (me << COMP_SHIFT | issued)) & (low < (me << COMP_SHIFT | FOREIGN_EPOCH))
+    if not me and not issued:  # (only then can the range hold SHARED)
+        mine &= packed > SHARED
     return int(packed[int(np.argmax(mine))]) if mine.any() else None
+
+
+_LOW_BITS = (COMP_MASK << COMP_SHIFT) | EPOCH_MASK
+"""An access's clock component and epoch (races.py packing)."""
 
 
 def _unfinished(w: PtxWarp, copy: Copy, lanes: Mask, packed: int) -> None:
@@ -443,7 +454,7 @@ def _ldmatrix(d: Decoder, op: ptx.LdmatrixOp, index: int, labels: dict[str, int]
         R = w.regs
         mask = exec_mask(w, R, guard)
         with_mask(w, mask, lambda: w.require_converged(op.mnemonic()))  # .sync.aligned: every live lane
-        rows = cast(NDArray[np.uint16], with_mask(w, providers & mask, lambda: load(w, op, address(w, R), row_access)))
+        rows = cast(_RowLanes, with_mask(w, providers & mask, lambda: load(w, op, address(w, R), row_access)))
         rows = np.asarray(rows).reshape(WARP, 8)
         full = guard is None and w.all_active
         for i, (slot, _) in enumerate(writers):
