@@ -249,7 +249,9 @@ def run_client_verdict(name: str, ptx: str) -> str:
     except Exception as e:  # any other refusal, reported in words
         return f"refused: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
     sidecar = json.loads((CLIENTS / f"{name}.json").read_text())
-    return "SAFE" + _result_error(sidecar, result.outputs)
+    races = result.report.same_value_races
+    noted = f" ({races} same-value write-write race{'s' if races > 1 else ''} noted)" if races else ""
+    return "SAFE" + noted + _result_error(sidecar, result.outputs)
 
 
 def run_ours(subject: Subject, timeout: float) -> Outcome:

@@ -2,9 +2,9 @@
 
 Each mutation applies to every client GEMM that has its pattern (and says why where it has not),
 changes what it says and nothing else (opcodes counted by `sidecar.instructions`, a reader of
-its own), and every variant assembles with `ptxas -arch=sm_100a`. The TMA GEMMs' variants run
-to their expected class (`test_variant_runs_to_its_class`); where the verdict differs, a strict
-xfail says why (`_DISAGREE`).
+its own), and every variant assembles with `ptxas -arch=sm_100a` and runs to its expected class
+(`test_variant_runs_to_its_class`; where a first expectation and the model disagreed, seeded.py
+says which was wrong and why, traced by hand).
 """
 
 from __future__ import annotations
@@ -116,34 +116,7 @@ def test_variant_assembles(kernel: str, mutation: str, ptxas: str, tmp_path: Pat
     run_tool([ptxas, "-arch=sm_100a", str(source), "-o", str(tmp_path / "variant.cubin")])
 
 
-_WS_RACE = (
-    "Triton's warp-specialised prologue stores its partition-state word from all 4 default warps unordered "
-    "(smem-data-race, tests/test_clients.py::test_triton_ws_gemm_stores_its_partition_state_from_every_default_warp): "
-    "every variant stops there, before the mutated step"
-)
-_DISAGREE = {
-    **{("triton/gemm_tma_ws", m): _WS_RACE for m in MUTATIONS},
-    **{("triton/gemm_persistent_ws", m): _WS_RACE for m in MUTATIONS},
-    **{
-        (k, "dealloc-above-teardown"): "the model runs it clean: the dealloc is not reported against the epilogue's "
-        "waited loads of the last tile; EXPECTED reasons the MMA warp's tail wait covers one stage only. Not resolved "
-        "(which of the two is wrong needs the tail's PTX traced by hand)"
-        for k in ("cute/gemm_1cta", "cute/gemm_2cta")
-    },
-}
-"""Variants whose run does not give `EXPECTED`'s class, and why (strict xfails: they fail loudly
-once the verdict changes)."""
-
-
-def _marks(kernel: str, mutation: str) -> list[pytest.MarkDecorator]:
-    reason = _DISAGREE.get((kernel, mutation))
-    return [] if reason is None else [pytest.mark.xfail(strict=True, raises=AssertionError, reason=reason)]
-
-
-@pytest.mark.parametrize(
-    ("kernel", "mutation"),
-    [pytest.param(k, m, marks=_marks(k, m), id=f"{k}:{m}") for k, m in VARIANTS],
-)
+@pytest.mark.parametrize(("kernel", "mutation"), VARIANTS, ids=VARIANT_IDS)
 def test_variant_runs_to_its_class(kernel: str, mutation: str) -> None:
     """The PTX level runs the variant, whole grid with its sidecar's launch (tensor maps,
     dynamic shared memory; `mojo`: the kernels have no tcgen05.fence, as

@@ -17,6 +17,7 @@ from xdsl_tmem.interpreter import (
     Launch,
     LaunchError,
     Limits,
+    RacePolicy,
     ScalarArgument,
     Schedule,
     run_kernel,
@@ -70,6 +71,8 @@ def test_run_kernel_keywords_describe_a_launch() -> None:
         FencePolicy.MOJO,
     )
     assert Launch.create("k", block=(32, 2), grid=4).grid == (4, 1, 1)
+    assert Launch.create("k", block=32).race_policy is RacePolicy.SAME_VALUE
+    assert Launch.create("k", block=32, race_policy="strict").race_policy is RacePolicy.STRICT
 
 
 @pytest.mark.parametrize(
@@ -77,6 +80,7 @@ def test_run_kernel_keywords_describe_a_launch() -> None:
     [
         ({"schedule": "fifo"}, "unknown schedule 'fifo' (use rr or random)"),
         ({"fence_policy": "weak"}, "unknown fence policy 'weak' (use strict or mojo)"),
+        ({"race_policy": "lax"}, "unknown race policy 'lax' (use same-value or strict)"),
         ({"dynamic_shared_bytes": -1}, "dynamic_shared_bytes must be a non-negative integer, got -1"),
         ({"grid": 0}, "grid must be 1 to 3 positive integers, got 0"),
         ({"cluster": (1, 2, 3, 4)}, "cluster must be 1 to 3 positive integers, got (1, 2, 3, 4)"),

@@ -103,9 +103,7 @@ def test_unordered_writes_of_different_values_race(schedule: str, seed: int) -> 
 
 
 @pytest.mark.parametrize(("schedule", "seed"), SCHEDULES)
-def test_a_write_of_another_value_ordered_after_one_equal_writer_races_with_the_other(
-    schedule: str, seed: int
-) -> None:
+def test_a_write_of_another_value_ordered_after_one_equal_writer_races_with_the_other(schedule: str, seed: int) -> None:
     """Warp 2 meets warp 0 (bar.sync 1, 64) after the equal stores, then stores 9: ordered
     after warp 0's 7, not warp 1's, so v ends 7 or 9 depending on the order: a race, whichever
     of the three stores the schedule runs last (warp 1's 7 after warp 2's 9 races too)."""

@@ -224,6 +224,10 @@ MALFORMED = "lower-tmem{fence-policy=strict"
         (["--seed", "x"], "error: argument --seed: invalid int value: 'x'"),
         (["--seed", "-1", "--schedule", "random"], "error: --seed must be a non-negative integer, got -1"),
         (["--schedule", "fifo"], "error: argument --schedule: invalid choice: 'fifo' (choose from 'rr', 'random')"),
+        (
+            ["--race-policy", "lax"],
+            "error: argument --race-policy: invalid choice: 'lax' (choose from 'same-value', 'strict')",
+        ),
         (["--explore", "random:0"], "error: --explore expects random:N (N > 0) or exhaustive, got 'random:0'"),
         (["--explore", "random"], "error: --explore expects random:N (N > 0) or exhaustive, got 'random'"),
         (["--grid", "2x"], "error: --grid must be like 160, 160x1x1 or 2,1,1; got '2x'"),

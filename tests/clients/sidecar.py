@@ -314,6 +314,60 @@ def _scalar_at_shape(meaning: str, tensors: dict[str, Any], dims: dict[str, int]
     return int(tensors[tensor][what][int(axis)])
 
 
+def _tensor_map_flag(tensor: str, desc: dict[str, Any]) -> str:
+    """A sidecar's `tensormap` as `xdsl-tmem-run --arg` spells it (`tma.TENSORMAP_ARG_FORM`),
+    from the same map `tensor_map_argument` launches."""
+    template = tensor_map_argument(desc).template
+
+    def word(value: str) -> str:
+        return {"NONE": "none", "NAN_REQUEST_ZERO_FMA": "nan"}.get(value, value.removeprefix("L2_"))
+
+    def dims(values: tuple[int, ...]) -> str:
+        return "x".join(map(str, values)) or "-"
+
+    options = ",".join([
+        f"estrides={dims(template.element_strides)}", f"swizzle={word(template.swizzle)}",
+        f"interleave={word(template.interleave)}", f"l2={word(template.l2_promotion)}",
+        f"oob={word(template.oob_fill)}",
+    ])  # fmt: skip
+    return (
+        f"tensormap:{tensor}:{desc['element_type']}:{dims(template.global_dims)}:{dims(template.global_strides)}:"
+        f"{dims(template.box_dims)}:{options}"
+    )
+
+
+def cli_arguments(ptx: Path, directory: Path) -> list[str]:
+    """The `xdsl-tmem-run` command line (after the file) of a client kernel's sidecar launch:
+    kernel, grid, cluster, dynamic shared memory, each tensor an `.npy` written into
+    `directory` (`make_tensors`), each parameter by position."""
+    import numpy as np
+
+    sidecar = json.loads(ptx.with_suffix(".json").read_text())
+    argv = ["--kernel", sidecar["kernel"]]
+    for flag in ("grid", "cluster"):
+        argv += [f"--{flag}", "x".join(map(str, sidecar[flag]))]
+    argv += ["--dynamic-shared", str(sidecar["dynamic_shared_bytes"])]
+    for tensor, array in make_tensors(sidecar["tensors"]).items():
+        np.save(directory / f"{tensor}.npy", array)
+        argv += ["--arg", f"{tensor}={directory / tensor}.npy"]
+    for i, param in enumerate(sidecar["params"]):
+        kind = param["kind"]
+        if kind == "pointer":
+            value = f"ptr:{param['tensor']}" if param.get("tensor") else "null"
+        elif kind == "scalar":
+            value = str(param["value"])
+        elif kind == "struct":
+            fields: list[dict[str, Any]] = param["fields"]
+            value = "struct:" + ",".join(
+                f"{f['offset']}=" + (f"ptr:{f['pointer_to']}" if "pointer_to" in f else f"{f['type']}:{f['value']}")
+                for f in fields
+            )
+        else:
+            value = _tensor_map_flag(param["tensormap"]["tensor"], param["tensormap"])
+        argv += ["--arg", f"arg{i}={value}"]
+    return argv
+
+
 def run_client(ptx: Path, text: str | None = None, source_map: Any = None, *,
                sidecar: dict[str, Any] | None = None, **launch: Any) -> Any:  # fmt: skip
     """`run_kernel` on a client kernel (or `text`, a variant of it) with its sidecar's launch

@@ -76,6 +76,7 @@ from xdsl_tmem.interpreter.run import (
     prepare,
     run_launch,
 )
+from xdsl_tmem.interpreter.shadow import SameValueRace
 from xdsl_tmem.interpreter.trace import Tracer
 from xdsl_tmem.interpreter.validate import difference_of
 
@@ -113,6 +114,10 @@ class Exploration:
     shortest: bool = False
     """Whether no shorter schedule fails (exhaustive): the search without the reduction,
     up to one step less than `schedule`, finished within its budget (`SHORTER_STATES`)."""
+    same_value_races: int = 0
+    """Same-value write-write races met (`RunReport.same_value_races`), over the random
+    schedules run, or over the states explored."""
+    first_same_value: SameValueRace | None = None
 
     @property
     def verdict(self) -> str:
@@ -128,9 +133,13 @@ def explore_random(module: ModuleOp, launch: Launch, count: int, tracer: Tracer 
     for seed in range(launch.seed, launch.seed + count):
         result.explored += 1
         try:
-            run_launch(module, dataclasses.replace(launch, schedule=Schedule.RANDOM, seed=seed))
+            report = run_launch(module, dataclasses.replace(launch, schedule=Schedule.RANDOM, seed=seed)).report
         except (KernelDeadlock, KernelHazard, KernelStepLimit) as e:
             result.failure, result.seed = e, seed
+            report = e.report
+        result.same_value_races += report.same_value_races
+        result.first_same_value = result.first_same_value or report.first_same_value
+        if result.failure is not None:
             break
     result.seconds = time.perf_counter() - start
     if result.seed is not None and tracer is not None:
@@ -161,6 +170,8 @@ def explore_exhaustive(
     report = RunReport(launch.kernel, prepared.geometry, "exhaustive", 0)
     search = _Search(prepared, clusters[0], report, result, max_steps)
     search.run(partial_order, max_states, max_memory)
+    sites = prepared.memory.sites  # (shared by every state's copy of the memory)
+    result.same_value_races, result.first_same_value = sites.same_value, sites.first_same_value
     result.shortest = not partial_order or not result.schedule
     if result.failure is not None and not result.shortest:
         # The reduction may postpone steps a shorter failing schedule leaves out: search

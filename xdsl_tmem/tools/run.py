@@ -4,7 +4,7 @@
         [--arg name=FILE.npy | name=zeros:f32:128x256 | name=rand:f16:128x32:SEED | name=<number>
                | name=tensormap:BUFFER[+OFFSET]:TYPE:DIMS:STRIDES:BOX[:OPTIONS]]...
         [-p PASSES] [-t mlir|ptx] [--out DIR] [--schedule rr|random --seed N] [--max-steps N]
-        [--fence-policy strict|mojo]
+        [--fence-policy strict|mojo] [--race-policy same-value|strict]
         [--explore random:N | --explore exhaustive [--max-states N]] [--validate-lowering] [--trace FILE.json]
 
 Exit codes (stable, documented in docs/interpreter.md):
@@ -53,6 +53,7 @@ from xdsl_tmem.interpreter.launch import (
     Launch,
     Limits,
     PointerArgument,
+    RacePolicy,
     ScalarField,
     Schedule,
     StructArgument,
@@ -61,6 +62,7 @@ from xdsl_tmem.interpreter.launch import (
 )
 from xdsl_tmem.interpreter.ptx.kernel import find_entry, ptx_kernel
 from xdsl_tmem.interpreter.run import parameter_names, positional, required_block, run_launch
+from xdsl_tmem.interpreter.shadow import SameValueRace
 from xdsl_tmem.interpreter.tma import TENSORMAP_ARG_FORM, parse_tensor_map_arg
 from xdsl_tmem.interpreter.trace import Tracer
 from xdsl_tmem.interpreter.validate import Lowering, validate_lowering
@@ -248,6 +250,7 @@ def parse_launch(args: argparse.Namespace, default_block: Dim3 | None = None) ->
         limits=Limits(args.max_steps, args.max_states, args.max_memory << 20),
         fence_policy=FencePolicy(args.fence_policy),
         dynamic_shared_bytes=_dynamic_shared(args.dynamic_shared),
+        race_policy=RacePolicy(args.race_policy),
     )
 
 
@@ -296,15 +299,28 @@ def report_hazard(e: KernelHazard, source_map: SourceMap) -> str:
     lines = [diagnostic.render().rstrip("\n")]
     for op, what in e.related:
         lines.append(f"{_where(source_map, op)}note: {what}")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n" + same_value_note(e.report.same_value_races, e.report.first_same_value, source_map)
 
 
-def summarize(report: RunReport, outputs: dict[str, NDArray[Any]]) -> str:
+def same_value_note(count: int, first: SameValueRace | None, source_map: SourceMap, where: str = "") -> str:
+    """The note on the same-value write-write races a run (or an exploration: `where`) met,
+    at the first one; nothing if none."""
+    if not count or first is None:
+        return ""
+    races = "race" if count == 1 else "races"
+    return (
+        f"{_where(source_map, first.op)}note: {count} same-value write-write {races}{where} (benign: every order "
+        f"leaves the same bytes; --race-policy strict reports them), the first: {first.message}\n"
+    )
+
+
+def summarize(report: RunReport, outputs: dict[str, NDArray[Any]], source_map: SourceMap | None = None) -> str:
     lines = [report.summary()]
     for name, array in outputs.items():
         finite = array[np.isfinite(array)] if array.dtype.kind == "f" else array
         lines.append(f"  {name}: {array.dtype} {list(array.shape)}, sum {float(np.sum(finite, dtype=np.float64)):.6g}")
-    return "\n".join(lines) + "\n"
+    note = same_value_note(report.same_value_races, report.first_same_value, source_map or SourceMap())
+    return "\n".join(lines) + "\n" + note
 
 
 # --------------------------------------------------------------------------------------
@@ -358,6 +374,14 @@ def build_parser() -> argparse.ArgumentParser:
         choices=("strict", "mojo"),
         default="strict",
         help="hazard model: strict (PTX: tcgen05 work crosses a thread sync only with tcgen05.fence) or mojo",
+    )
+    parser.add_argument(
+        "--race-policy",
+        choices=tuple(policy.value for policy in RacePolicy),
+        default=RacePolicy.SAME_VALUE.value,
+        help="shared/global memory races: same-value (default: an unordered write of the bytes the write it races "
+        "with left is no race, as every order leaves the same bytes; they are counted in a note) or strict "
+        "(every unordered write and conflicting access is a data race)",
     )
     parser.add_argument(
         "--explore",
@@ -510,6 +534,8 @@ def explore(module: ModuleOp, args: argparse.Namespace, launch: Launch, source_m
         )
         details = f"{seeds}, {result.seconds:.2f} s"
     summary = f"explore {result.mode}: {result.verdict}: {details}\n"
+    over = " over the schedules" if result.mode == "random" else " over the explored states"
+    summary += same_value_note(result.same_value_races, result.first_same_value, source_map, over)
     if tracer is not None:
         if result.failure is not None:
             write_trace(tracer, args.trace)
@@ -716,7 +742,7 @@ def run(argv: Sequence[str] | None = None) -> int:
     except MemoryError:
         _report("error: out of memory: the launch's buffers and state do not fit in this machine's memory\n")
         return EXIT_ERROR
-    sys.stdout.write(summarize(result.report, result.outputs))
+    sys.stdout.write(summarize(result.report, result.outputs, source_map))
     return EXIT_OK
 
 
