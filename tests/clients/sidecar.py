@@ -378,10 +378,9 @@ def run_client(ptx: Path, text: str | None = None, source_map: Any = None, *,
     from xdsl_tmem.frontend import load_ptx
     from xdsl_tmem.interpreter import run_kernel
 
-    if sidecar is None:
-        sidecar = json.loads(ptx.with_suffix(".json").read_text())
+    spec: dict[str, Any] = json.loads(ptx.with_suffix(".json").read_text()) if sidecar is None else sidecar
     text = ptx.read_text() if text is None else text
     module = load_ptx(text, str(ptx), SourceMap() if source_map is None else source_map)
-    return run_kernel(module, sidecar["kernel"], grid=sidecar["grid"], cluster=sidecar["cluster"],
-                      block=sidecar["block"], dynamic_shared_bytes=sidecar["dynamic_shared_bytes"],
-                      args=launch_arguments(sidecar), **launch)  # fmt: skip
+    return run_kernel(module, spec["kernel"], grid=spec["grid"], cluster=spec["cluster"],
+                      block=spec["block"], dynamic_shared_bytes=spec["dynamic_shared_bytes"],
+                      args=launch_arguments(spec), **launch)  # fmt: skip
