@@ -1866,6 +1866,35 @@ def test_clusters_of_a_grid_are_unordered() -> None:
     run_kernel(own, "k", block=32, grid=2, args={"out": np.zeros(2, np.int32)})
 
 
+@pytest.mark.parametrize("last_reads", [True, False])
+def test_a_write_races_with_the_reads_of_earlier_clusters(last_reads: bool) -> None:
+    """Reads are kept across the clusters of a grid: CTAs 0 and 1 read out[0] (two warps
+    each, unordered), CTA 2's warps read it again (or not), then its warp 1 writes it
+    after a barrier. The barrier orders CTA 2's own reads before the write, nothing orders
+    the earlier clusters' reads: the race names the first of them, (CTA 0's) warp 0's."""
+    module = kernel(f"""
+    %cta = nvvm.read.ptx.sreg.ctaid.x : i32
+    %c2 = arith.constant 2 : i32
+    %reads = arith.cmpi {"ule" if last_reads else "ult"}, %cta, %c2 : i32
+    scf.if %reads {{
+      %x = llvm.load %out : !llvm.ptr<1> -> i32
+    }}
+    nvvm.barrier0
+    %last = arith.cmpi eq, %cta, %c2 : i32
+    %w1 = arith.cmpi eq, %tid, %c32 : i32
+    %writer = arith.andi %last, %w1 : i1
+    scf.if %writer {{
+      llvm.store %c1, %out : i32, !llvm.ptr<1>
+    }}
+""")
+    with pytest.raises(KernelHazard) as caught:
+        run_kernel(module, "k", block=64, grid=3, args={"out": np.zeros(1, np.int32)})
+    assert caught.value.kind == "global-data-race"
+    message = caught.value.message
+    assert message.startswith("llvm.store by warp 1 writes address"), message
+    assert "which llvm.load by warp 0 read in a cluster that ran earlier" in message, message
+
+
 _SREGS_PER_AXIS = ("tid", "ntid", "ctaid", "nctaid", "cluster.ctaid", "cluster.nctaid", "clusterid", "nclusterid")
 _SREGS_SCALAR = (
     "laneid", "warpsize", "cluster.ctarank", "cluster.nctarank",

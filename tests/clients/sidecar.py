@@ -266,6 +266,54 @@ def tensor_map_argument(desc: dict[str, Any]) -> Any:
     return TensorMapArgument(desc["tensor"], 0, template)
 
 
+_SHAPE_SCALAR = re.compile(r"^(\w+)_desc\.(shape|strides)\[(\d)\]$")
+
+
+def gemm_at_shape(sidecar: dict[str, Any], m: int, n: int, k: int, grid: list[int] | None = None) -> dict[str, Any]:
+    """A Triton GEMM's sidecar at another shape: c[m, n] = a[m, k] @ b (b is [k, n], or [n, k]
+    where `expected` multiplies by `b.T`), row-major. Triton passes the shapes and strides as
+    run-time parameters (`M`/`N`/`K` scalars, a descriptor's `shape[i]`/`strides[i]`, its
+    tensor map's global dims and strides), so the same PTX runs at the new shape. `grid`
+    defaults to one program per output tile (the tile count scaled from the sidecar's, which
+    launches one program per tile); a persistent kernel gives its own. The tiles must divide
+    the shape: the kernels are compiled without masks."""
+    transposed = "b.astype(np.float32).T" in sidecar["expected"]["c"]
+    shapes = {"a": [m, k], "b": [n, k] if transposed else [k, n], "c": [m, n]}
+    old_c = sidecar["tensors"]["c"]["shape"]
+    if grid is None:
+        tiles = sidecar["grid"][0] * m * n
+        if tiles % (old_c[0] * old_c[1]) != 0:
+            raise ValueError(f"{m}x{n} is not a whole number of the sidecar's tiles")
+        grid = [tiles // (old_c[0] * old_c[1]), 1, 1]
+    out = json.loads(json.dumps(sidecar))
+    out["grid"] = list(grid)
+    for name, shape in shapes.items():
+        out["tensors"][name]["shape"] = shape
+        out["tensors"][name]["strides"] = [shape[1], 1]
+    for param in out["params"]:
+        tensor = out["tensors"].get(param.get("tensor") or "")
+        if param["kind"] == "tensormap":
+            itemsize = 2 if tensor["dtype"] == "float16" else 4
+            param["tensormap"]["global_dims"] = tensor["shape"][::-1]
+            param["tensormap"]["global_strides_bytes"] = [tensor["strides"][0] * itemsize]
+        elif param["kind"] == "scalar":
+            param["value"] = _scalar_at_shape(param["meaning"], out["tensors"], {"M": m, "N": n, "K": k})
+    return out
+
+
+def _scalar_at_shape(meaning: str, tensors: dict[str, Any], dims: dict[str, int]) -> int:
+    """A Triton GEMM scalar parameter's value from its sidecar meaning (`M: ...`,
+    `a_desc.shape[0]`, `c_desc.strides[1]`)."""
+    name = meaning.split(":")[0]
+    if name in dims:
+        return dims[name]
+    match = _SHAPE_SCALAR.match(name)
+    if match is None:
+        raise ValueError(f"scalar parameter '{meaning}': not a GEMM dimension, shape or stride")
+    tensor, what, axis = match.groups()
+    return int(tensors[tensor][what][int(axis)])
+
+
 def _tensor_map_flag(tensor: str, desc: dict[str, Any]) -> str:
     """A sidecar's `tensormap` as `xdsl-tmem-run --arg` spells it (`tma.TENSORMAP_ARG_FORM`),
     from the same map `tensor_map_argument` launches."""
@@ -320,18 +368,19 @@ def cli_arguments(ptx: Path, directory: Path) -> list[str]:
     return argv
 
 
-def run_client(ptx: Path, text: str | None = None, source_map: Any = None, **launch: Any) -> Any:
-    """`run_kernel` on a client kernel (or `text`, a variant of it) with its sidecar's launch:
-    grid, cluster, block, dynamic shared memory, and `launch_arguments`. `launch` adds
-    `run_kernel` options (fence policy, schedule, seed); `source_map` (a `SourceMap`) receives
-    the PTX's locations, for a caller that reports them."""
+def run_client(ptx: Path, text: str | None = None, source_map: Any = None, *,
+               sidecar: dict[str, Any] | None = None, **launch: Any) -> Any:  # fmt: skip
+    """`run_kernel` on a client kernel (or `text`, a variant of it) with its sidecar's launch
+    (or `sidecar`'s, e.g. `gemm_at_shape`'s): grid, cluster, block, dynamic shared memory, and
+    `launch_arguments`. `launch` adds `run_kernel` options (fence policy, schedule, seed);
+    `source_map` (a `SourceMap`) receives the PTX's locations, for a caller that reports them."""
     from xdsl_tmem.diagnostics import SourceMap
     from xdsl_tmem.frontend import load_ptx
     from xdsl_tmem.interpreter import run_kernel
 
-    sidecar = json.loads(ptx.with_suffix(".json").read_text())
+    spec: dict[str, Any] = json.loads(ptx.with_suffix(".json").read_text()) if sidecar is None else sidecar
     text = ptx.read_text() if text is None else text
     module = load_ptx(text, str(ptx), SourceMap() if source_map is None else source_map)
-    return run_kernel(module, sidecar["kernel"], grid=sidecar["grid"], cluster=sidecar["cluster"],
-                      block=sidecar["block"], dynamic_shared_bytes=sidecar["dynamic_shared_bytes"],
-                      args=launch_arguments(sidecar), **launch)  # fmt: skip
+    return run_kernel(module, spec["kernel"], grid=spec["grid"], cluster=spec["cluster"],
+                      block=spec["block"], dynamic_shared_bytes=spec["dynamic_shared_bytes"],
+                      args=launch_arguments(spec), **launch)  # fmt: skip

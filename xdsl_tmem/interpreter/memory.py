@@ -245,7 +245,7 @@ def _strided_access(
 def load_progression(warp: Warp, op: Operation, where: Progression, access: Access) -> NDArray[Any]:
     """`load` by all 32 lanes at a progression of addresses: (32, elements) values."""
     if where.stride < access.size:
-        return cast(NDArray[Any], load(warp, op, where.addresses(), access)).reshape(WARP, access.elements)
+        return cast(Lanes, load(warp, op, where.addresses(), access)).reshape(WARP, access.elements)
     return _strided_access(warp, op, where, access).copy()
 
 

@@ -99,29 +99,39 @@ def _foreign(packed: int) -> int:
 
 def new_cluster(memory: GlobalMemory) -> None:
     """Another cluster of the grid starts: what earlier ones did to global memory is
-    unordered with everything it does (their accesses become foreign)."""
+    unordered with everything it does (their accesses become foreign). Only the bytes the
+    cluster that ends accessed change (`Shadow.touch`). A byte's reads become one foreign
+    read (`Shadow.foreign`), the first of them: the one a race report names; its earliest
+    foreign read where it has one already."""
     for buffer in memory.buffers:
         shadow = buffer.shadow
-        if shadow.write.any():
-            write = shadow.own_write()
+        lo, hi = shadow.lo, shadow.hi
+        shadow.lo, shadow.hi = shadow.write.size, 0
+        if lo >= hi:
+            continue
+        if shadow.write[lo:hi].any():
+            write = shadow.own_write()[lo:hi]
             seen = write > SHARED
             write[seen] = (write[seen] >> SITE_SHIFT << SITE_SHIFT) | FOREIGN_EPOCH
             for byte, (members, before) in shadow.writers.items():
                 shadow.writers[byte] = Writers([_foreign(p) for p in members], tuple(_foreign(p) for p in before))
             if shadow.prev is not None:
-                prev = shadow.prev
+                prev = shadow.prev[lo:hi]
                 seen = prev > SHARED
                 prev[seen] = (prev[seen] >> SITE_SHIFT << SITE_SHIFT) | FOREIGN_EPOCH
                 for displaced in shadow.displaced.values():
                     displaced[:] = [_foreign(p) for p in displaced]
-        if not shadow.read.any():
+        if not shadow.read[lo:hi].any():
             continue
         read = shadow.own_read()
-        seen = read > SHARED
-        read[seen] = (read[seen] >> SITE_SHIFT << SITE_SHIFT) | FOREIGN_EPOCH
+        foreign = shadow.own_foreign()[lo:hi]
         for byte, reads in shadow.readers.items():
-            shadow.read[byte] = _foreign(reads[0])
+            read[byte] = reads[0]
         shadow.readers.clear()
+        read = read[lo:hi]
+        seen = (read > SHARED) & (foreign == NONE)
+        foreign[seen] = (read[seen] >> SITE_SHIFT << SITE_SHIFT) | FOREIGN_EPOCH
+        read.fill(NONE)
 
 
 # --------------------------------------------------------------------------------------
@@ -154,6 +164,10 @@ def record_write(warp: Warp, op: Any, address: int, size: int) -> None:
     warp.cluster.memory.sites.inexact.add(stamp >> SITE_SHIFT)
     _overwrite(shadow, np.arange(start, start + size, dtype=np.int64), stamp)
     shadow.own_read()[start : start + size] = NONE
+    if shadow.host:
+        shadow.touch(start, start + size)
+    if shadow.foreign is not None:
+        shadow.foreign[start : start + size] = NONE
     for byte in range(start, start + size):
         shadow.readers.pop(byte, None)
 
@@ -167,6 +181,7 @@ def check(
     store's (lanes, elements) array); a write given none (an async copy's claim, a TMA box,
     mbarrier.init) is never taken for a same-value one, nor is a write racing with it."""
     index = index.reshape(-1)
+    shadow.touch_index(index)
     same = _check_last_writes(warp, op, shadow, index, write, values)
     if not write:
         _record_read(warp, op, shadow, index)
@@ -398,10 +413,17 @@ def _check_reads(
 ) -> None:
     """A write races with the reads it does not know (the last one, or each of several
     concurrent ones); it then forgets them, but at `keep` (where it joins the byte's
-    writers: an access not ordered after an earlier writer must still meet them)."""
+    writers: an access not ordered after an earlier writer must still meet them). An
+    earlier cluster's read of a byte (`Shadow.foreign`) counts as its last read where this
+    cluster has none, else as the first of several."""
     reads = shadow.read[index]
-    if not reads.any():
-        return
+    foreign = shadow.foreign[index] if shadow.foreign is not None else None
+    if foreign is not None and foreign.any():
+        reads = np.where(foreign != NONE, np.where(reads == NONE, foreign, SHARED), reads)
+    else:
+        foreign = None
+        if not reads.any():
+            return
     vc = warp.clock.vc
     unordered = _unordered(vc, reads)
     if unordered.any():
@@ -410,7 +432,8 @@ def _check_reads(
     several = reads == SHARED
     if several.any():
         for byte in np.unique(index[several]).tolist():
-            recorded = np.array(shadow.readers[byte], dtype=np.int64)
+            first = NONE if foreign is None or shadow.foreign is None else int(shadow.foreign[byte])
+            recorded = np.array([first] if first != NONE else shadow.readers[byte], dtype=np.int64)
             unordered = _unordered(vc, recorded)
             if unordered.any():
                 _race(warp, op, shadow, byte, True, int(recorded[int(np.argmax(unordered))]), False)
@@ -419,7 +442,9 @@ def _check_reads(
     shadow.own_read()
     if several.any():
         for byte in np.unique(index[several]).tolist():
-            del shadow.readers[byte]
+            shadow.readers.pop(byte, None)
+    if foreign is not None:
+        shadow.own_foreign()[index] = NONE
     shadow.own_read()[index] = NONE
 
 
@@ -480,6 +505,7 @@ def check_atomic(warp: Warp, op: Any, address: int, size: int) -> None:
             byte = int(index[int(np.argmax(several))])
             _race(warp, op, shadow, byte, True, _racing_write(vc, shadow, byte, True), True)
     _check_reads(warp, op, shadow, index)
+    shadow.touch_index(index)
     stamp = _stamp(warp, op)
     warp.cluster.memory.sites.inexact.add(stamp >> SITE_SHIFT)
     _overwrite(shadow, index, stamp)
@@ -527,13 +553,20 @@ def check_strided(
             mine, other = shadow.own_read() if shadow.shared_read else shadow.read, shadow.write
         shape, strides, offset = (lanes, size), (stride * 8, 8), first * 8
         target = np.ndarray(shape, np.int64, mine, offset, strides)
-        if not np.count_nonzero(target) and not np.count_nonzero(np.ndarray(shape, np.int64, other, offset, strides)):
+        foreign = shadow.foreign if write else None  # an earlier cluster's reads, which a write races with
+        if (
+            not np.count_nonzero(target)
+            and not np.count_nonzero(np.ndarray(shape, np.int64, other, offset, strides))
+            and (foreign is None or not np.count_nonzero(np.ndarray(shape, np.int64, foreign, offset, strides)))
+        ):
             # As `check` for bytes without a recorded access: no write to race with or
             # to have been uninitialised (a read of a host buffer), no read to keep.
             stamp = _stamp(warp, op)
             if write and values is None:
                 warp.cluster.memory.sites.inexact.add(stamp >> SITE_SHIFT)
             target.fill(stamp)
+            if shadow.host:
+                shadow.touch(first, first + (lanes - 1) * stride + size)
             return
     index = np.arange(first, first + lanes * stride, stride, dtype=np.int64)
     check(warp, op, shadow, (index[:, None] + np.arange(size, dtype=np.int64)).reshape(-1), write, values)

@@ -91,7 +91,8 @@ class Shadow:
     until one of them changes (exploration copies whole machine states)."""
 
     __slots__ = (
-        "base", "displaced", "host", "prev", "read", "readers", "shared_read", "shared_write", "write", "writers",
+        "base", "displaced", "foreign", "hi", "host", "lo", "prev", "read", "readers", "shared_read", "shared_write",
+        "write", "writers",
     )  # fmt: skip
 
     def __init__(self, size: int, base: int, host: bool):
@@ -106,18 +107,27 @@ class Shadow:
         `displaced` has them): what a same-value write must be ordered after to be
         complete (races.py). Made when a write first replaces one."""
         self.displaced: dict[int, list[int]] = {}
+        self.foreign: NDArray[np.int64] | None = None
+        """Per byte, a read by a cluster that ran before this one (epoch FOREIGN_EPOCH;
+        NONE: none), kept apart from `read`, which holds this cluster's reads (None until a
+        second cluster starts: `races.new_cluster`). A byte with both is one read
+        concurrently by both; apart, a cluster's reads of bytes every earlier cluster read
+        too need no per-byte `readers` entry."""
         self.base = base
         """The address of byte 0."""
         self.host = host
         """Written by the host before the launch (kernel buffers)."""
         self.shared_write = self.shared_read = False
         """`write` (`read` and `readers`) is shared with a copy: copy it before changing it."""
+        self.lo, self.hi = size, 0
+        """Of a kernel buffer (`host`): the bytes `lo`..`hi` - 1 hold every access the
+        current cluster recorded (`touch`), so that `races.new_cluster` looks at no other."""
 
     def copy(self) -> Shadow:
         clone = Shadow.__new__(Shadow)
         clone.write, clone.read, clone.readers, clone.writers = self.write, self.read, self.readers, self.writers
-        clone.prev, clone.displaced = self.prev, self.displaced
-        clone.base, clone.host = self.base, self.host
+        clone.prev, clone.displaced, clone.foreign = self.prev, self.displaced, self.foreign
+        clone.base, clone.host, clone.lo, clone.hi = self.base, self.host, self.lo, self.hi
         self.shared_write = self.shared_read = clone.shared_write = clone.shared_read = True
         return clone
 
@@ -139,16 +149,38 @@ class Shadow:
         if self.shared_read:
             self.read, self.shared_read = self.read.copy(), False
             self.readers = {byte: list(r) for byte, r in self.readers.items()}
+            if self.foreign is not None:
+                self.foreign = self.foreign.copy()
         return self.read
+
+    def own_foreign(self) -> NDArray[np.int64]:
+        """`foreign`, made if there is none yet, owned as `own_read` owns `read`."""
+        self.own_read()
+        if self.foreign is None:
+            self.foreign = np.zeros(self.read.size, dtype=np.int64)
+        return self.foreign
+
+    def touch(self, lo: int, hi: int) -> None:
+        """Bytes `lo`..`hi` - 1 have an access recorded in this cluster."""
+        if lo < self.lo:
+            self.lo = lo
+        if hi > self.hi:
+            self.hi = hi
+
+    def touch_index(self, index: NDArray[np.int64]) -> None:
+        """`touch` of the bytes `index` (a kernel buffer's: shared memory needs no range)."""
+        if self.host and index.size:
+            self.touch(int(index.min()), int(index.max()) + 1)
 
     def drop(self) -> None:
         """Free the history now (the launch is over)."""
         self.write = self.read = np.zeros(0, dtype=np.int64)
-        self.readers, self.writers, self.prev, self.displaced = {}, {}, None, {}
+        self.readers, self.writers, self.prev, self.displaced, self.foreign = {}, {}, None, {}, None
         self.shared_write = self.shared_read = False
 
     @property
     def nbytes(self) -> int:
         """The memory this copy holds alone (shared arrays are counted by no copy)."""
         write = self.write.nbytes + (0 if self.prev is None else self.prev.nbytes)
-        return (0 if self.shared_write else write) + (0 if self.shared_read else self.read.nbytes)
+        read = self.read.nbytes + (0 if self.foreign is None else self.foreign.nbytes)
+        return (0 if self.shared_write else write) + (0 if self.shared_read else read)

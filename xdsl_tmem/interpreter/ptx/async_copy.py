@@ -34,7 +34,7 @@ from xdsl.dialects.builtin import IntegerAttr
 
 from xdsl_tmem.dialects import ptx
 from xdsl_tmem.interpreter import races
-from xdsl_tmem.interpreter.machine import Hazard
+from xdsl_tmem.interpreter.machine import GLOBAL_BASE, OFFSET_MASK, RANK_SHIFT, SHARED_LIMIT, Hazard
 from xdsl_tmem.interpreter.memory import Access, load, store
 from xdsl_tmem.interpreter.ptx import tma_copy
 from xdsl_tmem.interpreter.ptx.program import (
@@ -61,6 +61,10 @@ if TYPE_CHECKING:
     from xdsl_tmem.interpreter.ptx.warp import PtxWarp
 
 _BYTES = np.dtype(np.uint8)
+_ByteLanes = NDArray[np.uint8]
+_Int64Lanes = NDArray[np.int64]
+_RowLanes = NDArray[np.uint16]
+"""(Aliases: a subscripted generic in a `cast` of a hot path is built at every call.)"""
 _NO_LANES: Mask = np.zeros(WARP, dtype=np.bool_)
 _NO_LANES.flags.writeable = False
 
@@ -125,7 +129,7 @@ NO_COPIES = AsyncCopies()
 
 def _lane_array(value: Value) -> NDArray[np.int64]:
     if isinstance(value, np.ndarray):
-        return cast(NDArray[np.int64], value).astype(np.int64)
+        return cast(_Int64Lanes, value).astype(np.int64)
     return np.full(WARP, int(value), dtype=np.int64)
 
 
@@ -185,10 +189,35 @@ def _check_issue(w: PtxWarp, copy: Copy) -> None:
                 f"{copy.op.mnemonic()}: {what} address 0x{bad:x} is not aligned to cp-size {copy.size}",
             )
     cluster = w.cluster
-    for lane in lanes.tolist():
+    src = copy.src[lanes]
+    if _in_one_memory(cluster, copy.dst[lanes], copy.size) and (
+        not src_size.any() or (src_size.min() == src_size.max() and _in_one_memory(cluster, src, int(src_size[0])))
+    ):
+        return
+    for lane in lanes.tolist():  # one lane at a time, to report the first that is out of bounds
         cluster.read(int(copy.dst[lane]), copy.size)  # raises out-of-bounds
         if copy.src_size[lane]:
             cluster.memory.locate(int(copy.src[lane]), int(copy.src_size[lane]))
+
+
+def _in_one_memory(cluster: Any, addresses: NDArray[np.int64], size: int) -> bool:
+    """Whether every access of `size` bytes at `addresses` is inside one CTA's shared
+    memory or one kernel buffer (then none is out of bounds: the memories are
+    contiguous); False also where some may be, for the caller to check each."""
+    lo, hi = int(addresses.min()), int(addresses.max())
+    if hi < SHARED_LIMIT:
+        rank = lo >> RANK_SHIFT
+        return (
+            rank == hi >> RANK_SHIFT
+            and rank < len(cluster.ctas)
+            and ((hi & OFFSET_MASK) + size <= cluster.ctas[rank].smem.size)
+        )
+    if lo < GLOBAL_BASE:
+        return False
+    for buffer in cluster.memory.buffers:
+        if buffer.base <= lo and hi + size <= buffer.base + buffer.data.size:
+            return True
+    return False
 
 
 def _claim(w: PtxWarp, copy: Copy) -> None:
@@ -320,12 +349,13 @@ def _land(w: PtxWarp, copy: Copy, lanes: Mask) -> None:
     clock, w.clock = w.clock, knowing
     try:
         data = np.zeros((WARP, copy.size), dtype=np.uint8)
-        for s in np.unique(copy.src_size[lanes]).tolist():
+        sizes = copy.src_size[lanes]
+        for s in [int(sizes[0])] if sizes.min() == sizes.max() else np.unique(sizes).tolist():
             reading = lanes & (copy.src_size == s)
             if s:
                 access = Access(s, _BYTES, s, True)
                 got = with_mask(w, reading, lambda: load(w, copy.op, copy.src, access))  # noqa: B023 (called at once)
-                data[reading, :s] = cast(NDArray[np.uint8], got)[reading]
+                data[reading, :s] = cast(_ByteLanes, got)[reading]
         with_mask(w, lanes, lambda: store(w, copy.op, copy.dst, data, Access(copy.size, _BYTES, copy.size, True)))
     finally:
         w.clock = clock
@@ -337,6 +367,7 @@ def _check_own(w: PtxWarp, copy: Copy, lanes: Mask) -> None:
     (PTX ISA, cp.async: the copy's writes are visible to the thread only after the wait)."""
     me, issued = w.clock.generic, int(copy.known[w.clock.generic])
     reading = lanes & (copy.src_size > 0)
+    recorded: list[NDArray[np.int64]] = []  # in the order they are searched: the first found is reported
     for addresses, size, which, reads in ((copy.dst, copy.size, lanes, True), (copy.src, 0, reading, False)):
         if not which.any():
             continue
@@ -346,11 +377,15 @@ def _check_own(w: PtxWarp, copy: Copy, lanes: Mask) -> None:
                 bytes_ = (addresses[index] - shadow.base)[:, None] + width
             else:  # each lane's src-size bytes of the source
                 starts = addresses - shadow.base
-                bytes_ = np.concatenate([np.arange(int(copy.src_size[k]), dtype=np.int64) + int(starts[k])
-                                         for k in index.tolist()])  # fmt: skip
+                sizes = copy.src_size[index]
+                if sizes.min() == sizes.max():  # one size (the usual case): as the destination
+                    bytes_ = starts[index][:, None] + np.arange(int(sizes[0]), dtype=np.int64)
+                else:
+                    bytes_ = np.concatenate([np.arange(int(copy.src_size[k]), dtype=np.int64) + int(starts[k])
+                                             for k in index.tolist()])  # fmt: skip
             bytes_ = bytes_.reshape(-1)
             write = shadow.write[bytes_]
-            recorded = [write]
+            recorded.append(write)
             several_writers: list[int] = np.unique(bytes_[write == SHARED]).tolist() if shadow.writers else []
             recorded += [np.array([p for p, _ in shadow.writers.get(b, [])], dtype=np.int64) for b in several_writers]
             if reads:
@@ -358,10 +393,9 @@ def _check_own(w: PtxWarp, copy: Copy, lanes: Mask) -> None:
                 recorded.append(read)
                 several = np.unique(bytes_[read == SHARED]).tolist()
                 recorded += [np.array(shadow.readers.get(b, []), dtype=np.int64) for b in several]
-            for packed in recorded:
-                late = _own_since(packed, me, issued)
-                if late is not None:
-                    _unfinished(w, copy, lanes, late)
+    late = _own_since(np.concatenate(recorded), me, issued) if recorded else None
+    if late is not None:
+        _unfinished(w, copy, lanes, late)
 
 
 def _own_since(packed: NDArray[np.int64], me: int, issued: int) -> int | None:
@@ -369,10 +403,16 @@ def _own_since(packed: NDArray[np.int64], me: int, issued: int) -> int | None:
     epoch `issued`."""
     if not packed.size:
         return None
-    epoch = packed & EPOCH_MASK
-    mine = (packed > SHARED) & (((packed >> COMP_SHIFT) & COMP_MASK) == me) & (epoch > issued)
-    mine &= epoch != FOREIGN_EPOCH
+    # Component `me` and an epoch past `issued` but not foreign, in one range of the low bits.
+    low = packed & _LOW_BITS
+    mine = (low > (me << COMP_SHIFT | issued)) & (low < (me << COMP_SHIFT | FOREIGN_EPOCH))
+    if not me and not issued:  # (only then can the range hold SHARED)
+        mine &= packed > SHARED
     return int(packed[int(np.argmax(mine))]) if mine.any() else None
+
+
+_LOW_BITS = (COMP_MASK << COMP_SHIFT) | EPOCH_MASK
+"""An access's clock component and epoch (races.py packing)."""
 
 
 def _unfinished(w: PtxWarp, copy: Copy, lanes: Mask, packed: int) -> None:
@@ -414,7 +454,7 @@ def _ldmatrix(d: Decoder, op: ptx.LdmatrixOp, index: int, labels: dict[str, int]
         R = w.regs
         mask = exec_mask(w, R, guard)
         with_mask(w, mask, lambda: w.require_converged(op.mnemonic()))  # .sync.aligned: every live lane
-        rows = cast(NDArray[np.uint16], with_mask(w, providers & mask, lambda: load(w, op, address(w, R), row_access)))
+        rows = cast(_RowLanes, with_mask(w, providers & mask, lambda: load(w, op, address(w, R), row_access)))
         rows = np.asarray(rows).reshape(WARP, 8)
         full = guard is None and w.all_active
         for i, (slot, _) in enumerate(writers):
