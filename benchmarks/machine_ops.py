@@ -2,7 +2,7 @@
 
 Each operation is timed at the level the interpreters execute it: the machine-model
 functions `interpreter/nvvm.py` (`tcgen05_mma`, `tmem_ld`, `tcgen05_commit`) and
-`interpreter/ptx/tma_copy.py` (`_load`: a `cp.async.bulk.tensor` box load with its
+`interpreter/bulk_copy.py` (`tensor_load`: a `cp.async.bulk.tensor` box load with its
 `complete_tx`) that both the NVVM and the PTX interpreter call, on a real machine state
 (`Cta`, `Cluster`, `Warp`, clocks connected as a launch connects them). The loop is one
 GEMM k-block as the TMA GEMM runs it: TMA A (128 rows x 64 f16, 128B swizzle) and B into
@@ -34,13 +34,12 @@ from xdsl.ir import Operation
 
 from xdsl_tmem.dialects.nvvm import Tcgen05LdStShape
 from xdsl_tmem.fence_policy import FencePolicy
+from xdsl_tmem.interpreter import bulk_copy, races, tma
 from xdsl_tmem.interpreter import nvvm as N
-from xdsl_tmem.interpreter import races, tma
 from xdsl_tmem.interpreter.blas import single_threaded_blas
 from xdsl_tmem.interpreter.executor import Program, Warp
 from xdsl_tmem.interpreter.launch import Geometry
 from xdsl_tmem.interpreter.machine import Cluster, Cta, GlobalMemory, SharedLayout
-from xdsl_tmem.interpreter.ptx import tma_copy
 from xdsl_tmem.interpreter.run import connect
 from xdsl_tmem.interpreter.tcgen05 import K_PER_MMA, SmemDescriptor, ldst_plan, operand_addresses
 
@@ -155,8 +154,8 @@ def gemm_blocks(samples: Timer, label: str, kind: str, cta_group: int, ab_code: 
                 timed(
                     samples,
                     "tma",
-                    lambda t=tmap, d=dst, c=coords, p=producer, r=rank: tma_copy._load(  # pyright: ignore[reportPrivateUsage]
-                        cast(Any, p), cast(Any, tma_op), t, c, r | d, r | BARRIERS
+                    lambda t=tmap, d=dst, c=coords, p=producer, r=rank: bulk_copy.tensor_load(
+                        cast(Any, p), tma_op, "cp.async.bulk.tensor", t, c, r | d, r | BARRIERS, False
                     ),
                 )
             warp.clock.acquire(producer.clock.release())  # the full barrier's phase, observed by the MMA warp
