@@ -92,7 +92,6 @@ _SPACE_WINDOW = {
 """cvta: the machine model's address window of each state space it has (llvm address spaces)."""
 
 
-
 class Refused(Exception):
     """An instruction (or operand form) the PTX level does not execute, and why."""
 
