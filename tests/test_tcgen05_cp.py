@@ -1,5 +1,5 @@
 """`tcgen05.cp`: a shared-memory matrix, described by a matrix descriptor, copied into TMEM
-(PTX ISA 9.1 §9.7.16.8.6 "tcgen05.cp"; docs/tcgen05_layouts.md §7), run at the NVVM level
+(the PTX ISA's tcgen05.cp section; docs/tcgen05_layouts.md §7), run at the NVVM level
 and, selected by our backend, at the PTX level.
 
 The expectation is built here from the layout text alone: `.128x256b` copies 128 rows of
