@@ -19,6 +19,7 @@ two idle cores)
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -98,8 +99,11 @@ def random() -> None:
             module, Launch.create("matmul_cg1", block=160, args=matmul_args(4)), RANDOM_SCHEDULES, jobs=jobs
         )
         per_minute = result.explored / result.seconds * 60
-        print(f"  cg1 matmul, 2 stages x 4 tiles, jobs {jobs}: {result.explored} schedules in {result.seconds:.2f} s "
-              f"(with the workers' start) = {per_minute:,.0f} schedules/min")  # fmt: skip
+        start = " (with the workers' start)" if jobs > 1 else ""
+        print(f"  cg1 matmul, 2 stages x 4 tiles, jobs {jobs}: {result.explored} schedules in {result.seconds:.2f} s"
+              f"{start} = {per_minute:,.0f} schedules/min")  # fmt: skip
+    averages = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    print(f"  load average while measuring: {averages} on {os.cpu_count()} cores (other work shares the cores)")
 
 
 if __name__ == "__main__":
