@@ -10,13 +10,17 @@ Goal: exhaustive exploration of the 2-stage, 4-tile cg1 matmul (examples/matmul_
 * the same kernel is explored at the tmem level and after `lower-tmem` (NVVM level);
 * for scale, the search without the partial-order reduction on a single tile, which
   stops at the memory limit (the default 4 GiB for the frontier) without finishing;
-* random exploration: seeded random schedules of the same 4-tile kernel, one full run each.
+* random exploration: seeded random schedules of the same 4-tile kernel, one full run each,
+  in one process and spread over two worker processes (`jobs=2`, `--jobs 2`).
 
-Usage: python benchmarks/exploration.py
+Usage: python benchmarks/exploration.py [random]  (random: that part alone; the jobs-2 figure needs
+two idle cores)
 """
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +35,8 @@ from xdsl_tmem.tools.run import make_context, parse_pipeline
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 TIME_GOAL = 10.0
-RANDOM_SCHEDULES = 50
+RANDOM_SCHEDULES = 400
+PARALLEL_JOBS = 2
 
 
 def load(name: str, passes: str | None = None) -> ModuleOp:
@@ -61,6 +66,12 @@ def line(label: str, result: Exploration) -> str:
 
 
 def main() -> None:
+    if sys.argv[1:] != ["random"]:
+        exhaustive()
+    random()
+
+
+def exhaustive() -> None:
     print("exhaustive exploration (breadth-first, state hashing, partial-order reduction):")
     goal = explore_exhaustive(load("matmul_cg1.mlir"), Launch.create("matmul_cg1", block=160, args=matmul_args(4)))
     print(line("cg1 matmul, 2 stages x 4 tiles, tmem level", goal))
@@ -79,12 +90,20 @@ def main() -> None:
     )
     print(line("without the reduction: cg1 matmul, 1 tile", full) + f" (stopped: {full.limit} limit)")
 
-    print(f"random exploration ({RANDOM_SCHEDULES} seeded schedules):")
+
+def random() -> None:
+    print(f"random exploration ({RANDOM_SCHEDULES} seeded schedules, --jobs 1 and {PARALLEL_JOBS}):")
     module = load("matmul_cg1.mlir")
-    result = explore_random(module, Launch.create("matmul_cg1", block=160, args=matmul_args(4)), RANDOM_SCHEDULES)
-    per_minute = result.explored / result.seconds * 60
-    print(f"  cg1 matmul, 2 stages x 4 tiles: {result.explored} schedules in {result.seconds:.2f} s = "
-          f"{per_minute:,.0f} schedules/min")  # fmt: skip
+    for jobs in (1, PARALLEL_JOBS):
+        result = explore_random(
+            module, Launch.create("matmul_cg1", block=160, args=matmul_args(4)), RANDOM_SCHEDULES, jobs=jobs
+        )
+        per_minute = result.explored / result.seconds * 60
+        start = " (with the workers' start)" if jobs > 1 else ""
+        print(f"  cg1 matmul, 2 stages x 4 tiles, jobs {jobs}: {result.explored} schedules in {result.seconds:.2f} s"
+              f"{start} = {per_minute:,.0f} schedules/min")  # fmt: skip
+    averages = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    print(f"  load average while measuring: {averages} on {os.cpu_count()} cores (other work shares the cores)")
 
 
 if __name__ == "__main__":

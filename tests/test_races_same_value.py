@@ -222,3 +222,19 @@ def test_the_nvvm_level_shares_the_policy() -> None:
         run_kernel(parse(_NVVM), "k", block=96, args={"out": out}, race_policy="strict")
     assert caught.value.kind == "smem-data-race"
     assert "@val+0" in caught.value.message
+
+
+def test_an_exploration_counts_them_whatever_the_jobs() -> None:
+    """One same-value race per schedule (the test above): 6 random schedules count 6, in one
+    process and spread over two, and both name the race at the same store."""
+    from xdsl_tmem.interpreter import Launch
+    from xdsl_tmem.interpreter.explore import explore_random
+
+    module = _module(_EQUAL + "\tbar.sync 0;\n\tld.shared.b32 %x, [v];\n")
+    launch = Launch.create("k", block=WARPS * 32, args={"out_ptr": np.full(WARPS * 32, -1, np.int32)}, seed=3)
+    one, two = (explore_random(module, launch, 6, jobs=jobs) for jobs in (1, 2))
+    assert one.verdict == two.verdict == "SAFE"
+    assert one.same_value_races == two.same_value_races == 6
+    assert one.first_same_value is not None
+    assert two.first_same_value is not None
+    assert two.first_same_value.message == one.first_same_value.message

@@ -39,8 +39,13 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import multiprocessing
+import sys
 import time
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
+from multiprocessing.context import ForkServerContext, SpawnContext
+from multiprocessing.sharedctypes import Synchronized
 from typing import Any
 
 import numpy as np
@@ -127,27 +132,157 @@ class Exploration:
 
 
 @single_threaded_blas()
-def explore_random(module: ModuleOp, launch: Launch, count: int, tracer: Tracer | None = None) -> Exploration:
+def explore_random(
+    module: ModuleOp, launch: Launch, count: int, tracer: Tracer | None = None, jobs: int = 1
+) -> Exploration:
     """Run `launch` under `count` random schedules (seeds `launch.seed` …; its schedule is
-    not used); stop at the first failure, whose run `tracer` then records."""
+    not used); stop at the first failure, whose run `tracer` then records.
+
+    `jobs` > 1 spreads the seeds over that many worker processes (`_explore_parallel`);
+    the verdict and the failing seed are those of one process: the lowest failing seed."""
+    if jobs < 1:
+        raise ValueError(f"explore_random: jobs must be a positive integer, got {jobs}")
     result = Exploration("random")
     start = time.perf_counter()
-    for seed in range(launch.seed, launch.seed + count):
-        result.explored += 1
-        try:
-            report = run_launch(module, dataclasses.replace(launch, schedule=Schedule.RANDOM, seed=seed)).report
-        except (KernelDeadlock, KernelHazard, KernelStepLimit) as e:
-            result.failure, result.seed = e, seed
-            report = e.report
-        result.same_value_races += report.same_value_races
-        result.first_same_value = result.first_same_value or report.first_same_value
-        if result.failure is not None:
-            break
+    first = launch.seed
+    if jobs == 1 or count == 1:
+        for seed in range(first, first + count):
+            result.explored += 1
+            try:
+                report = _run_seed(module, launch, seed)
+            except (KernelDeadlock, KernelHazard, KernelStepLimit) as e:
+                result.failure, result.seed = e, seed
+                report = e.report
+            result.same_value_races += report.same_value_races
+            result.first_same_value = result.first_same_value or report.first_same_value
+            if result.failure is not None:
+                break
+    else:
+        _explore_in_workers(module, launch, count, jobs, result)
     result.seconds = time.perf_counter() - start
     if result.seed is not None and tracer is not None:
         with contextlib.suppress(KernelDeadlock, KernelHazard, KernelStepLimit):
             run_launch(module, dataclasses.replace(launch, schedule=Schedule.RANDOM, seed=result.seed), tracer=tracer)
     return result
+
+
+def _run_seed(module: ModuleOp, launch: Launch, seed: int) -> RunReport:
+    return run_launch(module, dataclasses.replace(launch, schedule=Schedule.RANDOM, seed=seed)).report
+
+
+def _explore_in_workers(module: ModuleOp, launch: Launch, count: int, jobs: int, result: Exploration) -> None:
+    """`explore_random`'s result from `jobs` worker processes, as one process gives it.
+    Workers report seeds and same-value race counts only (ops do not cross processes):
+    the failing seed and the first seed with a same-value race are run again here, on
+    this module's ops, for their diagnostics."""
+    first = launch.seed
+    lowest, noted = _explore_parallel(module, launch, count, jobs)
+    last = first + count - 1 if lowest is None else lowest
+    result.explored = last - first + 1
+    seeds = sorted(s for s in noted if s <= last)
+    result.same_value_races = sum(noted[s] for s in seeds)
+    with_races = next((s for s in seeds if noted[s]), None)
+    if lowest is not None:
+        try:
+            _run_seed(module, launch, lowest)
+        except (KernelDeadlock, KernelHazard, KernelStepLimit) as e:
+            result.failure, result.seed = e, lowest
+            if with_races == lowest:
+                result.first_same_value = e.report.first_same_value
+        if result.failure is None:
+            raise RuntimeError(f"random schedule seed {lowest} failed in a worker but not when replayed")
+    if with_races is not None and with_races != lowest:
+        result.first_same_value = _run_seed(module, launch, with_races).first_same_value
+
+
+CHUNKS_PER_JOB = 8
+"""Seed ranges per worker: small ranges balance the load and let the search stop soon
+after a failure (a range is not started above a known failing seed)."""
+MAX_CHUNK = 32
+
+
+def _explore_parallel(module: ModuleOp, launch: Launch, count: int, jobs: int) -> tuple[int | None, dict[int, int]]:
+    """The lowest seed in `launch.seed` … `launch.seed + count - 1` whose run raises (None
+    when every run completes), and the same-value race count of each seed run, every
+    seed up to that one included, run by `jobs` spawned processes.
+
+    Workers start from a fork server (or 'spawn' where there is none): never a fork of a
+    parent that may hold threads. They parse the module from its printed form: IR does
+    not pickle. Ranges are handed out in seed order
+    and their results read in that order, so the first range with a failing seed holds
+    the lowest one. Each worker skips seeds above the lowest failing seed known so far
+    (a shared value): the seeds below it still run, to completion or to a lower failure."""
+    first = launch.seed
+    size = max(1, min(MAX_CHUNK, count // (jobs * CHUNKS_PER_JOB)))
+    ranges = [(seed, min(seed + size, first + count)) for seed in range(first, first + count, size)]
+    context = _worker_context()
+    known: Synchronized[int] = context.Value("q", first + count)
+    initargs = (str(module), launch, known, sys.getrecursionlimit())
+    with ProcessPoolExecutor(min(jobs, len(ranges)), context, _start_worker, initargs) as pool:
+        futures = [pool.submit(_run_range, start, stop) for start, stop in ranges]
+        noted: dict[int, int] = {}
+        try:
+            for future in futures:
+                failing, counts = future.result()
+                noted.update(counts)
+                if failing is not None:
+                    return failing, noted
+        finally:
+            for future in futures:
+                future.cancel()
+    return None, noted
+
+
+def _worker_context() -> ForkServerContext | SpawnContext:
+    """A fork server that imported the machine model and the dialects once (about 2 s of
+    imports), then forks each worker; 'spawn' where the platform has none."""
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("spawn")
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["xdsl_tmem.interpreter.explore", "xdsl_tmem.universe"])
+    return context
+
+
+@dataclass
+class _Worker:
+    module: ModuleOp
+    launch: Launch
+    known: Synchronized[int]
+    """The lowest failing seed found so far."""
+
+
+_worker: _Worker | None = None
+
+
+def _start_worker(text: str, launch: Launch, known: Synchronized[int], recursion_limit: int) -> None:
+    from xdsl.parser import Parser
+
+    from xdsl_tmem.universe import make_context  # the dialects: imported only in workers
+
+    global _worker
+    sys.setrecursionlimit(recursion_limit)
+    _worker = _Worker(Parser(make_context(), text).parse_module(), launch, known)
+
+
+def _run_range(start: int, stop: int) -> tuple[int | None, dict[int, int]]:
+    """The first seed in [start, stop) whose run raises anything (None if none does or
+    a lower failing seed is already known), and each run seed's same-value race count."""
+    worker = _worker
+    assert worker is not None
+    counts: dict[int, int] = {}
+    with single_threaded_blas():
+        for seed in range(start, stop):
+            if seed > worker.known.value:
+                return None, counts
+            try:
+                counts[seed] = _run_seed(worker.module, worker.launch, seed).same_value_races
+            except Exception as e:
+                report = getattr(e, "report", None)
+                counts[seed] = report.same_value_races if isinstance(report, RunReport) else 0
+                with worker.known.get_lock():
+                    worker.known.value = min(worker.known.value, seed)
+                return seed, counts
+    return None, counts
 
 
 @single_threaded_blas()

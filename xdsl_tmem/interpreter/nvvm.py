@@ -1046,8 +1046,10 @@ def _tmem_operand(cta: Cta, address: int, rows: int, k: int, idesc: InstrDescrip
 def tcgen05_cp(
     warp: Warp, op: Operation, taddr: Value, desc_value: Value, shape: str, multicast: str, cta_group: int
 ) -> None:
-    """`tcgen05.cp` of 128x256b / 128x128b (and 32x128b.warpx4): rows of 32-bit words read
-    as a K-major canonical tile (research notes §7, [M])."""
+    """`tcgen05.cp` of 128x256b / 128x128b (and 32x128b.warpx4): the shared-memory matrix
+    the descriptor describes, read as a K-major canonical tile of 32-bit words (row i of
+    the tile to lane `lane0 + i`, word w to column `col0 + w`) and copied bit for bit
+    (docs/tcgen05_layouts.md §7, [M])."""
     for lane in warp.active_lanes():
         words = {"shape_128x256b": 8, "shape_128x128b": 4, "shape_32x128b": 4}.get(shape)
         if words is None or (shape == "shape_32x128b") != (multicast == "warpx4"):
@@ -1063,10 +1065,10 @@ def tcgen05_cp(
         lane0, col0 = address >> 16, address & 0xFFFF
         for cta in cta_pair(warp, cta_group):
             try:
-                tile = gather_operand(cta.smem, desc, rows, words, "tf32_raw", mn_major=False)
+                tile = gather_operand(cta.smem, desc, rows, words, "b32", mn_major=False)
             except DescriptorError as e:
                 raise Hazard("out-of-bounds", f"tcgen05.cp: {e}") from None
-            races.check_operand(warp, op, cta, desc, rows, words, "tf32_raw", False)
+            races.check_operand(warp, op, cta, desc, rows, words, "b32", False)
             use_cta_group(warp, cta, cta_group, "tcgen05.cp")
             issue_pipe(
                 warp, op, cta, lane, (lane0, lane0 + 128), (col0, col0 + words), (span(lane0, 128), span(col0, words))

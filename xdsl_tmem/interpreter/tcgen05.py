@@ -118,7 +118,9 @@ KIND_FORMATS: dict[str, dict[int, str]] = {
 }
 D_FORMATS = {0: "f16", 1: "f32", 2: "s32"}
 K_PER_MMA = {"f16": 16, "tf32": 8, "f8f6f4": 32, "i8": 32}
-ELEMENT_BYTES = {"f16": 2, "bf16": 2, "tf32": 4, "e4m3": 1, "e5m2": 1, "u8": 1, "s8": 1}
+ELEMENT_BYTES = {"f16": 2, "bf16": 2, "tf32": 4, "e4m3": 1, "e5m2": 1, "u8": 1, "s8": 1, "b32": 4}
+"""Bytes per element of each operand format; `b32` is the untyped 32-bit word that
+`tcgen05.cp` copies (the bits go to TMEM unchanged, one word per column)."""
 
 
 class DescriptorError(ValueError):
@@ -310,7 +312,8 @@ E5M2 = _fp8_table(5, 2, 15, ieee_special=True)
 
 
 def decode_elements(raw: NDArray[np.uint8], fmt: str) -> NDArray[Any]:
-    """Bytes (..., element size) → float32 values (int64 for the integer formats)."""
+    """Bytes (..., element size) → float32 values (int64 for the integer formats; the
+    uint32 words themselves for `b32`)."""
     match fmt:
         case "f16":
             return raw.view(np.float16)[..., 0].astype(np.float32)
@@ -325,8 +328,12 @@ def decode_elements(raw: NDArray[np.uint8], fmt: str) -> NDArray[Any]:
             return E5M2[raw[..., 0]]
         case "s8":
             return raw.view(np.int8)[..., 0].astype(np.int64)
-        case _:  # u8
+        case "u8":
             return raw[..., 0].astype(np.int64)
+        case "b32":
+            return raw.view(np.uint32)[..., 0]
+        case _:  # a caller's bug, not an input's: the formats are those of ELEMENT_BYTES
+            raise ValueError(f"no element format '{fmt}' (known: {', '.join(ELEMENT_BYTES)})")
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,8 @@
                | name=tensormap:BUFFER[+OFFSET]:TYPE:DIMS:STRIDES:BOX[:OPTIONS]]...
         [-p PASSES] [-t mlir|ptx] [--out DIR] [--schedule rr|random --seed N] [--max-steps N]
         [--fence-policy strict|mojo] [--race-policy same-value|strict]
-        [--explore random:N | --explore exhaustive [--max-states N]] [--validate-lowering] [--trace FILE.json]
+        [--explore random:N [--jobs N] | --explore exhaustive [--max-states N]] [--validate-lowering]
+        [--trace FILE.json]
 
 Exit codes (stable, documented in docs/interpreter.md):
   0  ran to completion (every schedule explored, every pass validated)
@@ -389,6 +390,11 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="random:N|exhaustive",
         help="run N seeded random schedules, or every interleaving of the cluster at synchronisation points",
     )
+    parser.add_argument(
+        "--jobs",
+        metavar="N",
+        help="worker processes of --explore random:N (default 1); the verdict and failing seed do not depend on it",
+    )
     parser.add_argument("--max-states", type=int, default=1_000_000, help="state limit of --explore exhaustive")
     parser.add_argument(
         "--max-memory", type=int, default=4096, metavar="MiB", help="memory limit of --explore exhaustive's states"
@@ -419,6 +425,19 @@ def _lowerings(value: str) -> str:
     return value
 
 
+def _check_jobs(args: argparse.Namespace) -> None:
+    """`--jobs N`: a positive integer, for `--explore random:N` only; stored back as an int."""
+    if args.jobs is None:
+        args.jobs = 1
+        return
+    if not re.fullmatch(r"\+?[0-9]+", args.jobs.strip()) or int(args.jobs) < 1:
+        raise UsageError(f"--jobs expects a positive integer (worker processes), got '{args.jobs}'")
+    if args.explore is None or args.explore == "exhaustive":
+        given = "--explore exhaustive" if args.explore else "no --explore"
+        raise UsageError(f"--jobs applies to --explore random:N (it splits the seeds over processes), got {given}")
+    args.jobs = int(args.jobs)
+
+
 def _check_explore(args: argparse.Namespace) -> None:
     if args.explore != "exhaustive" and not re.fullmatch(r"random:[1-9][0-9]*", args.explore):
         raise UsageError(f"--explore expects random:N (N > 0) or exhaustive, got '{args.explore}'")
@@ -433,6 +452,7 @@ def check_modes(args: argparse.Namespace) -> None:
     """Reject flag combinations that would silently ignore one of them."""
     if args.explore is not None:
         _check_explore(args)
+    _check_jobs(args)
     if args.validate_lowering:
         if not args.passes and args.target != "ptx":
             raise UsageError("--validate-lowering needs the passes to check: -p PIPELINE (or -t ptx)")
@@ -526,7 +546,7 @@ def explore(module: ModuleOp, args: argparse.Namespace, launch: Launch, source_m
         )
     else:
         count = int(args.explore.partition(":")[2])
-        result = explore_random(module, launch, count, tracer)
+        result = explore_random(module, launch, count, tracer, jobs=args.jobs)
         last = args.seed + result.explored - 1
         seeds = (
             f"1 schedule (seed {last})"
