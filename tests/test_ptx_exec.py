@@ -1190,8 +1190,8 @@ def test_selected_f32x2_computes_each_lane_as_numpy(capsys: pytest.CaptureFixtur
     ptx_text = emit_ptx(parse(_PACKED_KERNEL), "sm_100a")
     assert len(re.findall(r"\.f32x2", ptx_text)) == 6, ptx_text
     out = tmp_path / "out"
-    result = run_cli(capsys, str(program), "--kernel", "k", "--block", "1", "--arg", f"g={tmp_path / 'a.npy'}",
-                     "--arg", f"h={tmp_path / 'b.npy'}", "--arg", "o=zeros:f32:5", "-t", "ptx", "--out", str(out))  # fmt: skip
+    args = ["--kernel", "k", "--block", "1", "--arg", f"g={tmp_path / 'a.npy'}", "--arg", f"h={tmp_path / 'b.npy'}"]
+    result = run_cli(capsys, str(program), *args, "--arg", "o=zeros:f32:5", "-t", "ptx", "--out", str(out))
     assert result.code == 0, result.err
     with np.errstate(over="ignore", invalid="ignore"):
         expected = (a * b + a) - b
