@@ -292,13 +292,10 @@ def _ieee_min_max(fs: FunctionSelector, res: ptx.RegisterType, a: SSAValue, b: S
     return ptx.SelpOp(PtxType.F64, res, pick_b, quiet, is_zero)
 
 
-_PACKED: dict[type[ptx.Instruction], type[ptx.AddF32x2Op | ptx.SubF32x2Op | ptx.MulF32x2Op]] = {
-    ptx.AddOp: ptx.AddF32x2Op,
-    ptx.SubOp: ptx.SubF32x2Op,
-    ptx.MulOp: ptx.MulF32x2Op,
-}
-"""The `.f32x2` form of each `.rn` f32 instruction that has one (PTX ISA 8.6, sm_100 and up:
-every supported target; ptxas 13.0 assembles all three on sm_100a/sm_100f/sm_103a/sm_110a)."""
+_PACKED = {op.name.removesuffix("_f32x2"): op for op in ptx.PTX.operations if op.name.endswith("_f32x2")}
+"""The `.f32x2` form of each f32 instruction that has one, by the scalar op's name (derived
+from the dialect: `ptx.add` -> `ptx.add_f32x2`, ...). PTX ISA 8.6, sm_100 and up: every
+supported target (ptxas 13.0 assembles them on sm_100a/sm_100f/sm_103a/sm_110a)."""
 
 
 def _packed_pair(fs: FunctionSelector, lo: SSAValue, hi: SSAValue) -> SSAValue:
@@ -327,7 +324,8 @@ def _float_binary_f32x2(fs: FunctionSelector, op: Operation, cls: type[ptx.Instr
         pairs = [(column[i], column[i + 1]) for column in lanes]
         a = _packed_pair(fs, *pairs[0])
         b = a if pairs[1] == pairs[0] else _packed_pair(fs, *pairs[1])
-        packed = fs.emit(_PACKED[cls](fs.fresh("b64"), a, b, rounding=Rounding.RN)).res
+        packed_cls = cast(type[ptx.AddF32x2Op], _PACKED[cls.name])
+        packed = fs.emit(packed_cls(fs.fresh("b64"), a, b, rounding=Rounding.RN)).res
         unpack = fs.emit(ptx.MovUnpackOp(PtxType.B64, [fs.fresh("b32"), fs.fresh("b32")], packed))
         halves = [d for d in unpack.destinations() if d is not None]
         fs.packed[(halves[0], halves[1])] = packed
@@ -342,7 +340,7 @@ def _float_binary(fs: FunctionSelector, op: Operation) -> None:
     (result,) = op.results
     element, count = vector_elements(result.type)
     cls, modifiers = _FLOAT_BINARY[type(op)]
-    if cls in _PACKED and modifiers.rounding is Rounding.RN and float_type_name(element) is PtxType.F32 \
+    if cls.name in _PACKED and modifiers.rounding is Rounding.RN and float_type_name(element) is PtxType.F32 \
             and count > 1:  # fmt: skip
         _float_binary_f32x2(fs, op, cls)
         return
