@@ -5,6 +5,8 @@
    the same file) and the hand-written ref_pipeline.ptx. For each: ptxas -v figures and
    the SASS instruction count (nvdisasm, NOPs excluded).
 2. Static PTX instruction counts per pipeline piece, against the best peer's figures.
+3. Every example (examples/*.mlir after `-p lower-tmem`), ours against llc-22 on the same
+   NVVM-level module: ptxas -v registers and SASS instructions (goal: ours <= llc-22 in both).
 
 Usage: python benchmarks/code_quality.py [--arch sm_100a]
 """
@@ -29,6 +31,7 @@ from external import Upstream
 HERE = Path(__file__).resolve().parent
 REF_MLIR = HERE.parent / "lit_tests" / "nvvm" / "ref_pipeline.mlir"
 REF_PTX = HERE / "ref_pipeline.ptx"
+EXAMPLES = HERE.parent / "examples"
 
 GOALS = {"registers": 51, "spills": 0, "sass": 493}
 """The hand-written kernel's figures (ptx-nvvm.md §5): ours must be no worse."""
@@ -175,6 +178,40 @@ def piece_counts(arch: str) -> dict[str, dict[str, int]]:
     return results
 
 
+def examples(arch: str) -> list[tuple[str, Row, Row | None]]:
+    """Each example after lower-tmem, through our backend and through llc-22."""
+    nvdisasm = find_cuda_tool("nvdisasm")
+    upstream = Upstream.find()
+    rows: list[tuple[str, Row, Row | None]] = []
+    for path in sorted(EXAMPLES.glob("*.mlir")):
+        nvvm = str(module_from(path.read_text(), "lower-tmem"))
+        ours = our_ptx(nvvm, arch)
+        mine = Row("xdsl-tmem", assemble(ours, arch)[0], sass_count(ours, arch, nvdisasm))
+        theirs = None
+        if upstream is not None:
+            llc = upstream.to_ptx(nvvm, arch)
+            theirs = Row("llc-22", assemble(llc, arch)[0], sass_count(llc, arch, nvdisasm))
+        rows.append((path.stem, mine, theirs))
+    return rows
+
+
+def print_examples(arch: str) -> bool:
+    """The examples' table; True when ours is no worse than llc-22 anywhere."""
+    print(f"\nExamples after lower-tmem, {arch}: registers / SASS, ours vs llc-22")
+    print(f"{'example':<20}{'ours':>12}{'llc-22':>12}")
+    met = True
+    for name, mine, theirs in examples(arch):
+        ours = f"{mine.stats.registers} / {mine.sass}"
+        llc = "n/a" if theirs is None else f"{theirs.stats.registers} / {theirs.sass}"
+        worse = theirs is not None and (
+            mine.stats.registers > theirs.stats.registers
+            or (mine.sass is not None and theirs.sass is not None and mine.sass > theirs.sass)
+        )
+        met = met and not worse
+        print(f"{name:<20}{ours:>12}{llc:>12}{'  (worse)' if worse else ''}")
+    return met
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--arch", default="sm_100a")
@@ -213,6 +250,7 @@ def main() -> int:
         flag = "" if mojo <= peer else "  (over)"
         print(f"{piece:<18}{mojo:>6}{strict:>8}{peer:>6}{flag}")
     print("(strict adds the tcgen05 fences the PTX memory model asks for; the peer emits none)")
+    met = print_examples(args.arch) and met
     return 0 if met else 1
 
 

@@ -127,6 +127,25 @@ def test_sync_instructions_match_llc(run_opt: RunOpt, upstream: Upstream, progra
     assert sync_instructions(ours.out) == expected
 
 
+def packed_f32(ptx: str) -> Counter[str]:
+    """The packed single-precision instructions (`add/sub/mul/fma[.rnd].f32x2`) of a PTX text."""
+    return Counter(re.findall(r"^\s*(?:@!?%p\d+\s+)?((?:add|sub|mul|fma)(?:\.r[nzmp])?\.f32x2)\b", ptx, re.M))
+
+
+@pytest.mark.parametrize("program", EXAMPLE_PROGRAMS, ids=lambda p: p.name)
+def test_packed_f32_arithmetic_matches_llc(run_opt: RunOpt, upstream: Upstream, program: Path) -> None:
+    """vector<Nxf32> add/sub/mul select `.f32x2` wherever llc-22 does, one per lane pair: the
+    same packed instructions, as many (blockwise_fp8's 4 mulf + 4 addf on vector<16xf32>:
+    32 `mul.rn.f32x2` and 32 `add.rn.f32x2`; the other examples none)."""
+    text = nvvm_level(run_opt, program)
+    ours = run_opt(text, "-t", "ptx")
+    assert ours.code == 0, ours.err
+    assert packed_f32(ours.out) == packed_f32(upstream.to_ptx(text))
+    if program.stem == "blockwise_fp8_cg1":
+        assert packed_f32(ours.out) == {"mul.rn.f32x2": 32, "add.rn.f32x2": 32}
+        assert not re.search(r"\b(?:mul|add)\.rn\.f32\s", ours.out), "a lane left scalar"
+
+
 # --------------------------------------------------------------------------------------
 # Property: random valid pipeline configurations all assemble
 # --------------------------------------------------------------------------------------

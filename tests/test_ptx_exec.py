@@ -1162,3 +1162,38 @@ def test_corpus_keeps_its_class_through_llc(
     result = run_cli(capsys, str(source), *by_position)
     match = re.search(r"hazard ([a-z-]+):", result.err)
     assert (result.code, match.group(1) if match else "") == _ptx_verdict(capsys, program, passes), result.err
+
+
+_PACKED_KERNEL = """
+llvm.func @k(%g: !llvm.ptr<1>, %h: !llvm.ptr<1>, %o: !llvm.ptr<1>) attributes {nvvm.kernel} {
+  %a = llvm.load %g {alignment = 16 : i64} : !llvm.ptr<1> -> vector<5xf32>
+  %b = llvm.load %h {alignment = 16 : i64} : !llvm.ptr<1> -> vector<5xf32>
+  %m = arith.mulf %a, %b : vector<5xf32>
+  %s = arith.addf %m, %a : vector<5xf32>
+  %d = arith.subf %s, %b : vector<5xf32>
+  llvm.store %d, %o {alignment = 16 : i64} : vector<5xf32>, !llvm.ptr<1>
+  llvm.return
+}
+"""
+
+
+def test_selected_f32x2_computes_each_lane_as_numpy(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """The backend's `.f32x2` selection (two pairs and a scalar lane of vector<5xf32>) run at
+    the PTX level gives numpy's float32 `(a * b + a) - b`, rounded after each op, bit for
+    bit: signed zeros, a subnormal, overflow to inf, NaN."""
+    program = tmp_path / "k.mlir"
+    program.write_text(_PACKED_KERNEL)
+    a = np.array([1.5, -0.0, 1e-39, 3e38, np.nan], dtype=np.float32)
+    b = np.array([2.25, 0.0, -7.0, 4.0, 1.0], dtype=np.float32)
+    np.save(tmp_path / "a.npy", a)
+    np.save(tmp_path / "b.npy", b)
+    ptx_text = emit_ptx(parse(_PACKED_KERNEL), "sm_100a")
+    assert len(re.findall(r"\.f32x2", ptx_text)) == 6, ptx_text
+    out = tmp_path / "out"
+    args = ["--kernel", "k", "--block", "1", "--arg", f"g={tmp_path / 'a.npy'}", "--arg", f"h={tmp_path / 'b.npy'}"]
+    result = run_cli(capsys, str(program), *args, "--arg", "o=zeros:f32:5", "-t", "ptx", "--out", str(out))
+    assert result.code == 0, result.err
+    with np.errstate(over="ignore", invalid="ignore"):
+        expected = (a * b + a) - b
+    assert np.load(out / "o.npy").view(np.uint32).tolist()[:4] == expected.view(np.uint32).tolist()[:4]
+    assert np.isnan(np.load(out / "o.npy")[4])

@@ -292,10 +292,58 @@ def _ieee_min_max(fs: FunctionSelector, res: ptx.RegisterType, a: SSAValue, b: S
     return ptx.SelpOp(PtxType.F64, res, pick_b, quiet, is_zero)
 
 
+_PACKED = {op.name.removesuffix("_f32x2"): op for op in ptx.PTX.operations if op.name.endswith("_f32x2")}
+"""The `.f32x2` form of each f32 instruction that has one, by the scalar op's name (derived
+from the dialect: `ptx.add` -> `ptx.add_f32x2`, ...). PTX ISA 8.6, sm_100 and up: every
+supported target (ptxas 13.0 assembles them on sm_100a/sm_100f/sm_103a/sm_110a)."""
+
+
+def _packed_pair(fs: FunctionSelector, lo: SSAValue, hi: SSAValue) -> SSAValue:
+    """Two f32 lanes as one `.b64` register, `lo` in the low half: `mov.b64 %rd, {lo, hi}`."""
+    if (lo, hi) in fs.packed:
+        return fs.packed[(lo, hi)]
+    lo, hi = (fs.reg(part, "b32") for part in (lo, hi))
+    return fs.emit(ptx.MovPackOp(PtxType.B64, fs.fresh("b64"), [lo, hi])).res
+
+
+def _float_binary_f32x2(fs: FunctionSelector, op: Operation, cls: type[ptx.Instruction]) -> None:
+    """A vector<Nxf32> add/sub/mul (`.rn`) as N/2 `.f32x2` instructions, as llc-22 selects
+    them: each pair of lanes packed into a `.b64`, computed, unpacked (an odd last lane
+    stays scalar; llc-22 pads it into a pair). The `.f32x2` op is the `.f32` op on each
+    half with the same rounding (PTX ISA 9.0), so the lanes are bit-identical to the scalar
+    selection; ptxas turns the packs into register pairs when it allocates the halves
+    adjacently."""
+    (result,) = op.results
+    columns: list[list[SSAValue]] = [
+        [fs.reg(o) if isinstance(o, Address) else o for o in fs.get(v)] for v in op.operands[:2]
+    ]
+    _, count = vector_elements(result.type)
+    lanes = [column if len(column) > 1 else column * count for column in columns]
+    out: list[Operand] = []
+    for i in range(0, count - 1, 2):
+        pairs = [(column[i], column[i + 1]) for column in lanes]
+        a = _packed_pair(fs, *pairs[0])
+        b = a if pairs[1] == pairs[0] else _packed_pair(fs, *pairs[1])
+        packed_cls = cast(type[ptx.AddF32x2Op], _PACKED[cls.name])
+        packed = fs.emit(packed_cls(fs.fresh("b64"), a, b, rounding=Rounding.RN)).res
+        unpack = fs.emit(ptx.MovUnpackOp(PtxType.B64, [fs.fresh("b32"), fs.fresh("b32")], packed))
+        halves = [d for d in unpack.destinations() if d is not None]
+        fs.packed[(halves[0], halves[1])] = packed
+        out += halves
+    if count % 2:
+        a, b = fs.reg(lanes[0][-1], "b32"), lanes[1][-1]
+        out.append(fs.emit(_binary(cls, PtxType.F32, fs.fresh("b32"), a, b, _RN)).results[0])
+    fs.define(result, out)
+
+
 def _float_binary(fs: FunctionSelector, op: Operation) -> None:
     (result,) = op.results
-    element, _ = vector_elements(result.type)
+    element, count = vector_elements(result.type)
     cls, modifiers = _FLOAT_BINARY[type(op)]
+    if cls.name in _PACKED and modifiers.rounding is Rounding.RN and float_type_name(element) is PtxType.F32 \
+            and count > 1:  # fmt: skip
+        _float_binary_f32x2(fs, op, cls)
+        return
     float_type = float_type_name(element)
     commutative = cls.has_trait(Commutative)
 

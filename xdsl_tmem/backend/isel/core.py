@@ -191,6 +191,9 @@ class FunctionSelector:
         default_factory=dict[Block, tuple[str, list[SSAValue]]]
     )
     """For multi-block functions: each block's label and argument registers."""
+    packed: dict[tuple[SSAValue, SSAValue], SSAValue] = field(default_factory=dict[tuple[SSAValue, SSAValue], SSAValue])
+    """The `.b64` register each pair of `.f32x2` result halves was unpacked from (both
+    written once, right after it), so a following `.f32x2` op reads it without a re-pack."""
 
     def __post_init__(self) -> None:
         self.divergent = divergent_values(self.fn)

@@ -1,0 +1,58 @@
+// RUN: xdsl-tmem-opt %s -t ptx | filecheck %s
+// ptxas assembles it for every target (all of them have .f32x2, PTX ISA 8.6, sm_100+):
+// REQUIRES: ptxas
+// RUN: xdsl-tmem-opt %s -t 'ptx{arch=sm_100a}' --ptxas 2>&1 >/dev/null | filecheck %s --check-prefix=PTXAS
+// RUN: xdsl-tmem-opt %s -t 'ptx{arch=sm_100f}' --ptxas 2>&1 >/dev/null | filecheck %s --check-prefix=PTXAS
+// RUN: xdsl-tmem-opt %s -t 'ptx{arch=sm_103a}' --ptxas 2>&1 >/dev/null | filecheck %s --check-prefix=PTXAS
+// RUN: xdsl-tmem-opt %s -t 'ptx{arch=sm_110a}' --ptxas 2>&1 >/dev/null | filecheck %s --check-prefix=PTXAS
+// PTXAS: ptxas: k (sm_1{{[01]}}{{[0-9]}}{{[af]}}): {{[0-9]+}} registers
+
+// vector<2xf32> (and each lane pair of an even vector<Nxf32>) add/sub/mul select the
+// packed .f32x2 instruction, as llc-22 does: the lanes packed low-first into a .b64
+// (`mov.b64 %rd, {lo, hi}`), one instruction, unpacked. A result feeding another packed
+// op is read from its .b64 directly. An odd lane count keeps its last lane scalar;
+// division (no .f32x2 form) and f16 stay scalar.
+llvm.func @k(%g: !llvm.ptr<1>, %h: !llvm.ptr<1>) attributes {nvvm.kernel} {
+  %a = llvm.load %g {alignment = 8 : i64} : !llvm.ptr<1> -> vector<2xf32>
+  %b = llvm.load %h {alignment = 8 : i64} : !llvm.ptr<1> -> vector<2xf32>
+  %m = arith.mulf %a, %b : vector<2xf32>
+  %s = arith.addf %m, %a : vector<2xf32>
+  %d = llvm.fsub %s, %b : vector<2xf32>
+  %q = arith.divf %d, %b : vector<2xf32>
+  %c = arith.constant dense<[2.0, 0.5]> : vector<2xf32>
+  %z = arith.mulf %q, %c : vector<2xf32>
+  llvm.store %z, %g {alignment = 8 : i64} : vector<2xf32>, !llvm.ptr<1>
+  %u = llvm.load %h {alignment = 4 : i64} : !llvm.ptr<1> -> vector<3xf32>
+  %w = arith.mulf %u, %u : vector<3xf32>
+  llvm.store %w, %h {alignment = 4 : i64} : vector<3xf32>, !llvm.ptr<1>
+  llvm.return
+}
+// CHECK:      ld.global.v2.b32 {%r[[A0:[0-9]+]], %r[[A1:[0-9]+]]}, [%rd{{[0-9]+}}];
+// CHECK-NEXT: ld.global.v2.b32 {%r[[B0:[0-9]+]], %r[[B1:[0-9]+]]}, [%rd{{[0-9]+}}];
+// CHECK-NEXT: mov.b64 %rd[[A:[0-9]+]], {%r[[A0]], %r[[A1]]};
+// CHECK-NEXT: mov.b64 %rd[[B:[0-9]+]], {%r[[B0]], %r[[B1]]};
+// CHECK-NEXT: mul.rn.f32x2 %rd[[M:[0-9]+]], %rd[[A]], %rd[[B]];
+// CHECK-NEXT: mov.b64 %rd[[A2:[0-9]+]], {%r[[A0]], %r[[A1]]};
+// CHECK-NEXT: add.rn.f32x2 %rd[[S:[0-9]+]], %rd[[M]], %rd[[A2]];
+// CHECK-NEXT: mov.b64 %rd[[B2:[0-9]+]], {%r[[B0]], %r[[B1]]};
+// CHECK-NEXT: sub.rn.f32x2 %rd[[D:[0-9]+]], %rd[[S]], %rd[[B2]];
+// CHECK-NEXT: mov.b64 {%r[[D0:[0-9]+]], %r[[D1:[0-9]+]]}, %rd[[D]];
+// CHECK-NEXT: div.rn.f32 %r[[Q0:[0-9]+]], %r[[D0]], %r[[B0]];
+// CHECK-NEXT: div.rn.f32 %r[[Q1:[0-9]+]], %r[[D1]], %r[[B1]];
+// A constant operand: its lanes moved into registers, then packed.
+// CHECK-NEXT: mov.b64 %rd[[Q:[0-9]+]], {%r[[Q0]], %r[[Q1]]};
+// CHECK-NEXT: mov.b32 %r[[C0:[0-9]+]], 0f40000000;
+// CHECK-NEXT: mov.b32 %r[[C1:[0-9]+]], 0f3F000000;
+// CHECK-NEXT: mov.b64 %rd[[C:[0-9]+]], {%r[[C0]], %r[[C1]]};
+// CHECK-NEXT: mul.rn.f32x2 %rd[[Z:[0-9]+]], %rd[[Q]], %rd[[C]];
+// CHECK-NEXT: mov.b64 {%r[[Z0:[0-9]+]], %r[[Z1:[0-9]+]]}, %rd[[Z]];
+// CHECK-NEXT: st.global.v2.b32 [%rd{{[0-9]+}}], {%r[[Z0]], %r[[Z1]]};
+// vector<3xf32>: one pair (the same pair twice is packed once), the third lane scalar.
+// CHECK-NEXT: ld.global.b32 %r[[U0:[0-9]+]], [%rd{{[0-9]+}}];
+// CHECK-NEXT: ld.global.b32 %r[[U1:[0-9]+]], [%rd{{[0-9]+}}+4];
+// CHECK-NEXT: ld.global.b32 %r[[U2:[0-9]+]], [%rd{{[0-9]+}}+8];
+// CHECK-NEXT: mov.b64 %rd[[U:[0-9]+]], {%r[[U0]], %r[[U1]]};
+// CHECK-NEXT: mul.rn.f32x2 %rd[[W:[0-9]+]], %rd[[U]], %rd[[U]];
+// CHECK-NEXT: mov.b64 {%r{{[0-9]+}}, %r{{[0-9]+}}}, %rd[[W]];
+// CHECK-NEXT: mul.rn.f32 %r{{[0-9]+}}, %r[[U2]], %r[[U2]];
+// CHECK-NOT:  f32x2
