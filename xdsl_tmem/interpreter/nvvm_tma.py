@@ -58,8 +58,7 @@ def argument_attributes(kernel: Operation, index: int) -> dict[str, Attribute]:
 
 def byval_type(kernel: Operation, index: int) -> Attribute | None:
     """The pointee type of a byval parameter (`llvm.byval = T`), or None."""
-    value = argument_attributes(kernel, index).get("llvm.byval")
-    return value
+    return argument_attributes(kernel, index).get("llvm.byval")
 
 
 def tensor_map_problem(kernel: Operation, index: int, t: Attribute) -> str | None:
