@@ -83,6 +83,14 @@ def test_reference_copy_is_verbatim(copy: Path) -> None:
     assert hashlib.sha256(body.encode()).hexdigest() == recorded.group(1)
 
 
+def test_benchmark_copy_of_the_reference_ptx_is_the_corpus_one() -> None:
+    """benchmarks/ref_pipeline.ptx is tests/ptx_corpus/ref_pipeline.ptx under a two-line header."""
+    root = LIT_TESTS.parent
+    benchmark = (root / "benchmarks" / "ref_pipeline.ptx").read_text().split("\n", 2)
+    assert all(line.startswith("// ") for line in benchmark[:2])
+    assert benchmark[2] == (root / "tests" / "ptx_corpus" / "ref_pipeline.ptx").read_text()
+
+
 @pytest.mark.parametrize("program", PROGRAMS, ids=program_id)
 def test_custom_form_is_upstreams(run_opt: RunOpt, upstream: Upstream, program: Path) -> None:
     expected = nvvm_ops(upstream.parse(program.read_text()))
