@@ -12,7 +12,8 @@ Goals: >= 200 000 warp-instructions/s, <= 2 s wall time, <= 300 MB peak memory.
 Why not xDSL's `Interpreter` (`xdsl/interpreter.py`, `run_ssacfg_region`): it runs a
 region to completion by recursion, so a warp that waits on an mbarrier cannot yield to
 another warp without an OS thread per warp (an experiment not kept here measured ~17 000
-ops/s that way; unverified), and its per-op path (scoped environments, listeners, type-checked results) is itself slower. The last
+ops/s that way; unverified), and its per-op path (scoped environments, listeners,
+type-checked results) is itself slower. The last
 figures below run the same scalar loop with xDSL's stock `Interpreter` (one thread, no
 warps at all) and with our warp executor, which keeps xDSL's `@impl` functions but runs
 them from an explicit frame stack.
