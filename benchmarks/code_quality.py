@@ -34,7 +34,7 @@ REF_PTX = HERE / "ref_pipeline.ptx"
 EXAMPLES = HERE.parent / "examples"
 
 GOALS = {"registers": 51, "spills": 0, "sass": 493}
-"""The hand-written kernel's figures (ptx-nvvm.md §5): ours must be no worse."""
+"""The hand-written kernel's figures (docs/ptx-nvvm.md §5): ours must be no worse."""
 LLC_REGISTERS = 110
 
 PEER_PIECES = {

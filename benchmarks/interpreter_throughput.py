@@ -1,5 +1,6 @@
-"""Interpreter throughput: the reference pipeline (../shared/ref/ref_pipeline.mlir, kept
-in lit_tests/nvvm/) with 8 tiles and real MMA numerics on the machine model.
+"""Interpreter throughput: the reference pipeline (the hand-written reference kernel in
+upstream NVVM ops, committed here as lit_tests/nvvm/ref_pipeline.mlir) with 8 tiles and
+real MMA numerics on the machine model.
 
 Goals: >= 200 000 warp-instructions/s, <= 2 s wall time, <= 300 MB peak memory.
 
@@ -8,10 +9,11 @@ Goals: >= 200 000 warp-instructions/s, <= 2 s wall time, <= 300 MB peak memory.
   interpreter (one run, as `xdsl-tmem-run` does it);
 * peak memory: the process's maximum resident set size (Python, xDSL, numpy included).
 
-Why not xDSL's `Interpreter` (xdsl-guide.md §4): it runs a region to completion by
-recursion, so a warp that waits on an mbarrier cannot yield to another warp without an
-OS thread per warp (the guide measured ~17 000 ops/s that way), and its per-op path
-(scoped environments, listeners, type-checked results) is itself slower. The last
+Why not xDSL's `Interpreter` (`xdsl/interpreter.py`, `run_ssacfg_region`): it runs a
+region to completion by recursion, so a warp that waits on an mbarrier cannot yield to
+another warp without an OS thread per warp (an experiment not kept here measured ~17 000
+ops/s that way; unverified), and its per-op path (scoped environments, listeners,
+type-checked results) is itself slower. The last
 figures below run the same scalar loop with xDSL's stock `Interpreter` (one thread, no
 warps at all) and with our warp executor, which keeps xDSL's `@impl` functions but runs
 them from an explicit frame stack.

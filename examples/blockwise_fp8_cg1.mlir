@@ -1,4 +1,4 @@
-// Blockwise-FP8 matmul pipeline (semantics.md §4.4, §8.6), cta_group 1, in the tmem dialect.
+// Blockwise-FP8 matmul pipeline (docs/semantics.md §4.4, §8.6), cta_group 1, in the tmem dialect.
 //
 // Each K block has its own scale, so the accumulator cannot stay in TMEM across K:
 // the MMA warp computes every K block into a fresh output stage (D = A * B, the

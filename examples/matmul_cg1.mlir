@@ -1,6 +1,6 @@
 // A warp-specialised Blackwell matmul pipeline, cta_group 1, in the tmem dialect.
 //
-// The protocol of Mojo's default SM100 structured kernel (semantics.md §8.3) on one
+// The protocol of Mojo's default SM100 structured kernel (docs/semantics.md §8.3) on one
 // CTA of 160 threads:
 //   * warps 0-3: the epilogue warp group. Warp w drains TMEM lanes 32w..32w+31.
 //   * warp 4:    the MMA warp. It allocates 512 TMEM columns and issues the MMAs

@@ -1,6 +1,6 @@
 // A warp-specialised Blackwell matmul pipeline, cta_group 2, in the tmem dialect.
 //
-// The CTA-pair protocol of Mojo's default SM100 structured kernel (semantics.md
+// The CTA-pair protocol of Mojo's default SM100 structured kernel (docs/semantics.md
 // §8.4) on a cluster of 2 CTAs x 160 threads (warps 0-3 epilogue, warp 4 MMA):
 //   * both CTAs allocate 512 TMEM columns with cta_group::2 and publish the
 //     address on their own named barrier 1;
@@ -13,7 +13,7 @@
 //   * every epilogue thread signals both CTAs' dealloc barriers (count 256), so
 //     each MMA warp deallocates only after both epilogues are done.
 // Barrier inits are published to the peer with fence.mbarrier_init and a cluster
-// barrier before any remote arrive can happen (semantics.md §6.2).
+// barrier before any remote arrive can happen (docs/semantics.md §6.2).
 module {
   llvm.mlir.global internal @smem_a() {addr_space = 3 : i32, alignment = 1024 : i64} : !llvm.array<8192 x i8>
   llvm.mlir.global internal @smem_b() {addr_space = 3 : i32, alignment = 1024 : i64} : !llvm.array<8192 x i8>

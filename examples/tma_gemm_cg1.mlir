@@ -1,7 +1,7 @@
 // A real warp-specialised Blackwell GEMM, cta_group 1, in the tmem dialect:
 // C (M x N, f32, row-major) = A (M x K, f16, row-major) * B^T, B (N x K, f16, K-major).
 //
-// Mojo's default SM100 structured kernel (semantics.md §8.3) on one CTA of 192 threads,
+// Mojo's default SM100 structured kernel (docs/semantics.md §8.3) on one CTA of 192 threads,
 // persistent over the output tiles:
 //   * warp 5:    the TMA load warp, producer of the input pipeline (4 stages). For each
 //                64-wide K block it waits empty[s], and one elected lane arms full[s] with

@@ -1,7 +1,7 @@
 // A real warp-specialised Blackwell GEMM, cta_group 2, in the tmem dialect:
 // C (M x N, f32, row-major) = A (M x K, f16, row-major) * B^T, B (N x K, f16, K-major).
 //
-// The CTA-pair protocol of Mojo's default SM100 structured kernel (semantics.md §8.4) on
+// The CTA-pair protocol of Mojo's default SM100 structured kernel (docs/semantics.md §8.4) on
 // clusters of 2 CTAs x 192 threads (warps 0-3 epilogue, warp 4 MMA, warp 5 TMA load),
 // persistent over 256 x 256 output tiles; pair p = blockIdx.x / 2 takes tiles
 // p, p + gridDim.x / 2, ... (tile t = (t mod M/256, t div M/256)). M and N must be
@@ -14,7 +14,7 @@
 //     **leader's** full[s] (the mbarrier may be in the peer CTA of the destination: PTX
 //     ISA, cp.async.bulk.tensor, .cta_group), as CuTe's 2-CTA GEMM does; only the
 //     leader arms full[s]: arrive.expect_tx of cta_group * (A + B bytes) = 64 KiB, so
-//     full[s] counts 1 arrival (semantics.md §6.1). The leader's MMA warp waits full[s]
+//     full[s] counts 1 arrival (docs/semantics.md §6.1). The leader's MMA warp waits full[s]
 //     and commits to empty[s] of both CTAs (multicast 0b11), so each empty[s] counts 1.
 //   * Only the leader CTA (even rank) issues MMAs: tcgen05.mma.cta_group::2 with M = 256
 //     reads A and B from both CTAs' shared memory and writes 128 accumulator rows into
@@ -25,7 +25,7 @@
 //   * Each load warp drains its input pipeline before exiting, so no multicast commit is
 //     still on its way to a CTA that has left.
 // Barrier inits are published to the peer with fence.mbarrier_init and a cluster
-// barrier before any remote arrive can happen (semantics.md §6.2).
+// barrier before any remote arrive can happen (docs/semantics.md §6.2).
 module {
   // The operand stages live in dynamic shared memory (131072 bytes at launch: over the 48 KiB
   // a static .shared may take on every target; ptxas refuses it for sm_100f).

@@ -123,7 +123,7 @@ def place_operand(
 
 
 LDST_REGISTERS_PER_X = {"32x32b": 1, "16x64b": 1, "16x128b": 2, "16x256b": 4, "16x32bx2": 1}
-"""Registers per thread of one `.x1` of each tcgen05.ld / st shape (ptx-nvvm.md §1.4)."""
+"""Registers per thread of one `.x1` of each tcgen05.ld / st shape (docs/ptx-nvvm.md §1.4)."""
 
 
 def ldst_cell(shape: str, lane: int, register: int, split: int = 0, pack: bool = False) -> tuple[int, int]:

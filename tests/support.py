@@ -19,7 +19,6 @@ CORPUS = ROOT / "tests" / "corpus"
 """The seeded-bug corpus: one program per hazard class, with `// Field: value` headers."""
 SCHEDULES = ROOT / "tests" / "schedules"
 """Programs whose failure only some schedules reach."""
-SHARED_REF = ROOT.parent / "shared" / "ref"
 IN_CI = bool(os.environ.get("CI"))
 
 

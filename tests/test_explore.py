@@ -108,7 +108,7 @@ def test_a_failing_random_seed_replays(capsys: pytest.CaptureFixture[str], progr
 
 def test_a_deadlock_only_some_schedules_reach(capsys: pytest.CaptureFixture[str]) -> None:
     """tests/schedules/alloc_order_deadlock.mlir: tcgen05.alloc blocks until the columns
-    are free (ptx-nvvm.md §1.3), so the program deadlocks exactly when warp 1 allocates
+    are free (docs/ptx-nvvm.md §1.3), so the program deadlocks exactly when warp 1 allocates
     first. Round robin lets warp 0 go first; exhaustive exploration finds the other order."""
     program = str(SCHEDULES / "alloc_order_deadlock.mlir")
     assert run_cli(capsys, program, *DEADLOCK_ARGS).code == run.EXIT_OK

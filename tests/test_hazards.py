@@ -1,5 +1,5 @@
 """The seeded-bug corpus (tests/corpus/): one program per hazard class of
-semantics.md §9, each flagged with its class and exit code; and no false alarms."""
+docs/semantics.md §9, each flagged with its class and exit code; and no false alarms."""
 
 from __future__ import annotations
 
@@ -276,7 +276,7 @@ def _lowered_cg1(tmp_path: Path, edit: Callable[[str], str]) -> Path:
 def test_the_tmem_address_published_without_the_named_barrier_is_a_race(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, schedule: str, seed: int
 ) -> None:
-    """semantics.md §9.13: without `barrier.arrive 1` (MMA warp) and `barrier.sync 1`
+    """docs/semantics.md §9.13: without `barrier.arrive 1` (MMA warp) and `barrier.sync 1`
     (epilogue) nothing orders the epilogue's load of the TMEM address after the
     tcgen05.alloc that writes it. Depending on the schedule the load comes before the
     write (an uninitialised read) or after it (a data race); never SAFE."""

@@ -1,7 +1,7 @@
 """Unit tests of the interpreter's machine model against independent expectations.
 
 Every expected value here comes from the documentation (the spec's mbarrier model, the
-PTX rules in ptx-nvvm.md, the TVM / CUTLASS layout tables written out in
+PTX rules in docs/ptx-nvvm.md, the TVM / CUTLASS layout tables written out in
 `gemm_reference`), from numpy / ml_dtypes arithmetic, or from plain Python integers;
 never from running the code under test. Two ways in:
 
@@ -9,7 +9,7 @@ never from running the code under test. Two ways in:
 * the machine actions of `xdsl_tmem.interpreter.nvvm` called on a hand-built machine
   (`make_machine`), with `active(warp, lanes)` choosing the executing lanes.
 
-No tcgen05 code has run on a Blackwell GPU (ptx-nvvm.md: runtime behaviour and data
+No tcgen05 code has run on a Blackwell GPU (docs/ptx-nvvm.md: runtime behaviour and data
 layout are documentation only, [U]); these tests pin the model to the documents, and
 each docstring names the fact it checks and says when that fact is itself only inferred.
 
@@ -199,7 +199,7 @@ def active(warp: Warp, lanes: Iterable[int]) -> Generator[Warp]:
 
 
 # ======================================================================================
-# 1. mbarrier phases (semantics.md §1.1)
+# 1. mbarrier phases (docs/semantics.md §1.1)
 # ======================================================================================
 
 
@@ -223,14 +223,14 @@ def wait_kernel(count: int, parity: int, arrive: str = "") -> ModuleOp:
 
 
 def test_fresh_barrier_passes_parity_1() -> None:
-    """semantics.md §1.1: on a freshly initialised barrier `wait(1)` passes immediately
+    """docs/semantics.md §1.1: on a freshly initialised barrier `wait(1)` passes immediately
     (the phase before the first counts as completed, with parity 1)."""
     out = run(wait_kernel(1, 1), out=np.zeros(WARP, np.int32))["out"]
     np.testing.assert_array_equal(out, 1)
 
 
 def test_fresh_barrier_blocks_parity_0() -> None:
-    """semantics.md §1.1: on a fresh barrier `wait(0)` blocks until the first completion; with
+    """docs/semantics.md §1.1: on a fresh barrier `wait(0)` blocks until the first completion; with
     nobody arriving the kernel deadlocks, and the report names the barrier, the parity
     waited for and the barrier's state (phase bit 0, 1 of 1 arrivals pending)."""
     deadlock = run_deadlock(wait_kernel(1, 0), out=np.zeros(WARP, np.int32))
@@ -267,7 +267,7 @@ def test_divergent_arrivals_count_active_lanes() -> None:
 
 
 def test_phase_completes_after_count_arrivals(machine: Machine) -> None:
-    """semantics.md §1.1: init(n) sets pending = n, phase bit 0; each arrive decrements
+    """docs/semantics.md §1.1: init(n) sets pending = n, phase bit 0; each arrive decrements
     pending; the n-th completes the phase (phase bit flips, pending = n again);
     try_wait.parity(p) succeeds iff phase bit != p."""
     warp = machine.warps[0]
@@ -307,7 +307,7 @@ def test_blocked_wait_wakes_on_completion(machine: Machine) -> None:
 
 
 def test_tx_count_holds_the_phase(machine: Machine) -> None:
-    """semantics.md §1.1: the phase completes when pending == 0 *and* tx == 0: after
+    """docs/semantics.md §1.1: the phase completes when pending == 0 *and* tx == 0: after
     expect_tx(64) and the last arrival, the phase stays open until complete_tx has
     brought the tx-count back to 0."""
     warp = machine.warps[0]
@@ -329,7 +329,7 @@ def test_tx_count_holds_the_phase(machine: Machine) -> None:
 
 @pytest.mark.parametrize("complete", [True, False])
 def test_arrive_expect_tx_in_a_kernel(complete: bool) -> None:
-    """`mbarrier.arrive.expect_tx` = one arrival + tx bytes (semantics.md §1.1 table): the
+    """`mbarrier.arrive.expect_tx` = one arrival + tx bytes (docs/semantics.md §1.1 table): the
     waiters pass once `complete_tx` delivers the bytes, and deadlock (tx 64 outstanding)
     without it."""
     finish = "      nvvm.mbarrier.complete_tx %bar, %c64 : !llvm.ptr<3>, i32\n" if complete else ""
@@ -426,14 +426,14 @@ def test_try_wait_and_test_wait_probe_phases_and_states(op: str) -> None:
     ids=["arrive", "try_wait", "test_wait", "expect_tx", "tcgen05.commit"],
 )
 def test_use_before_init_is_a_hazard(use: str) -> None:
-    """An mbarrier must be initialised ("single thread, before use", semantics.md §1.1)."""
+    """An mbarrier must be initialised ("single thread, before use", docs/semantics.md §1.1)."""
     module = kernel(f"    %bar = llvm.mlir.addressof @bar : !llvm.ptr<3>\n    {use}", globals_=[BAR])
     assert run_hazard(module, out=np.zeros(1, np.int32)).kind == "barrier-before-init"
 
 
 @pytest.mark.parametrize(("count", "valid"), [(0, False), (1, True), ((1 << 20) - 1, True), (1 << 20, False)])
 def test_init_count_range(machine: Machine, count: int, valid: bool) -> None:
-    """ptx-nvvm.md §1.9: the init count range is 1 ... 2^20 - 1."""
+    """docs/ptx-nvvm.md §1.9: the init count range is 1 ... 2^20 - 1."""
     warp = machine.warps[0]
     with active(warp, [0]):
         if valid:
@@ -446,7 +446,7 @@ def test_init_count_range(machine: Machine, count: int, valid: bool) -> None:
 
 
 # ======================================================================================
-# 2. TMEM allocator (ptx-nvvm.md §1.3)
+# 2. TMEM allocator (docs/ptx-nvvm.md §1.3)
 # ======================================================================================
 
 
@@ -464,7 +464,7 @@ def alloc(m: Machine, ncols: int, warp: int = 0) -> int:
 
 @pytest.mark.parametrize("ncols", [48, 16, 1024, 0, 96, 511])
 def test_alloc_ncols_must_be_a_power_of_two_in_32_512(empty: Machine, ncols: int) -> None:
-    """ptx-nvvm.md §1.3 [V]: alloc's ncols must be a power of 2 in [32, 512] (ptxas rejects
+    """docs/ptx-nvvm.md §1.3 [V]: alloc's ncols must be a power of 2 in [32, 512] (ptxas rejects
     16 and 1024 as out of range, 48 and 96 as not a power of 2). A register ncols is not
     checked by ptxas and the run-time behaviour is [U]; the interpreter flags it."""
     with pytest.raises(Hazard) as caught:
@@ -475,7 +475,7 @@ def test_alloc_ncols_must_be_a_power_of_two_in_32_512(empty: Machine, ncols: int
 
 @pytest.mark.parametrize("ncols", [32, 64, 128, 256, 512])
 def test_alloc_writes_lane_0_and_the_first_column(empty: Machine, ncols: int) -> None:
-    """ptx-nvvm.md §1.2: alloc writes the base TMEM address (lane 0 in bits 31..16, the
+    """docs/ptx-nvvm.md §1.2: alloc writes the base TMEM address (lane 0 in bits 31..16, the
     first column in bits 15..0) to the shared-memory destination."""
     address = alloc(empty, ncols)
     assert address >> 16 == 0
@@ -483,7 +483,7 @@ def test_alloc_writes_lane_0_and_the_first_column(empty: Machine, ncols: int) ->
 
 
 def test_alloc_after_relinquish_is_a_hazard(empty: Machine) -> None:
-    """ptx-nvvm.md §1.3 [D]: relinquishing the permit forbids later allocs by the CTA
+    """docs/ptx-nvvm.md §1.3 [D]: relinquishing the permit forbids later allocs by the CTA
     (by any warp of it)."""
     alloc(empty, 32)
     tmem_relinquish(empty.warps[0], 1)
@@ -493,7 +493,7 @@ def test_alloc_after_relinquish_is_a_hazard(empty: Machine) -> None:
 
 
 def test_alloc_blocks_until_a_dealloc_frees_columns(empty: Machine) -> None:
-    """ptx-nvvm.md §1.3 [D]: alloc blocks until columns are free; a dealloc frees them for a
+    """docs/ptx-nvvm.md §1.3 [D]: alloc blocks until columns are free; a dealloc frees them for a
     later alloc (the blocked alloc becomes runnable and then succeeds)."""
     first = alloc(empty, 512)
     with pytest.raises(Blocked) as caught:
@@ -568,7 +568,7 @@ def test_alloc_waits_for_another_warps_dealloc(schedule: str, seed: int) -> None
     ids=["smaller", "larger", "inside", "lane-field", "never-allocated"],
 )
 def test_dealloc_must_match_an_allocation(empty: Machine, address: int, ncols: int) -> None:
-    """ptx-nvvm.md §1.3: dealloc must name columns returned by alloc, with their size (ptxas
+    """docs/ptx-nvvm.md §1.3: dealloc must name columns returned by alloc, with their size (ptxas
     adds traps `col_being_dealloced_not_returned_by_alloc`, `unallocated_columns_being_dealloced`)."""
     assert alloc(empty, 128) == 0
     with pytest.raises(Hazard) as caught:
@@ -578,7 +578,7 @@ def test_dealloc_must_match_an_allocation(empty: Machine, address: int, ncols: i
 
 
 def test_divergent_alloc_is_a_hazard() -> None:
-    """tcgen05.alloc is `.sync.aligned`: the whole warp must execute it (ptx-nvvm.md §1.3)."""
+    """tcgen05.alloc is `.sync.aligned`: the whole warp must execute it (docs/ptx-nvvm.md §1.3)."""
     module = kernel(
         """
     %slot = llvm.mlir.addressof @slot : !llvm.ptr<3>
@@ -594,7 +594,7 @@ def test_divergent_alloc_is_a_hazard() -> None:
 
 
 def test_allocations_never_overlap_and_are_aligned(empty: Machine) -> None:
-    """ptx-nvvm.md §1.3: alloc finds an *aligned* free range (`FIND_AND_SET.ALIGN`): over a
+    """docs/ptx-nvvm.md §1.3: alloc finds an *aligned* free range (`FIND_AND_SET.ALIGN`): over a
     random sequence of allocs and deallocs every live allocation starts at a multiple of its
     size, lies inside the 512 columns, and no two overlap."""
     rng = np.random.default_rng(0)
@@ -617,7 +617,7 @@ def test_allocations_never_overlap_and_are_aligned(empty: Machine) -> None:
 
 
 # ======================================================================================
-# 3. tcgen05.ld / tcgen05.st (ptx-nvvm.md §1.2, §1.4; gemm_reference.ldst_cell)
+# 3. tcgen05.ld / tcgen05.st (docs/ptx-nvvm.md §1.2, §1.4; gemm_reference.ldst_cell)
 # ======================================================================================
 
 
@@ -648,7 +648,7 @@ def ldst_id(case: tuple[str, int, bool]) -> str:
 
 def ldst_geometry(shape: str, x: int, pack: bool) -> tuple[int, int, int, int]:
     """(registers, split, address lane field, address column) of one test case: 16-row
-    shapes address the upper half of the quarter (lane field 16, ptx-nvvm.md §1.2);
+    shapes address the upper half of the quarter (lane field 16, docs/ptx-nvvm.md §1.2);
     the 16x32bx2 split is N (2N packed), as CUTLASS passes it."""
     registers = LDST_REGISTERS_PER_X[shape] * x
     split = x * (2 if pack else 1) if shape == "16x32bx2" else 0
@@ -662,9 +662,9 @@ def ldst_geometry(shape: str, x: int, pack: bool) -> tuple[int, int, int, int]:
 @pytest.mark.parametrize("warp_index", [1, 6])
 def test_ld_register_map(machine: Machine, case: tuple[str, int, bool], warp_index: int) -> None:
     """Every register of every lane of tcgen05.ld <shape>.xN[.pack::16b] holds the TMEM cell
-    the TVM "native image" table gives (research notes §1), in the warp's lane quarter
-    32·(warp % 4) (ptx-nvvm.md §1.2). `.pack::16b` puts the low 16 bits of column 2c in
-    bits 0-15 and of column 2c+1 in bits 16-31 (notes §2, from CUTLASS's `_16b` traits;
+    the TVM "native image" table gives (docs/tcgen05_layouts.md §1), in the warp's lane quarter
+    32·(warp % 4) (docs/ptx-nvvm.md §1.2). `.pack::16b` puts the low 16 bits of column 2c in
+    bits 0-15 and of column 2c+1 in bits 16-31 (docs/tcgen05_layouts.md §2, from CUTLASS's `_16b` traits;
     PTX gives no bit-level text). The 16x32bx2 split formula for any immediate is the
     notes' generalisation [M] of CUTLASS usage."""
     shape, x, pack = case
@@ -689,7 +689,7 @@ def test_ld_register_map(machine: Machine, case: tuple[str, int, bool], warp_ind
 
 @pytest.mark.parametrize("case", LDST_CASES, ids=ldst_id)
 def test_st_register_map(machine: Machine, case: tuple[str, int, bool]) -> None:
-    """tcgen05.st is the inverse of tcgen05.ld (research notes §1: CUTLASS defines each STORE
+    """tcgen05.st is the inverse of tcgen05.ld (docs/tcgen05_layouts.md §1: CUTLASS defines each STORE
     trait as the inverse of the LOAD one): each register lands in the cell of the table,
     `.unpack::16b` splits it into the low 16 bits of columns 2c and 2c+1 (what the high 16
     bits of those cells become is not documented, so only the low halves are compared),
@@ -731,9 +731,9 @@ def test_st_register_map(machine: Machine, case: tuple[str, int, bool]) -> None:
 @pytest.mark.parametrize("pack", [False, True])
 def test_16x32bx2_with_any_split(machine: Machine, split: int, pack: bool) -> None:
     """16x32bx2.x2: lanes 0-15 read TMEM lanes 0-15 from the address's column, lanes 16-31
-    the same TMEM lanes `immHalfSplitoff` columns further (ptx-nvvm.md §1.4 footprint:
+    the same TMEM lanes `immHalfSplitoff` columns further (docs/ptx-nvvm.md §1.4 footprint:
     "the second at taddr + immHalfSplitoff columns"). The per-register formula for a split
-    CUTLASS never uses (here 0, 3, 100) is the research notes' generalisation [M]."""
+    CUTLASS never uses (here 0, 3, 100) is docs/tcgen05_layouts.md's generalisation [M]."""
     machine.cta.tmem[:] = cell_values()
     got = tmem_ld(machine.warps[0], ANY_OP, 10, ldst_plan("shape_16x32bx2", 2, split, pack))
     for lane in range(WARP):
@@ -746,7 +746,7 @@ def test_16x32bx2_with_any_split(machine: Machine, split: int, pack: bool) -> No
 
 @pytest.mark.parametrize("warp_index", range(8))
 def test_lane_field_0_selects_the_warps_own_quarter(machine: Machine, warp_index: int) -> None:
-    """ptx-nvvm.md §1.2: warp w reaches TMEM lanes 32·(w % 4) … +31; an address whose lane
+    """docs/ptx-nvvm.md §1.2: warp w reaches TMEM lanes 32·(w % 4) … +31; an address whose lane
     field is 0 (or names the warp's own quarter) reaches exactly those lanes."""
     machine.cta.tmem[:] = cell_values()
     warp = machine.warps[warp_index]
@@ -758,7 +758,7 @@ def test_lane_field_0_selects_the_warps_own_quarter(machine: Machine, warp_index
 
 @pytest.mark.parametrize("odd_lane", [0, 17, 31])
 def test_a_tmem_address_must_be_warp_uniform(machine: Machine, odd_lane: int) -> None:
-    """ptx-nvvm.md §1: TMEM operands are warp-uniform (ptxas keeps them in uniform
+    """docs/ptx-nvvm.md §1: TMEM operands are warp-uniform (ptxas keeps them in uniform
     registers). A per-lane address equal in all 32 lanes loads what the plain address
     does; one lane disagreeing (first, middle, last) is `non-uniform-operand`."""
     machine.cta.tmem[:] = cell_values()
@@ -785,7 +785,7 @@ def test_a_tmem_address_must_be_warp_uniform(machine: Machine, odd_lane: int) ->
     ],
 )
 def test_other_quarters_are_a_hazard(machine: Machine, warp_index: int, lane_field: int, shape: str) -> None:
-    """ptx-nvvm.md §1.2: a warp may only tcgen05.ld/st the lanes of its quarter; an address
+    """docs/ptx-nvvm.md §1.2: a warp may only tcgen05.ld/st the lanes of its quarter; an address
     naming another quarter, or a 32-row access from lane 16 (which would run into the next
     quarter), is a hazard, for loads and stores alike."""
     warp = machine.warps[warp_index]
@@ -812,7 +812,7 @@ def test_other_quarters_are_a_hazard(machine: Machine, warp_index: int, lane_fie
 )
 def test_access_outside_allocated_columns(column: int, shape: str, registers: int, ok: bool) -> None:
     """tcgen05.ld/st may only touch allocated columns (TMEM is allocated per column range,
-    ptx-nvvm.md §1.2-1.3). Allocated here: [0, 64) and [96, 128); the footprints are
+    docs/ptx-nvvm.md §1.2-1.3). Allocated here: [0, 64) and [96, 128); the footprints are
     32x32b.xN N columns, 16x256b.xN 8N, 16x64b.xN 2N (§1.4)."""
     m = make_machine(columns=None)
     m.cta.allocator.allocations.update({0: 64, 96: 32})
@@ -833,7 +833,7 @@ def test_access_outside_allocated_columns(column: int, shape: str, registers: in
 def test_ld_st_ops_in_a_kernel() -> None:
     """The nvvm.tcgen05.ld / st ops: the result type gives the register count, `pack` and
     the 16x32bx2 offset operand are honoured, a scalar result is one 32x32b register
-    (ptx-nvvm.md §2). TMEM is filled by a 32x32b.x64 store of `inp` (lane l, column c =
+    (docs/ptx-nvvm.md §2). TMEM is filled by a 32x32b.x64 store of `inp` (lane l, column c =
     inp[l, c]); the loads must follow the table, and a 16x32bx2 store with offset 8 at
     column 32 writes back what the 16x32bx2 load read."""
     module = kernel(
@@ -907,15 +907,15 @@ def test_ld_st_ops_in_a_kernel() -> None:
 
 
 # ======================================================================================
-# 4. Shared-memory matrix descriptors (ptx-nvvm.md §1.7; research notes §5-6)
+# 4. Shared-memory matrix descriptors (docs/ptx-nvvm.md §1.7; docs/tcgen05_layouts.md §5-6)
 # ======================================================================================
 
 SWIZZLE_CODES = {0: 0, 128: 2, 64: 4, 32: 6}
-"""Swizzle field (bits 61-63): 0 none, 2 128B, 4 64B, 6 32B (ptx-nvvm.md §1.7)."""
+"""Swizzle field (bits 61-63): 0 none, 2 128B, 4 64B, 6 32B (docs/ptx-nvvm.md §1.7)."""
 
 
 def smem_desc(start: int, lbo: int, sbo: int, swizzle: int = 0) -> int:
-    """A shared-memory descriptor by the bit table of ptx-nvvm.md §1.7: bits 0-13 start >> 4,
+    """A shared-memory descriptor by the bit table of docs/ptx-nvvm.md §1.7: bits 0-13 start >> 4,
     16-29 LBO >> 4, 32-45 SBO >> 4, 46-48 fixed 0b001, 49-51 base offset (0), 52 LBO mode
     (0), 61-63 swizzle."""
     for value in (start, lbo, sbo):
@@ -948,7 +948,7 @@ def test_smem_desc_op_matches_the_bit_table(start: int, lbo: int, sbo: int, swiz
 
 
 def test_smem_desc_version_bits_are_required() -> None:
-    """ptx-nvvm.md §1.7: bits 46-48 are fixed 0b001 on sm_100 (new vs. Hopper's wgmma
+    """docs/ptx-nvvm.md §1.7: bits 46-48 are fixed 0b001 on sm_100 (new vs. Hopper's wgmma
     descriptors); a descriptor without them is rejected."""
     with pytest.raises(DescriptorError):
         SmemDescriptor.decode(smem_desc(0, 0, 1024, 128) & ~(1 << 46))
@@ -1045,12 +1045,12 @@ def tile_id(tile: Tile) -> str:
 @pytest.mark.parametrize("tile", TILES, ids=tile_id)
 def test_gather_operand_reads_the_canonical_layouts(tile: Tile) -> None:
     """`gather_operand` reads back a tile placed by the canonical layouts of CUTLASS
-    `make_umma_desc` (research notes §5), written independently in gemm_reference:
+    `make_umma_desc` (docs/tcgen05_layouts.md §5), written independently in gemm_reference:
     K-major swizzled (rows of W bytes, 8-row atoms SBO apart), K-major without swizzle
     (core matrices 8 rows x 16 B; LBO between K chunks, SBO between 8-row groups),
     MN-major without swizzle ((T,1,m),(8,k)):((1,T,SBO),(1T,LBO)) and swizzled
     ((T,W/16,m),(8,k)):((1,T,LBO),((W/16)T,SBO)); swizzles XOR the absolute address.
-    The LBO / SBO roles are CUTLASS's convention ([D/U] in ptx-nvvm.md §1.7: not checked on
+    The LBO / SBO roles are CUTLASS's convention ([D/U] in docs/ptx-nvvm.md §1.7: not checked on
     hardware). The tf32 values are tf32-exact (whether the hardware truncates or rounds is [U])."""
     matrix = random_operand(tile.fmt, tile.rows, tile.k, np.random.default_rng(tile.rows + tile.k + tile.base))
     smem = np.zeros(16384, dtype=np.uint8)
@@ -1062,7 +1062,7 @@ def test_gather_operand_reads_the_canonical_layouts(tile: Tile) -> None:
 
 @pytest.mark.parametrize("base", [0, 1024])
 def test_k_advanced_descriptor_in_a_128b_swizzled_tile(base: int) -> None:
-    """DeepGEMM's `advance_umma_desc_lo` (research notes §6): inside a 1024-byte-aligned
+    """DeepGEMM's `advance_umma_desc_lo` (docs/tcgen05_layouts.md §6): inside a 1024-byte-aligned
     128B-swizzled K-major tile of 64 f16 K values per row, start + 32·j bytes (LBO, SBO and
     swizzle unchanged) addresses K slice [16j, 16j + 16), because the swizzle XORs bits
     of the absolute address."""
@@ -1077,15 +1077,15 @@ def test_k_advanced_descriptor_in_a_128b_swizzled_tile(base: int) -> None:
 
 
 # ======================================================================================
-# 5. tcgen05.mma numerics (ptx-nvvm.md §1.7; research notes §3-4, §8)
+# 5. tcgen05.mma numerics (docs/ptx-nvvm.md §1.7; docs/tcgen05_layouts.md §3-4, §8)
 # ======================================================================================
 
 KIND_OF = {"f16": "f16", "bf16": "f16", "tf32": "tf32", "e4m3": "f8f6f4", "e5m2": "f8f6f4", "s8": "i8", "u8": "i8"}
 AB_CODES = {"f16": 0, "bf16": 1, "tf32": 2, "e4m3": 0, "e5m2": 1, "u8": 0, "s8": 1}
-"""A/B format codes (bits 7-9 / 10-12) per kind, ptx-nvvm.md §1.7."""
+"""A/B format codes (bits 7-9 / 10-12) per kind, docs/ptx-nvvm.md §1.7."""
 D_CODES = {"f16": 0, "f32": 1, "s32": 2}
 K_OF = {"f16": 16, "tf32": 8, "f8f6f4": 32, "i8": 32}
-"""K per instruction: 32 bytes of A / B (ptx-nvvm.md §1.7)."""
+"""K per instruction: 32 bytes of A / B (docs/ptx-nvvm.md §1.7)."""
 A_AT, B_AT = 0, 32768
 """Where the operands go, relative to the machine's 1024-aligned `tile`."""
 
@@ -1102,7 +1102,7 @@ def instr_desc(
     a_mn_major: bool = False,
     b_mn_major: bool = False,
 ) -> int:
-    """An instruction descriptor by the bit table of ptx-nvvm.md §1.7: D format at 4-5, A / B
+    """An instruction descriptor by the bit table of docs/ptx-nvvm.md §1.7: D format at 4-5, A / B
     format at 7-9 / 10-12, negate A / B at 13 / 14, A / B MN-major at 15 / 16, N >> 3 at
     17-22, M >> 4 at 24-28."""
     return (
@@ -1119,7 +1119,7 @@ def instr_desc(
 
 
 def test_instr_desc_encoder_matches_the_spec_example() -> None:
-    """ptx-nvvm.md §1.7: f16 x f16 -> f32, both K-major, M=128, N=256 is 0x08400010."""
+    """docs/ptx-nvvm.md §1.7: f16 x f16 -> f32, both K-major, M=128, N=256 is 0x08400010."""
     assert instr_desc(128, 256, "f32", "f16", "f16") == 0x08400010
 
 
@@ -1200,10 +1200,10 @@ MMA_CASES = [
 
 @pytest.mark.parametrize(("a_fmt", "b_fmt", "d_fmt"), MMA_CASES, ids=["-".join(c) for c in MMA_CASES])
 def test_mma_matches_numpy(machine: Machine, a_fmt: str, b_fmt: str, d_fmt: str) -> None:
-    """D = A·Bᵀ (B stored N x K) for each kind and format (ptx-nvvm.md §1.7, notes §8),
+    """D = A·Bᵀ (B stored N x K) for each kind and format (docs/ptx-nvvm.md §1.7, docs/tcgen05_layouts.md §8),
     M=128 cta_group::1 (layout D: row m in lane m, column n), against float64 (int64)
     numpy on the values ml_dtypes decodes. f32 / s32 results must agree to f32 rounding
-    (exactly for integers); an f16 D (low 16 bits of each cell, notes §3) to f16 rounding
+    (exactly for integers); an f16 D (low 16 bits of each cell, docs/tcgen05_layouts.md §3) to f16 rounding
     (the hardware's internal precision and summation order are undocumented). i8 sums
     stay inside int32 and f16 sums inside the f16 range here (overflow is undocumented)."""
     rng = np.random.default_rng(len(a_fmt) + 7 * len(d_fmt))
@@ -1217,7 +1217,7 @@ def test_mma_matches_numpy(machine: Machine, a_fmt: str, b_fmt: str, d_fmt: str)
 
 
 def test_mma_enable_input_d(machine: Machine) -> None:
-    """ptx-nvvm.md §1.7 / notes §8: with enable_input_d false D = A·B (the old D is
+    """docs/ptx-nvvm.md §1.7 / docs/tcgen05_layouts.md §8: with enable_input_d false D = A·B (the old D is
     ignored), with it true D = A·B + D."""
     rng = np.random.default_rng(3)
     a1, a2 = random_operand("f16", 128, 16, rng), random_operand("f16", 128, 16, rng)
@@ -1233,7 +1233,7 @@ def test_mma_enable_input_d(machine: Machine) -> None:
 
 def test_mma_f16_accumulate_into_f16(machine: Machine) -> None:
     """An f16 D is read back from (and written to) the low 16 bits of each cell when
-    accumulating (PTX §9.7.16.10.4.1 via notes §3: 16-bit D elements are not packed)."""
+    accumulating (PTX §9.7.16.10.4.1 via docs/tcgen05_layouts.md §3: 16-bit D elements are not packed)."""
     rng = np.random.default_rng(4)
     a, b = random_operand("f16", 128, 16, rng), random_operand("f16", 16, 16, rng)
     c = rng.standard_normal((128, 16)).astype(np.float16)
@@ -1245,7 +1245,7 @@ def test_mma_f16_accumulate_into_f16(machine: Machine) -> None:
 @pytest.mark.parametrize(("negate_a", "negate_b"), [(True, False), (False, True), (True, True)])
 @pytest.mark.parametrize("fmt", ["f16", "e4m3"])
 def test_mma_negate_bits(machine: Machine, negate_a: bool, negate_b: bool, fmt: str) -> None:
-    """Instruction-descriptor bits 13 / 14 multiply A / B by -1 (notes §8; float kinds)."""
+    """Instruction-descriptor bits 13 / 14 multiply A / B by -1 (docs/tcgen05_layouts.md §8; float kinds)."""
     rng = np.random.default_rng(5)
     kind = KIND_OF[fmt]
     a, b = random_operand(fmt, 128, K_OF[kind], rng), random_operand(fmt, 32, K_OF[kind], rng)
@@ -1256,7 +1256,7 @@ def test_mma_negate_bits(machine: Machine, negate_a: bool, negate_b: bool, fmt: 
 
 @pytest.mark.parametrize("lane_field", [0, 16])
 def test_mma_m64_uses_data_path_layout_f(machine: Machine, lane_field: int) -> None:
-    """M=64, cta_group::1 (PTX §9.7.16.10.5 layout F, notes §3): D row m is at TMEM lane
+    """M=64, cta_group::1 (PTX §9.7.16.10.5 layout F, docs/tcgen05_layouts.md §3): D row m is at TMEM lane
     m % 16 + 32·(m // 16) (+16 when the D address names lane 16, the other half of each
     quarter), column n; no other lane is written. N = 24 is valid for M = 64 (multiple of 8)."""
     rng = np.random.default_rng(6)
@@ -1276,7 +1276,7 @@ def test_mma_m64_uses_data_path_layout_f(machine: Machine, lane_field: int) -> N
 
 def test_mma_mn_major_a(machine: Machine) -> None:
     """Bit 15 (A MN-major): A is read from the MN-major 128B-swizzled canonical layout
-    ((T,8,m),(8,k)):((1,T,LBO),(8T,SBO)) (notes §5)."""
+    ((T,8,m),(8,k)):((1,T,LBO),(8T,SBO)) (docs/tcgen05_layouts.md §5)."""
     rng = np.random.default_rng(8)
     a, b = random_operand("f16", 128, 16, rng), random_operand("f16", 16, 16, rng)
     tile = Tile("f16", 128, 16, True, 128, 2048, 1024, base=machine.tile + 8192)
@@ -1302,9 +1302,9 @@ INVALID_IDESCS = [
 
 @pytest.mark.parametrize(("kind", "idesc", "why"), INVALID_IDESCS, ids=[c[2] for c in INVALID_IDESCS])
 def test_invalid_instruction_descriptor(machine: Machine, kind: str, idesc: int, why: str) -> None:
-    """ptx-nvvm.md §1.7 [D]: cta_group::1 M ∈ {64, 128}; N a multiple of 8 (M=64) or 16, up
+    """docs/ptx-nvvm.md §1.7 [D]: cta_group::1 M ∈ {64, 128}; N a multiple of 8 (M=64) or 16, up
     to 256; the A/B and D format codes valid for the kind (tf32: D f32 only; i8: D s32
-    only; f16: D f16 or f32); negate bits only for float kinds (notes §4). ptxas does not
+    only; f16: D f16 or f32); negate bits only for float kinds (docs/tcgen05_layouts.md §4). ptxas does not
     check an immediate descriptor, so the interpreter must."""
     operand = np.zeros((128, 32), dtype=np.uint8)
     with pytest.raises(Hazard) as caught:
@@ -1313,7 +1313,7 @@ def test_invalid_instruction_descriptor(machine: Machine, kind: str, idesc: int,
 
 
 def test_mma_d_address_lane_must_be_0_for_m128(machine: Machine) -> None:
-    """PTX §9.7.16.10.5 (notes §3): layout D (M=128, cta_group::1) has lane alignment 0."""
+    """PTX §9.7.16.10.5 (docs/tcgen05_layouts.md §3): layout D (M=128, cta_group::1) has lane alignment 0."""
     operand = np.zeros((128, 16), dtype=np.float16)
     with pytest.raises(Hazard) as caught:
         mma(machine, operand, operand, instr_desc(128, 16, "f32", "f16", "f16"), kind="f16", d=16 << 16)
@@ -1321,7 +1321,7 @@ def test_mma_d_address_lane_must_be_0_for_m128(machine: Machine) -> None:
 
 
 def test_commit_arrives_once_when_the_mma_completes(machine: Machine) -> None:
-    """ptx-nvvm.md §1.6 [D]: tcgen05.commit makes one arrive (count 1) on the mbarrier once
+    """docs/ptx-nvvm.md §1.6 [D]: tcgen05.commit makes one arrive (count 1) on the mbarrier once
     every earlier asynchronous tcgen05 op issued by this thread has completed: nothing
     arrives at the commit itself, one arrival when the tensor core finishes."""
     rng = np.random.default_rng(9)
@@ -1456,7 +1456,7 @@ def test_while_with_per_lane_trip_count() -> None:
 )
 def test_sync_aligned_op_in_a_divergent_branch(op: str) -> None:
     """`.sync.aligned` instructions (bar.sync, tcgen05.alloc / relinquish / wait) must be
-    executed by every thread of the warp (ptx-nvvm.md §1.3, §1.5): inside `if tid < 16`
+    executed by every thread of the warp (docs/ptx-nvvm.md §1.3, §1.5): inside `if tid < 16`
     they are a hazard."""
     module = kernel(
         f"""
@@ -1473,7 +1473,7 @@ def test_sync_aligned_op_in_a_divergent_branch(op: str) -> None:
 
 
 def test_elect_sync_picks_exactly_one_lane() -> None:
-    """elect.sync elects one leader among the threads of its member mask (ptx-nvvm.md §1.9):
+    """elect.sync elects one leader among the threads of its member mask (docs/ptx-nvvm.md §1.9):
     with the full mask exactly one lane is true; with mask 0xFFFF0000 exactly one, and it is
     one of lanes 16-31."""
     module = kernel(
@@ -1643,7 +1643,7 @@ SYNC_64 = "nvvm.barrier id = %c1 number_of_threads = %c64"
     "first", [SYNC_64, "nvvm.barrier.arrive id = %c1 number_of_threads = %c64"], ids=["bar.sync", "bar.arrive"]
 )
 def test_named_barrier_releases_after_its_thread_count(first: str, schedule: str, seed: int) -> None:
-    """`bar.sync 1, 64` (semantics.md §1.2) releases once 64 threads (two whole warps) have
+    """`bar.sync 1, 64` (docs/semantics.md §1.2) releases once 64 threads (two whole warps) have
     arrived, not the whole CTA: warp 2 never takes part, yet warps 0 and 1 get through;
     and warp 1 passes only after warp 0 arrived, so it reads warp 0's store under every
     schedule. `bar.arrive` counts towards the barrier without waiting."""

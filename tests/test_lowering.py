@@ -3,7 +3,7 @@
 * Every example, under both fence policies, lowers to text that mlir-opt-22 parses and
   that mlir-opt-22 → mlir-translate-22 → llc-22 → ptxas turns into an sm_100a cubin.
 * The barrier traffic of the lowered pipeline reproduces the worked example of
-  semantics.md §8.5 (cta_group 1, 2 stages, 3 tiles): which barrier each wait is on,
+  docs/semantics.md §8.5 (cta_group 1, 2 stages, 3 tiles): which barrier each wait is on,
   with which parity, and which waits pass at once and which block.
 * Every tmem type carried through `scf.if`, `scf.for` and `scf.while` lowers to the
   values docs/dialect.md lists for it, and a whole kernel threading its state through
@@ -86,7 +86,7 @@ def test_lowered_generic_form_is_read_by_upstream(run_opt: RunOpt, upstream: Ups
 
 
 # --------------------------------------------------------------------------------------
-# semantics.md §8.5: the barrier traffic of a 3-tile, 2-stage run
+# docs/semantics.md §8.5: the barrier traffic of a 3-tile, 2-stage run
 # --------------------------------------------------------------------------------------
 
 PIPELINE = """
@@ -181,7 +181,7 @@ def barrier_traffic(module: ModuleOp, function: str, tiles: int) -> list[Event]:
 
 @dataclass
 class MBarrier:
-    """The mbarrier model of semantics.md §1.1: a phase completes when the pending
+    """The mbarrier model of docs/semantics.md §1.1: a phase completes when the pending
     count reaches zero; `try_wait.parity(p)` succeeds iff the current phase bit != p."""
 
     expected: int

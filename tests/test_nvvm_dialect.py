@@ -176,7 +176,7 @@ def test_builder_op_with_bad_register_count_fails_verification() -> None:
 
 
 def test_registers_per_num_is_the_spec_table() -> None:
-    # ptx-nvvm.md §1.4: m = 1 (32x32b, 16x64b, 16x32bx2), 2 (16x128b), 4 (16x256b)
+    # docs/ptx-nvvm.md §1.4: m = 1 (32x32b, 16x64b, 16x32bx2), 2 (16x128b), 4 (16x256b)
     assert {s.value: s.registers_per_num for s in Tcgen05LdStShape} == {
         "shape_16x64b": 1,
         "shape_16x128b": 2,

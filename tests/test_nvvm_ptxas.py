@@ -2,7 +2,7 @@
 
 mlir-opt-22 accepts any tcgen05.alloc / dealloc column count, and llc-22 always
 passes it in a register, which ptxas does not check. PTX written with an
-immediate is checked by ptxas (ptx-nvvm.md §1.3): our verifiers reject a
+immediate is checked by ptxas (docs/ptx-nvvm.md §1.3): our verifiers reject a
 constant exactly when ptxas rejects the same immediate.
 """
 

@@ -2,7 +2,7 @@
 llc-22 and ptxas.
 
 For every NVVM-level program (every positive `lit_tests/nvvm` file, among them
-the in-repository copies of the two reference files `../shared/ref/*.mlir`):
+the two hand-written reference programs, committed as `lit_tests/nvvm/ref_*.mlir`):
 
 * differential text: each nvvm op we print, custom and generic form, is exactly
   the line mlir-opt-22 prints for the same input, modulo SSA value names;
@@ -29,18 +29,18 @@ from pathlib import Path
 
 import pytest
 from external import ToolFailed, Upstream
-from support import LIT_TESTS, SHARED_REF, OptResult, ptxas_assemble
+from support import LIT_TESTS, OptResult, ptxas_assemble
 
 RunOpt = Callable[..., OptResult]
 
 NVVM_LIT = LIT_TESTS / "nvvm"
-# In-repository copies of ../shared/ref/*.mlir (CI works from a clean clone).
+# The hand-written reference programs, committed unedited below a marker.
 REFERENCE_COPIES = {
     NVVM_LIT / "ref_nvvm_ops_examples.mlir": "nvvm_ops_examples.mlir",
     NVVM_LIT / "ref_pipeline.mlir": "ref_pipeline.mlir",
 }
 COPY_HASH = re.compile(r"^// sha256 of the verbatim copy: ([0-9a-f]{64})$", re.M)
-COPY_MARKER = re.compile(r"^// ---- verbatim copy of \.\./shared/ref/[\w.]+ below ----\n", re.M)
+COPY_MARKER = re.compile(r"^// ---- verbatim copy of the reference program ([\w.]+) below ----\n", re.M)
 PROGRAMS = sorted(p for p in NVVM_LIT.glob("*.mlir") if not p.name.startswith("invalid_"))
 INVALID_FILES = sorted(NVVM_LIT.glob("invalid_*.mlir"))
 
@@ -71,18 +71,24 @@ def test_programs_are_found() -> None:
 
 @pytest.mark.parametrize("copy", list(REFERENCE_COPIES), ids=program_id)
 def test_reference_copy_is_verbatim(copy: Path) -> None:
-    """The copy is unedited: its hash is the one recorded when it was taken, and where
-    ../shared/ref is present (not in a clean clone) it equals the original."""
+    """The copy is unedited: it names the program it copies, and its body's hash is the
+    one recorded when it was committed."""
     text = copy.read_text()
     marker = COPY_MARKER.search(text)
     recorded = COPY_HASH.search(text)
     assert marker is not None, "the copy has no verbatim marker"
     assert recorded is not None, "the copy has no recorded hash"
+    assert marker.group(1) == REFERENCE_COPIES[copy]
     body = text[marker.end() :]
     assert hashlib.sha256(body.encode()).hexdigest() == recorded.group(1)
-    original = SHARED_REF / REFERENCE_COPIES[copy]
-    if original.is_file():
-        assert body == original.read_text()
+
+
+def test_benchmark_copy_of_the_reference_ptx_is_the_corpus_one() -> None:
+    """benchmarks/ref_pipeline.ptx is tests/ptx_corpus/ref_pipeline.ptx under a two-line header."""
+    root = LIT_TESTS.parent
+    benchmark = (root / "benchmarks" / "ref_pipeline.ptx").read_text().split("\n", 2)
+    assert all(line.startswith("// ") for line in benchmark[:2])
+    assert benchmark[2] == (root / "tests" / "ptx_corpus" / "ref_pipeline.ptx").read_text()
 
 
 @pytest.mark.parametrize("program", PROGRAMS, ids=program_id)
@@ -228,7 +234,7 @@ def data_type(length: int) -> str:
 
 
 def test_ld_register_counts_match_upstream(run_opt: RunOpt, upstream: Upstream) -> None:
-    # registers = m(shape) x num, num a power of two, at most 128 (ptx-nvvm.md §1.4)
+    # registers = m(shape) x num, num a power of two, at most 128 (docs/ptx-nvvm.md §1.4)
     bodies = [
         f"%r = nvvm.tcgen05.ld %t {{shape = #nvvm.tcgen05_ldst_shape<{shape}>}} : {data_type(n)}"
         for shape in LDST_SHAPES

@@ -2,7 +2,7 @@
 mbarrier, barrier and elect instructions of every NVVM-level program).
 
 Expectations are independent of our code: ptxas's verdict, llc-22's PTX for the same
-file, and the per-target feature table of ptx-nvvm.md §1.1 (itself re-checked against
+file, and the per-target feature table of docs/ptx-nvvm.md §1.1 (itself re-checked against
 ptxas below).
 """
 
@@ -43,7 +43,7 @@ def nvvm_level(run_opt: RunOpt, program: Path, policy: str = "strict") -> str:
 
 
 def expected_refusals(text: str, arch: str) -> list[str]:
-    """The features ptx-nvvm.md §1.1 says `arch` lacks, if the program uses them."""
+    """The features docs/ptx-nvvm.md §1.1 says `arch` lacks, if the program uses them."""
     refusals: list[str] = []
     if "tcgen05_mma_kind<i8>" in text and arch not in ("sm_100a", "sm_110a"):
         refusals.append("kind::i8 is not available")
@@ -298,7 +298,7 @@ ptxas info    : Compile time = 28.609 ms
 
 
 def test_parse_verbose_reads_the_documented_report() -> None:
-    # The report is quoted from ptx-nvvm.md §4.
+    # The report is quoted from docs/ptx-nvvm.md §4.
     (stats,) = parse_verbose(_VERBOSE)
     assert (stats.kernel, stats.arch, stats.registers, stats.barriers, stats.shared_bytes) == (
         "ref_pipeline", "sm_100a", 51, 1, 24612,
@@ -325,7 +325,7 @@ def test_ptxas_flag_reports_real_figures(run_opt: RunOpt, ptxas: str, tmp_path: 
 
 
 def test_ptxas_flag_reports_ptxas_errors(run_opt: RunOpt, ptxas: str) -> None:
-    # ptx-nvvm.md §4: a .32x32b.x128 load cannot fit a 64-register budget (C7602).
+    # docs/ptx-nvvm.md §4: a .32x32b.x128 load cannot fit a 64-register budget (C7602).
     program = """
 llvm.func @k(%t: !llvm.ptr<6>, %out: !llvm.ptr<1>) attributes {nvvm.kernel, nvvm.maxnreg = 64 : i32} {
   %v = nvvm.tcgen05.ld %t {shape = #nvvm.tcgen05_ldst_shape<shape_32x32b>} : vector<128xi32>

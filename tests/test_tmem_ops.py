@@ -1,10 +1,10 @@
 """tmem ops built from Python: builders produce verifying IR, verifiers follow the spec.
 
 Rules are restated from the spec: 16x256b moves 4 registers and 8 columns per `.x1`,
-at most 128 registers (ptx-nvvm.md §1.4); stage indices are below num_stages; the
-cta_group 2 multicast mask is non-zero (semantics.md §4.3, §6.1); full[i] of the
+at most 128 registers (docs/ptx-nvvm.md §1.4); stage indices are below num_stages; the
+cta_group 2 multicast mask is non-zero (docs/semantics.md §4.3, §6.1); full[i] of the
 output ring is initialised to 1 (one commit per stage), empty[i] and the dealloc
-barrier to cta_group * epilogue threads (semantics.md §6.1, §9 item 5, from Mojo's
+barrier to cta_group * epilogue threads (docs/semantics.md §6.1, §9 item 5, from Mojo's
 `compute_accum_barrier_counts`).
 """
 

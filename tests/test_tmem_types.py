@@ -1,7 +1,7 @@
 """tmem types: parameters follow the spec's rules, both when built in Python and parsed.
 
-Each property states the rule from the spec independently (ptx-nvvm.md §1.3 for the
-column counts, semantics.md §4.1/§9 for the stage configuration) and checks that
+Each property states the rule from the spec independently (docs/ptx-nvvm.md §1.3 for the
+column counts, docs/semantics.md §4.1/§9 for the stage configuration) and checks that
 construction, parsing and printing agree with it.
 """
 

@@ -12,7 +12,7 @@ Sources of the expectations:
 * examples/matmul_cg1.mlir with ntiles=4: 2 MMAs per tile (K = 32 in two K = 16 steps)
   under one commit each; each of the 4 epilogue warps issues 8 x 2 tcgen05.ld per tile;
   2 stages, so each stage makes 2 laps of MMA warp → tensor core → epilogue → free;
-  semantics.md §4: the full barrier (count 1) completes once per commit, the empty
+  docs/semantics.md §4: the full barrier (count 1) completes once per commit, the empty
   barrier once per lap when all epilogue warps arrived.
 """
 

@@ -3,9 +3,9 @@ every example's behaviour, and deliberately broken copies of lowering patterns a
 and blamed on the pass that contains them.
 
 The expectations are independent of the validator: a wrong initial producer phase makes
-the MMA warp wait for an `empty` phase no consumer ever completes (semantics.md §2: the
+the MMA warp wait for an `empty` phase no consumer ever completes (docs/semantics.md §2: the
 producer starts at phase 1 so that its first wait passes), and dropping the `16 << 16`
-lane offset of the lower-half loads (ptx-nvvm.md: bits 31-16 of a TMEM address are the
+lane offset of the lower-half loads (docs/ptx-nvvm.md: bits 31-16 of a TMEM address are the
 lane) makes them read rows 0-15 twice, which changes the stored tile.
 """
 
@@ -66,7 +66,7 @@ def test_every_pass_preserves_every_example(
 
 def test_mojo_fences_checked_strictly_are_blamed_on_the_lowering(capsys: pytest.CaptureFixture[str]) -> None:
     """Mojo's lowering omits the `tcgen05.fence::after_thread_sync` after the epilogue's
-    wait (semantics.md §9.1); a strict check sees the load unordered after the MMA."""
+    wait (docs/semantics.md §9.1); a strict check sees the load unordered after the MMA."""
     result = _validate(capsys, CG1, CG1_ARGS, "-p", "tmem-expand-regions,convert-tmem-to-nvvm{fence-policy=mojo}")
     assert result.code == EXIT_VALIDATION
     assert (

@@ -3,7 +3,7 @@
 // RUN: xdsl-tmem-opt %s -p 'lower-tmem{fence-policy=mojo}' | filecheck %s --check-prefix=NOFENCE
 // NOFENCE-NOT: tcgen05.fence
 
-// TmemAllocation (semantics.md §3.1): the whole warp allocates into the shared slot,
+// TmemAllocation (docs/semantics.md §3.1): the whole warp allocates into the shared slot,
 // synchronises the warp, and reads the address back; relinquish; dealloc takes the
 // address as a TMEM pointer. cta_group 1 is upstream's default (no group attribute).
 

@@ -3,7 +3,7 @@
 // RUN: xdsl-tmem-opt %s -p 'lower-tmem{fence-policy=mojo}' --split-input-file | filecheck %s --check-prefix=NOFENCE
 // NOFENCE-NOT: tcgen05.fence
 
-// OutputTilePipeline (semantics.md §2, §4.3): barriers full[0..2) then empty[0..2), 8 B
+// OutputTilePipeline (docs/semantics.md §2, §4.3): barriers full[0..2) then empty[0..2), 8 B
 // each; producer starts at (stage 0, phase 1), consumer at (0, 0); a step increments
 // the stage and on wrap to 0 flips the phase.
 

@@ -1,6 +1,6 @@
 // RUN: xdsl-tmem-opt %s -p lower-tmem | filecheck %s
 
-// ProducerConsumerPipeline (semantics.md §2) with 3 stages: full[0..3) then empty[0..3).
+// ProducerConsumerPipeline (docs/semantics.md §2) with 3 stages: full[0..3) then empty[0..3).
 llvm.func @pipeline(%bars: !llvm.ptr<3>, %n: i32) {
   %c0 = arith.constant 0 : i32
   %c1 = arith.constant 1 : i32

@@ -1,6 +1,6 @@
 // RUN: xdsl-tmem-opt %s -p lower-tmem | filecheck %s
 
-// TmemStage (semantics.md §3.7): offset = base + index * stride; the 16x256b loads
+// TmemStage (docs/semantics.md §3.7): offset = base + index * stride; the 16x256b loads
 // and stores address offset + column, the lower half at + (16 << 16) = 1048576
 // (§1.4). Upstream tcgen05.ld/st move i32 registers; f32 views are bitcasts.
 

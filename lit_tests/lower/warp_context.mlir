@@ -3,7 +3,7 @@
 // RUN: xdsl-tmem-opt %s -p 'lower-tmem{fence-policy=mojo}' --split-input-file | filecheck %s --check-prefix=NOFENCE
 // NOFENCE-NOT: tcgen05.fence
 
-// The TMEM lifecycle (semantics.md §5, §7), cta_group 1 with 32 MMA + 128 epilogue
+// The TMEM lifecycle (docs/semantics.md §5, §7), cta_group 1 with 32 MMA + 128 epilogue
 // threads: allocate, publish on named barrier 1 (160 threads); the epilogue syncs on
 // it and reads the slot; at exit the epilogue arrives on the dealloc barrier and the
 // MMA warp relinquishes, waits it with parity 0, and deallocates.

@@ -16,7 +16,7 @@ llvm.func @f(%bar: !llvm.ptr<3>) {
   nvvm.mbarrier.init %bar, %zero : !llvm.ptr<3>, i32
   llvm.return
 }
-// [D] PTX ISA: the count is in [1, 2^20 - 1] (ptx-nvvm.md §1.9; no tool here checks it)
+// [D] PTX ISA: the count is in [1, 2^20 - 1] (docs/ptx-nvvm.md §1.9; no tool here checks it)
 // CHECK: error: nvvm.mbarrier.init: count must be in [1, 1048575] (mbarrier count range), got 0
 
 // -----

@@ -10,7 +10,7 @@ llvm.func @f(%slot: !llvm.ptr<3>) {
   nvvm.tcgen05.alloc %slot, %c48 : !llvm.ptr<3>, i32
   llvm.return
 }
-// ptxas rejects the immediate ("value must be power of 2", ptx-nvvm.md §1.3); llc-22
+// ptxas rejects the immediate ("value must be power of 2", docs/ptx-nvvm.md §1.3); llc-22
 // passes a register instead, which nothing checks
 // CHECK: invalid_tcgen05.mlir:10:3: error: nvvm.tcgen05.alloc: ncols must be a power of two in [32, 512], got 48
 
@@ -20,7 +20,7 @@ llvm.func @f(%slot: !llvm.ptr<3>) {
   nvvm.tcgen05.alloc %slot, %c1024 : !llvm.ptr<3>, i32
   llvm.return
 }
-// ptxas rejects the immediate ("value '1024' out of range", ptx-nvvm.md §1.3)
+// ptxas rejects the immediate ("value '1024' out of range", docs/ptx-nvvm.md §1.3)
 // CHECK: error: nvvm.tcgen05.alloc: ncols must be a power of two in [32, 512], got 1024
 
 // -----
@@ -45,7 +45,7 @@ llvm.func @f(%t: !llvm.ptr<6>) {
   nvvm.tcgen05.dealloc %t, %c48 : !llvm.ptr<6>, i32
   llvm.return
 }
-// ptxas rejects an immediate that is not a multiple of 32 (ptx-nvvm.md §1.3)
+// ptxas rejects an immediate that is not a multiple of 32 (docs/ptx-nvvm.md §1.3)
 // CHECK: error: nvvm.tcgen05.dealloc: ncols must be a multiple of 32, got 48
 
 // -----

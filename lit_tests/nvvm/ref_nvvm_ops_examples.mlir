@@ -1,7 +1,7 @@
-// The reference program ../shared/ref/nvvm_ops_examples.mlir, kept in the repository so that
-// CI from a clean clone has it (tests/test_nvvm_upstream.py checks that the copy
-// below the marker is still byte-identical whenever ../shared/ref is present, and
-// runs it against mlir-opt-22, llc-22 and ptxas). Expected text is mlir-opt-22's.
+// The hand-written reference program nvvm_ops_examples.mlir (every upstream MLIR 22 NVVM
+// op form the lowering uses, in exact syntax), committed here
+// unedited below the marker; the recorded hash keeps it so (tests/test_nvvm_upstream.py,
+// which also runs it against mlir-opt-22, llc-22 and ptxas). Expected text is mlir-opt-22's.
 // (No --split-input-file: the file's section rules start with `// -----`.)
 // RUN: xdsl-tmem-opt %s | filecheck %s
 // RUN: xdsl-tmem-opt %s --print-op-generic | xdsl-tmem-opt | filecheck %s
@@ -15,7 +15,7 @@
 // GENERIC:    "nvvm.tcgen05.cp"(%t, %ad) <{group = #nvvm.cta_group<cta_1>, multicast = #nvvm.tcgen05_cp_multicast<none>, shape = #nvvm.tcgen05_cp_shape<shape_128x256b>, srcFormat = #nvvm.tcgen05_cp_src_fmt<b6x16_p32>}> : (!llvm.ptr<6>, i64) -> ()
 // GENERIC:    %x = "llvm.extractelement"(%c, %a) : (vector<4xi32>, i32) -> i32
 // sha256 of the verbatim copy: 98dff5d677018c5934ccfcd64e74ddff0ced6b5a2b393a4702208315e24ccfe7
-// ---- verbatim copy of ../shared/ref/nvvm_ops_examples.mlir below ----
+// ---- verbatim copy of the reference program nvvm_ops_examples.mlir below ----
 // nvvm_ops_examples.mlir -- every upstream MLIR 22 NVVM op form used by the
 // TMEM pipeline lowering, in exact textual syntax, each verified end to end:
 //

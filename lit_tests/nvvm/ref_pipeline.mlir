@@ -1,7 +1,7 @@
-// The reference program ../shared/ref/ref_pipeline.mlir, kept in the repository so that
-// CI from a clean clone has it (tests/test_nvvm_upstream.py checks that the copy
-// below the marker is still byte-identical whenever ../shared/ref is present, and
-// runs it against mlir-opt-22, llc-22 and ptxas). Expected text is mlir-opt-22's.
+// The hand-written reference program ref_pipeline.mlir (the 2-stage TMEM accumulator
+// pipeline of tests/ptx_corpus/ref_pipeline.ptx in upstream NVVM ops), committed here
+// unedited below the marker; the recorded hash keeps it so (tests/test_nvvm_upstream.py,
+// which also runs it against mlir-opt-22, llc-22 and ptxas). Expected text is mlir-opt-22's.
 // (No --split-input-file: the file's section rules start with `// -----`.)
 // RUN: xdsl-tmem-opt %s | filecheck %s
 // RUN: xdsl-tmem-opt %s --print-op-generic | xdsl-tmem-opt | filecheck %s
@@ -12,7 +12,7 @@
 // CHECK:      %va = nvvm.tcgen05.ld %pa {shape = #nvvm.tcgen05_ldst_shape<shape_16x256b>} : vector<16xi32>
 // GENERIC:    %tid = "nvvm.read.ptx.sreg.tid.x"() <{range = #llvm.constant_range<i32, 0, 160>}> : () -> i32
 // sha256 of the verbatim copy: 26a34e460a422f5ae93af67b599320abe12b3813504c8ca56214818594e300b8
-// ---- verbatim copy of ../shared/ref/ref_pipeline.mlir below ----
+// ---- verbatim copy of the reference program ref_pipeline.mlir below ----
 // ref_pipeline.mlir -- the same 2-stage TMEM accumulator pipeline as
 // ref_pipeline.ptx, written against the *upstream* MLIR 22 NVVM dialect
 // (plus arith/scf for control flow). Verified with:

@@ -1,5 +1,5 @@
 // tcgen05.ld / tcgen05.st: all five shapes, pack/unpack, the 16x32bx2 offset, and
-// register counts m(shape) x num up to 128 (ptx-nvvm.md §1.4). Expected text is
+// register counts m(shape) x num up to 128 (docs/ptx-nvvm.md §1.4). Expected text is
 // mlir-opt-22's; tests/test_nvvm_upstream.py runs it through mlir-opt-22, llc-22
 // and ptxas.
 // RUN: xdsl-tmem-opt %s | filecheck %s

@@ -4,7 +4,7 @@
 // RUN: xdsl-tmem-opt %s -t ptx --split-input-file --verify-diagnostics | filecheck %s
 
 // A feature the target lacks is a diagnostic at the op, not a ptxas error
-// (ptx-nvvm.md §1.1: kind::i8 only on sm_100a/sm_110a, shift only on `a` targets;
+// (docs/ptx-nvvm.md §1.1: kind::i8 only on sm_100a/sm_110a, shift only on `a` targets;
 // ptxas 13.0 rejects the scale-input-d immediate on sm_110a).
 llvm.func @i8(%t: !llvm.ptr<6>, %ad: i64, %bd: i64, %idesc: i32, %en: i1) attributes {nvvm.kernel} {
   nvvm.tcgen05.mma %t, %ad, %bd, %idesc, %en {kind = #nvvm.tcgen05_mma_kind<i8>, ctaGroup = #nvvm.cta_group<cta_1>} : (!llvm.ptr<6>, i64, i64, i32, i1)

@@ -3,7 +3,7 @@
 // RUN: xdsl-tmem-opt %s -t 'ptx{arch=sm_110a}' | filecheck %s --check-prefix=SM110
 // RUN: xdsl-tmem-opt %s -t 'ptx{arch=sm_100f}' | filecheck %s --check-prefix=SM100F
 
-// The module header per target (ptx-nvvm.md §1.1), shared globals largest alignment
+// The module header per target (docs/ptx-nvvm.md §1.1), shared globals largest alignment
 // first (§4: small variables before a .align 1024 array cost ~1 KiB of padding),
 // kernel parameters and the launch-bound directives.
 module {

@@ -1,7 +1,8 @@
 // RUN: xdsl-tmem-opt %s -t ptx | filecheck %s
 
 // mbarrier, named barriers, cluster barriers, fences, elect, mapa and special registers,
-// spelled as llc-22 spells them (../shared/ref/nvvm_ops_examples.ptx).
+// spelled as llc-22 spells them in its PTX of the reference program (committed here as
+// tests/ptx_corpus/nvvm_ops_examples.ptx).
 llvm.func @k(%bar: !llvm.ptr<3>, %gbar: !llvm.ptr, %cbar: !llvm.ptr<7>, %phase: i32, %tx: i32, %out: !llvm.ptr<1>) attributes {nvvm.kernel} {
   %c128 = llvm.mlir.constant(128 : i32) : i32
   %c1 = llvm.mlir.constant(1 : i32) : i32

@@ -1,6 +1,7 @@
 // RUN: xdsl-tmem-opt %s -t ptx --split-input-file | filecheck %s
 
-// tcgen05 instructions, spelled as llc-22 spells them (../shared/ref/nvvm_ops_examples.ptx).
+// tcgen05 instructions, spelled as llc-22 spells them in its PTX of the reference program
+// (committed here as tests/ptx_corpus/nvvm_ops_examples.ptx).
 llvm.func @cg1(%slot: !llvm.ptr<3>, %t: !llvm.ptr<6>, %at: !llvm.ptr<6>, %ad: i64, %bd: i64, %idesc: i32, %en: i1, %mask: i16) attributes {nvvm.kernel} {
   %c512 = llvm.mlir.constant(512 : i32) : i32
   nvvm.tcgen05.alloc %slot, %c512 : !llvm.ptr<3>, i32
@@ -51,7 +52,7 @@ llvm.func @cg1(%slot: !llvm.ptr<3>, %t: !llvm.ptr<6>, %at: !llvm.ptr<6>, %ad: i6
 // CHECK-NEXT: mov.b32 %r[[Z:[0-9]+]], 0;
 // CHECK:      tcgen05.mma.cta_group::1.kind::i8.collector::a::discard [%r[[T]]], %rd[[AD]], %rd[[BD]], %r[[I]], {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}, %p[[E]];
 // CHECK-NEXT: tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [%r[[SLOT]]];
-// The multicast mask is a .b16 register (ptx-nvvm.md §1.6).
+// The multicast mask is a .b16 register (docs/ptx-nvvm.md §1.6).
 // CHECK-NEXT: tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64 [%r[[SLOT]]], %rs{{[0-9]+}};
 // CHECK-NEXT: tcgen05.cp.cta_group::1.128x256b [%r[[T]]], %rd[[AD]];
 // CHECK-NEXT: tcgen05.cp.cta_group::1.64x128b.warpx2::01_23 [%r[[T]]], %rd[[AD]];
@@ -70,7 +71,7 @@ llvm.func @cg2(%slot: !llvm.ptr<3>, %t: !llvm.ptr<6>, %ad: i64, %bd: i64, %idesc
   llvm.return
 }
 // CHECK:      tcgen05.alloc.cta_group::2.sync.aligned.shared::cta.b32 [%r{{[0-9]+}}], 256;
-// enable-input-d may be an immediate (ptx-nvvm.md §1.7).
+// enable-input-d may be an immediate (docs/ptx-nvvm.md §1.7).
 // CHECK-NEXT: tcgen05.mma.cta_group::2.kind::f16.collector::a::discard [%r{{[0-9]+}}], %rd{{[0-9]+}}, %rd{{[0-9]+}}, %r{{[0-9]+}}, 1;
 // CHECK-NEXT: tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64 [%r{{[0-9]+}}], %rs{{[0-9]+}};
 // CHECK-NEXT: tcgen05.dealloc.cta_group::2.sync.aligned.b32 %r{{[0-9]+}}, 256;

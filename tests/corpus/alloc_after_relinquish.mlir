@@ -3,7 +3,7 @@
 // Run: --kernel k --block 32
 // Exit: 3
 //
-// A CTA that gave up its allocation permit allocates again (ptx-nvvm.md §1.3).
+// A CTA that gave up its allocation permit allocates again (docs/ptx-nvvm.md §1.3).
 module {
   llvm.mlir.global internal @slot() {addr_space = 3 : i32, alignment = 4 : i64} : i32
 

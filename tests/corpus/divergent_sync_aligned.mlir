@@ -4,7 +4,7 @@
 // Exit: 3
 //
 // tcgen05.alloc is .sync.aligned: all 32 lanes of the warp must execute it together; here
-// only lanes 0-15 do (ptx-nvvm.md §1.3; ptxas does not check it).
+// only lanes 0-15 do (docs/ptx-nvvm.md §1.3; ptxas does not check it).
 module {
   llvm.mlir.global internal @slot() {addr_space = 3 : i32, alignment = 4 : i64} : i32
 

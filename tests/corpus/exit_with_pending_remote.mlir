@@ -5,7 +5,7 @@
 //
 // CTA 1 exits right after the cluster barrier, while CTA 0 still arrives on CTA 1's
 // mbarrier: a CTA must not exit while peers may still arrive on its barriers
-// (semantics.md §9.17; Mojo's load warp drains its pipeline for this reason).
+// (docs/semantics.md §9.17; Mojo's load warp drains its pipeline for this reason).
 module {
   llvm.mlir.global internal @bar() {addr_space = 3 : i32, alignment = 8 : i64} : i64
 

@@ -4,7 +4,7 @@
 // Exit: 3
 //
 // Warp 1 may only load TMEM lanes 32-63 (warp % 4 selects the lane quarter); it loads
-// lane 64 (ptx-nvvm.md §1.2; ptxas does not check it).
+// lane 64 (docs/ptx-nvvm.md §1.2; ptxas does not check it).
 module {
   llvm.mlir.global internal @slot() {addr_space = 3 : i32, alignment = 4 : i64} : i32
 

@@ -4,7 +4,7 @@
 // Exit: 3
 //
 // TMEM allocated and never deallocated: all columns must be freed before the kernel
-// exits (ptx-nvvm.md §1.3; ptxas does not check it).
+// exits (docs/ptx-nvvm.md §1.3; ptxas does not check it).
 module {
   llvm.mlir.global internal @slot() {addr_space = 3 : i32, alignment = 4 : i64} : i32
 

@@ -5,7 +5,7 @@
 //
 // The kernel allocates with cta_group::1 and a helper function deallocates with
 // cta_group::2. Each function verifies on its own; ptxas rejects a kernel whose callees
-// mix the two (ptx-nvvm.md §4), which only a run (or whole-program analysis) can see.
+// mix the two (docs/ptx-nvvm.md §4), which only a run (or whole-program analysis) can see.
 module {
   llvm.mlir.global internal @slot() {addr_space = 3 : i32, alignment = 4 : i64} : i32
 

@@ -3,7 +3,7 @@
 // Run: --kernel k --block 32 --arg cols=48
 // Exit: 3
 //
-// A column count in a register is never checked by ptxas (ptx-nvvm.md §1.3): 48 is not a
+// A column count in a register is never checked by ptxas (docs/ptx-nvvm.md §1.3): 48 is not a
 // power of two in [32, 512].
 module {
   llvm.mlir.global internal @slot() {addr_space = 3 : i32, alignment = 4 : i64} : i32

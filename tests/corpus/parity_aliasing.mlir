@@ -5,7 +5,7 @@
 //
 // Warp 1 completes three phases of a count-1 mbarrier before warp 0's first wait for
 // parity 0 (it needs phase 0): after three completions the phase bit is 1 again, so the
-// wait passes, on a later lap than the one it waits for (semantics.md §9.11).
+// wait passes, on a later lap than the one it waits for (docs/semantics.md §9.11).
 module {
   llvm.mlir.global internal @bar() {addr_space = 3 : i32, alignment = 8 : i64} : i64
 

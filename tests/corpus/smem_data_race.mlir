@@ -6,7 +6,7 @@
 // examples/matmul_cg1.mlir lowered (lower-tmem), with named barrier 1 counting only the
 // 128 epilogue threads and without the MMA warp's barrier.arrive: the epilogue loads the
 // TMEM address from @tmem_slot with nothing ordering it after the tcgen05.alloc that
-// writes it (semantics.md §9.13). The tmem dialect cannot express this: its warp
+// writes it (docs/semantics.md §9.13). The tmem dialect cannot express this: its warp
 // contexts always publish the address with the barrier.
 builtin.module {
   llvm.mlir.global internal @smem_a() {addr_space = 3 : i32, alignment = 1024 : i64} : !llvm.array<8192 x i8>

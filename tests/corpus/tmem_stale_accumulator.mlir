@@ -6,7 +6,7 @@
 //
 // examples/matmul_cg1.mlir whose tile 2 has no MMA (K = 0): the MMA warp acquires stage 0
 // for the second time and commits it without writing it, so the epilogue would read tile
-// 0's accumulator again (semantics.md §9.12). At the tmem level the commit of a stage no
+// 0's accumulator again (docs/semantics.md §9.12). At the tmem level the commit of a stage no
 // MMA with enable_input_d = 0 wrote since its acquisition is reported; after lower-tmem
 // (no stages) the epilogue's load of values it already read before its last mbarrier
 // wait is.

@@ -5,7 +5,7 @@
 // Lowered: tmem-stale-accumulator
 //
 // examples/matmul_cg1.mlir whose tile 2 starts with an accumulating MMA (enable_input_d =
-// 1): it adds its product to tile 0's accumulator, still in stage 0 (semantics.md §9.12).
+// 1): it adds its product to tile 0's accumulator, still in stage 0 (docs/semantics.md §9.12).
 // At the tmem level: an accumulating MMA into a stage no MMA overwrote since its
 // acquisition. After lower-tmem: an MMA accumulating onto values a tcgen05.ld already read.
 module {

@@ -1,5 +1,5 @@
 // A deadlock that only some schedules reach (tcgen05.alloc blocks until the columns
-// are free, ptx-nvvm.md §1.3). Each of two warps allocates all 512 TMEM columns and
+// are free, docs/ptx-nvvm.md §1.3). Each of two warps allocates all 512 TMEM columns and
 // deallocates them at the end; warp 1 waits on an mbarrier that warp 0 arrives on.
 // If warp 0 allocates first it arrives, deallocates, and warp 1 then proceeds; if
 // warp 1 allocates first it waits for an arrival that warp 0, blocked in its

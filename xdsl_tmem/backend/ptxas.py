@@ -79,7 +79,7 @@ _USED = re.compile(r"Used (\d+) registers(?:, used (\d+) barriers)?(?:, (\d+) by
 
 
 def parse_verbose(text: str) -> list[KernelStats]:
-    """Per-entry statistics from `ptxas -v` output (ptx-nvvm.md §4)."""
+    """Per-entry statistics from `ptxas -v` output (docs/ptx-nvvm.md §4)."""
     stats: list[KernelStats] = []
     kernel = arch = None
     frame = (0, 0, 0)

@@ -1,6 +1,6 @@
 """Checks shared by the `tmem` and `nvvm` verifiers.
 
-The PTX facts behind them are in `../shared/spec/ptx-nvvm.md` (cited per check).
+The PTX facts behind them are in `docs/ptx-nvvm.md` (cited per check).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ TMEM_PTR = llvm.LLVMPointerType(IntAttr(6))
 TMEM_COLUMNS = 512
 TMEM_LANES = 128
 MAX_MBARRIER_COUNT = (1 << 20) - 1
-"""mbarrier.init count range is 1 .. 2^20-1 (ptx-nvvm.md §1.9)."""
+"""mbarrier.init count range is 1 .. 2^20-1 (docs/ptx-nvvm.md §1.9)."""
 
 
 class NamedErrorOp(IRDLOperation, ABC):
@@ -45,7 +45,7 @@ def check_cta_group(cta_group: int) -> str | None:
 
 
 def check_alloc_columns(ncols: int, what: str = "ncols") -> str | None:
-    """ptxas: alloc ncols is a power of two in [32, 512] (ptx-nvvm.md §1.3, verified)."""
+    """ptxas: alloc ncols is a power of two in [32, 512] (docs/ptx-nvvm.md §1.3, verified)."""
     if not (32 <= ncols <= TMEM_COLUMNS and is_power_of_two(ncols)):
         return f"{what} must be a power of two in [32, 512], got {ncols}"
     return None
@@ -97,7 +97,7 @@ class CtaGroupUser(Operation, ABC):
     """An op whose PTX carries a `.cta_group::N` qualifier (or implies one).
 
     ptxas rejects a function that uses both cta_group::1 and cta_group::2
-    (ptx-nvvm.md §4, verified); `verify_single_cta_group` catches it first.
+    (docs/ptx-nvvm.md §4, verified); `verify_single_cta_group` catches it first.
     """
 
     @abstractmethod

@@ -1,8 +1,8 @@
 """Warps that can stop between any two operations, and the scheduler that interleaves them.
 
 xDSL's `Interpreter.run_ssacfg_region` runs a region to completion by recursion, so a
-warp waiting on an mbarrier would block the Python thread (xdsl-guide.md §4 works
-around it with one OS thread per warp at ~17k ops/s). Here each warp keeps its own
+warp waiting on an mbarrier would block the Python thread (one OS thread per warp works
+around it, slowly: docs/interpreter.md, "Performance"). Here each warp keeps its own
 explicit stack of frames instead:
 
 * a `BlockFrame` walks the ops of one block under an active-lane mask;

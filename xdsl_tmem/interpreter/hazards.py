@@ -8,7 +8,7 @@ and the cluster barrier likewise; a `tcgen05.commit` releases the committing war
 clock plus the tensor core's completion of the MMAs it tracks.
 
 The fence policy decides what a thread synchronisation orders about tcgen05 work
-(semantics.md §9.1, ptx-nvvm.md §1.5):
+(docs/semantics.md §9.1, docs/ptx-nvvm.md §1.5):
 
 * `strict` (the PTX memory model): a release publishes the warp's tcgen05 work only up
   to its last `tcgen05.fence::before_thread_sync`, and an acquire orders the warp's
@@ -250,7 +250,7 @@ def check_access(warp: Warp, cta: Cta, record: AsyncOp, knowledge: Clock) -> Non
 
 
 def _check_stale(warp: Warp, cta: Cta, record: AsyncOp, cells: Cells) -> None:
-    """semantics.md §9.12 at the level of cells (no stages needed, so it holds after lowering).
+    """docs/semantics.md §9.12 at the level of cells (no stages needed, so it holds after lowering).
 
     A value a tcgen05.ld has read was handed to the epilogue. Two reads are stale:
 

@@ -11,9 +11,9 @@ Addresses (a model choice; the hardware's shared-window encoding is not document
   `mapa` only rewrites the rank bits. Mojo's `umma_arrive_leader_cta` (clear bit 24)
   works on this encoding too.
 * global (and generic) addresses of kernel buffers start at `GLOBAL_BASE`.
-* a TMEM address is `lane << 16 | column` (ptx-nvvm.md §1.2).
+* a TMEM address is `lane << 16 | column` (docs/ptx-nvvm.md §1.2).
 
-The mbarrier model is semantics.md §1.1: `init(n)` sets expected = pending = n,
+The mbarrier model is docs/semantics.md §1.1: `init(n)` sets expected = pending = n,
 phase bit 0; an arrive decrements pending; when pending and the tx-count are both 0
 the phase completes (phase bit flips, pending = expected). `try_wait.parity(p)`
 succeeds iff the phase bit != p.
@@ -314,7 +314,7 @@ def _join(clock: Clock | None, other: Clock | None) -> Clock | None:
 
 @dataclass
 class TmemAllocator:
-    """Column allocator of one CTA's TMEM (ptx-nvvm.md §1.3)."""
+    """Column allocator of one CTA's TMEM (docs/ptx-nvvm.md §1.3)."""
 
     allocations: dict[int, int] = field(default_factory=dict[int, int])
     """start column → number of columns."""
@@ -369,7 +369,7 @@ class AsyncOp:
 @dataclass(frozen=True)
 class StageHold:
     """An accumulator stage an MMA warp acquired (tmem level): until it commits the stage,
-    whether an MMA (or tcgen05.st / cp) has overwritten it since (semantics.md §9.12)."""
+    whether an MMA (or tcgen05.st / cp) has overwritten it since (docs/semantics.md §9.12)."""
 
     index: int
     first: int

@@ -168,7 +168,7 @@ def fence_mbarrier_init(warp: Warp) -> None:
 
 
 def use_barrier(warp: Warp, address: int, what: str, knowledge: Clock | None = None) -> MBarrier:
-    """The mbarrier at `address`, which `warp` may use only after its init (semantics.md
+    """The mbarrier at `address`, which `warp` may use only after its init (docs/semantics.md
     §9.15): locally, ordered after the mbarrier.init; from another CTA, ordered after a
     fence.mbarrier_init that followed it (and the cluster barrier that carries it)."""
     cluster = warp.cluster
@@ -306,7 +306,7 @@ def mbarrier_wait_parity(warp: Warp, address: Value, parity: Value) -> None:
 
 def observe(warp: Warp, address: int, parity: int) -> None:
     """A successful wait: acquire the completed phase it observed, and check that the
-    waiter is at most one phase behind (semantics.md §9.11, parity aliasing)."""
+    waiter is at most one phase behind (docs/semantics.md §9.11, parity aliasing)."""
     cluster = warp.cluster
     cta, offset = cluster.cta_of(address)
     bar = cta.barrier(offset)
@@ -682,7 +682,7 @@ def use_cta_group(warp: Warp, cta: Cta, cta_group: int, what: str) -> None:
 def tmem_rows(warp: Warp, address: int, rows: int, what: str) -> tuple[int, int]:
     """(first lane, first column) a warp's access at `address` reaches.
 
-    A warp reaches only the 32 lanes of its quarter, 32·(warp % 4) … +31 (ptx-nvvm.md
+    A warp reaches only the 32 lanes of its quarter, 32·(warp % 4) … +31 (docs/ptx-nvvm.md
     §1.2). An address whose lane field has no quarter bits (as Mojo's epilogue uses)
     selects the warp's own quarter; one naming another quarter is a hazard."""
     lane, column = address >> 16, address & 0xFFFF
@@ -837,7 +837,7 @@ def issue_pipe(
 
 
 def check_stage_accumulate(warp: Warp, op: Operation, d_col: int, columns: int, accumulate: bool) -> None:
-    """semantics.md §9.12 per stage instance (tmem level: the warp holds the stage it
+    """docs/semantics.md §9.12 per stage instance (tmem level: the warp holds the stage it
     acquired for MMA): the first MMA into the stage after its acquisition must overwrite
     D (enable_input_d = 0); an accumulating one adds to the previous tile's result."""
     for key, hold in warp.mma_stages.items():

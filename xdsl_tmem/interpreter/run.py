@@ -528,7 +528,7 @@ class ClusterRun:
         return [w for w in self.warps if w.status is not Status.DONE]
 
     def end_checks(self) -> None:
-        """What must hold when every warp has exited (semantics.md §9.8, §9.14)."""
+        """What must hold when every warp has exited (docs/semantics.md §9.8, §9.14)."""
         for cta in self.state.ctas:
             for records in cta.inflight.values():
                 if records:

@@ -148,7 +148,7 @@ class InstrDescriptor:
 
     @staticmethod
     def decode_checked(value: int, kind: str, cta_group: int) -> InstrDescriptor:
-        """Decode and check an instruction descriptor for `kind` (bit table in ptx-nvvm.md §1.7)."""
+        """Decode and check an instruction descriptor for `kind` (bit table in docs/ptx-nvvm.md §1.7)."""
         if value & 0b111:
             raise DescriptorError(f"instruction descriptor 0x{value:08x}: sparsity (bits 0-2) is not supported")
         d_code = (value >> 4) & 0b11

@@ -53,7 +53,7 @@ class Side:
     phase: int
 
     def step(self, num_stages: int) -> Side:
-        """`stage += 1; if stage == n: stage = 0; phase ^= 1` (semantics.md §2)."""
+        """`stage += 1; if stage == n: stage = 0; phase ^= 1` (docs/semantics.md §2)."""
         stage = self.stage + 1
         return Side(0, self.phase ^ 1) if stage == num_stages else Side(stage, self.phase)
 
@@ -297,7 +297,7 @@ def local_effect(*_: object) -> Step:
 
 def check_in_stage(op: Operation, stage: Stage, column: int, width: int) -> None:
     """An epilogue access must stay inside the stage it holds: columns [column, column +
-    width) of a stage of `stride` columns (semantics.md §9.3)."""
+    width) of a stage of `stride` columns (docs/semantics.md §9.3)."""
     if column + width > stage.stride:
         raise Hazard(
             "tmem-access-out-of-stage",

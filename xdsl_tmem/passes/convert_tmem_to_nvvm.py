@@ -1,7 +1,7 @@
 """`convert-tmem-to-nvvm`: every explicit tmem op → nvvm + llvm + arith + scf.
 
-The protocol reproduced is Mojo's (semantics.md §1-7); the target ops and their PTX
-are in ptx-nvvm.md §2-3.
+The protocol reproduced is Mojo's (docs/semantics.md §1-7); the target ops and their PTX
+are in docs/ptx-nvvm.md §2-3.
 
 **Values.** A tmem value lowers to several values (a 1:N conversion):
 
@@ -30,18 +30,18 @@ the stage's barrier with the current phase.
 **cta_group 2.** `release_from_mma` commits with `multicast_mask`; the epilogue's arrive
 on the leader CTA's `empty[i]` and `signal_peer` go through `nvvm.mapa` (rank & ~1, and
 rank ^ 1) and a cluster-scope `mbarrier.arrive` on the `!llvm.ptr<7>` it returns. Mojo
-instead clears bit 24 of the shared address (`umma_arrive_leader_cta`, semantics.md
+instead clears bit 24 of the shared address (`umma_arrive_leader_cta`, docs/semantics.md
 §1.2), which relies on an undocumented encoding of shared::cluster addresses for
 clusters of two; `mapa` is the documented PTX way, works for any cluster size, and
 costs the same one instruction.
 
 **Fences** (`fence-policy`). `strict` (default) inserts `tcgen05.fence::before_thread_sync`
 before a thread sync that publishes tcgen05 work and `::after_thread_sync` after the
-matching wait, as the PTX memory model asks (ptx-nvvm.md §1.5): after the empty/full
+matching wait, as the PTX memory model asks (docs/ptx-nvvm.md §1.5): after the empty/full
 waits, before the epilogue's empty arrive, around the allocation's warp sync, before the
 MMA warp's `barrier.arrive` and after the epilogue's `barrier.sync`, before the dealloc
 arrivals and after the dealloc wait. `mojo` reproduces Mojo's emission, which has none
-(semantics.md §9.1).
+(docs/semantics.md §9.1).
 """
 
 from __future__ import annotations
@@ -234,7 +234,7 @@ class Emitter:
         self.fence(nvvm.Tcgen05FenceKind.AFTER)
 
     def step(self, side: Side, num_stages: int) -> Side:
-        """`stage += 1; if stage == n: stage = 0; phase ^= 1` (semantics.md §2)."""
+        """`stage += 1; if stage == n: stage = 0; phase ^= 1` (docs/semantics.md §2)."""
         if num_stages == 1:
             return Side(side.stage, self.value(arith.XOrIOp(side.phase, self.const(1))))
         next_stage = self.add_const(side.stage, 1)

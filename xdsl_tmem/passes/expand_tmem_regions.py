@@ -1,7 +1,7 @@
 """`tmem-expand-regions`: Mojo `with` blocks → explicit acquire / body / release ops.
 
 Each region op becomes the op sequence Mojo's `__enter__` / `__exit__` perform
-(semantics.md §4.3-4.4, §5), with the body inlined in between:
+(docs/semantics.md §4.3-4.4, §5), with the body inlined in between:
 
 * `output_ring.producer`, `output_ring.per_k_producer`, `warp_context.mma_per_k_stage`:
   acquire_for_mma; body; release_from_mma (with the same `leader`).

@@ -162,7 +162,7 @@ def _tcgen05_shift(fs: FunctionSelector, op: nvvm.Tcgen05ShiftOp) -> None:
 
 @rule(nvvm.Tcgen05MmaSmemDescOp)
 def _tcgen05_mma_smem_desc(fs: FunctionSelector, op: nvvm.Tcgen05MmaSmemDescOp) -> None:
-    """Bit packing as upstream's lowering does it (ptx-nvvm.md §1.7): the start, LBO and
+    """Bit packing as upstream's lowering does it (docs/ptx-nvvm.md §1.7): the start, LBO and
     SBO operands are already encoded (>> 4); start | LBO << 16 | SBO << 32 | 1 << 46 |
     base << 49 | mode << 52 | swizzle << 61, each field masked to its width."""
 

@@ -109,7 +109,7 @@ class Tcgen05LdStShape(StrEnum):
 
     @property
     def registers_per_num(self) -> int:
-        """m(shape): 32-bit registers per thread for `.x1` (ptx-nvvm.md §1.4, verified):
+        """m(shape): 32-bit registers per thread for `.x1` (docs/ptx-nvvm.md §1.4, verified):
         the `.x1` footprint's 32-bit cells spread over the warp's 32 threads."""
         return self.lanes * self.columns_per_num * self.pieces // 32
 
@@ -146,7 +146,7 @@ class Tcgen05LdStShape(StrEnum):
 
 
 MAX_LDST_REGISTERS = 128
-"""tcgen05.ld/st move at most 128 registers per thread (ptx-nvvm.md §1.4, verified)."""
+"""tcgen05.ld/st move at most 128 registers per thread (docs/ptx-nvvm.md §1.4, verified)."""
 
 
 @irdl_attr_definition

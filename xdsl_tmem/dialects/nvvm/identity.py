@@ -152,7 +152,7 @@ class WarpSizeOp(_RangeSregOp):
 
 @irdl_op_definition
 class WarpIdOp(_RangeSregOp):
-    """`%warpid`: the volatile hardware warp slot, not tid.x / 32 (ptx-nvvm.md §1.2)."""
+    """`%warpid`: the volatile hardware warp slot, not tid.x / 32 (docs/ptx-nvvm.md §1.2)."""
 
     traits = traits_def(LaneVarying())
 

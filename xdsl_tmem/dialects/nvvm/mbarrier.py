@@ -218,7 +218,7 @@ class MBarrierCompleteTxOp(_TxCountOp):
 @irdl_op_definition
 class MBarrierTryWaitParityOp(NVVMOp):
     """Blocking wait: a `mbarrier.try_wait.parity` retry loop in inline PTX (needs
-    `--convert-nvvm-to-llvm`; ptx-nvvm.md §2). `ticks` is the suspend-time hint."""
+    `--convert-nvvm-to-llvm`; docs/ptx-nvvm.md §2). `ticks` is the suspend-time hint."""
 
     traits = traits_def(Synchronizes(), LaneVarying())
 

@@ -101,7 +101,7 @@ class Tcgen05AllocOp(CtaGroupOp):
     def verify_nvvm(self) -> None:
         # `addr` may be any LLVM pointer, as upstream's constraint ("LLVM pointer type or
         # LLVM pointer in address space 3") allows.
-        # ptxas: an immediate ncols must be a power of two in [32, 512] (ptx-nvvm.md
+        # ptxas: an immediate ncols must be a power of two in [32, 512] (docs/ptx-nvvm.md
         # §1.3, verified); llc always passes a register, which nothing checks.
         if (ncols := constant_int(self.n_cols)) is not None and (error := check_alloc_columns(ncols)) is not None:
             raise self.error(error)
@@ -123,7 +123,7 @@ class Tcgen05DeallocOp(CtaGroupOp):
 
     def verify_nvvm(self) -> None:
         check_pointer(self, "taddr", self.taddr, (6,))
-        # ptxas: an immediate dealloc ncols must be a multiple of 32 (ptx-nvvm.md §1.3,
+        # ptxas: an immediate dealloc ncols must be a multiple of 32 (docs/ptx-nvvm.md §1.3,
         # verified); unlike alloc it checks nothing else (0 and 2048 pass).
         if (ncols := constant_int(self.n_cols)) is not None and ncols % 32:
             raise self.error(f"ncols must be a multiple of 32, got {ncols}")
@@ -197,10 +197,10 @@ class Tcgen05CommitOp(CtaGroupOp):
         )
 
     def verify_nvvm(self) -> None:
-        # `addr` may be any LLVM pointer, as upstream allows; ptx-nvvm.md §4 recommends
+        # `addr` may be any LLVM pointer, as upstream allows; docs/ptx-nvvm.md §4 recommends
         # !llvm.ptr<3> (a generic address prints .shared::cluster anyway).
         if self.multicast_mask is not None:
-            # ptxas: the mask is a .b16 register (ptx-nvvm.md §1.6, verified).
+            # ptxas: the mask is a .b16 register (docs/ptx-nvvm.md §1.6, verified).
             check_int_type(self, "multicast_mask", self.multicast_mask, 16)
 
 
@@ -224,7 +224,7 @@ def _check_ldst(op: NVVMOp, shape: Tcgen05LdStShape, data: Attribute, offset: SS
     if count is None:
         raise op.error(f"{what} must be i32 or vector<N x i32>, got {data}")
     # Registers per thread = m(shape) x num, num a power of two, at most 128
-    # (ptx-nvvm.md §1.4, all 40 shape x num combinations verified with ptxas).
+    # (docs/ptx-nvvm.md §1.4, all 40 shape x num combinations verified with ptxas).
     if not shape.fits(count):
         raise op.error(
             f"{shape.value} needs {per_num} x num registers (num a power of two, at most "
@@ -475,7 +475,7 @@ class Tcgen05MMAOp(NVVMOp, CtaGroupUser):
 
 @irdl_op_definition
 class Tcgen05MmaSmemDescOp(NVVMOp):
-    """Pack a 64-bit shared-memory matrix descriptor (ptx-nvvm.md §1.7; lowers to
+    """Pack a 64-bit shared-memory matrix descriptor (docs/ptx-nvvm.md §1.7; lowers to
     shl/or, no PTX instruction of its own)."""
 
     name = "nvvm.tcgen05.mma_smem_desc"
@@ -530,7 +530,7 @@ _CP_MULTICAST = {
     ),
     Tcgen05CpShape.SHAPE_32X128B: (Tcgen05CpMulticast.WARPX4,),
 }
-"""Multicast each cp shape allows (mlir-opt-22's verifier; ptx-nvvm.md §1.8)."""
+"""Multicast each cp shape allows (mlir-opt-22's verifier; docs/ptx-nvvm.md §1.8)."""
 
 
 @irdl_op_definition

@@ -52,7 +52,7 @@ class AllocOp(TmemOp):
 class FromSharedOp(TmemOp):
     """`TmemAllocation.from_shared(smem_slot)`: read an address another warp allocated.
 
-    Only valid after the named-barrier sync that publishes it (semantics.md §5.2).
+    Only valid after the named-barrier sync that publishes it (docs/semantics.md §5.2).
     """
 
     traits = traits_def(SyncPoint())

@@ -84,7 +84,7 @@ def check_fits_allocation(op: TmemOp, config: tuple[int, int, int], allocation: 
 
 
 def check_mma_complete_mask(op: TmemOp, cta_group: int, mask: SSAValue | None) -> None:
-    """`mma_complete_mask` is the cta_group 2 multicast mask (semantics.md §6.1)."""
+    """`mma_complete_mask` is the cta_group 2 multicast mask (docs/semantics.md §6.1)."""
     if cta_group == 1 and mask is not None:
         raise op.error(
             "mma_complete_mask is only used by cta_group 2 (multicast commit); "

@@ -214,7 +214,7 @@ LDST_16X256B_REGS_PER_REPEAT = Tcgen05LdStShape.SHAPE_16X256B.registers_per_num
 LDST_16X256B_COLS_PER_REPEAT = Tcgen05LdStShape.SHAPE_16X256B.columns_per_num
 """16x256b.xN covers 8N 32-bit columns."""
 LOWER_HALF_LANE_OFFSET = 16 << 16
-"""`TMEM_LOWER_ROW_OFFSET`: the lower 16 rows of a warp's quarter (semantics.md §1.4)."""
+"""`TMEM_LOWER_ROW_OFFSET`: the lower 16 rows of a warp's quarter (docs/semantics.md §1.4)."""
 
 _REGISTER_ELEMENT_TYPES = (f32, i32)
 
@@ -224,7 +224,7 @@ class _StageAccessOp(TmemOp, ABC):
     warp's lane quarter, `repeat` times along the columns, at `offset() + column`."""
 
     DEFAULT_REPEAT: ClassVar[int] = 4
-    """TmemStage's load/store default is `repeat = 4` (semantics.md §3.7)."""
+    """TmemStage's load/store default is `repeat = 4` (docs/semantics.md §3.7)."""
 
     stage = operand_def(TmemStageType)
     column = opt_operand_def(i32)

@@ -87,7 +87,7 @@ class _IntParamsType(ParametrizedAttribute, TypeAttribute, ABC):
 
 
 def _check_stage_config(num_stages: int, stride: int, cta_group: int, columns: int) -> str | None:
-    """OutputPipelineConfig rules (semantics.md §4.1, §9 item 3)."""
+    """OutputPipelineConfig rules (docs/semantics.md §4.1, §9 item 3)."""
     if num_stages < 1:
         return f"num_stages must be >= 1, got {num_stages}"
     if stride <= 0:
@@ -257,7 +257,7 @@ class EpilogueWarpContextType(WarpContextType):
 
 
 _ACCUMULATOR_M = {1: (64, 128), 2: (128, 256)}
-"""Valid MMA_M per cta_group (Mojo `validate_constraints`, semantics.md §9 item 1)."""
+"""Valid MMA_M per cta_group (Mojo `validate_constraints`, docs/semantics.md §9 item 1)."""
 
 
 @irdl_attr_definition
