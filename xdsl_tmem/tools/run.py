@@ -69,6 +69,7 @@ from xdsl_tmem.interpreter.tma import TENSORMAP_ARG_FORM, parse_tensor_map_arg
 from xdsl_tmem.interpreter.trace import Tracer
 from xdsl_tmem.interpreter.validate import Lowering, validate_lowering
 from xdsl_tmem.tools import cli
+from xdsl_tmem.tools.progress import progress_bar
 from xdsl_tmem.tools.upstream import LLVM_MAJOR, ToolFailed, Upstream, llc_lowering
 from xdsl_tmem.universe import available_passes, make_context
 
@@ -551,14 +552,16 @@ def explore(module: ModuleOp, args: argparse.Namespace, launch: Launch, source_m
     """`--explore`: the summary line, or `Failed` with the first failure."""
     tracer = Tracer() if args.trace or args.timeline else None
     if args.explore == "exhaustive":
-        result = explore_exhaustive(module, launch, tracer)
+        with progress_bar("explore exhaustive", "state") as progress:
+            result = explore_exhaustive(module, launch, tracer, progress=progress)
         rate = result.explored / result.seconds if result.seconds else 0.0
         details = (
             f"{result.explored} states, {result.transitions} transitions, {result.seconds:.2f} s ({rate:.0f} states/s)"
         )
     else:
         count = int(args.explore.partition(":")[2])
-        result = explore_random(module, launch, count, tracer, jobs=args.jobs)
+        with progress_bar("explore random", "schedule") as progress:
+            result = explore_random(module, launch, count, tracer, jobs=args.jobs, progress=progress)
         last = args.seed + result.explored - 1
         seeds = (
             f"1 schedule (seed {last})"
@@ -783,7 +786,8 @@ def run(argv: Sequence[str] | None = None) -> int:
             return EXIT_OK
         tracer = Tracer() if args.trace or args.timeline else None
         try:
-            result = run_launch(module, launch, tracer=tracer, keep_log=False)
+            with progress_bar("run", "cluster") as progress:
+                result = run_launch(module, launch, tracer=tracer, keep_log=False, progress=progress)
         except (KernelDeadlock, KernelHazard, KernelStepLimit) as e:
             _report(write_views(tracer, args, failure_label(e)))
             raise
