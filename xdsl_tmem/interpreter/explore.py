@@ -76,6 +76,7 @@ from xdsl_tmem.interpreter.run import (
     KernelHazard,
     KernelStepLimit,
     Prepared,
+    Progress,
     RunReport,
     clusters_of,
     failure_of,
@@ -133,10 +134,16 @@ class Exploration:
 
 @single_threaded_blas()
 def explore_random(
-    module: ModuleOp, launch: Launch, count: int, tracer: Tracer | None = None, jobs: int = 1
+    module: ModuleOp,
+    launch: Launch,
+    count: int,
+    tracer: Tracer | None = None,
+    jobs: int = 1,
+    progress: Progress | None = None,
 ) -> Exploration:
     """Run `launch` under `count` random schedules (seeds `launch.seed` …; its schedule is
-    not used); stop at the first failure, whose run `tracer` then records.
+    not used); stop at the first failure, whose run `tracer` then records. `progress` is
+    told the schedules run so far, of `count`.
 
     `jobs` > 1 spreads the seeds over that many worker processes (`_explore_parallel`);
     the verdict and the failing seed are those of one process: the lowest failing seed."""
@@ -157,8 +164,10 @@ def explore_random(
             result.first_same_value = result.first_same_value or report.first_same_value
             if result.failure is not None:
                 break
+            if progress is not None:
+                progress(result.explored, count)
     else:
-        _explore_in_workers(module, launch, count, jobs, result)
+        _explore_in_workers(module, launch, count, jobs, result, progress)
     result.seconds = time.perf_counter() - start
     if result.seed is not None and tracer is not None:
         with contextlib.suppress(KernelDeadlock, KernelHazard, KernelStepLimit):
@@ -170,13 +179,15 @@ def _run_seed(module: ModuleOp, launch: Launch, seed: int) -> RunReport:
     return run_launch(module, dataclasses.replace(launch, schedule=Schedule.RANDOM, seed=seed)).report
 
 
-def _explore_in_workers(module: ModuleOp, launch: Launch, count: int, jobs: int, result: Exploration) -> None:
+def _explore_in_workers(
+    module: ModuleOp, launch: Launch, count: int, jobs: int, result: Exploration, progress: Progress | None
+) -> None:
     """`explore_random`'s result from `jobs` worker processes, as one process gives it.
     Workers report seeds and same-value race counts only (ops do not cross processes):
     the failing seed and the first seed with a same-value race are run again here, on
     this module's ops, for their diagnostics."""
     first = launch.seed
-    lowest, noted = _explore_parallel(module, launch, count, jobs)
+    lowest, noted = _explore_parallel(module, launch, count, jobs, progress)
     last = first + count - 1 if lowest is None else lowest
     result.explored = last - first + 1
     seeds = sorted(s for s in noted if s <= last)
@@ -201,7 +212,9 @@ after a failure (a range is not started above a known failing seed)."""
 MAX_CHUNK = 32
 
 
-def _explore_parallel(module: ModuleOp, launch: Launch, count: int, jobs: int) -> tuple[int | None, dict[int, int]]:
+def _explore_parallel(
+    module: ModuleOp, launch: Launch, count: int, jobs: int, progress: Progress | None
+) -> tuple[int | None, dict[int, int]]:
     """The lowest seed in `launch.seed` … `launch.seed + count - 1` whose run raises (None
     when every run completes), and the same-value race count of each seed run, every
     seed up to that one included, run by `jobs` spawned processes.
@@ -227,6 +240,8 @@ def _explore_parallel(module: ModuleOp, launch: Launch, count: int, jobs: int) -
                 noted.update(counts)
                 if failing is not None:
                     return failing, noted
+                if progress is not None:
+                    progress(len(noted), count)
         finally:
             for future in futures:
                 future.cancel()
@@ -287,14 +302,19 @@ def _run_range(start: int, stop: int) -> tuple[int | None, dict[int, int]]:
 
 @single_threaded_blas()
 def explore_exhaustive(
-    module: ModuleOp, launch: Launch, tracer: Tracer | None = None, partial_order: bool = True
+    module: ModuleOp,
+    launch: Launch,
+    tracer: Tracer | None = None,
+    partial_order: bool = True,
+    progress: Progress | None = None,
 ) -> Exploration:
     """Explore every interleaving of one cluster of `launch` at synchronisation points (the
     module docstring; its schedule and seed are not used); stop at the first failure, whose
     schedule `tracer` then records, or unfinished after `launch.limits.max_states` states or
     when the states held (two breadth-first levels) would take more than
     `launch.limits.max_memory` bytes. `partial_order=False` branches at every
-    synchronisation point (to check the reduction)."""
+    synchronisation point (to check the reduction). `progress` is told the states explored
+    so far (of no known total)."""
     max_steps, max_states, max_memory = launch.limits.max_steps, launch.limits.max_states, launch.limits.max_memory
     prepared = prepare(module, launch, points="barriers")
     clusters = list(clusters_of(prepared.geometry))
@@ -306,7 +326,7 @@ def explore_exhaustive(
     result = Exploration("exhaustive")
     start = time.perf_counter()
     report = RunReport(launch.kernel, prepared.geometry, "exhaustive", 0)
-    search = _Search(prepared, clusters[0], report, result, max_steps)
+    search = _Search(prepared, clusters[0], report, result, max_steps, progress)
     search.run(partial_order, max_states, max_memory)
     sites = prepared.memory.sites  # (shared by every state's copy of the memory)
     result.same_value_races, result.first_same_value = sites.same_value, sites.first_same_value
@@ -362,6 +382,7 @@ class _Search:
         report: RunReport,
         result: Exploration,
         max_steps: int,
+        progress: Progress | None = None,
     ):
         self.prepared, self.ctaids, self.report, self.result, self.max_steps = (
             prepared,
@@ -370,6 +391,7 @@ class _Search:
             result,
             max_steps,
         )
+        self.progress = progress
         self.visited: set[int] = set()
         """The states searched (by `state_key`)."""
         self.first: GlobalMemory | None = None
@@ -434,6 +456,8 @@ class _Search:
             return False
         self.visited.add(key)
         result.explored += 1
+        if self.progress is not None:
+            self.progress(result.explored, None)
         runnable = reduce(run, run.runnable()) if partial_order else run.runnable()
         if not runnable and wake_spinning(run.live_warps()):
             runnable = reduce(run, run.runnable()) if partial_order else run.runnable()

@@ -634,6 +634,11 @@ def required_block(module: ModuleOp, kernel: str) -> Dim3:
     raise LaunchError(f"kernel {kernel} declares no {where[0]}, so the block must be given{bound}", op)
 
 
+Progress = Callable[[int, int | None], None]
+"""Told the work done so far and its total (None: not known beforehand) as a run or an
+exploration goes on: the drivers draw a progress bar with it (tools/progress.py)."""
+
+
 @single_threaded_blas()
 def run_launch(
     module: ModuleOp,
@@ -642,11 +647,12 @@ def run_launch(
     functions: Sequence[WarpFunctions] | None = None,
     tracer: Tracer | None = None,
     keep_log: bool = True,
+    progress: Progress | None = None,
 ) -> RunResult:
     """Run `launch` on the machine model (`run_kernel`). A `tracer` records the timeline of
     the run, also of a failing one (trace.py). Without `keep_log` (and without a tracer),
     `report.tmem_events` and `schedule_trace` stay empty, so that a long run takes bounded
-    memory."""
+    memory. `progress` is told the clusters run so far, of the grid's."""
     prepared = prepare(module, launch, functions)
     report = RunReport(launch.kernel, prepared.geometry, launch.schedule, launch.seed)
     keep_log = keep_log or tracer is not None
@@ -655,7 +661,10 @@ def run_launch(
     start = time.perf_counter()
     runs: list[ClusterRun] = []
     steps = 0  # the limit is for the whole launch: clusters run one after another
-    for ctaids in clusters_of(prepared.geometry):
+    clusters = list(clusters_of(prepared.geometry))
+    for done, ctaids in enumerate(clusters):
+        if progress is not None:
+            progress(done, len(clusters))
         run = ClusterRun(prepared, ctaids)
         run.state.keep_log = keep_log
         run.state.replayable = False  # never copied: keep no replay log

@@ -20,6 +20,7 @@ Exit codes (stable, documented in docs/interpreter.md):
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import re
 import sys
@@ -68,6 +69,7 @@ from xdsl_tmem.interpreter.tma import TENSORMAP_ARG_FORM, parse_tensor_map_arg
 from xdsl_tmem.interpreter.trace import Tracer
 from xdsl_tmem.interpreter.validate import Lowering, validate_lowering
 from xdsl_tmem.tools import cli
+from xdsl_tmem.tools.progress import progress_bar
 from xdsl_tmem.tools.upstream import LLVM_MAJOR, ToolFailed, Upstream, llc_lowering
 from xdsl_tmem.universe import available_passes, make_context
 
@@ -410,6 +412,13 @@ def build_parser() -> argparse.ArgumentParser:
         "mlir-opt-22, mlir-translate-22 and llc-22 are found (give the value with '=')",
     )
     parser.add_argument("--trace", metavar="FILE.json", help="write a Chrome trace-event timeline (opens in Perfetto)")
+    parser.add_argument(
+        "--timeline",
+        metavar="FILE.png|svg",
+        help="draw the run's timeline with matplotlib: a lane per warp, tensor core and TMA engine, MMAs and loads "
+        "in flight, stage ownership, barrier phases, the hazard or deadlock where it happened (with --explore: "
+        "the failing schedule's)",
+    )
     parser.add_argument("--version", action="version", version=f"xdsl-tmem-run {xdsl_tmem.__version__}")
     return parser
 
@@ -460,7 +469,9 @@ def check_modes(args: argparse.Namespace) -> None:
             raise UsageError(
                 f"--validate-lowering={args.validate_lowering} names the PTX lowerings to check: it needs -t ptx"
             )
-        for flag, given in (("--explore", args.explore), ("--trace", args.trace), ("--out", args.out)):
+        for flag, given in (
+            ("--explore", args.explore), ("--trace", args.trace), ("--timeline", args.timeline), ("--out", args.out)
+        ):  # fmt: skip
             if given is not None:
                 raise UsageError(f"{flag} cannot be combined with --validate-lowering")
     for flag, value in (
@@ -473,6 +484,8 @@ def check_modes(args: argparse.Namespace) -> None:
     try:
         if args.trace is not None:
             cli.check_output_file("--trace", Path(args.trace))
+        if args.timeline is not None:
+            _check_timeline(Path(args.timeline))
         if args.out is not None:
             cli.check_output_dir("--out", Path(args.out))
     except cli.CliError as e:
@@ -537,16 +550,18 @@ def describe_counterexample(result: Exploration, source_map: SourceMap) -> str:
 
 def explore(module: ModuleOp, args: argparse.Namespace, launch: Launch, source_map: SourceMap) -> str:
     """`--explore`: the summary line, or `Failed` with the first failure."""
-    tracer = Tracer() if args.trace else None
+    tracer = Tracer() if args.trace or args.timeline else None
     if args.explore == "exhaustive":
-        result = explore_exhaustive(module, launch, tracer)
+        with progress_bar("explore exhaustive", "state") as progress:
+            result = explore_exhaustive(module, launch, tracer, progress=progress)
         rate = result.explored / result.seconds if result.seconds else 0.0
         details = (
             f"{result.explored} states, {result.transitions} transitions, {result.seconds:.2f} s ({rate:.0f} states/s)"
         )
     else:
         count = int(args.explore.partition(":")[2])
-        result = explore_random(module, launch, count, tracer, jobs=args.jobs)
+        with progress_bar("explore random", "schedule") as progress:
+            result = explore_random(module, launch, count, tracer, jobs=args.jobs, progress=progress)
         last = args.seed + result.explored - 1
         seeds = (
             f"1 schedule (seed {last})"
@@ -557,12 +572,14 @@ def explore(module: ModuleOp, args: argparse.Namespace, launch: Launch, source_m
     summary = f"explore {result.mode}: {result.verdict}: {details}\n"
     over = " over the schedules" if result.mode == "random" else " over the explored states"
     summary += same_value_note(result.same_value_races, result.first_same_value, source_map, over)
-    if tracer is not None:
+    for path in (args.trace, args.timeline):
+        if path is None:
+            continue
         if result.failure is not None:
-            write_trace(tracer, args.trace)
-            summary += f"timeline of the failing schedule written to {args.trace}\n"
+            summary += write_views(tracer, args, failure_label(result.failure), only=path)
+            summary += f"timeline of the failing schedule written to {path}\n"
         else:
-            summary += f"no failing schedule: no timeline written to {args.trace}\n"
+            summary += f"no failing schedule: no timeline written to {path}\n"
     if result.failure is not None:
         failed = report_failure(result.failure, source_map)
         if result.seed is not None:
@@ -661,11 +678,46 @@ def named_like_input(
     return {names[now.index(name)] if name in now else name: array for name, array in outputs.items()}
 
 
-def write_trace(tracer: Tracer, path: str) -> None:
-    try:
-        tracer.write(Path(path))
-    except OSError as e:
-        raise UsageError(f"--trace: cannot write '{path}': {e.strerror or e}") from None
+def _check_timeline(path: Path) -> None:
+    from xdsl_tmem.interpreter.timeline import FORMATS
+
+    if path.suffix.lower() not in FORMATS:
+        raise UsageError(f"--timeline: '{path}' must end in .png or .svg (the picture's format)")
+    if importlib.util.find_spec("matplotlib") is None:
+        raise UsageError("--timeline needs matplotlib: pip install 'xdsl-tmem[timeline]' (or --trace FILE.json)")
+    cli.check_output_file("--timeline", path)
+
+
+def failure_label(e: BaseException) -> str:
+    """What ended a run, as the timeline marks it."""
+    if isinstance(e, KernelHazard):
+        return f"hazard {e.kind}"
+    if isinstance(e, KernelDeadlock):
+        return "deadlock" + (f" ({e.cause[0]})" if e.cause else "")
+    return "step limit" if isinstance(e, KernelStepLimit) else type(e).__name__
+
+
+def write_views(tracer: Tracer | None, args: argparse.Namespace, failure: str | None, only: str | None = None) -> str:
+    """Write `--trace` and `--timeline` (or `only` one of them); a note when the picture
+    leaves lanes out."""
+    note = ""
+    if tracer is None:
+        return note
+    if args.trace is not None and only in (None, args.trace):
+        try:
+            tracer.write(Path(args.trace))
+        except OSError as e:
+            raise UsageError(f"--trace: cannot write '{args.trace}': {e.strerror or e}") from None
+    if args.timeline is not None and only in (None, args.timeline):
+        from xdsl_tmem.interpreter.timeline import render  # matplotlib only when asked for
+
+        title = f"{args.file} @{args.kernel}" + (f": {failure}" if failure else ": ran to completion")
+        try:
+            left_out = render(tracer.events, Path(args.timeline), title, failure)
+        except OSError as e:
+            raise UsageError(f"--timeline: cannot write '{args.timeline}': {e.strerror or e}") from None
+        note = f"note: {left_out}\n" if left_out else ""
+    return note
 
 
 def write_outputs(out: Path, outputs: dict[str, NDArray[Any]]) -> None:
@@ -732,12 +784,14 @@ def run(argv: Sequence[str] | None = None) -> int:
         if args.explore:
             sys.stdout.write(explore(module, args, launch, source_map))
             return EXIT_OK
-        tracer = Tracer() if args.trace else None
+        tracer = Tracer() if args.trace or args.timeline else None
         try:
-            result = run_launch(module, launch, tracer=tracer, keep_log=False)
-        finally:
-            if tracer is not None:
-                write_trace(tracer, args.trace)
+            with progress_bar("run", "cluster") as progress:
+                result = run_launch(module, launch, tracer=tracer, keep_log=False, progress=progress)
+        except (KernelDeadlock, KernelHazard, KernelStepLimit) as e:
+            _report(write_views(tracer, args, failure_label(e)))
+            raise
+        sys.stdout.write(write_views(tracer, args, None))
         result.outputs = named_like_input(result.outputs, module, args.kernel, names)
         if args.out:
             write_outputs(Path(args.out), result.outputs)
