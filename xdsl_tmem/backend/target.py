@@ -78,6 +78,7 @@ class PTXTarget(Target):
 
     name = "ptx"
     arch: str = DEFAULT_ARCH
+    """The PTX target: sm_100a (default), sm_100f, sm_103a or sm_110a."""
 
     def emit(self, ctx: Context, module: ModuleOp, output: IO[str]) -> None:
         output.write(emit_ptx(module, self.arch))
@@ -89,6 +90,7 @@ class ConvertToPtxPass(ModulePass):
 
     name = "convert-to-ptx"
     arch: str = DEFAULT_ARCH
+    """The PTX target: sm_100a (default), sm_100f, sm_103a or sm_110a."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         selected = to_ptx_module(op, self.arch)

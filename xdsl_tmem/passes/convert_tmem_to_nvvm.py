@@ -1035,7 +1035,7 @@ def _reject_tmem_values(op: Operation, values: Sequence[SSAValue]) -> None:
 
 @dataclass(frozen=True)
 class ConvertTmemToNvvmPass(ModulePass):
-    """Lower explicit tmem ops to nvvm + llvm + arith + scf (see the module docstring)."""
+    """Lower the explicit tmem ops (after `tmem-expand-regions`) to nvvm + llvm + arith + scf."""
 
     name = "convert-tmem-to-nvvm"
 

@@ -7,9 +7,13 @@ a driver with `EXIT_INTERRUPTED` and one line, never a traceback.
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import difflib
+import inspect
+import itertools
 import os
+import textwrap
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -56,6 +60,41 @@ def _typed_options(cls: type[Any]) -> str:
         for info in get_pass_option_infos(cls)
         if info.name != "name"
     )
+
+
+def ours_help() -> str:
+    """The passes and targets of xdsl-tmem, for the drivers' --help: each with its options
+    (xDSL's description of them: name, type, default) and its docstring's first sentence."""
+    lines = ["passes of xdsl-tmem (-p NAME or NAME{option=value ...}, comma-separated; stock xDSL passes too):"]
+    for name, factory in TMEM_UNIVERSE.all_passes.items():
+        lines += _described(name, factory())
+    lines.append("targets of xdsl-tmem (-t NAME or NAME{option=value}):")
+    for name, factory in TMEM_UNIVERSE.all_targets.items():
+        lines += _described(name, factory())
+    return "\n".join(lines) + "\n"
+
+
+def _described(name: str, cls: type[Any]) -> list[str]:
+    summary = " ".join((cls.__doc__ or "").split()).split(". ")[0].rstrip(".")
+    lines = [f"  {name}", f"      {summary}"]
+    documented = _attribute_docs(cls)
+    for info in get_pass_option_infos(cls):
+        if info.name != "name":
+            option = info.name.replace("_", "-")
+            lines.append(f"      {option}={info.default_value}: {documented.get(info.name, info.expected_type)}")
+    return lines
+
+
+def _attribute_docs(cls: type[Any]) -> dict[str, str]:
+    """The docstrings under a class's annotated fields (`field: T = default` then a string)."""
+    body = ast.parse(textwrap.dedent(inspect.getsource(cls))).body[0]
+    assert isinstance(body, ast.ClassDef)
+    docs: dict[str, str] = {}
+    for field, after in itertools.pairwise(body.body):
+        if (isinstance(field, ast.AnnAssign) and isinstance(field.target, ast.Name) and isinstance(after, ast.Expr)
+                and isinstance(after.value, ast.Constant) and isinstance(after.value.value, str)):  # fmt: skip
+            docs[field.target.id] = " ".join(after.value.value.split())
+    return docs
 
 
 def instantiate(what: str, spec: ArgSpec, cls: type[Any]) -> Any:

@@ -331,13 +331,38 @@ def summarize(report: RunReport, outputs: dict[str, NDArray[Any]], source_map: S
 # --------------------------------------------------------------------------------------
 
 
+EPILOG = f"""\
+--arg NAME=VALUE forms (each parameter once; buffers are copied, the copies are the outputs):
+  FILE.npy                  a buffer from a .npy file
+  zeros:DTYPE:SHAPE         a zero buffer: DTYPE f16 bf16 f32 f64 i8 ... u64, SHAPE 128x256 (1-3 dims)
+  rand:DTYPE:SHAPE:SEED     standard normal (floats) or uniform (integers), numpy default_rng(SEED)
+  NUMBER                    a scalar parameter
+  ptr:BUF | null            a pointer parameter: the address of buffer argument BUF, or 0 (PTX kernels)
+  struct:OFF=FIELD,...      a byval struct parameter (PTX): fields ptr:BUF, null or DTYPE:NUMBER at byte offsets
+  {TENSORMAP_ARG_FORM.replace("%", "%%")}
+                            a CUtensorMap parameter over buffer BUF (docs/tma.md)
+
+Exit codes: 0 ran to completion, 1 usage/parse/verification error, 2 deadlock, 3 hazard,
+4 step or exploration limit, 5 translation validation failed, 130 interrupted.
+Docs: docs/interpreter.md (running), docs/verification.md (hazards, exploration, timelines).
+"""
+
+
 class _ArgumentParser(argparse.ArgumentParser):
     def error(self, message: str) -> Any:
         raise UsageError(message)
 
+    def format_help(self) -> str:
+        return super().format_help() + "\n" + cli.ours_help()  # the passes' classes load for --help only
+
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _ArgumentParser(prog="xdsl-tmem-run", description="Run a kernel on the Blackwell machine model.")
+    parser = _ArgumentParser(
+        prog="xdsl-tmem-run",
+        description="Run a kernel on the Blackwell machine model.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("file", help="input .mlir file (tmem, NVVM or ptx level), or .ptx")
     parser.add_argument("--kernel", required=True, help="the kernel function to run")
     parser.add_argument("--block", help="threads per CTA: N or XxYxZ (default: the kernel's .reqntid / nvvm.reqntid)")
@@ -348,9 +373,14 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="NAME=VALUE",
-        help="a kernel argument; a byval CUtensorMap parameter takes " + TENSORMAP_ARG_FORM.replace("%", "%%"),
+        help="a kernel argument, by SSA name (%%out -> out) or position (arg0, ...); the VALUE forms are below",
     )
-    parser.add_argument("-p", "--passes", default="", help="pass pipeline to apply before running")
+    parser.add_argument(
+        "-p",
+        "--passes",
+        default="",
+        help="pass pipeline to apply before running, as xdsl-tmem-opt's -p (ours are below), e.g. -p lower-tmem",
+    )
     parser.add_argument(
         "-t",
         "--target",
@@ -364,7 +394,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--seed", type=int, default=0, help="seed of --schedule random (first seed of --explore random)"
     )
-    parser.add_argument("--max-steps", type=int, default=10_000_000, help="warp-instruction limit")
+    parser.add_argument(
+        "--max-steps",
+        type=int,
+        default=Limits.max_steps,
+        help="warp-instruction limit of the launch (default %(default)s)",
+    )
     parser.add_argument(
         "--dynamic-shared",
         type=int,
@@ -397,9 +432,18 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="worker processes of --explore random:N (default 1); the verdict and failing seed do not depend on it",
     )
-    parser.add_argument("--max-states", type=int, default=1_000_000, help="state limit of --explore exhaustive")
     parser.add_argument(
-        "--max-memory", type=int, default=4096, metavar="MiB", help="memory limit of --explore exhaustive's states"
+        "--max-states",
+        type=int,
+        default=Limits.max_states,
+        help="state limit of --explore exhaustive (default %(default)s)",
+    )
+    parser.add_argument(
+        "--max-memory",
+        type=int,
+        default=Limits.max_memory >> 20,
+        metavar="MiB",
+        help="memory limit of --explore exhaustive's states (default %(default)s MiB)",
     )
     parser.add_argument(
         "--validate-lowering",
