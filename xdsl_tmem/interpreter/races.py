@@ -572,6 +572,74 @@ def check_strided(
     check(warp, op, shadow, (index[:, None] + np.arange(size, dtype=np.int64)).reshape(-1), write, values)
 
 
+def unit_index(units: NDArray[np.int64], size: int) -> NDArray[np.int64]:
+    """The bytes of the `size`-byte units `units`, unit after unit (`check_units`' order)."""
+    return (units[:, None] * size + np.arange(size, dtype=np.int64)).reshape(-1)
+
+
+def check_units(
+    warp: Warp,
+    op: Any,
+    shadow: Shadow,
+    units: NDArray[np.int64],
+    size: int,
+    write: bool,
+    values: NDArray[Any] | None = None,
+) -> None:
+    """`check` of the bytes of the aligned `size`-byte units `units` of `shadow` (unit u:
+    bytes u * size .. u * size + size - 1; `unit_index` lists them), on the shadow viewed
+    as rows of `size` records: a warp's aligned per-lane accesses at any addresses (a
+    cp.async's lanes). Where there is a race, an uninitialised read, or same-value or
+    concurrent records to keep or forget, `check` of the bytes does it all, so the verdict,
+    the report and the records are always `check`'s. (A repeated unit is recorded twice
+    alike, as `check` records a repeated byte.)"""
+    count = shadow.write.size // size
+    listed: list[int] = units.tolist()
+    if (
+        shadow.displaced  # (what an overwrite forgets: `_overwrite`'s)
+        or (shadow.foreign is not None and write)  # an earlier cluster's reads: `_check_reads`
+        or not listed
+        or max(listed) >= count
+        or min(listed) < 0
+    ):
+        check(warp, op, shadow, unit_index(units, size), write, values)
+        return
+    rows = unit_rows(shadow.write, size)
+    last = np.take(rows, units, axis=0)
+    vc = warp.clock.vc
+    written = bool(last.any())
+    if (not write and not shadow.host and not (written and last.all())) or (
+        written and (_any_unordered(vc, last) or (shadow.writers and _any_shared(last)))
+    ):
+        check(warp, op, shadow, unit_index(units, size), write, values)
+        return
+    reads = np.take(unit_rows(shadow.read, size), units, axis=0)
+    seen = bool(reads.any())
+    # (a write races with a read it does not know; a read keeps those beside its own)
+    if seen and (_any_shared(reads) or _any_unordered(vc, reads)):
+        check(warp, op, shadow, unit_index(units, size), write, values)
+        return
+    if shadow.host:
+        shadow.touch(min(listed) * size, max(listed) * size + size)
+    stamp = _stamp(warp, op)
+    if not write:
+        unit_rows(shadow.own_read(), size)[units] = stamp
+        return
+    if values is None:
+        warp.cluster.memory.sites.inexact.add(stamp >> SITE_SHIFT)
+    if seen:
+        unit_rows(shadow.own_read(), size)[units] = NONE
+    target = unit_rows(shadow.own_write(), size)
+    if written:  # as `_overwrite`: what the write replaces (no byte has several writers here)
+        unit_rows(shadow.own_prev(), size)[units] = last
+    target[units] = stamp
+
+
+def unit_rows(history: NDArray[np.int64], size: int) -> NDArray[np.int64]:
+    """A shadow array's whole `size`-byte units as rows of records (a view)."""
+    return history[: history.size - history.size % size].reshape(-1, size)
+
+
 def check_operand(
     warp: Warp, op: Any, cta: Cta, desc: SmemDescriptor, rows: int, k: int, fmt: str, mn_major: bool
 ) -> None:

@@ -230,10 +230,29 @@ def _claim(w: PtxWarp, copy: Copy) -> None:
     and for the tensor core's operand reads (races.check_operand). Its data is written
     when it lands."""
     for shadow, lanes in _by_memory(w, copy.dst, copy.lanes):
+        units = _units_of(copy.dst, lanes, shadow, copy.size)
+        if units is not None:  # the common case, as whole units (races.check_units: the same checks)
+            last = np.take(races.unit_rows(shadow.write, copy.size), units, axis=0)
+            if last.all():
+                races.check_units(w, copy.op, shadow, units, copy.size, write=True)
+                continue
+            if not last.any():
+                continue
         index = ((copy.dst[lanes] - shadow.base)[:, None] + np.arange(copy.size, dtype=np.int64)).reshape(-1)
         written = index[shadow.write[index] != NONE]
         if written.size:
             races.check(w, copy.op, shadow, written, write=True)
+
+
+def _units_of(addresses: NDArray[np.int64], lanes: NDArray[np.intp], shadow: Shadow, size: int) -> _Int64Lanes | None:
+    """The lanes' `size`-byte units of `shadow` (their addresses are aligned to `size`:
+    `_check_issue`), where they are distinct and the shadow's base is aligned too; else
+    None (the per-byte path: later lanes win where they overlap)."""
+    if shadow.base % size:
+        return None
+    units = (addresses[lanes] - shadow.base) // size
+    listed: list[int] = units.tolist()
+    return units if len(set(listed)) == len(listed) else None
 
 
 def _by_memory(w: PtxWarp, addresses: NDArray[np.int64], lanes: Mask) -> list[tuple[Shadow, NDArray[np.intp]]]:
@@ -348,6 +367,8 @@ def _land(w: PtxWarp, copy: Copy, lanes: Mask) -> None:
     knowing.vc[knowing.generic] = w.clock.vc[w.clock.generic]
     clock, w.clock = w.clock, knowing
     try:
+        if _land_units(w, copy, lanes):
+            return
         data = np.zeros((WARP, copy.size), dtype=np.uint8)
         sizes = copy.src_size[lanes]
         for s in [int(sizes[0])] if sizes.min() == sizes.max() else np.unique(sizes).tolist():
@@ -361,11 +382,59 @@ def _land(w: PtxWarp, copy: Copy, lanes: Mask) -> None:
         w.clock = clock
 
 
+_UNIT_TYPES = {size: np.dtype((np.void, size)) for size in (4, 8, 16)}
+"""cp-size bytes as one item (PTX ISA, cp.async: cp-size is 4, 8 or 16)."""
+
+
+def _land_units(w: PtxWarp, copy: Copy, lanes: Mask) -> bool:
+    """`_land`'s reads and writes as whole units, in the common case: the lanes read all
+    `cp-size` source bytes (or none: a zero fill) from one kernel buffer into distinct
+    units of one shared memory. The race checks are `load`'s and `store`'s
+    (races.check_units: the same), in the same order; the bytes move as units. False
+    (nothing done) where it does not apply."""
+    size = copy.size
+    index = np.flatnonzero(lanes)
+    sizes: list[int] = copy.src_size[index].tolist()
+    s = sizes[0]
+    if s not in (0, size) or sizes.count(s) != len(sizes):
+        return False
+    places = _by_memory(w, copy.dst, lanes)
+    dst_shadow = places[0][0]
+    if len(places) > 1 or dst_shadow.base >= SHARED_LIMIT:
+        return False
+    dst = _units_of(copy.dst, index, dst_shadow, size)
+    if dst is None:
+        return False
+    unit = _UNIT_TYPES[size]
+    data: NDArray[Any] = np.zeros(index.size, dtype=unit)
+    if s:
+        sources = _by_memory(w, copy.src, lanes)
+        src_shadow = sources[0][0]
+        if len(sources) > 1 or src_shadow.base < GLOBAL_BASE or src_shadow.base % size:
+            return False
+        src = (copy.src[index] - src_shadow.base) // size
+        races.check_units(w, copy.op, src_shadow, src, size, write=False)
+        buffer, _ = w.cluster.memory.locate(src_shadow.base, 1)
+        data = _unit_array(buffer.data, unit)[src]
+    values = data.view(np.uint8).reshape(index.size, size)
+    races.check_units(w, copy.op, dst_shadow, dst, size, write=True, values=values)
+    cta, _ = w.cluster.cta_of(dst_shadow.base)
+    _unit_array(cta.smem, unit)[dst] = data
+    return True
+
+
+def _unit_array(data: _ByteLanes, unit: np.dtype[Any]) -> NDArray[Any]:
+    """`data`'s whole units of `unit.itemsize` bytes (a view)."""
+    return data[: data.size - data.size % unit.itemsize].view(unit)
+
+
 def _check_own(w: PtxWarp, copy: Copy, lanes: Mask) -> None:
     """The issuing warp's own accesses since the issue of the copy's destination bytes
     (any) and source bytes (writes): an access the copy may land before or after
     (PTX ISA, cp.async: the copy's writes are visible to the thread only after the wait)."""
     me, issued = w.clock.generic, int(copy.known[w.clock.generic])
+    if _none_own(w, copy, lanes, me, issued):
+        return
     reading = lanes & (copy.src_size > 0)
     recorded: list[NDArray[np.int64]] = []  # in the order they are searched: the first found is reported
     for addresses, size, which, reads in ((copy.dst, copy.size, lanes, True), (copy.src, 0, reading, False)):
@@ -396,6 +465,35 @@ def _check_own(w: PtxWarp, copy: Copy, lanes: Mask) -> None:
     late = _own_since(np.concatenate(recorded), me, issued) if recorded else None
     if late is not None:
         _unfinished(w, copy, lanes, late)
+
+
+def _none_own(w: PtxWarp, copy: Copy, lanes: Mask, me: int, issued: int) -> bool:
+    """Whether `_check_own` surely finds nothing, from the records of the lanes' units in the
+    common case (`_land_units`'): none is SHARED (several accesses, kept apart) and none is
+    the warp's since the issue. False where it does not apply or finds something: then
+    `_check_own` searches (and reports the first in its order)."""
+    size = copy.size
+    index = np.flatnonzero(lanes)
+    sizes: list[int] = copy.src_size[index].tolist()
+    s = sizes[0]
+    if s not in (0, size) or sizes.count(s) != len(sizes):
+        return False
+    places = _by_memory(w, copy.dst, lanes)
+    shadow = places[0][0]
+    dst = _units_of(copy.dst, index, shadow, size) if len(places) == 1 else None
+    if dst is None:
+        return False
+    recorded = [np.take(races.unit_rows(shadow.write, size), dst, axis=0),
+                np.take(races.unit_rows(shadow.read, size), dst, axis=0)]  # fmt: skip
+    if s:
+        sources = _by_memory(w, copy.src, lanes)
+        shadow = sources[0][0]
+        if len(sources) > 1 or shadow.base % size:
+            return False
+        src = (copy.src[index] - shadow.base) // size
+        recorded.append(np.take(races.unit_rows(shadow.write, size), src, axis=0))
+    packed = np.concatenate(recorded, axis=None)
+    return not (packed == SHARED).any() and _own_since(packed, me, issued) is None
 
 
 def _own_since(packed: NDArray[np.int64], me: int, issued: int) -> int | None:
