@@ -593,6 +593,25 @@ def check_units(
     concurrent records to keep or forget, `check` of the bytes does it all, so the verdict,
     the report and the records are always `check`'s. (A repeated unit is recorded twice
     alike, as `check` records a repeated byte.)"""
+    clean = units_clean(warp, shadow, units, size, write)
+    if clean is None:
+        check(warp, op, shadow, unit_index(units, size), write, values)
+        return
+    stamp = _stamp(warp, op)
+    if write and values is None:
+        warp.cluster.memory.sites.inexact.add(stamp >> SITE_SHIFT)
+    record_units(shadow, units, size, write, stamp, clean)
+
+
+Clean = tuple[NDArray[np.int64], bool, bool]
+"""What `units_clean` found: the units' last writes, whether any was written, whether any read."""
+
+
+def units_clean(warp: Warp, shadow: Shadow, units: NDArray[np.int64], size: int, write: bool) -> Clean | None:
+    """Whether `check` of the units' bytes (`check_units`) by `warp` now would find nothing
+    to report and only records to replace (no race, no uninitialised read, no same-value
+    group, no concurrent reads, no foreign read or displaced writers to look at): then
+    what `record_units` needs; else None. Changes nothing."""
     count = shadow.write.size // size
     listed: list[int] = units.tolist()
     if (
@@ -602,37 +621,47 @@ def check_units(
         or max(listed) >= count
         or min(listed) < 0
     ):
-        check(warp, op, shadow, unit_index(units, size), write, values)
-        return
-    rows = unit_rows(shadow.write, size)
-    last = np.take(rows, units, axis=0)
+        return None
+    last = np.take(unit_rows(shadow.write, size), units, axis=0)
     vc = warp.clock.vc
     written = bool(last.any())
     if (not write and not shadow.host and not (written and last.all())) or (
         written and (_any_unordered(vc, last) or (shadow.writers and _any_shared(last)))
     ):
-        check(warp, op, shadow, unit_index(units, size), write, values)
-        return
+        return None
     reads = np.take(unit_rows(shadow.read, size), units, axis=0)
     seen = bool(reads.any())
     # (a write races with a read it does not know; a read keeps those beside its own)
     if seen and (_any_shared(reads) or _any_unordered(vc, reads)):
-        check(warp, op, shadow, unit_index(units, size), write, values)
-        return
-    if shadow.host:
+        return None
+    return last, written, seen
+
+
+def record_units(
+    shadow: Shadow, units: NDArray[np.int64], size: int, write: bool, stamp: int | NDArray[np.int64], clean: Clean
+) -> None:
+    """Record the access `units_clean` found clean, as `check` does: a read replaces the
+    units' reads; a write forgets them and replaces their writes, keeping what it replaces
+    (`Shadow.prev`). `stamp`: the access (`stamp`), or one per unit (a column: several
+    copies' units checked together)."""
+    last, written, seen = clean
+    if shadow.host:  # (the bytes `check` touches)
+        listed: list[int] = units.tolist()
         shadow.touch(min(listed) * size, max(listed) * size + size)
-    stamp = _stamp(warp, op)
     if not write:
         unit_rows(shadow.own_read(), size)[units] = stamp
         return
-    if values is None:
-        warp.cluster.memory.sites.inexact.add(stamp >> SITE_SHIFT)
     if seen:
         unit_rows(shadow.own_read(), size)[units] = NONE
     target = unit_rows(shadow.own_write(), size)
     if written:  # as `_overwrite`: what the write replaces (no byte has several writers here)
         unit_rows(shadow.own_prev(), size)[units] = last
     target[units] = stamp
+
+
+def stamp(warp: Warp, op: Any) -> int:
+    """The record of an access by `warp` now at the site `op`."""
+    return _stamp(warp, op)
 
 
 def unit_rows(history: NDArray[np.int64], size: int) -> NDArray[np.int64]:

@@ -26,7 +26,7 @@ byte (the form Triton emits for masked tiles). Copies no wait completes never la
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -58,6 +58,7 @@ from xdsl_tmem.interpreter.shadow import (
 from xdsl_tmem.interpreter.values import WARP, Mask, Value, format_lanes
 
 if TYPE_CHECKING:
+    from xdsl_tmem.interpreter.hazards import WarpClock
     from xdsl_tmem.interpreter.ptx.warp import PtxWarp
 
 _BYTES = np.dtype(np.uint8)
@@ -342,12 +343,13 @@ def wait_groups(w: PtxWarp, mask: Mask, pending: int) -> None:
         newer += group.lanes
     if not any(m.any() for m in done):
         return
+    landing = [(copy, lanes) for group, completes in zip(state.groups, done, strict=True) for copy in group.copies
+               if (lanes := copy.lanes & completes).any()]  # fmt: skip
+    if not _land_together(w, landing):
+        for copy, lanes in landing:  # oldest first
+            _land(w, copy, lanes)
     groups: list[Group] = []
     for group, completes in zip(state.groups, done, strict=True):
-        for copy in group.copies:
-            lanes = copy.lanes & completes
-            if lanes.any():
-                _land(w, copy, lanes)
         left = group.lanes & ~completes
         if left.any():
             copies = tuple(c for c in (c.only(left) for c in group.copies) if c is not None)
@@ -361,13 +363,12 @@ def _land(w: PtxWarp, copy: Copy, lanes: Mask) -> None:
     (`Copy.known`; its own component is the warp's current epoch, so the write is newer
     than everything the warp did, and its own accesses since the issue are checked by
     `_check_own`)."""
-    _check_own(w, copy, lanes)
-    knowing = w.clock.copy()
-    np.copyto(knowing.vc, copy.known)
-    knowing.vc[knowing.generic] = w.clock.vc[w.clock.generic]
-    clock, w.clock = w.clock, knowing
+    plan = _unit_plan(w, copy, lanes)
+    _check_own(w, copy, lanes, plan)
+    clock, w.clock = w.clock, _knowing(w, copy)
     try:
-        if _land_units(w, copy, lanes):
+        if plan is not None:
+            _land_units(w, copy, plan)
             return
         data = np.zeros((WARP, copy.size), dtype=np.uint8)
         sizes = copy.src_size[lanes]
@@ -386,40 +387,173 @@ _UNIT_TYPES = {size: np.dtype((np.void, size)) for size in (4, 8, 16)}
 """cp-size bytes as one item (PTX ISA, cp.async: cp-size is 4, 8 or 16)."""
 
 
-def _land_units(w: PtxWarp, copy: Copy, lanes: Mask) -> bool:
-    """`_land`'s reads and writes as whole units, in the common case: the lanes read all
-    `cp-size` source bytes (or none: a zero fill) from one kernel buffer into distinct
-    units of one shared memory. The race checks are `load`'s and `store`'s
-    (races.check_units: the same), in the same order; the bytes move as units. False
-    (nothing done) where it does not apply."""
+class _Units(NamedTuple):
+    """A copy's lanes as whole `cp-size` units (`_unit_plan`)."""
+
+    dst_shadow: Shadow
+    dst: _Int64Lanes
+    src_shadow: Shadow | None
+    src: _Int64Lanes | None
+    """None: the lanes read no source byte (a zero fill)."""
+
+
+def _unit_plan(w: PtxWarp, copy: Copy, lanes: Mask) -> _Units | None:
+    """The common case of a landing, as whole units: the lanes read all `cp-size` source
+    bytes (or none) from one kernel buffer into distinct units of one shared memory.
+    None where it does not apply (`_land`'s per-byte path)."""
     size = copy.size
     index = np.flatnonzero(lanes)
     sizes: list[int] = copy.src_size[index].tolist()
     s = sizes[0]
     if s not in (0, size) or sizes.count(s) != len(sizes):
-        return False
+        return None
     places = _by_memory(w, copy.dst, lanes)
     dst_shadow = places[0][0]
     if len(places) > 1 or dst_shadow.base >= SHARED_LIMIT:
-        return False
+        return None
     dst = _units_of(copy.dst, index, dst_shadow, size)
     if dst is None:
-        return False
+        return None
+    if not s:
+        return _Units(dst_shadow, dst, None, None)
+    sources = _by_memory(w, copy.src, lanes)
+    src_shadow = sources[0][0]
+    if len(sources) > 1 or src_shadow.base < GLOBAL_BASE or src_shadow.base % size:
+        return None
+    return _Units(dst_shadow, dst, src_shadow, (copy.src[index] - src_shadow.base) // size)
+
+
+def _knowing(w: PtxWarp, copy: Copy) -> WarpClock:
+    """The clock a landing copy is checked with: the warp's at the issue, its own
+    component the warp's current epoch (`_land`)."""
+    knowing = w.clock.copy()
+    np.copyto(knowing.vc, copy.known)
+    knowing.vc[knowing.generic] = w.clock.vc[w.clock.generic]
+    return knowing
+
+
+def _land_units(w: PtxWarp, copy: Copy, plan: _Units) -> None:
+    """`_land`'s reads and writes as whole units (`_unit_plan`): the race checks are
+    `load`'s and `store`'s (races.check_units: the same), in the same order; the bytes
+    move as units."""
+    size = copy.size
     unit = _UNIT_TYPES[size]
-    data: NDArray[Any] = np.zeros(index.size, dtype=unit)
-    if s:
-        sources = _by_memory(w, copy.src, lanes)
-        src_shadow = sources[0][0]
-        if len(sources) > 1 or src_shadow.base < GLOBAL_BASE or src_shadow.base % size:
-            return False
-        src = (copy.src[index] - src_shadow.base) // size
-        races.check_units(w, copy.op, src_shadow, src, size, write=False)
-        buffer, _ = w.cluster.memory.locate(src_shadow.base, 1)
-        data = _unit_array(buffer.data, unit)[src]
-    values = data.view(np.uint8).reshape(index.size, size)
-    races.check_units(w, copy.op, dst_shadow, dst, size, write=True, values=values)
-    cta, _ = w.cluster.cta_of(dst_shadow.base)
-    _unit_array(cta.smem, unit)[dst] = data
+    data: NDArray[Any] = np.zeros(plan.dst.size, dtype=unit)
+    if plan.src_shadow is not None and plan.src is not None:
+        races.check_units(w, copy.op, plan.src_shadow, plan.src, size, write=False)
+        data = _unit_array(_buffer_of(w, plan.src_shadow), unit)[plan.src]
+    values = data.view(np.uint8).reshape(plan.dst.size, size)
+    races.check_units(w, copy.op, plan.dst_shadow, plan.dst, size, write=True, values=values)
+    _unit_array(w.cluster.cta_of(plan.dst_shadow.base)[0].smem, unit)[plan.dst] = data
+
+
+def _buffer_of(w: PtxWarp, shadow: Shadow) -> _ByteLanes:
+    return w.cluster.memory.locate(shadow.base, 1)[0].data
+
+
+def _land_together(w: PtxWarp, landing: list[tuple[Copy, Mask]]) -> bool:
+    """Land several copies (a wait's, oldest first) as one: where each is a `_unit_plan`
+    case, all of one cp-size into one shared memory, into distinct destination units and
+    from distinct source units of each buffer, issued with one clock but their own
+    epochs, and nothing is to be reported or kept apart, landing them one after the other
+    checks and records the same (none sees another's records: their units differ), so
+    the checks and records are made once per memory for all their units, each unit
+    stamped by its copy. False (nothing done) otherwise: `_land` lands them one by one."""
+    if len(landing) < 2:
+        return False
+    size, me = landing[0][0].size, w.clock.generic
+    plans = [_unit_plan(w, copy, lanes) for copy, lanes in landing]
+    units = [p for p in plans if p is not None]
+    if len(units) < len(plans) or any(c.size != size for c, _ in landing):
+        return False
+    known = np.stack([c.known for c, _ in landing])
+    known[:, me] = 0
+    if any(p.dst_shadow is not units[0].dst_shadow for p in units) or (known != known[0]).any():
+        return False
+    dst = _Part(units[0].dst_shadow, [p.dst for p in units], list(range(len(units))))
+    sources: dict[int, _Part] = {}
+    for i, p in enumerate(units):
+        if p.src_shadow is not None and p.src is not None:
+            part = sources.setdefault(id(p.src_shadow), _Part(p.src_shadow, [], []))
+            part.units.append(p.src)
+            part.copies.append(i)
+    parts = [dst, *sources.values()]
+    issued = [int(c.known[me]) for c, _ in landing]
+    if not all(_distinct(part.joined()) for part in parts) or _any_own(w, parts, size, issued):
+        return False
+    clock, w.clock = w.clock, _knowing(w, landing[0][0])
+    try:
+        return _record_together(w, landing, parts, size)
+    finally:
+        w.clock = clock
+
+
+@dataclass(frozen=True, slots=True)
+class _Part:
+    """The units copies land in (or read from) one memory: per copy (`copies`: its index
+    in the landing), its units."""
+
+    shadow: Shadow
+    units: list[_Int64Lanes]
+    copies: list[int]
+
+    def joined(self) -> _Int64Lanes:
+        return np.concatenate(self.units)
+
+    def per_unit(self, values: list[int]) -> _Int64Lanes:
+        """Each copy's value (of `values`, by landing index) for each of its units."""
+        picked = np.array([values[i] for i in self.copies], dtype=np.int64)
+        return np.repeat(picked, [u.size for u in self.units])
+
+
+def _distinct(units: _Int64Lanes) -> bool:
+    listed: list[int] = units.tolist()
+    return len(set(listed)) == len(listed)
+
+
+def _any_own(w: PtxWarp, parts: list[_Part], size: int, issued: list[int]) -> bool:
+    """`_check_own` of several copies at once (`parts`: the destination's first, then the
+    sources'; `issued`: each copy's issue epoch): whether some unit has several accesses
+    recorded (SHARED) or one of the warp's newer than its copy's issue (the destination's
+    writes and reads, the sources' writes)."""
+    dst = parts[0]
+    rows = [np.take(races.unit_rows(dst.shadow.read, size), dst.joined(), axis=0)]
+    bounds = [dst.per_unit(issued)]
+    for part in parts:
+        rows.append(np.take(races.unit_rows(part.shadow.write, size), part.joined(), axis=0))
+        bounds.append(part.per_unit(issued))
+    packed = np.concatenate(rows)
+    if (packed == SHARED).any():
+        return True
+    me = w.clock.generic << COMP_SHIFT
+    low = packed & _LOW_BITS  # (as `_own_since`, each unit against its copy's issue)
+    return bool(((low > (me | np.concatenate(bounds))[:, None]) & (low < (me | FOREIGN_EPOCH))).any())
+
+
+def _record_together(w: PtxWarp, landing: list[tuple[Copy, Mask]], parts: list[_Part], size: int) -> bool:
+    """`_land_together`'s checks (those of `load` and `store`, as `_land_units`) and, where
+    they find nothing, its records and data (`parts`: the destination's first). False
+    (nothing done) where one finds something."""
+    unit = _UNIT_TYPES[size]
+    dst, sources = parts[0], parts[1:]
+    reads = [races.units_clean(w, part.shadow, part.joined(), size, False) for part in sources]
+    written = races.units_clean(w, dst.shadow, dst.joined(), size, True)
+    if written is None or any(r is None for r in reads):
+        return False
+    stamps = [races.stamp(w, copy.op) for copy, _ in landing]  # (in landing order, as one by one)
+    starts = [0]
+    for u in dst.units:
+        starts.append(starts[-1] + u.size)
+    data: NDArray[Any] = np.zeros(starts[-1], dtype=unit)
+    for part, read in zip(sources, reads, strict=True):
+        if read is not None:
+            units = part.joined()
+            races.record_units(part.shadow, units, size, False, part.per_unit(stamps)[:, None], read)
+            where = np.concatenate([np.arange(starts[i], starts[i + 1], dtype=np.int64) for i in part.copies])
+            data[where] = _unit_array(_buffer_of(w, part.shadow), unit)[units]
+    target = dst.joined()
+    races.record_units(dst.shadow, target, size, True, dst.per_unit(stamps)[:, None], written)
+    _unit_array(w.cluster.cta_of(dst.shadow.base)[0].smem, unit)[target] = data
     return True
 
 
@@ -428,12 +562,12 @@ def _unit_array(data: _ByteLanes, unit: np.dtype[Any]) -> NDArray[Any]:
     return data[: data.size - data.size % unit.itemsize].view(unit)
 
 
-def _check_own(w: PtxWarp, copy: Copy, lanes: Mask) -> None:
+def _check_own(w: PtxWarp, copy: Copy, lanes: Mask, plan: _Units | None) -> None:
     """The issuing warp's own accesses since the issue of the copy's destination bytes
     (any) and source bytes (writes): an access the copy may land before or after
     (PTX ISA, cp.async: the copy's writes are visible to the thread only after the wait)."""
     me, issued = w.clock.generic, int(copy.known[w.clock.generic])
-    if _none_own(w, copy, lanes, me, issued):
+    if plan is not None and _none_own(copy, plan, me, issued):
         return
     reading = lanes & (copy.src_size > 0)
     recorded: list[NDArray[np.int64]] = []  # in the order they are searched: the first found is reported
@@ -467,31 +601,16 @@ def _check_own(w: PtxWarp, copy: Copy, lanes: Mask) -> None:
         _unfinished(w, copy, lanes, late)
 
 
-def _none_own(w: PtxWarp, copy: Copy, lanes: Mask, me: int, issued: int) -> bool:
-    """Whether `_check_own` surely finds nothing, from the records of the lanes' units in the
-    common case (`_land_units`'): none is SHARED (several accesses, kept apart) and none is
-    the warp's since the issue. False where it does not apply or finds something: then
-    `_check_own` searches (and reports the first in its order)."""
+def _none_own(copy: Copy, plan: _Units, me: int, issued: int) -> bool:
+    """Whether `_check_own` surely finds nothing, from the records of the copy's units
+    (`_unit_plan`): none is SHARED (several accesses, kept apart) and none is the warp's
+    since the issue. False where it finds something: then `_check_own` searches (and
+    reports the first in its order)."""
     size = copy.size
-    index = np.flatnonzero(lanes)
-    sizes: list[int] = copy.src_size[index].tolist()
-    s = sizes[0]
-    if s not in (0, size) or sizes.count(s) != len(sizes):
-        return False
-    places = _by_memory(w, copy.dst, lanes)
-    shadow = places[0][0]
-    dst = _units_of(copy.dst, index, shadow, size) if len(places) == 1 else None
-    if dst is None:
-        return False
-    recorded = [np.take(races.unit_rows(shadow.write, size), dst, axis=0),
-                np.take(races.unit_rows(shadow.read, size), dst, axis=0)]  # fmt: skip
-    if s:
-        sources = _by_memory(w, copy.src, lanes)
-        shadow = sources[0][0]
-        if len(sources) > 1 or shadow.base % size:
-            return False
-        src = (copy.src[index] - shadow.base) // size
-        recorded.append(np.take(races.unit_rows(shadow.write, size), src, axis=0))
+    recorded = [np.take(races.unit_rows(plan.dst_shadow.write, size), plan.dst, axis=0),
+                np.take(races.unit_rows(plan.dst_shadow.read, size), plan.dst, axis=0)]  # fmt: skip
+    if plan.src_shadow is not None and plan.src is not None:
+        recorded.append(np.take(races.unit_rows(plan.src_shadow.write, size), plan.src, axis=0))
     packed = np.concatenate(recorded, axis=None)
     return not (packed == SHARED).any() and _own_since(packed, me, issued) is None
 
