@@ -249,11 +249,20 @@ def check_span(
     start, stop = span
     vc = warp.clock.vc
     last, reads = shadow.write[start:stop], shadow.read[start:stop]
-    seen_reads = int(reads.max()) > NONE
+    # (each reduction once: a 16 KiB box's records are 128 KiB to scan)
+    first_write, last_write = int(last.min()), int(last.max())
+    first_read, last_read = int(reads.min()), int(reads.max())
+    seen_reads = last_read > NONE
     if (
         shadow.writers  # same-value writer groups: `check` keeps them
-        or _any_unordered(vc, last)
-        or (seen_reads and (_any_unordered(vc, reads) or _any_shared(reads)))
+        or _unordered_between(vc, last, first_write, last_write)
+        or (
+            seen_reads
+            and (
+                _unordered_between(vc, reads, first_read, last_read)
+                or (first_read <= SHARED and bool((reads == SHARED).any()))  # concurrent readers
+            )
+        )
     ):
         check(warp, op, shadow, index(), write=True)
         return
@@ -261,7 +270,7 @@ def check_span(
     warp.cluster.memory.sites.inexact.add(stamp >> SITE_SHIFT)  # a box's bytes are not given (`check`)
     if seen_reads:
         shadow.own_read()[start:stop] = NONE
-    if int(last.max()) > NONE:  # as `_overwrite`: what the box replaces
+    if last_write > NONE:  # as `_overwrite`: what the box replaces
         prev = shadow.own_prev()
         if shadow.displaced:
             for byte in (start + np.flatnonzero(prev[start:stop] == SHARED)).tolist():
@@ -278,6 +287,20 @@ def _any_unordered(vc: NDArray[np.int64], packed: NDArray[np.int64]) -> bool:
     if top <= SHARED:
         return False
     bottom = int(packed.min())
+    if bottom == top:
+        return int(vc[(top >> COMP_SHIFT) & COMP_MASK]) < top & EPOCH_MASK
+    if bottom > SHARED:
+        low = packed & LOW_BITS
+        first, last = int(low.min()), int(low.max())
+        if first >> COMP_SHIFT == last >> COMP_SHIFT:
+            return int(vc[first >> COMP_SHIFT]) < last & EPOCH_MASK
+    return bool(_unordered(vc, packed).any())
+
+
+def _unordered_between(vc: NDArray[np.int64], packed: NDArray[np.int64], bottom: int, top: int) -> bool:
+    """`_any_unordered` given `packed`'s min and max (`bottom`, `top`), already computed."""
+    if top <= SHARED:
+        return False
     if bottom == top:
         return int(vc[(top >> COMP_SHIFT) & COMP_MASK]) < top & EPOCH_MASK
     if bottom > SHARED:

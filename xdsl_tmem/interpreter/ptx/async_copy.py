@@ -83,12 +83,28 @@ class Copy:
     known: NDArray[np.int64]
     """The warp's vector clock when it issued the copy (its own component: the epoch it
     then had, which the issue ended: later accesses of the warp are newer)."""
+    units: Units | None = None
+    """Its lanes as whole units (`_issue_units`), where that applies."""
 
     def only(self, lanes: Mask) -> Copy | None:
         keep = self.lanes & lanes
         if not keep.any():
             return None
-        return Copy(self.op, keep, self.dst, self.src, self.src_size, self.size, self.known)
+        units = self.units if keep.tobytes() == self.lanes.tobytes() else None
+        return Copy(self.op, keep, self.dst, self.src, self.src_size, self.size, self.known, units)
+
+
+class Units(NamedTuple):
+    """A copy's lanes (all it was issued in) as whole `cp-size` units, in lane order: the
+    common case of a landing (`_unit_plan`). Memories by base address (their race shadows
+    are the state's: exploration copies them)."""
+
+    dst_base: int
+    dst: NDArray[np.int64]
+    """Distinct units of one shared memory."""
+    src_base: int
+    src: NDArray[np.int64] | None
+    """Units of one kernel buffer; None: the lanes read no source byte (a zero fill)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,7 +175,9 @@ def _cp_async(d: Decoder, op: ptx.CpAsyncOp, index: int, labels: dict[str, int],
             return nxt
         copy = Copy(op, mask.copy(), _lane_array(dst(w, R)), _lane_array(src(w, R)),
                     _lane_array(src_size(w, R)), size, w.clock.vc.copy())  # fmt: skip
-        _check_issue(w, copy)
+        units = _check_issue(w, copy)
+        if units is not None:
+            copy = Copy(op, copy.lanes, copy.dst, copy.src, copy.src_size, size, copy.known, units)
         _claim(w, copy)
         w.clock.tick()  # the warp's later accesses are newer than the issue (races.py epochs)
         state = w.async_copies
@@ -169,43 +187,67 @@ def _cp_async(d: Decoder, op: ptx.CpAsyncOp, index: int, labels: dict[str, int],
     return run, None
 
 
-def _check_issue(w: PtxWarp, copy: Copy) -> None:
+def _check_issue(w: PtxWarp, copy: Copy) -> Units | None:
     """What the copy's operands must be when it is issued (PTX ISA, cp.async; "Addresses
     as Operands": an address aligned to the access size), and in bounds: reported at
-    the `cp.async`, not at the wait that lands it."""
-    lanes = np.flatnonzero(copy.lanes)
-    src_size = copy.src_size[lanes]
-    if (src_size < 0).any() or (src_size > copy.size).any():
-        bad = int(src_size[(src_size < 0) | (src_size > copy.size)][0])
+    the `cp.async`, not at the wait that lands it. Returns the copy as units
+    (`_issue_units`), where that applies. (Python lists: for 32 lanes cheaper than numpy.)"""
+    size = copy.size
+    lanes: list[int] = np.flatnonzero(copy.lanes).tolist()
+    every: list[list[int]] = [copy.dst.tolist(), copy.src.tolist(), copy.src_size.tolist()]
+    dst, src, sizes = ([values[k] for k in lanes] for values in every)
+    bad = next((n for n in sizes if n < 0 or n > size), None)
+    if bad is not None:
         raise Hazard(
             "cp-async-invalid",
             f"{copy.op.mnemonic()}: src-size {bad} in lanes {format_lanes(copy.lanes)}; it must be at most cp-size "
-            f"{copy.size} (a larger one is undefined behaviour)",
+            f"{size} (a larger one is undefined behaviour)",
         )
-    for what, addresses in (("destination", copy.dst[lanes]), ("source", copy.src[lanes])):
-        if (addresses % copy.size).any():
-            bad = int(addresses[addresses % copy.size != 0][0])
+    for what, addresses in (("destination", dst), ("source", src)):
+        bad = next((a for a in addresses if a % size), None)
+        if bad is not None:
             raise Hazard(
                 "cp-async-invalid",
-                f"{copy.op.mnemonic()}: {what} address 0x{bad:x} is not aligned to cp-size {copy.size}",
+                f"{copy.op.mnemonic()}: {what} address 0x{bad:x} is not aligned to cp-size {size}",
             )
     cluster = w.cluster
-    src = copy.src[lanes]
-    if _in_one_memory(cluster, copy.dst[lanes], copy.size) and (
-        not src_size.any() or (src_size.min() == src_size.max() and _in_one_memory(cluster, src, int(src_size[0])))
+    uniform = min(sizes) == max(sizes)
+    if _in_one_memory(cluster, min(dst), max(dst), size) and (
+        not any(sizes) or (uniform and _in_one_memory(cluster, min(src), max(src), sizes[0]))
     ):
-        return
-    for lane in lanes.tolist():  # one lane at a time, to report the first that is out of bounds
-        cluster.read(int(copy.dst[lane]), copy.size)  # raises out-of-bounds
+        return _issue_units(cluster, dst, src, sizes[0], size) if uniform else None
+    for lane in lanes:  # one lane at a time, to report the first that is out of bounds
+        cluster.read(int(copy.dst[lane]), size)  # raises out-of-bounds
         if copy.src_size[lane]:
             cluster.memory.locate(int(copy.src[lane]), int(copy.src_size[lane]))
+    return None
 
 
-def _in_one_memory(cluster: Any, addresses: NDArray[np.int64], size: int) -> bool:
-    """Whether every access of `size` bytes at `addresses` is inside one CTA's shared
-    memory or one kernel buffer (then none is out of bounds: the memories are
+def _issue_units(cluster: Any, dst: list[int], src: list[int], src_size: int, size: int) -> Units | None:
+    """The copy as `Units` (its addresses in one memory each, aligned, each lane reading
+    `src_size` bytes), where that applies: all of cp-size or none read, into distinct
+    units of a shared memory, from a kernel buffer whose base is aligned to cp-size."""
+    if src_size not in (0, size) or max(dst) >= SHARED_LIMIT or len(set(dst)) != len(dst):
+        return None
+    dst_base = dst[0] >> RANK_SHIFT << RANK_SHIFT  # (the CTA's shadow's base)
+    units = np.array([(a - dst_base) // size for a in dst], dtype=np.int64)
+    units.flags.writeable = False
+    if not src_size:
+        return Units(dst_base, units, 0, None)
+    if min(src) < GLOBAL_BASE:
+        return None
+    buffer, _ = cluster.memory.locate(src[0], 1)
+    if buffer.base % size:
+        return None
+    sources = np.array([(a - buffer.base) // size for a in src], dtype=np.int64)
+    sources.flags.writeable = False
+    return Units(dst_base, units, buffer.base, sources)
+
+
+def _in_one_memory(cluster: Any, lo: int, hi: int, size: int) -> bool:
+    """Whether every access of `size` bytes at addresses `lo`..`hi` is inside one CTA's
+    shared memory or one kernel buffer (then none is out of bounds: the memories are
     contiguous); False also where some may be, for the caller to check each."""
-    lo, hi = int(addresses.min()), int(addresses.max())
     if hi < SHARED_LIMIT:
         rank = lo >> RANK_SHIFT
         return (
@@ -230,6 +272,15 @@ def _claim(w: PtxWarp, copy: Copy) -> None:
     until the copy lands: reading them before is `smem-read-uninitialized`, for a thread
     and for the tensor core's operand reads (races.check_operand). Its data is written
     when it lands."""
+    if copy.units is not None:
+        shadow, units = races.locate(w.cluster, copy.units.dst_base), copy.units.dst
+        last = np.take(races.unit_rows(shadow.write, copy.size), units, axis=0)
+        if last.all():
+            races.check_units(w, copy.op, shadow, units, copy.size, write=True)
+        elif last.any():
+            written = races.unit_index(units, copy.size)[last.reshape(-1) != NONE]
+            races.check(w, copy.op, shadow, written, write=True)
+        return
     for shadow, lanes in _by_memory(w, copy.dst, copy.lanes):
         units = _units_of(copy.dst, lanes, shadow, copy.size)
         if units is not None:  # the common case, as whole units (races.check_units: the same checks)
@@ -401,6 +452,11 @@ def _unit_plan(w: PtxWarp, copy: Copy, lanes: Mask) -> _Units | None:
     """The common case of a landing, as whole units: the lanes read all `cp-size` source
     bytes (or none) from one kernel buffer into distinct units of one shared memory.
     None where it does not apply (`_land`'s per-byte path)."""
+    issued = copy.units
+    if issued is not None and lanes.tobytes() == copy.lanes.tobytes():
+        cluster = w.cluster
+        src_shadow = None if issued.src is None else races.locate(cluster, issued.src_base)
+        return _Units(races.locate(cluster, issued.dst_base), issued.dst, src_shadow, issued.src)
     size = copy.size
     index = np.flatnonzero(lanes)
     sizes: list[int] = copy.src_size[index].tolist()
