@@ -195,7 +195,7 @@ def _check_issue(w: PtxWarp, copy: Copy) -> Units | None:
     size = copy.size
     lanes: list[int] = np.flatnonzero(copy.lanes).tolist()
     every: list[list[int]] = [copy.dst.tolist(), copy.src.tolist(), copy.src_size.tolist()]
-    dst, src, sizes = ([values[k] for k in lanes] for values in every)
+    dst, src, sizes = every if len(lanes) == WARP else ([values[k] for k in lanes] for values in every)
     bad = next((n for n in sizes if n < 0 or n > size), None)
     if bad is not None:
         raise Hazard(
