@@ -33,7 +33,7 @@ from xdsl_tmem.interpreter.launch import Geometry
 from xdsl_tmem.interpreter.machine import Cluster, Cta, GlobalMemory, Hazard, SharedLayout
 from xdsl_tmem.interpreter.nvvm import MmaOperands, tcgen05_mma
 from xdsl_tmem.interpreter.run import connect
-from xdsl_tmem.interpreter.shadow import COMP_SHIFT, SHARED, SITE_SHIFT
+from xdsl_tmem.interpreter.shadow import COMP_SHIFT, SHARED, SITE_SHIFT, Writers
 from xdsl_tmem.interpreter.tcgen05 import (
     DescriptorError,
     SmemDescriptor,
@@ -408,3 +408,89 @@ def test_check_operands_is_check_operand_per_tile(seed: int, host: bool, overlap
     for got, expected in zip(fast[1:3], slow[1:3], strict=True):
         np.testing.assert_array_equal(got, expected)
     assert fast[3] == slow[3]
+
+
+def full_outcome(fn: Callable[[], None], cluster: Cluster) -> tuple[Any, ...]:
+    """`outcome` and every other record a check keeps: what writes replaced, same-value
+    writer groups, foreign reads, the sites noted inexact, same-value races, the range
+    touched."""
+    try:
+        fn()
+        error = None
+    except Hazard as e:
+        error = (e.kind, str(e))
+    shadow, sites = cluster.ctas[0].shadow, cluster.memory.sites
+
+    def array(a: NDArray[np.int64] | None) -> list[int] | None:
+        return None if a is None else a.tolist()
+
+    return (
+        error, shadow.write.tolist(), shadow.read.tolist(), array(shadow.prev), array(shadow.foreign),
+        {b: list(r) for b, r in shadow.readers.items()},
+        {b: (list(w.members), w.before) for b, w in shadow.writers.items()},
+        {b: list(d) for b, d in shadow.displaced.items()},
+        sorted(sites.inexact), sites.same_value, (shadow.lo, shadow.hi),
+    )  # fmt: skip
+
+
+def unit_history(rng: np.random.Generator, warp: Warp, shadow: Any, span: int, extras: bool) -> None:
+    """`history` over the first `span` bytes of `shadow`; with `extras`, also concurrent
+    readers, same-value writer groups, what writes replaced (one or several) and an
+    earlier cluster's reads."""
+    write, read = history(rng, warp, span, 3)
+    shadow.write[:span], shadow.read[:span] = write, read
+    if not extras:
+        return
+    shadow.prev = np.zeros(shadow.write.size, dtype=np.int64)
+    shadow.prev[:span] = history(rng, warp, span, 3)[0]
+    for byte in rng.choice(span, 6, replace=False).tolist():
+        packed = [int(p) for p in history(rng, warp, 3, 3)[0] if p] or [2 << SITE_SHIFT]
+        match int(rng.integers(0, 3)):
+            case 0:
+                shadow.read[byte], shadow.readers[byte] = SHARED, packed
+            case 1:
+                shadow.write[byte], shadow.writers[byte] = SHARED, Writers(packed, (3 << SITE_SHIFT,))
+            case _:
+                shadow.prev[byte], shadow.displaced[byte] = SHARED, packed
+    if rng.random() < 0.3:
+        shadow.foreign = np.zeros(shadow.write.size, dtype=np.int64)
+        shadow.foreign[:span] = history(rng, warp, span, 3)[1]
+
+
+@FAST
+@given(st.integers(0, 2**32 - 1), st.sampled_from([4, 8, 16]), st.booleans(), st.booleans(), st.booleans())
+def test_check_units_is_check_of_their_bytes(seed: int, size: int, write: bool, host: bool, extras: bool) -> None:
+    """A warp's aligned per-lane accesses (a cp.async's lanes) checked as whole units
+    (`check_units`): the same report and records as `check` of their bytes, unit after
+    unit, whatever the history (fresh, known, racing, concurrent readers, same-value
+    groups, repeated units, a store writing the bytes memory holds)."""
+    rng = np.random.default_rng(seed)
+    cluster, warp = make_cluster(1)
+    warp.clock.vc[:] = rng.integers(1, 6, warp.clock.vc.size)
+    shadow = cluster.ctas[0].shadow
+    shadow.host = host
+    span = 2048
+    if rng.random() < 0.8:
+        unit_history(rng, warp, shadow, span, extras)
+    lanes = int(rng.integers(1, 33))
+    match int(rng.integers(0, 3)):
+        case 0:  # a regular pattern: consecutive units
+            first = int(rng.integers(0, span // size - lanes))
+            units = np.arange(first, first + lanes, dtype=np.int64)
+        case 1:  # any distinct units
+            units = rng.choice(span // size, lanes, replace=False).astype(np.int64)
+        case _:  # units may repeat
+            units = rng.integers(0, span // size, lanes).astype(np.int64)
+    index = (units[:, None] * size + np.arange(size)).reshape(-1)  # unit after unit, byte after byte
+    values: NDArray[np.uint8] | None = None
+    if write and rng.random() < 0.7:
+        memory = cluster.ctas[0].smem
+        same = rng.random() < 0.5  # the bytes memory holds: a same-value write where it races
+        values = (memory[index] if same else rng.integers(0, 256, index.size).astype(np.uint8)).reshape(lanes, size)
+    clone = copy.deepcopy(shadow)
+    fast = full_outcome(lambda: races.check_units(warp, ANY_OP, shadow, units, size, write, values), cluster)
+    cluster.ctas[0].shadow = clone
+    cluster.memory.sites.inexact.clear()
+    cluster.memory.sites.same_value = 0
+    slow = full_outcome(lambda: races.check(warp, ANY_OP, clone, index, write, values), cluster)
+    assert fast == slow

@@ -400,3 +400,65 @@ def test_exhaustive_exploration_of_a_copy_and_its_reader(producer: str, verdict:
     else:
         assert isinstance(failure, KernelHazard)
         assert failure.kind == verdict
+
+
+def _snapshot_run(monkeypatch: pytest.MonkeyPatch, text: str, block: int, src: np.ndarray[Any, Any],
+                  together: bool) -> tuple[Any, ...]:  # fmt: skip
+    """The run's output or report, and every shadow's records as the launch ends."""
+    from xdsl_tmem.interpreter.ptx import async_copy
+    from xdsl_tmem.interpreter.shadow import Shadow
+
+    records: list[Any] = []
+    drop = Shadow.drop
+
+    def snapshot(shadow: Shadow) -> None:
+        prev = None if shadow.prev is None else shadow.prev.tolist()
+        records.append((shadow.base, shadow.write.tolist(), shadow.read.tolist(), prev, dict(shadow.readers)))
+        drop(shadow)
+
+    original = async_copy._land_together  # pyright: ignore[reportPrivateUsage]
+    landed: list[bool] = []
+
+    def land_together(w: Any, landing: Any) -> bool:
+        landed.append(together and original(w, landing))
+        return landed[-1]
+
+    monkeypatch.setattr(Shadow, "drop", snapshot)
+    monkeypatch.setattr(async_copy, "_land_together", land_together)
+    try:
+        outcome: Any = _run(text, block, src, np.zeros(512, np.uint8)).outputs["out"].tolist()
+    except KernelHazard as e:
+        outcome = (e.kind, e.message)
+    monkeypatch.undo()
+    return outcome, sorted(records, key=lambda r: r[0]), any(landed)
+
+
+_OWN_WRITE = "  mov.u32 %r20, 7;\n  st.shared.u32 [%r4+516], %r20;\n"
+_ZERO_FILL = "cp.async.cg.shared.global [%r4+512], [%rd4+512], 16, 0;"
+
+
+@pytest.mark.parametrize(
+    ("body", "joined"),
+    [(_THREE_GROUPS.format(prefill="", pending=0, read=0), True),
+     (_THREE_GROUPS.format(prefill=PREFILL, pending=1, read=512), True),
+     (_THREE_GROUPS.format(prefill=PREFILL, pending=0, read=1024).replace(
+         "  cp.async.wait_group 0;", _OWN_WRITE + "  cp.async.wait_group 0;"), False),
+     (_THREE_GROUPS.format(prefill=PREFILL, pending=0, read=512).replace(
+         "cp.async.cg.shared.global [%r4+512], [%rd4+512], 16;", _ZERO_FILL), True),
+     (_THREE_GROUPS.format(prefill=PREFILL, pending=0, read=512).replace("%rd4+1024", "%rd4"), False),
+     (_THREE_GROUPS.format(prefill=PREFILL, pending=0, read=512).replace("[%r4+1024]", "[%r4+512]"), False)],
+    ids=["fresh", "reused", "own-write-between", "zero-fill", "same-source", "same-destination"],
+)  # fmt: skip
+def test_a_wait_lands_its_copies_together_as_one_by_one(monkeypatch: pytest.MonkeyPatch, body: str,
+                                                        joined: bool) -> None:  # fmt: skip
+    """A wait lands its copies' units together where that is the same as one by one
+    (async_copy._land_together): the same output or report and the same race records
+    when the launch ends as landing each copy in turn (the path the model had before).
+    Copies that share source or destination units, or an access by the issuing warp
+    between the issue and the wait, are landed one by one (`joined` False)."""
+    text = _kernel(body)
+    src = np.random.default_rng(6).integers(0, 256, 3 * 512, dtype=np.uint8)
+    together = _snapshot_run(monkeypatch, text, 32, src, True)
+    one_by_one = _snapshot_run(monkeypatch, text, 32, src, False)
+    assert together[:2] == one_by_one[:2]
+    assert (together[2], one_by_one[2]) == (joined, False)

@@ -249,11 +249,20 @@ def check_span(
     start, stop = span
     vc = warp.clock.vc
     last, reads = shadow.write[start:stop], shadow.read[start:stop]
-    seen_reads = int(reads.max()) > NONE
+    # (each reduction once: a 16 KiB box's records are 128 KiB to scan)
+    first_write, last_write = int(last.min()), int(last.max())
+    first_read, last_read = int(reads.min()), int(reads.max())
+    seen_reads = last_read > NONE
     if (
         shadow.writers  # same-value writer groups: `check` keeps them
-        or _any_unordered(vc, last)
-        or (seen_reads and (_any_unordered(vc, reads) or _any_shared(reads)))
+        or _unordered_between(vc, last, first_write, last_write)
+        or (
+            seen_reads
+            and (
+                _unordered_between(vc, reads, first_read, last_read)
+                or (first_read <= SHARED and bool((reads == SHARED).any()))  # concurrent readers
+            )
+        )
     ):
         check(warp, op, shadow, index(), write=True)
         return
@@ -261,7 +270,7 @@ def check_span(
     warp.cluster.memory.sites.inexact.add(stamp >> SITE_SHIFT)  # a box's bytes are not given (`check`)
     if seen_reads:
         shadow.own_read()[start:stop] = NONE
-    if int(last.max()) > NONE:  # as `_overwrite`: what the box replaces
+    if last_write > NONE:  # as `_overwrite`: what the box replaces
         prev = shadow.own_prev()
         if shadow.displaced:
             for byte in (start + np.flatnonzero(prev[start:stop] == SHARED)).tolist():
@@ -278,6 +287,20 @@ def _any_unordered(vc: NDArray[np.int64], packed: NDArray[np.int64]) -> bool:
     if top <= SHARED:
         return False
     bottom = int(packed.min())
+    if bottom == top:
+        return int(vc[(top >> COMP_SHIFT) & COMP_MASK]) < top & EPOCH_MASK
+    if bottom > SHARED:
+        low = packed & LOW_BITS
+        first, last = int(low.min()), int(low.max())
+        if first >> COMP_SHIFT == last >> COMP_SHIFT:
+            return int(vc[first >> COMP_SHIFT]) < last & EPOCH_MASK
+    return bool(_unordered(vc, packed).any())
+
+
+def _unordered_between(vc: NDArray[np.int64], packed: NDArray[np.int64], bottom: int, top: int) -> bool:
+    """`_any_unordered` given `packed`'s min and max (`bottom`, `top`), already computed."""
+    if top <= SHARED:
+        return False
     if bottom == top:
         return int(vc[(top >> COMP_SHIFT) & COMP_MASK]) < top & EPOCH_MASK
     if bottom > SHARED:
@@ -570,6 +593,103 @@ def check_strided(
             return
     index = np.arange(first, first + lanes * stride, stride, dtype=np.int64)
     check(warp, op, shadow, (index[:, None] + np.arange(size, dtype=np.int64)).reshape(-1), write, values)
+
+
+def unit_index(units: NDArray[np.int64], size: int) -> NDArray[np.int64]:
+    """The bytes of the `size`-byte units `units`, unit after unit (`check_units`' order)."""
+    return (units[:, None] * size + np.arange(size, dtype=np.int64)).reshape(-1)
+
+
+def check_units(
+    warp: Warp,
+    op: Any,
+    shadow: Shadow,
+    units: NDArray[np.int64],
+    size: int,
+    write: bool,
+    values: NDArray[Any] | None = None,
+) -> None:
+    """`check` of the bytes of the aligned `size`-byte units `units` of `shadow` (unit u:
+    bytes u * size .. u * size + size - 1; `unit_index` lists them), on the shadow viewed
+    as rows of `size` records: a warp's aligned per-lane accesses at any addresses (a
+    cp.async's lanes). Where there is a race, an uninitialised read, or same-value or
+    concurrent records to keep or forget, `check` of the bytes does it all, so the verdict,
+    the report and the records are always `check`'s. (A repeated unit is recorded twice
+    alike, as `check` records a repeated byte.)"""
+    clean = units_clean(warp, shadow, units, size, write)
+    if clean is None:
+        check(warp, op, shadow, unit_index(units, size), write, values)
+        return
+    stamp = _stamp(warp, op)
+    if write and values is None:
+        warp.cluster.memory.sites.inexact.add(stamp >> SITE_SHIFT)
+    record_units(shadow, units, size, write, stamp, clean)
+
+
+Clean = tuple[NDArray[np.int64], bool, bool]
+"""What `units_clean` found: the units' last writes, whether any was written, whether any read."""
+
+
+def units_clean(warp: Warp, shadow: Shadow, units: NDArray[np.int64], size: int, write: bool) -> Clean | None:
+    """Whether `check` of the units' bytes (`check_units`) by `warp` now would find nothing
+    to report and only records to replace (no race, no uninitialised read, no same-value
+    group, no concurrent reads, no foreign read or displaced writers to look at): then
+    what `record_units` needs; else None. Changes nothing."""
+    count = shadow.write.size // size
+    listed: list[int] = units.tolist()
+    if (
+        shadow.displaced  # (what an overwrite forgets: `_overwrite`'s)
+        or (shadow.foreign is not None and write)  # an earlier cluster's reads: `_check_reads`
+        or not listed
+        or max(listed) >= count
+        or min(listed) < 0
+    ):
+        return None
+    last = np.take(unit_rows(shadow.write, size), units, axis=0)
+    vc = warp.clock.vc
+    written = bool(last.any())
+    if (not write and not shadow.host and not (written and last.all())) or (
+        written and (_any_unordered(vc, last) or (shadow.writers and _any_shared(last)))
+    ):
+        return None
+    reads = np.take(unit_rows(shadow.read, size), units, axis=0)
+    seen = bool(reads.any())
+    # (a write races with a read it does not know; a read keeps those beside its own)
+    if seen and (_any_shared(reads) or _any_unordered(vc, reads)):
+        return None
+    return last, written, seen
+
+
+def record_units(
+    shadow: Shadow, units: NDArray[np.int64], size: int, write: bool, stamp: int | NDArray[np.int64], clean: Clean
+) -> None:
+    """Record the access `units_clean` found clean, as `check` does: a read replaces the
+    units' reads; a write forgets them and replaces their writes, keeping what it replaces
+    (`Shadow.prev`). `stamp`: the access (`stamp`), or one per unit (a column: several
+    copies' units checked together)."""
+    last, written, seen = clean
+    if shadow.host:  # (the bytes `check` touches)
+        listed: list[int] = units.tolist()
+        shadow.touch(min(listed) * size, max(listed) * size + size)
+    if not write:
+        unit_rows(shadow.own_read(), size)[units] = stamp
+        return
+    if seen:
+        unit_rows(shadow.own_read(), size)[units] = NONE
+    target = unit_rows(shadow.own_write(), size)
+    if written:  # as `_overwrite`: what the write replaces (no byte has several writers here)
+        unit_rows(shadow.own_prev(), size)[units] = last
+    target[units] = stamp
+
+
+def stamp(warp: Warp, op: Any) -> int:
+    """The record of an access by `warp` now at the site `op`."""
+    return _stamp(warp, op)
+
+
+def unit_rows(history: NDArray[np.int64], size: int) -> NDArray[np.int64]:
+    """A shadow array's whole `size`-byte units as rows of records (a view)."""
+    return history[: history.size - history.size % size].reshape(-1, size)
 
 
 def check_operand(

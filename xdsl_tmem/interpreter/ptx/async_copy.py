@@ -26,7 +26,7 @@ byte (the form Triton emits for masked tiles). Copies no wait completes never la
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -58,6 +58,7 @@ from xdsl_tmem.interpreter.shadow import (
 from xdsl_tmem.interpreter.values import WARP, Mask, Value, format_lanes
 
 if TYPE_CHECKING:
+    from xdsl_tmem.interpreter.hazards import WarpClock
     from xdsl_tmem.interpreter.ptx.warp import PtxWarp
 
 _BYTES = np.dtype(np.uint8)
@@ -82,12 +83,28 @@ class Copy:
     known: NDArray[np.int64]
     """The warp's vector clock when it issued the copy (its own component: the epoch it
     then had, which the issue ended: later accesses of the warp are newer)."""
+    units: Units | None = None
+    """Its lanes as whole units (`_issue_units`), where that applies."""
 
     def only(self, lanes: Mask) -> Copy | None:
         keep = self.lanes & lanes
         if not keep.any():
             return None
-        return Copy(self.op, keep, self.dst, self.src, self.src_size, self.size, self.known)
+        units = self.units if keep.tobytes() == self.lanes.tobytes() else None
+        return Copy(self.op, keep, self.dst, self.src, self.src_size, self.size, self.known, units)
+
+
+class Units(NamedTuple):
+    """A copy's lanes (all it was issued in) as whole `cp-size` units, in lane order: the
+    common case of a landing (`_unit_plan`). Memories by base address (their race shadows
+    are the state's: exploration copies them)."""
+
+    dst_base: int
+    dst: NDArray[np.int64]
+    """Distinct units of one shared memory."""
+    src_base: int
+    src: NDArray[np.int64] | None
+    """Units of one kernel buffer; None: the lanes read no source byte (a zero fill)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,7 +175,9 @@ def _cp_async(d: Decoder, op: ptx.CpAsyncOp, index: int, labels: dict[str, int],
             return nxt
         copy = Copy(op, mask.copy(), _lane_array(dst(w, R)), _lane_array(src(w, R)),
                     _lane_array(src_size(w, R)), size, w.clock.vc.copy())  # fmt: skip
-        _check_issue(w, copy)
+        units = _check_issue(w, copy)
+        if units is not None:
+            copy = Copy(op, copy.lanes, copy.dst, copy.src, copy.src_size, size, copy.known, units)
         _claim(w, copy)
         w.clock.tick()  # the warp's later accesses are newer than the issue (races.py epochs)
         state = w.async_copies
@@ -168,43 +187,67 @@ def _cp_async(d: Decoder, op: ptx.CpAsyncOp, index: int, labels: dict[str, int],
     return run, None
 
 
-def _check_issue(w: PtxWarp, copy: Copy) -> None:
+def _check_issue(w: PtxWarp, copy: Copy) -> Units | None:
     """What the copy's operands must be when it is issued (PTX ISA, cp.async; "Addresses
     as Operands": an address aligned to the access size), and in bounds: reported at
-    the `cp.async`, not at the wait that lands it."""
-    lanes = np.flatnonzero(copy.lanes)
-    src_size = copy.src_size[lanes]
-    if (src_size < 0).any() or (src_size > copy.size).any():
-        bad = int(src_size[(src_size < 0) | (src_size > copy.size)][0])
+    the `cp.async`, not at the wait that lands it. Returns the copy as units
+    (`_issue_units`), where that applies. (Python lists: for 32 lanes cheaper than numpy.)"""
+    size = copy.size
+    lanes: list[int] = np.flatnonzero(copy.lanes).tolist()
+    every: list[list[int]] = [copy.dst.tolist(), copy.src.tolist(), copy.src_size.tolist()]
+    dst, src, sizes = every if len(lanes) == WARP else ([values[k] for k in lanes] for values in every)
+    bad = next((n for n in sizes if n < 0 or n > size), None)
+    if bad is not None:
         raise Hazard(
             "cp-async-invalid",
             f"{copy.op.mnemonic()}: src-size {bad} in lanes {format_lanes(copy.lanes)}; it must be at most cp-size "
-            f"{copy.size} (a larger one is undefined behaviour)",
+            f"{size} (a larger one is undefined behaviour)",
         )
-    for what, addresses in (("destination", copy.dst[lanes]), ("source", copy.src[lanes])):
-        if (addresses % copy.size).any():
-            bad = int(addresses[addresses % copy.size != 0][0])
+    for what, addresses in (("destination", dst), ("source", src)):
+        bad = next((a for a in addresses if a % size), None)
+        if bad is not None:
             raise Hazard(
                 "cp-async-invalid",
-                f"{copy.op.mnemonic()}: {what} address 0x{bad:x} is not aligned to cp-size {copy.size}",
+                f"{copy.op.mnemonic()}: {what} address 0x{bad:x} is not aligned to cp-size {size}",
             )
     cluster = w.cluster
-    src = copy.src[lanes]
-    if _in_one_memory(cluster, copy.dst[lanes], copy.size) and (
-        not src_size.any() or (src_size.min() == src_size.max() and _in_one_memory(cluster, src, int(src_size[0])))
+    uniform = min(sizes) == max(sizes)
+    if _in_one_memory(cluster, min(dst), max(dst), size) and (
+        not any(sizes) or (uniform and _in_one_memory(cluster, min(src), max(src), sizes[0]))
     ):
-        return
-    for lane in lanes.tolist():  # one lane at a time, to report the first that is out of bounds
-        cluster.read(int(copy.dst[lane]), copy.size)  # raises out-of-bounds
+        return _issue_units(cluster, dst, src, sizes[0], size) if uniform else None
+    for lane in lanes:  # one lane at a time, to report the first that is out of bounds
+        cluster.read(int(copy.dst[lane]), size)  # raises out-of-bounds
         if copy.src_size[lane]:
             cluster.memory.locate(int(copy.src[lane]), int(copy.src_size[lane]))
+    return None
 
 
-def _in_one_memory(cluster: Any, addresses: NDArray[np.int64], size: int) -> bool:
-    """Whether every access of `size` bytes at `addresses` is inside one CTA's shared
-    memory or one kernel buffer (then none is out of bounds: the memories are
+def _issue_units(cluster: Any, dst: list[int], src: list[int], src_size: int, size: int) -> Units | None:
+    """The copy as `Units` (its addresses in one memory each, aligned, each lane reading
+    `src_size` bytes), where that applies: all of cp-size or none read, into distinct
+    units of a shared memory, from a kernel buffer whose base is aligned to cp-size."""
+    if src_size not in (0, size) or max(dst) >= SHARED_LIMIT or len(set(dst)) != len(dst):
+        return None
+    dst_base = dst[0] >> RANK_SHIFT << RANK_SHIFT  # (the CTA's shadow's base)
+    units = np.array([(a - dst_base) // size for a in dst], dtype=np.int64)
+    units.flags.writeable = False
+    if not src_size:
+        return Units(dst_base, units, 0, None)
+    if min(src) < GLOBAL_BASE:
+        return None
+    buffer, _ = cluster.memory.locate(src[0], 1)
+    if buffer.base % size:
+        return None
+    sources = np.array([(a - buffer.base) // size for a in src], dtype=np.int64)
+    sources.flags.writeable = False
+    return Units(dst_base, units, buffer.base, sources)
+
+
+def _in_one_memory(cluster: Any, lo: int, hi: int, size: int) -> bool:
+    """Whether every access of `size` bytes at addresses `lo`..`hi` is inside one CTA's
+    shared memory or one kernel buffer (then none is out of bounds: the memories are
     contiguous); False also where some may be, for the caller to check each."""
-    lo, hi = int(addresses.min()), int(addresses.max())
     if hi < SHARED_LIMIT:
         rank = lo >> RANK_SHIFT
         return (
@@ -229,11 +272,39 @@ def _claim(w: PtxWarp, copy: Copy) -> None:
     until the copy lands: reading them before is `smem-read-uninitialized`, for a thread
     and for the tensor core's operand reads (races.check_operand). Its data is written
     when it lands."""
+    if copy.units is not None:
+        shadow, units = races.locate(w.cluster, copy.units.dst_base), copy.units.dst
+        last = np.take(races.unit_rows(shadow.write, copy.size), units, axis=0)
+        if last.all():
+            races.check_units(w, copy.op, shadow, units, copy.size, write=True)
+        elif last.any():
+            written = races.unit_index(units, copy.size)[last.reshape(-1) != NONE]
+            races.check(w, copy.op, shadow, written, write=True)
+        return
     for shadow, lanes in _by_memory(w, copy.dst, copy.lanes):
+        units = _units_of(copy.dst, lanes, shadow, copy.size)
+        if units is not None:  # the common case, as whole units (races.check_units: the same checks)
+            last = np.take(races.unit_rows(shadow.write, copy.size), units, axis=0)
+            if last.all():
+                races.check_units(w, copy.op, shadow, units, copy.size, write=True)
+                continue
+            if not last.any():
+                continue
         index = ((copy.dst[lanes] - shadow.base)[:, None] + np.arange(copy.size, dtype=np.int64)).reshape(-1)
         written = index[shadow.write[index] != NONE]
         if written.size:
             races.check(w, copy.op, shadow, written, write=True)
+
+
+def _units_of(addresses: NDArray[np.int64], lanes: NDArray[np.intp], shadow: Shadow, size: int) -> _Int64Lanes | None:
+    """The lanes' `size`-byte units of `shadow` (their addresses are aligned to `size`:
+    `_check_issue`), where they are distinct and the shadow's base is aligned too; else
+    None (the per-byte path: later lanes win where they overlap)."""
+    if shadow.base % size:
+        return None
+    units = (addresses[lanes] - shadow.base) // size
+    listed: list[int] = units.tolist()
+    return units if len(set(listed)) == len(listed) else None
 
 
 def _by_memory(w: PtxWarp, addresses: NDArray[np.int64], lanes: Mask) -> list[tuple[Shadow, NDArray[np.intp]]]:
@@ -323,12 +394,13 @@ def wait_groups(w: PtxWarp, mask: Mask, pending: int) -> None:
         newer += group.lanes
     if not any(m.any() for m in done):
         return
+    landing = [(copy, lanes) for group, completes in zip(state.groups, done, strict=True) for copy in group.copies
+               if (lanes := copy.lanes & completes).any()]  # fmt: skip
+    if not _land_together(w, landing):
+        for copy, lanes in landing:  # oldest first
+            _land(w, copy, lanes)
     groups: list[Group] = []
     for group, completes in zip(state.groups, done, strict=True):
-        for copy in group.copies:
-            lanes = copy.lanes & completes
-            if lanes.any():
-                _land(w, copy, lanes)
         left = group.lanes & ~completes
         if left.any():
             copies = tuple(c for c in (c.only(left) for c in group.copies) if c is not None)
@@ -342,12 +414,13 @@ def _land(w: PtxWarp, copy: Copy, lanes: Mask) -> None:
     (`Copy.known`; its own component is the warp's current epoch, so the write is newer
     than everything the warp did, and its own accesses since the issue are checked by
     `_check_own`)."""
-    _check_own(w, copy, lanes)
-    knowing = w.clock.copy()
-    np.copyto(knowing.vc, copy.known)
-    knowing.vc[knowing.generic] = w.clock.vc[w.clock.generic]
-    clock, w.clock = w.clock, knowing
+    plan = _unit_plan(w, copy, lanes)
+    _check_own(w, copy, lanes, plan)
+    clock, w.clock = w.clock, _knowing(w, copy)
     try:
+        if plan is not None:
+            _land_units(w, copy, plan)
+            return
         data = np.zeros((WARP, copy.size), dtype=np.uint8)
         sizes = copy.src_size[lanes]
         for s in [int(sizes[0])] if sizes.min() == sizes.max() else np.unique(sizes).tolist():
@@ -361,11 +434,197 @@ def _land(w: PtxWarp, copy: Copy, lanes: Mask) -> None:
         w.clock = clock
 
 
-def _check_own(w: PtxWarp, copy: Copy, lanes: Mask) -> None:
+_UNIT_TYPES = {size: np.dtype((np.void, size)) for size in (4, 8, 16)}
+"""cp-size bytes as one item (PTX ISA, cp.async: cp-size is 4, 8 or 16)."""
+
+
+class _Units(NamedTuple):
+    """A copy's lanes as whole `cp-size` units (`_unit_plan`)."""
+
+    dst_shadow: Shadow
+    dst: _Int64Lanes
+    src_shadow: Shadow | None
+    src: _Int64Lanes | None
+    """None: the lanes read no source byte (a zero fill)."""
+
+
+def _unit_plan(w: PtxWarp, copy: Copy, lanes: Mask) -> _Units | None:
+    """The common case of a landing, as whole units: the lanes read all `cp-size` source
+    bytes (or none) from one kernel buffer into distinct units of one shared memory.
+    None where it does not apply (`_land`'s per-byte path)."""
+    issued = copy.units
+    if issued is not None and lanes.tobytes() == copy.lanes.tobytes():
+        cluster = w.cluster
+        src_shadow = None if issued.src is None else races.locate(cluster, issued.src_base)
+        return _Units(races.locate(cluster, issued.dst_base), issued.dst, src_shadow, issued.src)
+    size = copy.size
+    index = np.flatnonzero(lanes)
+    sizes: list[int] = copy.src_size[index].tolist()
+    s = sizes[0]
+    if s not in (0, size) or sizes.count(s) != len(sizes):
+        return None
+    places = _by_memory(w, copy.dst, lanes)
+    dst_shadow = places[0][0]
+    if len(places) > 1 or dst_shadow.base >= SHARED_LIMIT:
+        return None
+    dst = _units_of(copy.dst, index, dst_shadow, size)
+    if dst is None:
+        return None
+    if not s:
+        return _Units(dst_shadow, dst, None, None)
+    sources = _by_memory(w, copy.src, lanes)
+    src_shadow = sources[0][0]
+    if len(sources) > 1 or src_shadow.base < GLOBAL_BASE or src_shadow.base % size:
+        return None
+    return _Units(dst_shadow, dst, src_shadow, (copy.src[index] - src_shadow.base) // size)
+
+
+def _knowing(w: PtxWarp, copy: Copy) -> WarpClock:
+    """The clock a landing copy is checked with: the warp's at the issue, its own
+    component the warp's current epoch (`_land`)."""
+    knowing = w.clock.copy()
+    np.copyto(knowing.vc, copy.known)
+    knowing.vc[knowing.generic] = w.clock.vc[w.clock.generic]
+    return knowing
+
+
+def _land_units(w: PtxWarp, copy: Copy, plan: _Units) -> None:
+    """`_land`'s reads and writes as whole units (`_unit_plan`): the race checks are
+    `load`'s and `store`'s (races.check_units: the same), in the same order; the bytes
+    move as units."""
+    size = copy.size
+    unit = _UNIT_TYPES[size]
+    data: NDArray[Any] = np.zeros(plan.dst.size, dtype=unit)
+    if plan.src_shadow is not None and plan.src is not None:
+        races.check_units(w, copy.op, plan.src_shadow, plan.src, size, write=False)
+        data = _unit_array(_buffer_of(w, plan.src_shadow), unit)[plan.src]
+    values = data.view(np.uint8).reshape(plan.dst.size, size)
+    races.check_units(w, copy.op, plan.dst_shadow, plan.dst, size, write=True, values=values)
+    _unit_array(w.cluster.cta_of(plan.dst_shadow.base)[0].smem, unit)[plan.dst] = data
+
+
+def _buffer_of(w: PtxWarp, shadow: Shadow) -> _ByteLanes:
+    return w.cluster.memory.locate(shadow.base, 1)[0].data
+
+
+def _land_together(w: PtxWarp, landing: list[tuple[Copy, Mask]]) -> bool:
+    """Land several copies (a wait's, oldest first) as one: where each is a `_unit_plan`
+    case, all of one cp-size into one shared memory, into distinct destination units and
+    from distinct source units of each buffer, issued with one clock but their own
+    epochs, and nothing is to be reported or kept apart, landing them one after the other
+    checks and records the same (none sees another's records: their units differ), so
+    the checks and records are made once per memory for all their units, each unit
+    stamped by its copy. False (nothing done) otherwise: `_land` lands them one by one."""
+    if len(landing) < 2:
+        return False
+    size, me = landing[0][0].size, w.clock.generic
+    plans = [_unit_plan(w, copy, lanes) for copy, lanes in landing]
+    units = [p for p in plans if p is not None]
+    if len(units) < len(plans) or any(c.size != size for c, _ in landing):
+        return False
+    known = np.stack([c.known for c, _ in landing])
+    known[:, me] = 0
+    if any(p.dst_shadow is not units[0].dst_shadow for p in units) or (known != known[0]).any():
+        return False
+    dst = _Part(units[0].dst_shadow, [p.dst for p in units], list(range(len(units))))
+    sources: dict[int, _Part] = {}
+    for i, p in enumerate(units):
+        if p.src_shadow is not None and p.src is not None:
+            part = sources.setdefault(id(p.src_shadow), _Part(p.src_shadow, [], []))
+            part.units.append(p.src)
+            part.copies.append(i)
+    parts = [dst, *sources.values()]
+    issued = [int(c.known[me]) for c, _ in landing]
+    if not all(_distinct(part.joined()) for part in parts) or _any_own(w, parts, size, issued):
+        return False
+    clock, w.clock = w.clock, _knowing(w, landing[0][0])
+    try:
+        return _record_together(w, landing, parts, size)
+    finally:
+        w.clock = clock
+
+
+@dataclass(frozen=True, slots=True)
+class _Part:
+    """The units copies land in (or read from) one memory: per copy (`copies`: its index
+    in the landing), its units."""
+
+    shadow: Shadow
+    units: list[_Int64Lanes]
+    copies: list[int]
+
+    def joined(self) -> _Int64Lanes:
+        return np.concatenate(self.units)
+
+    def per_unit(self, values: list[int]) -> _Int64Lanes:
+        """Each copy's value (of `values`, by landing index) for each of its units."""
+        picked = np.array([values[i] for i in self.copies], dtype=np.int64)
+        return np.repeat(picked, [u.size for u in self.units])
+
+
+def _distinct(units: _Int64Lanes) -> bool:
+    listed: list[int] = units.tolist()
+    return len(set(listed)) == len(listed)
+
+
+def _any_own(w: PtxWarp, parts: list[_Part], size: int, issued: list[int]) -> bool:
+    """`_check_own` of several copies at once (`parts`: the destination's first, then the
+    sources'; `issued`: each copy's issue epoch): whether some unit has several accesses
+    recorded (SHARED) or one of the warp's newer than its copy's issue (the destination's
+    writes and reads, the sources' writes)."""
+    dst = parts[0]
+    rows = [np.take(races.unit_rows(dst.shadow.read, size), dst.joined(), axis=0)]
+    bounds = [dst.per_unit(issued)]
+    for part in parts:
+        rows.append(np.take(races.unit_rows(part.shadow.write, size), part.joined(), axis=0))
+        bounds.append(part.per_unit(issued))
+    packed = np.concatenate(rows)
+    if (packed == SHARED).any():
+        return True
+    me = w.clock.generic << COMP_SHIFT
+    low = packed & _LOW_BITS  # (as `_own_since`, each unit against its copy's issue)
+    return bool(((low > (me | np.concatenate(bounds))[:, None]) & (low < (me | FOREIGN_EPOCH))).any())
+
+
+def _record_together(w: PtxWarp, landing: list[tuple[Copy, Mask]], parts: list[_Part], size: int) -> bool:
+    """`_land_together`'s checks (those of `load` and `store`, as `_land_units`) and, where
+    they find nothing, its records and data (`parts`: the destination's first). False
+    (nothing done) where one finds something."""
+    unit = _UNIT_TYPES[size]
+    dst, sources = parts[0], parts[1:]
+    reads = [races.units_clean(w, part.shadow, part.joined(), size, False) for part in sources]
+    written = races.units_clean(w, dst.shadow, dst.joined(), size, True)
+    if written is None or any(r is None for r in reads):
+        return False
+    stamps = [races.stamp(w, copy.op) for copy, _ in landing]  # (in landing order, as one by one)
+    starts = [0]
+    for u in dst.units:
+        starts.append(starts[-1] + u.size)
+    data: NDArray[Any] = np.zeros(starts[-1], dtype=unit)
+    for part, read in zip(sources, reads, strict=True):
+        if read is not None:
+            units = part.joined()
+            races.record_units(part.shadow, units, size, False, part.per_unit(stamps)[:, None], read)
+            where = np.concatenate([np.arange(starts[i], starts[i + 1], dtype=np.int64) for i in part.copies])
+            data[where] = _unit_array(_buffer_of(w, part.shadow), unit)[units]
+    target = dst.joined()
+    races.record_units(dst.shadow, target, size, True, dst.per_unit(stamps)[:, None], written)
+    _unit_array(w.cluster.cta_of(dst.shadow.base)[0].smem, unit)[target] = data
+    return True
+
+
+def _unit_array(data: _ByteLanes, unit: np.dtype[Any]) -> NDArray[Any]:
+    """`data`'s whole units of `unit.itemsize` bytes (a view)."""
+    return data[: data.size - data.size % unit.itemsize].view(unit)
+
+
+def _check_own(w: PtxWarp, copy: Copy, lanes: Mask, plan: _Units | None) -> None:
     """The issuing warp's own accesses since the issue of the copy's destination bytes
     (any) and source bytes (writes): an access the copy may land before or after
     (PTX ISA, cp.async: the copy's writes are visible to the thread only after the wait)."""
     me, issued = w.clock.generic, int(copy.known[w.clock.generic])
+    if plan is not None and _none_own(copy, plan, me, issued):
+        return
     reading = lanes & (copy.src_size > 0)
     recorded: list[NDArray[np.int64]] = []  # in the order they are searched: the first found is reported
     for addresses, size, which, reads in ((copy.dst, copy.size, lanes, True), (copy.src, 0, reading, False)):
@@ -396,6 +655,20 @@ def _check_own(w: PtxWarp, copy: Copy, lanes: Mask) -> None:
     late = _own_since(np.concatenate(recorded), me, issued) if recorded else None
     if late is not None:
         _unfinished(w, copy, lanes, late)
+
+
+def _none_own(copy: Copy, plan: _Units, me: int, issued: int) -> bool:
+    """Whether `_check_own` surely finds nothing, from the records of the copy's units
+    (`_unit_plan`): none is SHARED (several accesses, kept apart) and none is the warp's
+    since the issue. False where it finds something: then `_check_own` searches (and
+    reports the first in its order)."""
+    size = copy.size
+    recorded = [np.take(races.unit_rows(plan.dst_shadow.write, size), plan.dst, axis=0),
+                np.take(races.unit_rows(plan.dst_shadow.read, size), plan.dst, axis=0)]  # fmt: skip
+    if plan.src_shadow is not None and plan.src is not None:
+        recorded.append(np.take(races.unit_rows(plan.src_shadow.write, size), plan.src, axis=0))
+    packed = np.concatenate(recorded, axis=None)
+    return not (packed == SHARED).any() and _own_since(packed, me, issued) is None
 
 
 def _own_since(packed: NDArray[np.int64], me: int, issued: int) -> int | None:
