@@ -176,6 +176,9 @@ def test_ptx_errors_name_the_line(tmp_path: Path) -> None:
 
 
 def test_parse_misuse() -> None:
+    for source in (5, b"module {}", None):
+        with pytest.raises(CompileError, match="expected a file path or program text"):
+            xdsl_tmem.parse(source)  # pyright: ignore[reportArgumentType]
     with pytest.raises(CompileError, match=r"cannot read 'nonexistent\.mlir': No such file"):
         xdsl_tmem.parse("nonexistent.mlir")
     with pytest.raises(CompileError, match="language must be 'mlir' or 'ptx'"):
@@ -306,6 +309,46 @@ def test_run_computes_numpys_gemm(lowered: bool) -> None:
     assert not args["out"].any()
 
 
+def test_arguments_keep_the_input_names_after_the_passes() -> None:
+    """Instruction selection renames the parameters (`matmul_cg1_param_0`, ...): a module
+    from `apply_passes` still takes and returns them under the input's names; our PTX
+    computes numpy's GEMM too."""
+    selected = xdsl_tmem.apply_passes(xdsl_tmem.parse(CG1), "lower-tmem,convert-to-ptx")
+    assert "matmul_cg1_param_0" in xdsl_tmem.emit_ptx(selected)
+    args, a, b = cg1_args(2)
+    result = xdsl_tmem.run(selected, "matmul_cg1", block=160, args=args)
+    assert list(result.outputs) == ["out", "a", "b"]
+    exact, bound = expected_cg1(a, b)
+    assert np.all(np.abs(result.outputs["out"].astype(np.float64) - exact) <= bound)
+
+
+@pytest.mark.parametrize(
+    ("launch", "message"),
+    [
+        ({}, "the block must be given"),
+        ({"block": 0}, "block must be 1 to 3 positive integers, got 0"),
+        ({"block": 160, "grid": "x"}, "grid must be 1 to 3 positive integers, got 'x'"),
+        ({"block": 160, "seed": "a"}, "seed must be a non-negative integer, got 'a'"),
+        ({"block": 160, "max_steps": -1}, "max_steps must be a positive integer, got -1"),
+        ({"block": 160, "schedule": "fifo"}, "unknown schedule 'fifo'"),
+        ({"block": 160, "blocks": 2}, "unknown launch keyword 'blocks'; the keywords: block, grid"),
+        ({"block": 160, "args": {"a": "zeros"}}, "argument 'a' must be a numpy array"),
+        ({"block": 160, "args": {"q": 1}}, "no parameter named q"),
+    ],
+)
+def test_bad_launches_are_compile_errors(launch: dict[str, Any], message: str) -> None:
+    with pytest.raises(CompileError, match=re.escape(message)):
+        xdsl_tmem.run(xdsl_tmem.parse(CG1), "matmul_cg1", **launch)
+
+
+def test_the_step_limit_is_a_kernel_failure() -> None:
+    args, _, _ = cg1_args(1)
+    with pytest.raises(KernelFailure) as caught:
+        xdsl_tmem.run(xdsl_tmem.parse(CG1), "matmul_cg1", block=160, args=args, max_steps=100)
+    assert (caught.value.exit_code, caught.value.verdict) == (4, "step limit")
+    assert str(caught.value).startswith("error: step limit: stopped after 100 warp-instructions")
+
+
 def test_run_misuse_is_located() -> None:
     module = xdsl_tmem.parse(CG1)
     with pytest.raises(CompileError) as caught:
@@ -314,10 +357,11 @@ def test_run_misuse_is_located() -> None:
     assert "the block must be given" in caught.value.message
     with pytest.raises(CompileError, match="no function @mm in the module; its kernels: matmul_cg1"):
         xdsl_tmem.run(module, "mm", block=160)
-    with pytest.raises(CompileError, match="unknown schedule 'fifo'"):
-        xdsl_tmem.run(module, "matmul_cg1", block=160, schedule="fifo")
-    with pytest.raises(CompileError, match="argument 'a' must be a numpy array"):
-        xdsl_tmem.run(module, "matmul_cg1", block=160, args={"a": "zeros"})
+    args, _, _ = cg1_args(1)
+    with pytest.raises(CompileError) as missing_argument:
+        xdsl_tmem.run(module, "matmul_cg1", block=160, args={"out": args["out"]})
+    assert where(missing_argument.value) == f"{CG1}:{line_of(CG1, r'llvm.func @matmul_cg1')}:3"
+    assert missing_argument.value.message == "missing argument 'a' of type !llvm.ptr<1>"
 
 
 def test_a_hazard_is_a_kernel_failure(capsys: pytest.CaptureFixture[str]) -> None:
@@ -377,6 +421,18 @@ def test_validate() -> None:
     ptx = xdsl_tmem.apply_passes(module, "lower-tmem,convert-to-ptx")
     with pytest.raises(CompileError, match="the module is PTX already"):
         xdsl_tmem.validate(ptx, "lower-tmem", "matmul_cg1", block=160, args=args)
+
+
+def test_validate_against_llc() -> None:
+    """`llc=True`: llc-22's PTX of the NVVM level runs too, as the last stage."""
+    if shutil.which("llc-22") is None or shutil.which("mlir-opt-22") is None:
+        missing("llc-22 / mlir-opt-22", "apt-get install -y mlir-22-tools llvm-22")
+        return
+    args, _, _ = cg1_args(1)
+    result = xdsl_tmem.validate(xdsl_tmem.parse(CG1), "lower-tmem", "matmul_cg1", llc=True, block=160, args=args)
+    assert [(s.pass_spec, s.reference) for s in result.stages] == [(None, None), ("lower-tmem", None),
+                                                                   ("llc-22", "lower-tmem")]  # fmt: skip
+    assert result.failed is None
 
 
 # --------------------------------------------------------------------------------------

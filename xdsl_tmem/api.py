@@ -20,9 +20,10 @@ hazard at run time) point into the user's file. docs/api.md documents this modul
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Literal, Unpack
+from typing import TYPE_CHECKING, Literal, Unpack, cast
 from weakref import WeakKeyDictionary
 
 from xdsl.dialects.builtin import ModuleOp
@@ -178,6 +179,8 @@ def parse(source: str | Path, *, language: Language | None = None, name: str = "
     docs/ptx-frontend.md); by default a file's extension decides (`.ptx`: PTX) and text is
     MLIR. `name` is the file name diagnostics give text. A parse or verification error is
     a `CompileError` located in the source, as `xdsl-tmem-opt` reports it."""
+    if not isinstance(source, str | Path):  # pyright: ignore[reportUnnecessaryIsInstance]
+        raise _error(f"parse: expected a file path or program text (str or Path), got {type(source).__name__}")
     if language not in (None, "mlir", "ptx"):
         raise _error(f"parse: language must be 'mlir' or 'ptx', got {language!r}")
     source_map = SourceMap()
@@ -237,9 +240,33 @@ def apply_passes(module: ModuleOp, pipeline: str) -> ModuleOp:
     passes = _pipeline(pipeline, source_map)
     from xdsl_tmem.universe import make_context
 
+    _INPUT_PARAMETERS[copy] = _input_parameters(module)
     with _Diagnosed(source_map):
         passes.apply(make_context(), copy)
     return copy
+
+
+_INPUT_PARAMETERS: WeakKeyDictionary[ModuleOp, dict[str, list[str]]] = WeakKeyDictionary()
+"""For a module `apply_passes` made: each kernel's parameter names in the module it
+started from. Passes may rename them (instruction selection names them `k_param_0`, ...);
+`run`, `explore` and `validate` take the arguments under these names, by position."""
+
+
+def _input_parameters(module: ModuleOp) -> dict[str, list[str]]:
+    if (known := _INPUT_PARAMETERS.get(module)) is not None:
+        return known
+    from xdsl.dialects import func, llvm
+
+    from xdsl_tmem.dialects import ptx
+    from xdsl_tmem.interpreter.run import parameter_names
+
+    names: dict[str, list[str]] = {}
+    for op in module.walk():
+        if isinstance(op, llvm.FuncOp | func.FuncOp | ptx.FunctionOp):
+            found = parameter_names(module, op.sym_name.data)
+            if found is not None:
+                names[op.sym_name.data] = found
+    return names
 
 
 def lower(module: ModuleOp, *, fence_policy: FencePolicyName = "strict") -> ModuleOp:
@@ -315,9 +342,43 @@ def _launch(module: ModuleOp, kernel: str, options: LaunchOptions) -> Launch:
                 check_kernel(module, kernel)
         except UsageError as e:
             raise _error(str(e)) from None
+        _check_options(options)
         if "block" not in options:
             options["block"] = required_block(module, kernel)
-        return Launch.create(kernel, **options)
+        launch = Launch.create(kernel, **options)
+    return _by_input_names(module, launch)
+
+
+_DIMENSIONS = ("block", "grid", "cluster")
+
+
+def _check_options(options: LaunchOptions) -> None:
+    """What `Launch.create` takes on trust: known keywords, and the types of the numbers."""
+    from xdsl_tmem.interpreter.launch import LaunchOptions
+
+    known = LaunchOptions.__annotations__
+    if unknown := sorted(set(options) - set(known)):
+        raise _error(f"unknown launch keyword '{unknown[0]}'; the keywords: {', '.join(known)}")
+    for what in _DIMENSIONS:
+        value: object = options.get(what)
+        dims: list[object] = list(cast(Sequence[object], value)) if isinstance(value, list | tuple) else [value]
+        if value is not None and not all(isinstance(d, int) and not isinstance(d, bool) for d in dims):
+            raise _error(f"{what} must be 1 to 3 positive integers, got {value!r}")
+    seed = options.get("seed", 0)
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:  # pyright: ignore[reportUnnecessaryIsInstance]
+        raise _error(f"seed must be a non-negative integer, got {seed!r}")
+    if not _positive(steps := options.get("max_steps", 1)):
+        raise _error(f"max_steps must be a positive integer, got {steps!r}")
+
+
+def _by_input_names(module: ModuleOp, launch: Launch) -> Launch:
+    """`launch` with arguments given under the parameter names of the module `module`
+    was made from (`_INPUT_PARAMETERS`) passed by position (`arg0`, ...)."""
+    names = _INPUT_PARAMETERS.get(module, {}).get(launch.kernel)
+    if names is None:
+        return launch
+    arguments = {(f"arg{names.index(k)}" if k in names else k): v for k, v in launch.arguments.items()}
+    return dataclasses.replace(launch, arguments=arguments)
 
 
 def _failure(module: ModuleOp, e: KernelDeadlock | KernelHazard | KernelStepLimit) -> KernelFailure:
@@ -342,16 +403,21 @@ def run(module: ModuleOp, kernel: str, **launch: Unpack[LaunchOptions]) -> RunRe
     ("rr" or "random"), `seed`, `max_steps`, `fence_policy` ("strict" or "mojo"),
     `dynamic_shared_bytes`, `race_policy` ("same-value" or "strict"). The result holds
     every buffer after the run (`outputs`, copies: the arrays given are not written) and
-    a `RunReport`. A bad launch is a `CompileError`; a deadlock, hazard or step limit a
-    `KernelFailure`."""
+    a `RunReport`. For a module `apply_passes` or `lower` made, arguments and outputs keep
+    the parameter names of the module it started from (passes may rename parameters). A
+    bad launch is a `CompileError`; a deadlock, hazard or step limit a `KernelFailure`."""
     from xdsl_tmem.interpreter.run import KernelDeadlock, KernelHazard, KernelStepLimit, run_launch
+    from xdsl_tmem.tools.run import named_like_input
 
     checked = _launch(module, kernel, launch)
     with _Diagnosed(_source_map(module)):
         try:
-            return run_launch(module, checked)
+            result = run_launch(module, checked)
         except (KernelDeadlock, KernelHazard, KernelStepLimit) as e:
             raise _failure(module, e) from None
+    names = _INPUT_PARAMETERS.get(module, {}).get(kernel)
+    result.outputs = named_like_input(result.outputs, module, kernel, names)
+    return result
 
 
 def explore(
