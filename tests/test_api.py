@@ -76,6 +76,7 @@ def test_the_exported_names_are_the_documented_ones() -> None:
     assert sorted(xdsl_tmem.__all__) == xdsl_tmem.__all__
     docs = (Path(xdsl_tmem.__file__).parent.parent / "docs" / "api.md").read_text()
     assert not [name for name in PUBLIC if f"`{name}" not in docs], "docs/api.md must list every public name"
+    assert xdsl_tmem.__getattr__("reference") is importlib.import_module("xdsl_tmem.reference")
     with pytest.raises(AttributeError, match="no attribute 'nonesuch'"):
         _ = xdsl_tmem.nonesuch  # pyright: ignore[reportAttributeAccessIssue]
 

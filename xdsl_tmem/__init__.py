@@ -117,7 +117,13 @@ __all__ = [
 ]
 
 
+_SUBMODULES = ("api", "reference")
+"""The documented modules, also reachable as attributes (`xdsl_tmem.reference.kmajor_matrix`)."""
+
+
 def __getattr__(name: str) -> object:
+    if name in _SUBMODULES:
+        return importlib.import_module(f"xdsl_tmem.{name}")
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'xdsl_tmem' has no attribute '{name}'")
