@@ -10,9 +10,10 @@ for `__version__`) imports nothing else.
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING
 
 __version__ = "0.1.0"
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING (which type checkers read so), without importing typing
 
 if TYPE_CHECKING:
     from xdsl_tmem.api import (
