@@ -29,6 +29,7 @@ from xdsl_tmem.frontend import load_ptx
 from xdsl_tmem.interpreter import KernelDeadlock, KernelHazard, RunResult, run_kernel
 from xdsl_tmem.interpreter.tma import parse_tensor_map_arg
 from xdsl_tmem.passes.lower_tmem import LowerTmemPass
+from xdsl_tmem.reference import f32_summation_bound, reference_gemm
 from xdsl_tmem.tools import run
 from xdsl_tmem.tools.run import make_context
 
@@ -109,17 +110,6 @@ def _run(module: ModuleOp, program: Path, m: int, n: int, k: int, grid: int, **l
                       dynamic_shared_bytes=DYNAMIC_SHARED[program], **launch)  # fmt: skip
 
 
-def _gemm_error_bound(a: NDArray[np.float16], b: NDArray[np.float16]) -> NDArray[np.float64]:
-    """Per element of a @ b.T, the rounding error any f32 summation of the K products may
-    make: f16 x f16 products are exact in f32, so only the K - 1 additions round, within
-    gamma_{K-1} * sum_k |a_ik b_jk|, gamma_n = n u / (1 - n u), u = 2^-24 (Higham, "Accuracy
-    and Stability of Numerical Algorithms", 2nd ed., section 4.2)."""
-    k = a.shape[1]
-    u = 2.0**-24
-    gamma = (k - 1) * u / (1 - (k - 1) * u)
-    return gamma * (np.abs(a.astype(np.float64)) @ np.abs(b.astype(np.float64)).T)
-
-
 @pytest.mark.parametrize(("program", "m", "n", "k", "grid"), CASES, ids=IDS)
 def test_tma_gemm_is_numpys_gemm_at_every_level(
     upstream: Upstream, program: Path, m: int, n: int, k: int, grid: int
@@ -130,8 +120,8 @@ def test_tma_gemm_is_numpys_gemm_at_every_level(
     a, b = _operands(m, n, k)
     result = _run(_tmem(program), program, m, n, k, grid)
     c = _c(result)
-    exact = a.astype(np.float64) @ b.astype(np.float64).T
-    assert np.all(np.abs(c.astype(np.float64) - exact) <= _gemm_error_bound(a, b))
+    # f32_summation_bound: gamma_{K-1} * sum_k |a_ik b_jk| (Higham; f16 products are exact in f32)
+    assert np.all(np.abs(c.astype(np.float64) - reference_gemm(a, b)) <= f32_summation_bound(a, b))
     assert np.all(c != 0)
     # 4 MMAs (K = 16 each) per 64-wide K block of every output tile
     tiles = (m // (128 if program == CG1 else 256)) * (n // 256)

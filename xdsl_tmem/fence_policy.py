@@ -21,6 +21,9 @@ from enum import StrEnum
 
 
 class FencePolicy(StrEnum):
+    """Whether a thread synchronisation orders tcgen05 work only with `tcgen05.fence`s
+    (`STRICT`, the PTX memory model) or by itself (`MOJO`); the module docstring."""
+
     STRICT = "strict"
     MOJO = "mojo"
 

@@ -190,6 +190,8 @@ class RunReport:
 
 @dataclass
 class RunResult:
+    """What a completed run left: its buffers and its report."""
+
     outputs: dict[str, NDArray[Any]]
     """Every buffer argument after the run (copies of the inputs)."""
     report: RunReport

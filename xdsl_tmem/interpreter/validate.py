@@ -72,6 +72,8 @@ Lowering = Callable[[ModuleOp], ModuleOp]
 
 @dataclass
 class Validation:
+    """The runs of a translation validation, the input's first (`validate_lowering`)."""
+
     stages: list[Stage] = field(default_factory=list[Stage])
 
     @property
