@@ -193,6 +193,20 @@ class Planned(NamedTuple):
     sync: bool
 
 
+def _results_of(fn: Callable[..., OpImplResult]) -> Callable[..., PythonValues]:
+    """The function an xDSL `@impl` wraps, which returns the op's results themselves: the
+    wrapper adds a call and an `OpImplResult` per executed op (a tenth of a register op's
+    time). An implementation that is not such a wrapper is adapted instead."""
+    code = fn.__code__
+    if code.co_name == "impl" and code.co_freevars == ("func",) and fn.__closure__ is not None:
+        return cast(Callable[..., PythonValues], fn.__closure__[0].cell_contents)
+
+    def results(ft: InterpreterFunctions, interp: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
+        return fn(ft, interp, op, args).values
+
+    return results
+
+
 class Unsupported(Exception):
     """An op the interpreter has no implementation for (reported before running)."""
 
@@ -213,8 +227,10 @@ class Program:
         self.table: dict[type[Operation], tuple[Kind, WarpFunctions, Callable[..., Any], bool]] = {}
         for ft in functions:
             for op_type, fn in type(ft)._impls():  # pyright: ignore[reportPrivateUsage]
-                kind = Kind.TERMINATOR if op_type.has_trait(IsTerminator) else Kind.SIMPLE
-                self.table[op_type] = (kind, ft, fn, is_sync_point(op_type, points))
+                if op_type.has_trait(IsTerminator):
+                    self.table[op_type] = (Kind.TERMINATOR, ft, fn, is_sync_point(op_type, points))
+                else:
+                    self.table[op_type] = (Kind.SIMPLE, ft, _results_of(fn), is_sync_point(op_type, points))
             for op_type, fn in type(ft).structured_impls():
                 self.table[op_type] = (Kind.STRUCTURED, ft, fn, is_sync_point(op_type, points))
         self._plans: dict[Block, tuple[Planned, ...]] = {}
@@ -337,6 +353,9 @@ class Warp(Interpreter):
         linear = index * WARP + np.arange(WARP, dtype=np.uint32)
         self.live: Mask = linear < launch.threads
         self.live_lanes = [int(i) for i in np.flatnonzero(self.live)]
+        self._lanes_mask: Mask = self.live
+        self._lanes = self.live_lanes
+        """`active_lanes` of the last mask it was asked about other than `live`."""
         self.full = len(self.live_lanes) == WARP
         bx, by, _ = launch.block
         self.thread_coords = (linear % bx, (linear // bx) % by, linear // (bx * by))
@@ -448,9 +467,15 @@ class Warp(Interpreter):
         return np.flatnonzero(self.mask)
 
     def active_lanes(self) -> list[int]:
-        if self.mask is self.live:
+        """The active lanes (callers do not change the list)."""
+        mask = self.mask
+        if mask is self.live:
             return self.live_lanes
-        return [int(i) for i in np.flatnonzero(self.mask)]
+        if mask is not self._lanes_mask:
+            # Masks are never written in place: the lanes of the last one are kept (a
+            # divergent region runs many ops under one mask).
+            self._lanes_mask, self._lanes = mask, [int(i) for i in np.flatnonzero(mask)]
+        return self._lanes
 
     # -- execution --------------------------------------------------------------------
 
@@ -519,7 +544,7 @@ class Warp(Interpreter):
                 cluster.step += 1
                 try:
                     if kind is SIMPLE:
-                        for slot, value in zip(results, fn(ft, self, op, args).values, strict=False):
+                        for slot, value in zip(results, fn(ft, self, op, args), strict=False):
                             env[slot] = value
                         pc += 1
                         if sync:

@@ -175,26 +175,28 @@ def use_barrier(warp: Warp, address: int, what: str, knowledge: Clock | None = N
     cta, offset = cluster.cta_of(address)
     bar = cta.barrier(offset)
     vc = warp.clock.vc if knowledge is None else knowledge
-    where = cluster.describe_barrier(address)
     if cta is not warp.cta:
         fence = bar.init_fence
         if fence is None or int(vc[fence[0]]) < fence[1]:
             raise Hazard(
                 "remote-arrive-before-fence",
-                f"{what} by {warp.name} on mbarrier {where} of CTA {cta.rank} is not ordered after a "
+                f"{what} by {warp.name} on mbarrier {cluster.describe_barrier(address)} of CTA {cta.rank} is not "
+                "ordered after a "
                 "fence.mbarrier_init following its init (publish inits with fence.mbarrier_init and a cluster "
                 "barrier before any remote arrive)",
             )
     elif int(vc[bar.init[0]]) < bar.init[1]:
         raise Hazard(
             "barrier-before-init",
-            f"{what} by {warp.name} uses mbarrier {where}, but its mbarrier.init is not ordered before this use "
+            f"{what} by {warp.name} uses mbarrier {cluster.describe_barrier(address)}, but its mbarrier.init is not "
+            "ordered before this use "
             "(no barrier synchronises the initialising thread with this warp)",
         )
     if cta.exited_at is not None:
         raise Hazard(
             "exit-with-pending-remote",
-            f"{what} by {warp.name} on mbarrier {where}: CTA {cta.rank} exited at step {cta.exited_at}",
+            f"{what} by {warp.name} on mbarrier {cluster.describe_barrier(address)}: CTA {cta.rank} exited at step "
+            f"{cta.exited_at}",
         )
     return bar
 
@@ -1133,6 +1135,15 @@ def _ld_static(op: nvvm.Tcgen05LdOp) -> tuple[LdStPlan, bool, bool]:
     return plan, op.offset is not None, isinstance(op.res.type, VectorType)
 
 
+def _mma_static(op: nvvm.Tcgen05MMAOp) -> tuple[str, int, bool, bool, bool]:
+    """(kind, cta_group, A in TMEM, has scale_input_d, has disable_output_lane): the
+    optional operands' accessors decode the segment sizes at each read."""
+    a_in_tmem = not isinstance(op.matrix_a.type, IntegerType)
+    return op.kind.data.value, op.cta_group.as_int(), a_in_tmem, op.scale_input_d is not None, (
+        op.disable_output_lane is not None
+    )
+
+
 def _lane_masks(shift: int, complement: bool) -> Value:
     """`%lanemask_*` (PTX ISA, special registers): the lanes below lane + `shift`, or the
     others when `complement`."""
@@ -1403,12 +1414,11 @@ class NvvmFunctions(WarpFunctions):
     @impl(nvvm.Tcgen05MMAOp)
     def run_tcgen05_mma(self, interp: Interpreter, op: nvvm.Tcgen05MMAOp, args: PythonValues) -> PythonValues:
         d, a, b, idesc, enable_input_d, *optional = args
-        scale = optional.pop(0) if op.scale_input_d is not None else None
-        disable = optional.pop(0) if op.disable_output_lane is not None else None
-        operands = MmaOperands(
-            d, a, b, idesc, enable_input_d, not isinstance(op.matrix_a.type, IntegerType), scale, disable
-        )
-        tcgen05_mma(as_warp(interp), op, op.kind.data.value, op.cta_group.as_int(), operands)
+        kind, cta_group, a_in_tmem, has_scale, has_disable = self.static(op, _mma_static)
+        scale = optional.pop(0) if has_scale else None
+        disable = optional.pop(0) if has_disable else None
+        operands = MmaOperands(d, a, b, idesc, enable_input_d, a_in_tmem, scale, disable)
+        tcgen05_mma(as_warp(interp), op, kind, cta_group, operands)
         return ()
 
     @impl(nvvm.Tcgen05MmaSmemDescOp)
