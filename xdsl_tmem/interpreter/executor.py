@@ -41,6 +41,7 @@ from xdsl.interpreter import (
     PythonValues,
     ReturnedValues,
     Successor,
+    TerminatorValue,
 )
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.traits import IsTerminator
@@ -135,7 +136,8 @@ class WarpFunctions(InterpreterFunctions):
 
     def __init__(self) -> None:
         super().__init__()
-        self._static: dict[Operation, Any] = {}
+        self._static: dict[int, tuple[Operation, Any]] = {}
+        """id(op) → (op, its static facts): keyed by the id, since an op hashes in Python."""
 
     def effect(self, warp: Warp, op: Operation, values: Sequence[Value]) -> Step:
         """What running `op` (one of ours) on `values` next does to mbarriers; next to the
@@ -150,10 +152,10 @@ class WarpFunctions(InterpreterFunctions):
     def static(self, op: _OpT, compute: Callable[[_OpT], _T]) -> _T:
         """`compute(op)`, once per op: what an implementation derives from the op's
         types and properties (widths, layouts), off the hot path."""
-        value = self._static.get(op)
-        if value is None:
-            value = self._static[op] = compute(op)
-        return value
+        entry = self._static.get(id(op))
+        if entry is None or entry[0] is not op:
+            entry = self._static[id(op)] = (op, compute(op))
+        return entry[1]
 
     @classmethod
     def structured_impls(cls) -> Iterable[tuple[type[Operation], Callable[..., StructuredGen]]]:
@@ -193,16 +195,18 @@ class Planned(NamedTuple):
     sync: bool
 
 
-def _results_of(fn: Callable[..., OpImplResult]) -> Callable[..., PythonValues]:
-    """The function an xDSL `@impl` wraps, which returns the op's results themselves: the
-    wrapper adds a call and an `OpImplResult` per executed op (a tenth of a register op's
-    time). An implementation that is not such a wrapper is adapted instead."""
+def _unwrapped(fn: Callable[..., OpImplResult], kind: Kind) -> Callable[..., Any]:
+    """The function an xDSL `@impl` (`@impl_terminator`) wraps, which returns the op's
+    results (the terminator value and results) themselves: the wrapper adds a call and an
+    `OpImplResult` per executed op (a tenth of a register op's time). An implementation
+    that is not such a wrapper is adapted instead."""
     code = fn.__code__
     if code.co_name == "impl" and code.co_freevars == ("func",) and fn.__closure__ is not None:
-        return cast(Callable[..., PythonValues], fn.__closure__[0].cell_contents)
+        return cast(Callable[..., Any], fn.__closure__[0].cell_contents)
 
-    def results(ft: InterpreterFunctions, interp: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
-        return fn(ft, interp, op, args).values
+    def results(ft: InterpreterFunctions, interp: Interpreter, op: Operation, args: PythonValues) -> Any:
+        result = fn(ft, interp, op, args)
+        return result.values if kind is Kind.SIMPLE else (result.terminator_value, result.values)
 
     return results
 
@@ -227,15 +231,14 @@ class Program:
         self.table: dict[type[Operation], tuple[Kind, WarpFunctions, Callable[..., Any], bool]] = {}
         for ft in functions:
             for op_type, fn in type(ft)._impls():  # pyright: ignore[reportPrivateUsage]
-                if op_type.has_trait(IsTerminator):
-                    self.table[op_type] = (Kind.TERMINATOR, ft, fn, is_sync_point(op_type, points))
-                else:
-                    self.table[op_type] = (Kind.SIMPLE, ft, _results_of(fn), is_sync_point(op_type, points))
+                kind = Kind.TERMINATOR if op_type.has_trait(IsTerminator) else Kind.SIMPLE
+                self.table[op_type] = (kind, ft, _unwrapped(fn, kind), is_sync_point(op_type, points))
             for op_type, fn in type(ft).structured_impls():
                 self.table[op_type] = (Kind.STRUCTURED, ft, fn, is_sync_point(op_type, points))
-        self._plans: dict[Block, tuple[Planned, ...]] = {}
+        self._plans: dict[int, tuple[Block, tuple[Planned, ...]]] = {}
         self._slots: dict[SSAValue, int] = {}
-        self._block_slots: dict[Block, tuple[int, ...]] = {}
+        self._block_slots: dict[int, tuple[Block, tuple[int, ...]]] = {}
+        """id(block) → (block, ...): keyed by the id, since a block hashes in Python."""
 
     def slot(self, value: SSAValue) -> int:
         """The integer key of an SSA value in a warp's environment (SSA values hash in
@@ -246,10 +249,10 @@ class Program:
         return slot
 
     def block_slots(self, block: Block) -> tuple[int, ...]:
-        slots = self._block_slots.get(block)
-        if slots is None:
-            slots = self._block_slots[block] = tuple(self.slot(arg) for arg in block.args)
-        return slots
+        entry = self._block_slots.get(id(block))
+        if entry is None or entry[0] is not block:
+            entry = self._block_slots[id(block)] = (block, tuple(self.slot(arg) for arg in block.args))
+        return entry[1]
 
     def check_supported(self, root: Operation) -> None:
         """Raise `Unsupported` for the first op under `root` without an implementation."""
@@ -263,16 +266,16 @@ class Program:
                 raise Unsupported(op, f"xdsl-tmem-run: no interpreter implementation for '{op.name}'")
 
     def plan(self, block: Block) -> tuple[Planned, ...]:
-        plan = self._plans.get(block)
-        if plan is None:
+        entry = self._plans.get(id(block))
+        if entry is None or entry[0] is not block:
             planned: list[Planned] = []
             for op in block.ops:
                 kind, ft, fn, sync = self.table[type(op)]
                 operands = tuple(self.slot(v) for v in op.operands)
                 results = tuple(self.slot(v) for v in op.results)
                 planned.append(Planned(op, operands, results, kind, ft, fn, sync))
-            plan = self._plans[block] = tuple(planned)
-        return plan
+            entry = self._plans[id(block)] = (block, tuple(planned))
+        return entry[1]
 
 
 # --------------------------------------------------------------------------------------
@@ -608,7 +611,7 @@ class Warp(Interpreter):
             stack.append(gen_frame)
             self._advance(gen_frame, None)
             return
-        terminator = cast(OpImplResult, planned.fn(planned.ft, self, planned.op, args)).terminator_value
+        terminator = cast(tuple[TerminatorValue, PythonValues], planned.fn(planned.ft, self, planned.op, args))[0]
         if isinstance(terminator, Successor):
             block, block_args = terminator
             for slot, value in zip(self.program.block_slots(block), block_args, strict=True):
