@@ -547,8 +547,7 @@ class Warp(Interpreter):
                 cluster.step += 1
                 try:
                     if kind is SIMPLE:
-                        for slot, value in zip(results, fn(ft, self, op, args), strict=False):
-                            env[slot] = value
+                        env.update(zip(results, fn(ft, self, op, args), strict=False))
                         pc += 1
                         if sync:
                             did_sync = True
@@ -614,8 +613,7 @@ class Warp(Interpreter):
         terminator = cast(tuple[TerminatorValue, PythonValues], planned.fn(planned.ft, self, planned.op, args))[0]
         if isinstance(terminator, Successor):
             block, block_args = terminator
-            for slot, value in zip(self.program.block_slots(block), block_args, strict=True):
-                frame.env[slot] = value
+            frame.env.update(zip(self.program.block_slots(block), block_args, strict=True))
             frame.block = block
             frame.plan = self.program.plan(block)
             frame.pc = 0
@@ -655,8 +653,7 @@ class Warp(Interpreter):
         mask = frame.mask if request.mask is None else request.mask
         env: Env = {} if request.fresh_env else frame.env
         block = request.block
-        for slot, value in zip(self.program.block_slots(block), request.args, strict=True):
-            env[slot] = value
+        env.update(zip(self.program.block_slots(block), request.args, strict=True))
         if finished is not None and finished.block is block and finished.env is env:
             finished.pc = 0
             finished.mask = mask
