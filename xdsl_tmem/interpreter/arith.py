@@ -52,7 +52,7 @@ def _arrays(a: Value, b: Value) -> bool:
 def int_add(a: Value, b: Value, w: int) -> Value:
     if w == 1:
         return a ^ b
-    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):  # `_arrays` inlined: the hottest ops
+    if _arrays(a, b):
         return canonical(np.add(a, b, dtype=dtype_of_width(w)), w)
     return (a + b) & ((1 << w) - 1)
 
@@ -60,7 +60,7 @@ def int_add(a: Value, b: Value, w: int) -> Value:
 def int_sub(a: Value, b: Value, w: int) -> Value:
     if w == 1:
         return a ^ b
-    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+    if _arrays(a, b):
         return canonical(np.subtract(a, b, dtype=dtype_of_width(w)), w)
     return (a - b) & ((1 << w) - 1)
 
@@ -68,7 +68,7 @@ def int_sub(a: Value, b: Value, w: int) -> Value:
 def int_mul(a: Value, b: Value, w: int) -> Value:
     if w == 1:
         return a & b
-    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+    if _arrays(a, b):
         return canonical(np.multiply(a, b, dtype=dtype_of_width(w)), w)
     return (a * b) & ((1 << w) - 1)
 
@@ -77,7 +77,7 @@ def int_bitwise(name: str) -> Callable[[Value, Value, int], Value]:
     ufunc = {"and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor}[name]
 
     def run(a: Value, b: Value, w: int) -> Value:
-        if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        if _arrays(a, b):
             return canonical(ufunc(a, b, dtype=dtype_of_width(w)), w)
         # Scalars are Python ints up to 2^64 - 1 (too large for the ufunc's C long).
         x, y = int(a), int(b)

@@ -44,6 +44,7 @@ from xdsl.interpreter import (
     TerminatorValue,
 )
 from xdsl.ir import Block, Operation, SSAValue
+from xdsl.irdl import IRDLOperation, OptOperandDef, OptResultDef
 from xdsl.traits import IsTerminator
 
 from xdsl_tmem.dialects.traits import PtxLevelOnly, is_sync_point
@@ -166,6 +167,18 @@ class WarpFunctions(InterpreterFunctions):
                 if op_type is not None and op_type not in seen:
                     seen.add(op_type)
                     yield op_type, value
+
+
+def present(op: IRDLOperation) -> frozenset[str]:
+    """The names of the optional operands and results `op` has: for `WarpFunctions.static`
+    (`name in self.static(op, present)`), as their accessors decode the operand segment
+    sizes at each read."""
+    definition = type(op).get_irdl_definition()
+    return frozenset(
+        name
+        for name, field in (*definition.operands, *definition.results)
+        if isinstance(field, OptOperandDef | OptResultDef) and getattr(op, name) is not None
+    )
 
 
 # --------------------------------------------------------------------------------------
