@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any, cast
 
 import numpy as np
-from xdsl.dialects import arith
+from xdsl.dialects import arith, llvm
 from xdsl.dialects.builtin import (
     AnyFloat,
     DenseIntOrFPElementsAttr,
@@ -239,6 +239,28 @@ def widths(op: Operation) -> tuple[int, int]:
     return width_of(op.operands[0].type), width_of(op.results[0].type)
 
 
+def constant_value(op: arith.ConstantOp | llvm.ConstantOp) -> Value:
+    """An `arith.constant`'s or `llvm.mlir.constant`'s value."""
+    return attribute_value(op.value, op.result.type)
+
+
+def constant(ft: WarpFunctions, op: arith.ConstantOp | llvm.ConstantOp) -> Value:
+    """`constant_value`, derived once per op; a lane array (a vector constant) is handed
+    out as a copy, as each execution defines a value of its own."""
+    value = ft.static(op, constant_value)
+    return cast(Lanes, value).copy() if isinstance(value, np.ndarray) else value
+
+
+def cmp_static(op: arith.CmpiOp | llvm.ICmpOp) -> tuple[int, str]:
+    """(operand width, predicate) of an `arith.cmpi` or `llvm.icmp` (the two number their
+    predicates alike: MLIR's arith::CmpIPredicate and LLVM's ICmpPredicate)."""
+    return width_of(op.lhs.type), CMPI[op.predicate.value.data]
+
+
+def result_type(op: Operation) -> Attribute:
+    return op.results[0].type
+
+
 def _float(plan: Callable[[Any], F.FloatFn]):
     """An impl computing `plan(op)` (the op's PTX semantics, derived once per op)."""
 
@@ -259,7 +281,7 @@ def _int_binary(fn: Callable[[Value, Value, int], Value]):
 class ArithFunctions(WarpFunctions):
     @impl(arith.ConstantOp)
     def run_constant(self, interp: Interpreter, op: arith.ConstantOp, args: PythonValues) -> PythonValues:
-        return (attribute_value(op.value, op.result.type),)
+        return (constant(self, op),)
 
     run_addi = impl(arith.AddiOp)(_int_binary(int_add))
     run_subi = impl(arith.SubiOp)(_int_binary(int_sub))
@@ -289,11 +311,11 @@ class ArithFunctions(WarpFunctions):
 
     @impl(arith.CmpiOp)
     def run_cmpi(self, interp: Interpreter, op: arith.CmpiOp, args: PythonValues) -> PythonValues:
-        return (int_cmp(args[0], args[1], width_of(op.lhs.type), CMPI[op.predicate.value.data]),)
+        return (int_cmp(args[0], args[1], *self.static(op, cmp_static)),)
 
     @impl(arith.SelectOp)
     def run_select(self, interp: Interpreter, op: arith.SelectOp, args: PythonValues) -> PythonValues:
-        return (select(args[0], args[1], args[2], op.result.type),)
+        return (select(args[0], args[1], args[2], self.static(op, result_type)),)
 
     @impl(arith.ExtUIOp)
     def run_extui(self, interp: Interpreter, op: arith.ExtUIOp, args: PythonValues) -> PythonValues:

@@ -41,8 +41,10 @@ from xdsl.interpreter import (
     PythonValues,
     ReturnedValues,
     Successor,
+    TerminatorValue,
 )
 from xdsl.ir import Block, Operation, SSAValue
+from xdsl.irdl import IRDLOperation, OptOperandDef, OptResultDef
 from xdsl.traits import IsTerminator
 
 from xdsl_tmem.dialects.traits import PtxLevelOnly, is_sync_point
@@ -135,7 +137,8 @@ class WarpFunctions(InterpreterFunctions):
 
     def __init__(self) -> None:
         super().__init__()
-        self._static: dict[Operation, Any] = {}
+        self._static: dict[int, tuple[Operation, Any]] = {}
+        """id(op) → (op, its static facts): keyed by the id, since an op hashes in Python."""
 
     def effect(self, warp: Warp, op: Operation, values: Sequence[Value]) -> Step:
         """What running `op` (one of ours) on `values` next does to mbarriers; next to the
@@ -150,10 +153,10 @@ class WarpFunctions(InterpreterFunctions):
     def static(self, op: _OpT, compute: Callable[[_OpT], _T]) -> _T:
         """`compute(op)`, once per op: what an implementation derives from the op's
         types and properties (widths, layouts), off the hot path."""
-        value = self._static.get(op)
-        if value is None:
-            value = self._static[op] = compute(op)
-        return value
+        entry = self._static.get(id(op))
+        if entry is None or entry[0] is not op:
+            entry = self._static[id(op)] = (op, compute(op))
+        return entry[1]
 
     @classmethod
     def structured_impls(cls) -> Iterable[tuple[type[Operation], Callable[..., StructuredGen]]]:
@@ -164,6 +167,18 @@ class WarpFunctions(InterpreterFunctions):
                 if op_type is not None and op_type not in seen:
                     seen.add(op_type)
                     yield op_type, value
+
+
+def present(op: IRDLOperation) -> frozenset[str]:
+    """The names of the optional operands and results `op` has: for `WarpFunctions.static`
+    (`name in self.static(op, present)`), as their accessors decode the operand segment
+    sizes at each read."""
+    definition = type(op).get_irdl_definition()
+    return frozenset(
+        name
+        for name, field in (*definition.operands, *definition.results)
+        if isinstance(field, OptOperandDef | OptResultDef) and getattr(op, name) is not None
+    )
 
 
 # --------------------------------------------------------------------------------------
@@ -193,6 +208,22 @@ class Planned(NamedTuple):
     sync: bool
 
 
+def _unwrapped(fn: Callable[..., OpImplResult], kind: Kind) -> Callable[..., Any]:
+    """The function an xDSL `@impl` (`@impl_terminator`) wraps, which returns the op's
+    results (the terminator value and results) themselves: the wrapper adds a call and an
+    `OpImplResult` per executed op (a tenth of a register op's time). An implementation
+    that is not such a wrapper is adapted instead."""
+    code = fn.__code__
+    if code.co_name == "impl" and code.co_freevars == ("func",) and fn.__closure__ is not None:
+        return cast(Callable[..., Any], fn.__closure__[0].cell_contents)
+
+    def results(ft: InterpreterFunctions, interp: Interpreter, op: Operation, args: PythonValues) -> Any:
+        result = fn(ft, interp, op, args)
+        return result.values if kind is Kind.SIMPLE else (result.terminator_value, result.values)
+
+    return results
+
+
 class Unsupported(Exception):
     """An op the interpreter has no implementation for (reported before running)."""
 
@@ -214,12 +245,13 @@ class Program:
         for ft in functions:
             for op_type, fn in type(ft)._impls():  # pyright: ignore[reportPrivateUsage]
                 kind = Kind.TERMINATOR if op_type.has_trait(IsTerminator) else Kind.SIMPLE
-                self.table[op_type] = (kind, ft, fn, is_sync_point(op_type, points))
+                self.table[op_type] = (kind, ft, _unwrapped(fn, kind), is_sync_point(op_type, points))
             for op_type, fn in type(ft).structured_impls():
                 self.table[op_type] = (Kind.STRUCTURED, ft, fn, is_sync_point(op_type, points))
-        self._plans: dict[Block, tuple[Planned, ...]] = {}
+        self._plans: dict[int, tuple[Block, tuple[Planned, ...]]] = {}
         self._slots: dict[SSAValue, int] = {}
-        self._block_slots: dict[Block, tuple[int, ...]] = {}
+        self._block_slots: dict[int, tuple[Block, tuple[int, ...]]] = {}
+        """id(block) → (block, ...): keyed by the id, since a block hashes in Python."""
 
     def slot(self, value: SSAValue) -> int:
         """The integer key of an SSA value in a warp's environment (SSA values hash in
@@ -230,10 +262,10 @@ class Program:
         return slot
 
     def block_slots(self, block: Block) -> tuple[int, ...]:
-        slots = self._block_slots.get(block)
-        if slots is None:
-            slots = self._block_slots[block] = tuple(self.slot(arg) for arg in block.args)
-        return slots
+        entry = self._block_slots.get(id(block))
+        if entry is None or entry[0] is not block:
+            entry = self._block_slots[id(block)] = (block, tuple(self.slot(arg) for arg in block.args))
+        return entry[1]
 
     def check_supported(self, root: Operation) -> None:
         """Raise `Unsupported` for the first op under `root` without an implementation."""
@@ -247,16 +279,16 @@ class Program:
                 raise Unsupported(op, f"xdsl-tmem-run: no interpreter implementation for '{op.name}'")
 
     def plan(self, block: Block) -> tuple[Planned, ...]:
-        plan = self._plans.get(block)
-        if plan is None:
+        entry = self._plans.get(id(block))
+        if entry is None or entry[0] is not block:
             planned: list[Planned] = []
             for op in block.ops:
                 kind, ft, fn, sync = self.table[type(op)]
                 operands = tuple(self.slot(v) for v in op.operands)
                 results = tuple(self.slot(v) for v in op.results)
                 planned.append(Planned(op, operands, results, kind, ft, fn, sync))
-            plan = self._plans[block] = tuple(planned)
-        return plan
+            entry = self._plans[id(block)] = (block, tuple(planned))
+        return entry[1]
 
 
 # --------------------------------------------------------------------------------------
@@ -337,6 +369,9 @@ class Warp(Interpreter):
         linear = index * WARP + np.arange(WARP, dtype=np.uint32)
         self.live: Mask = linear < launch.threads
         self.live_lanes = [int(i) for i in np.flatnonzero(self.live)]
+        self._lanes_mask: Mask = self.live
+        self._lanes = self.live_lanes
+        """`active_lanes` of the last mask it was asked about other than `live`."""
         self.full = len(self.live_lanes) == WARP
         bx, by, _ = launch.block
         self.thread_coords = (linear % bx, (linear // bx) % by, linear // (bx * by))
@@ -448,9 +483,15 @@ class Warp(Interpreter):
         return np.flatnonzero(self.mask)
 
     def active_lanes(self) -> list[int]:
-        if self.mask is self.live:
+        """The active lanes (callers do not change the list)."""
+        mask = self.mask
+        if mask is self.live:
             return self.live_lanes
-        return [int(i) for i in np.flatnonzero(self.mask)]
+        if mask is not self._lanes_mask:
+            # Masks are never written in place: the lanes of the last one are kept (a
+            # divergent region runs many ops under one mask).
+            self._lanes_mask, self._lanes = mask, [int(i) for i in np.flatnonzero(mask)]
+        return self._lanes
 
     # -- execution --------------------------------------------------------------------
 
@@ -519,8 +560,7 @@ class Warp(Interpreter):
                 cluster.step += 1
                 try:
                     if kind is SIMPLE:
-                        for slot, value in zip(results, fn(ft, self, op, args).values, strict=False):
-                            env[slot] = value
+                        env.update(zip(results, fn(ft, self, op, args), strict=False))
                         pc += 1
                         if sync:
                             did_sync = True
@@ -583,11 +623,10 @@ class Warp(Interpreter):
             stack.append(gen_frame)
             self._advance(gen_frame, None)
             return
-        terminator = cast(OpImplResult, planned.fn(planned.ft, self, planned.op, args)).terminator_value
+        terminator = cast(tuple[TerminatorValue, PythonValues], planned.fn(planned.ft, self, planned.op, args))[0]
         if isinstance(terminator, Successor):
             block, block_args = terminator
-            for slot, value in zip(self.program.block_slots(block), block_args, strict=True):
-                frame.env[slot] = value
+            frame.env.update(zip(self.program.block_slots(block), block_args, strict=True))
             frame.block = block
             frame.plan = self.program.plan(block)
             frame.pc = 0
@@ -627,8 +666,7 @@ class Warp(Interpreter):
         mask = frame.mask if request.mask is None else request.mask
         env: Env = {} if request.fresh_env else frame.env
         block = request.block
-        for slot, value in zip(self.program.block_slots(block), request.args, strict=True):
-            env[slot] = value
+        env.update(zip(self.program.block_slots(block), request.args, strict=True))
         if finished is not None and finished.block is block and finished.env is env:
             finished.pc = 0
             finished.mask = mask

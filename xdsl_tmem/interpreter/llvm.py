@@ -35,7 +35,6 @@ from xdsl_tmem.interpreter.memory import Access, load, size_of, store, struct_of
 from xdsl_tmem.interpreter.values import WARP, Lanes, UnsupportedValue, Value, as_signed, dtype_of, width_of
 
 _MASK64 = (1 << 64) - 1
-ICMP = ("eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge")
 
 
 def _w(op: Operation) -> int:
@@ -121,6 +120,10 @@ def check_window(warp: Warp, address: Value, space: int, what: str) -> None:
         )
 
 
+def _cast_types(op: Operation) -> tuple[Attribute, Attribute]:
+    return op.operands[0].type, op.results[0].type
+
+
 @register_impls
 class LlvmFunctions(WarpFunctions):
     @impl(llvm.AddressOfOp)
@@ -136,7 +139,7 @@ class LlvmFunctions(WarpFunctions):
 
     @impl(llvm.ConstantOp)
     def run_constant(self, interp: Interpreter, op: llvm.ConstantOp, args: PythonValues) -> PythonValues:
-        return (A.attribute_value(op.value, op.result.type),)
+        return (A.constant(self, op),)
 
     @impl(llvm.ZeroOp)
     def run_zero(self, interp: Interpreter, op: llvm.ZeroOp, args: PythonValues) -> PythonValues:
@@ -182,7 +185,7 @@ class LlvmFunctions(WarpFunctions):
 
     @impl(llvm.BitcastOp)
     def run_bitcast(self, interp: Interpreter, op: llvm.BitcastOp, args: PythonValues) -> PythonValues:
-        return (A.bitcast(args[0], op.arg.type, op.result.type),)
+        return (A.bitcast(args[0], *self.static(op, _cast_types)),)
 
     @impl(ExtractElementOp)
     def run_extractelement(self, interp: Interpreter, op: ExtractElementOp, args: PythonValues) -> PythonValues:
@@ -208,7 +211,7 @@ class LlvmFunctions(WarpFunctions):
         """An address is the same number in every space of the model (machine.py), so
         the cast keeps it and checks what `cvta.to` requires: that it lies in the
         target space's window (shared::cta: this CTA's shared memory)."""
-        space = nvvm.address_space(op.res.type)
+        space = self.static(op, lambda o: nvvm.address_space(o.res.type))
         if space is None:
             raise UnsupportedValue("llvm.addrspacecast of vectors of pointers is not supported by the interpreter")
         if space not in (0, 1, 3, 7):
@@ -234,11 +237,11 @@ class LlvmFunctions(WarpFunctions):
 
     @impl(llvm.ICmpOp)
     def run_icmp(self, interp: Interpreter, op: llvm.ICmpOp, args: PythonValues) -> PythonValues:
-        return (A.int_cmp(args[0], args[1], width_of(op.lhs.type), ICMP[op.predicate.value.data]),)
+        return (A.int_cmp(args[0], args[1], *self.static(op, A.cmp_static)),)
 
     @impl(llvm.SelectOp)
     def run_select(self, interp: Interpreter, op: llvm.SelectOp, args: PythonValues) -> PythonValues:
-        return (A.select(args[0], args[1], args[2], op.res.type),)
+        return (A.select(args[0], args[1], args[2], self.static(op, A.result_type)),)
 
     @impl(llvm.ZExtOp)
     def run_zext(self, interp: Interpreter, op: llvm.ZExtOp, args: PythonValues) -> PythonValues:

@@ -26,7 +26,7 @@ from xdsl_tmem.dialects.nvvm import BarrierReduction
 from xdsl_tmem.dialects.traits import ThreadBarrier
 from xdsl_tmem.dialects.utils import check_alloc_columns
 from xdsl_tmem.interpreter import races
-from xdsl_tmem.interpreter.executor import LOCAL, OTHER, Step, Warp, WarpFunctions, as_warp
+from xdsl_tmem.interpreter.executor import LOCAL, OTHER, Step, Warp, WarpFunctions, as_warp, present
 from xdsl_tmem.interpreter.hazards import check_access, check_dealloc, complete, span
 from xdsl_tmem.interpreter.machine import (
     OFFSET_MASK,
@@ -175,26 +175,28 @@ def use_barrier(warp: Warp, address: int, what: str, knowledge: Clock | None = N
     cta, offset = cluster.cta_of(address)
     bar = cta.barrier(offset)
     vc = warp.clock.vc if knowledge is None else knowledge
-    where = cluster.describe_barrier(address)
     if cta is not warp.cta:
         fence = bar.init_fence
         if fence is None or int(vc[fence[0]]) < fence[1]:
             raise Hazard(
                 "remote-arrive-before-fence",
-                f"{what} by {warp.name} on mbarrier {where} of CTA {cta.rank} is not ordered after a "
+                f"{what} by {warp.name} on mbarrier {cluster.describe_barrier(address)} of CTA {cta.rank} is not "
+                "ordered after a "
                 "fence.mbarrier_init following its init (publish inits with fence.mbarrier_init and a cluster "
                 "barrier before any remote arrive)",
             )
     elif int(vc[bar.init[0]]) < bar.init[1]:
         raise Hazard(
             "barrier-before-init",
-            f"{what} by {warp.name} uses mbarrier {where}, but its mbarrier.init is not ordered before this use "
+            f"{what} by {warp.name} uses mbarrier {cluster.describe_barrier(address)}, but its mbarrier.init is not "
+            "ordered before this use "
             "(no barrier synchronises the initialising thread with this warp)",
         )
     if cta.exited_at is not None:
         raise Hazard(
             "exit-with-pending-remote",
-            f"{what} by {warp.name} on mbarrier {where}: CTA {cta.rank} exited at step {cta.exited_at}",
+            f"{what} by {warp.name} on mbarrier {cluster.describe_barrier(address)}: CTA {cta.rank} exited at step "
+            f"{cta.exited_at}",
         )
     return bar
 
@@ -1133,6 +1135,14 @@ def _ld_static(op: nvvm.Tcgen05LdOp) -> tuple[LdStPlan, bool, bool]:
     return plan, op.offset is not None, isinstance(op.res.type, VectorType)
 
 
+def _mma_static(op: nvvm.Tcgen05MMAOp) -> tuple[str, int, bool, bool, bool]:
+    """(kind, cta_group, A in TMEM, has scale_input_d, has disable_output_lane)."""
+    parts = present(op)
+    a_in_tmem = not isinstance(op.matrix_a.type, IntegerType)
+    kind, cta_group = op.kind.data.value, op.cta_group.as_int()
+    return kind, cta_group, a_in_tmem, "scale_input_d" in parts, "disable_output_lane" in parts
+
+
 def _lane_masks(shift: int, complement: bool) -> Value:
     """`%lanemask_*` (PTX ISA, special registers): the lanes below lane + `shift`, or the
     others when `complement`."""
@@ -1228,19 +1238,21 @@ class NvvmFunctions(WarpFunctions):
 
     @impl(nvvm.MBarrierArriveOp)
     def run_mbarrier_arrive(self, interp: Interpreter, op: nvvm.MBarrierArriveOp, args: PythonValues) -> PythonValues:
-        token = mbarrier_arrive(as_warp(interp), args[0], args[1] if op.count is not None else 1, op)
-        return (token,) if op.res is not None else ()
+        parts = self.static(op, present)
+        token = mbarrier_arrive(as_warp(interp), args[0], args[1] if "count" in parts else 1, op)
+        return (token,) if "res" in parts else ()
 
     @impl(nvvm.MBarrierArriveExpectTxOp)
     def run_mbarrier_arrive_expect_tx(
         self, interp: Interpreter, op: nvvm.MBarrierArriveExpectTxOp, args: PythonValues
     ) -> PythonValues:
         warp = as_warp(interp)
-        if op.predicate is not None and not np.asarray(args[2]).any():
-            return (0,) if op.res is not None else ()
+        parts = self.static(op, present)
+        if "predicate" in parts and not np.asarray(args[2]).any():
+            return (0,) if "res" in parts else ()
         mbarrier_add_tx(warp, args[0], args[1], +1)
         token = mbarrier_arrive(warp, args[0], op=op)
-        return (token,) if op.res is not None else ()
+        return (token,) if "res" in parts else ()
 
     @impl(nvvm.MBarrierExpectTxOp)
     def run_mbarrier_expect_tx(
@@ -1397,18 +1409,18 @@ class NvvmFunctions(WarpFunctions):
 
     @impl(nvvm.Tcgen05WaitOp)
     def run_tcgen05_wait(self, interp: Interpreter, op: nvvm.Tcgen05WaitOp, args: PythonValues) -> PythonValues:
-        tmem_wait(as_warp(interp), "ld" if op.kind.data == nvvm.Tcgen05WaitKind.LOAD else "st")
+        kind = self.static(op, lambda o: "ld" if o.kind.data == nvvm.Tcgen05WaitKind.LOAD else "st")
+        tmem_wait(as_warp(interp), kind)
         return ()
 
     @impl(nvvm.Tcgen05MMAOp)
     def run_tcgen05_mma(self, interp: Interpreter, op: nvvm.Tcgen05MMAOp, args: PythonValues) -> PythonValues:
         d, a, b, idesc, enable_input_d, *optional = args
-        scale = optional.pop(0) if op.scale_input_d is not None else None
-        disable = optional.pop(0) if op.disable_output_lane is not None else None
-        operands = MmaOperands(
-            d, a, b, idesc, enable_input_d, not isinstance(op.matrix_a.type, IntegerType), scale, disable
-        )
-        tcgen05_mma(as_warp(interp), op, op.kind.data.value, op.cta_group.as_int(), operands)
+        kind, cta_group, a_in_tmem, has_scale, has_disable = self.static(op, _mma_static)
+        scale = optional.pop(0) if has_scale else None
+        disable = optional.pop(0) if has_disable else None
+        operands = MmaOperands(d, a, b, idesc, enable_input_d, a_in_tmem, scale, disable)
+        tcgen05_mma(as_warp(interp), op, kind, cta_group, operands)
         return ()
 
     @impl(nvvm.Tcgen05MmaSmemDescOp)
@@ -1440,9 +1452,8 @@ class NvvmFunctions(WarpFunctions):
 
     @impl(nvvm.Tcgen05CommitOp)
     def run_tcgen05_commit(self, interp: Interpreter, op: nvvm.Tcgen05CommitOp, args: PythonValues) -> PythonValues:
-        tcgen05_commit(
-            as_warp(interp), op, args[0], args[1] if op.multicast_mask is not None else None, op.group.as_int()
-        )
+        multicast, group = self.static(op, lambda o: (o.multicast_mask is not None, o.group.as_int()))
+        tcgen05_commit(as_warp(interp), op, args[0], args[1] if multicast else None, group)
         return ()
 
     @impl(nvvm.Tcgen05ShiftOp)

@@ -21,7 +21,7 @@ types are refused when issued, by `tma.reduce_box` (`tma-invalid`).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, IntegerType
@@ -118,6 +118,34 @@ def _refuse_mode(op: Operation, mode: str) -> str | None:
     return None
 
 
+class _LoadSlots(NamedTuple):
+    """Where a tensor load's operands are in its operand values (None: absent), and whether
+    it is the cta_group::2 form: computed once per op, since the optional operands'
+    accessors decode the segment sizes at each read."""
+
+    dst: int
+    tmap: int
+    mbar: int
+    mask: int | None
+    predicate: int | None
+    coordinates: tuple[int, ...]
+    pair: bool
+
+
+def _tensor_load_slots(op: nvvm.CpAsyncBulkTensorSharedClusterGlobalOp) -> _LoadSlots:
+    index = {value: i for i, value in enumerate(op.operands)}
+    mask, predicate = op.multicast_mask, op.predicate
+    return _LoadSlots(
+        index[op.dst_mem],
+        index[op.tma_descriptor],
+        index[op.mbar],
+        None if mask is None else index[mask],
+        None if predicate is None else index[predicate],
+        tuple(index[c] for c in op.coordinates),
+        op.group is not None and op.group.as_int() == 2,
+    )
+
+
 @register_impls
 class NvvmTmaFunctions(WarpFunctions):
     def refusal(self, op: Operation) -> str | None:
@@ -140,14 +168,13 @@ class NvvmTmaFunctions(WarpFunctions):
         self, interp: Interpreter, op: nvvm.CpAsyncBulkTensorSharedClusterGlobalOp, args: PythonValues
     ) -> PythonValues:
         warp = as_warp(interp)
-        values = dict(zip(op.operands, args, strict=True))
-        dst, tmap_at, mbar = values[op.dst_mem], values[op.tma_descriptor], values[op.mbar]
-        mask = None if op.multicast_mask is None else values[op.multicast_mask]
-        pair = op.group is not None and op.group.as_int() == 2
+        slots = self.static(op, _tensor_load_slots)
+        dst, tmap_at, mbar, pair = args[slots.dst], args[slots.tmap], args[slots.mbar], slots.pair
+        mask = None if slots.mask is None else args[slots.mask]
         maps = warp.cluster.memory.tensor_maps
-        for lane in _lanes(warp, None if op.predicate is None else values[op.predicate]):
+        for lane in _lanes(warp, None if slots.predicate is None else args[slots.predicate]):
             tmap = bulk_copy.tensor_map_at(maps, at(tmap_at, lane), op.name)
-            coords = [bulk_copy.signed32(at(values[c], lane)) for c in op.coordinates]
+            coords = [bulk_copy.signed32(at(args[c], lane)) for c in slots.coordinates]
             ranks = None if mask is None else at(mask, lane) & 0xFFFF
             for to, bar in bulk_copy.multicast_targets(ranks, at(dst, lane), at(mbar, lane)):
                 bulk_copy.tensor_load(warp, op, op.name, tmap, coords, to, bar, pair)

@@ -21,10 +21,21 @@ from xdsl.interpreter import (
     impl_terminator,
     register_impls,
 )
+from xdsl.ir import Block
 
 from xdsl_tmem.interpreter.arith import int_add, int_cmp
 from xdsl_tmem.interpreter.executor import RunBlock, StructuredGen, Warp, WarpFunctions, impl_structured
 from xdsl_tmem.interpreter.values import Mask, as_signed, merge, width_of
+
+
+def _if_blocks(op: scf.IfOp) -> tuple[Block, Block | None]:
+    """(then block, else block or None), once per op (region accessors are descriptors)."""
+    return op.true_region.block, op.false_region.block if op.false_region.blocks else None
+
+
+def _for_static(op: scf.ForOp) -> tuple[Block, int]:
+    """(body, width of the induction variable), once per op."""
+    return op.body.block, width_of(op.lb.type)
 
 
 def _lanes_true(cond: Any, mask: Mask) -> Mask:
@@ -36,30 +47,29 @@ class ScfFunctions(WarpFunctions):
     @impl_structured(scf.IfOp)
     def run_if(self, warp: Warp, op: scf.IfOp, args: PythonValues) -> StructuredGen:
         (cond,) = args
-        has_else = bool(op.false_region.blocks)
+        then_block, else_block = self.static(op, _if_blocks)
         if not isinstance(cond, np.ndarray):  # uniform: one branch, as on a scalar machine
             if cond:
-                return (yield RunBlock(op.true_region.block, ()))
-            return (yield RunBlock(op.false_region.block, ())) if has_else else ()
+                return (yield RunBlock(then_block, ()))
+            return (yield RunBlock(else_block, ())) if else_block is not None else ()
         mask = warp.mask
         taken = mask & cond
         if bool((taken == mask).all()):
-            return (yield RunBlock(op.true_region.block, ()))
+            return (yield RunBlock(then_block, ()))
         if not taken.any():
-            if not has_else:
+            if else_block is None:
                 return ()
-            return (yield RunBlock(op.false_region.block, ()))
-        then_values: PythonValues = yield RunBlock(op.true_region.block, (), taken)
-        if not has_else:
+            return (yield RunBlock(else_block, ()))
+        then_values: PythonValues = yield RunBlock(then_block, (), taken)
+        if else_block is None:
             return ()
-        else_values: PythonValues = yield RunBlock(op.false_region.block, (), mask & ~taken)
+        else_values: PythonValues = yield RunBlock(else_block, (), mask & ~taken)
         return tuple(merge(taken, t, e, r.type) for t, e, r in zip(then_values, else_values, op.results, strict=True))
 
     @impl_structured(scf.ForOp)
     def run_for(self, warp: Warp, op: scf.ForOp, args: PythonValues) -> StructuredGen:
         lb, ub, step, *carried = args
-        block = op.body.block
-        w = width_of(op.lb.type)
+        block, w = self.static(op, _for_static)
         if not any(isinstance(v, np.ndarray) for v in (lb, ub, step)):
             # Uniform trip count (the common case): a plain loop (signed bounds, as scf.for).
             values = tuple(carried)
