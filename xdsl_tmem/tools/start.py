@@ -1,11 +1,11 @@
 """The console scripts' entry points: the driver imported with the cyclic garbage collector
 paused, then its objects frozen out of the collector's generations.
 
-Importing a driver builds ~600 op and attribute classes and their definitions: hundreds of
-thousands of long-lived objects and no garbage cycles, yet the collector runs over them
-again and again as they accumulate (~10% of the import time). Frozen (`gc.freeze`), they
-are also skipped by every later collection during the run; collection itself stays on, so
-the IR that passes erase is still reclaimed."""
+Importing a driver builds ~600 op and attribute classes and their definitions: ~95,000
+long-lived objects, over which the collector runs ~190 times as they accumulate, freeing
+~500 (~10% of the import's CPU time on the 2-core machine). Frozen (`gc.freeze`), they are
+also skipped by every later collection during the run; collection itself stays on, so the
+IR that passes erase is still reclaimed."""
 
 from __future__ import annotations
 
