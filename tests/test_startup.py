@@ -81,6 +81,13 @@ def test_a_ptx_kernel_still_runs_at_the_ptx_level(tmp_path: Path) -> None:
     assert np.load(tmp_path / "p.npy").tolist() == [7]
 
 
+def test_the_ptx_function_name_is_the_ops() -> None:
+    from xdsl_tmem.dialects import ptx
+    from xdsl_tmem.interpreter.run import PTX_FUNCTION
+
+    assert ptx.FunctionOp.name == PTX_FUNCTION
+
+
 def test_opt_without_a_ptx_target_imports_no_backend() -> None:
     argv = [str(EXAMPLES / "matmul_cg1.mlir"), "-p", "lower-tmem", "-o", "/dev/null"]
     modules = _modules_after(f"from xdsl_tmem.tools import opt\nassert opt.main({argv!r}) == 0")

@@ -79,11 +79,21 @@ if TYPE_CHECKING:
     from xdsl_tmem.interpreter.ptx.program import Program as PtxProgram
 
 
+PTX_FUNCTION = "ptx.function"
+"""`ptx.FunctionOp`'s name: a module holds PTX functions only if its ops carry it."""
+
+
+def holds_ptx_functions(module: ModuleOp) -> bool:
+    """Whether the module has ptx-level functions (the PTX level runs them). By op name, so
+    that an MLIR kernel's run imports neither the ptx dialect nor the PTX level."""
+    return any(op.name == PTX_FUNCTION for op in module.walk())
+
+
 def find_entry(module: ModuleOp, name: str) -> ptx.FunctionOp | None:
     """The PTX kernel (`.entry`) `name` with a body, if the module has one (`ptx/kernel.py`).
     The PTX level is imported only for a module with ptx functions: its value semantics load
     ml_dtypes (~0.6 s, more than the rest of the interpreter), which MLIR kernels never need."""
-    if not any(op.name == "ptx.function" for op in module.walk()):
+    if not holds_ptx_functions(module):
         return None
     from xdsl_tmem.interpreter.ptx.kernel import find_entry as find_ptx_entry
 

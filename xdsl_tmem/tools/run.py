@@ -59,7 +59,7 @@ from xdsl_tmem.interpreter.launch import (
     arguments,
     dim3,
 )
-from xdsl_tmem.interpreter.run import parameter_names, positional, required_block, run_launch
+from xdsl_tmem.interpreter.run import holds_ptx_functions, parameter_names, positional, required_block, run_launch
 from xdsl_tmem.interpreter.shadow import SameValueRace
 from xdsl_tmem.interpreter.tma import TENSORMAP_ARG_FORM, parse_tensor_map_arg
 from xdsl_tmem.interpreter.trace import Tracer
@@ -692,12 +692,6 @@ def _report(text: str) -> None:
     """Write a diagnostic after what stdout already holds (a pipe would reorder them)."""
     sys.stdout.flush()
     sys.stderr.write(text)
-
-
-def holds_ptx_functions(module: ModuleOp) -> bool:
-    """Whether the module has ptx-level functions (`ptx.function`: the PTX level runs it).
-    By name, so that an MLIR kernel's run imports neither the ptx dialect nor the PTX level."""
-    return any(op.name == "ptx.function" for op in module.walk())
 
 
 def load_kernel_module(
