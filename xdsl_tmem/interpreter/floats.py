@@ -26,17 +26,21 @@ float64, so a signalling f32/f16 NaN constant arrives quieted; lane arrays keep 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 from xdsl.dialects import arith, llvm
 from xdsl.dialects.builtin import AnyFloat, Float16Type, Float32Type, Float64Type, VectorType
 from xdsl.ir import Attribute, Operation
 
-from xdsl_tmem.backend.isel.arith import cmpf_comparison, float_instruction
-from xdsl_tmem.interpreter.ptx.base import LANE_DTYPE, Lanes
-from xdsl_tmem.interpreter.ptx.semantics import decode
 from xdsl_tmem.interpreter.values import UnsupportedValue, Value, width_of
+
+if TYPE_CHECKING:
+    from xdsl_tmem.interpreter.ptx.base import Lanes
+
+# The instruction selection (the backend, the ptx dialect) and the PTX value semantics (which
+# load ml_dtypes, ~0.6 s) are imported by the functions that decode an op, when a kernel has
+# float arithmetic: a kernel without any starts without them.
 
 FloatFn = Callable[..., Value]
 """An op's semantics on NVVM-level values (Python scalars or lane arrays)."""
@@ -65,6 +69,8 @@ def float_name(t: Attribute) -> str:
 def _reader(t: str) -> Callable[[Value], Lanes]:
     """An NVVM-level value as an array of the PTX type `t`'s lane dtype (integers are
     unsigned-canonical at the NVVM level: read through their signed view)."""
+    from xdsl_tmem.interpreter.ptx.base import LANE_DTYPE
+
     dtype = LANE_DTYPE[t]
     if dtype.kind in "iu":
         container = np.dtype(f"u{dtype.itemsize}")
@@ -75,6 +81,9 @@ def _reader(t: str) -> Callable[[Value], Lanes]:
 def instruction(opcode: str, modifiers: tuple[str, ...]) -> FloatFn:
     """One PTX instruction on NVVM-level values: lane arrays stay arrays, and a result of
     warp-uniform operands (Python scalars at the NVVM level) is a scalar again."""
+    from xdsl_tmem.interpreter.ptx.base import LANE_DTYPE
+    from xdsl_tmem.interpreter.ptx.semantics import decode
+
     semantics = decode(opcode, modifiers)
     fn = semantics.fn
     readers = [_reader(t) for t in semantics.operands]
@@ -129,12 +138,14 @@ def _ieee_max_min_64(is_max: bool) -> FloatFn:
 def _bits(x: Value) -> Value:
     """The bits of an f64 value as an unsigned-canonical integer."""
     if isinstance(x, np.ndarray):
-        return cast(Lanes, x).view(np.uint64)
+        return cast("Lanes", x).view(np.uint64)
     return int(np.asarray(x, np.float64).view(np.uint64))
 
 
 def binary(op: Operation) -> FloatFn:
     """The semantics of a binary float op (or `negf`) on its result type."""
+    from xdsl_tmem.backend.isel.arith import float_instruction
+
     t = float_name(op.results[0].type)
     selected = float_instruction(type(op))
     if selected is None:
@@ -149,6 +160,8 @@ def binary(op: Operation) -> FloatFn:
 
 def compare(op: arith.CmpfOp) -> FloatFn:
     """`arith.cmpf` as `setp.<cmp>.<type>`; the constant predicates as constants."""
+    from xdsl_tmem.backend.isel.arith import cmpf_comparison
+
     code = op.predicate.value.data
     cmp = cmpf_comparison(code)
     if cmp is None:  # false (0) and true (15)
@@ -179,6 +192,8 @@ def convert(op: Operation) -> FloatFn:
 
 
 def _bits_of(t: str) -> int:
+    from xdsl_tmem.interpreter.ptx.base import LANE_DTYPE
+
     return LANE_DTYPE[t].itemsize * 8
 
 

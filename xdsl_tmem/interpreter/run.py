@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import product
-from typing import Any, Unpack, cast
+from typing import TYPE_CHECKING, Any, Unpack, cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -67,14 +67,37 @@ from xdsl_tmem.interpreter.nvvm_tma import (
     parameter_offsets,
     tensor_map_problem,
 )
-from xdsl_tmem.interpreter.ptx.kernel import decode_launch, directives, find_entry, parameters
-from xdsl_tmem.interpreter.ptx.program import Program as PtxProgram
 from xdsl_tmem.interpreter.scf import ScfFunctions
 from xdsl_tmem.interpreter.shadow import SameValueRace
 from xdsl_tmem.interpreter.tma import TensorMap, TensorMapArgument, TensorMapError
 from xdsl_tmem.interpreter.tmem import TmemFunctions
 from xdsl_tmem.interpreter.trace import Tracer
 from xdsl_tmem.interpreter.values import Value, canonical, width_of
+
+if TYPE_CHECKING:
+    from xdsl_tmem.dialects import ptx
+    from xdsl_tmem.interpreter.ptx.program import Program as PtxProgram
+
+
+PTX_FUNCTION = "ptx.function"
+"""`ptx.FunctionOp`'s name: a module holds PTX functions only if its ops carry it."""
+
+
+def holds_ptx_functions(module: ModuleOp) -> bool:
+    """Whether the module has ptx-level functions (the PTX level runs them). By op name, so
+    that an MLIR kernel's run imports neither the ptx dialect nor the PTX level."""
+    return any(op.name == PTX_FUNCTION for op in module.walk())
+
+
+def find_entry(module: ModuleOp, name: str) -> ptx.FunctionOp | None:
+    """The PTX kernel (`.entry`) `name` with a body, if the module has one (`ptx/kernel.py`).
+    The PTX level is imported only for a module with ptx functions: its value semantics load
+    ml_dtypes (~0.6 s, more than the rest of the interpreter), which MLIR kernels never need."""
+    if not holds_ptx_functions(module):
+        return None
+    from xdsl_tmem.interpreter.ptx.kernel import find_entry as find_ptx_entry
+
+    return find_ptx_entry(module, name)
 
 
 def default_functions() -> list[WarpFunctions]:
@@ -219,6 +242,8 @@ def parameter_names(module: ModuleOp, kernel: str) -> list[str] | None:
     """The parameter names of kernel `kernel` in order (SSA names, `.param` names of a
     PTX kernel (`.entry`); `argN` where unnamed), or None if the module has no such kernel."""
     if (entry := find_entry(module, kernel)) is not None:
+        from xdsl_tmem.interpreter.ptx.kernel import parameters
+
         return [p.name for p in parameters(entry)]
     try:
         function = find_kernel(module, kernel)
@@ -446,6 +471,8 @@ def prepare(
     where warps interleave (`Program`). A kernel that is a PTX kernel (`.entry`) runs at the PTX
     level (interpreter/ptx/)."""
     if (entry := find_entry(module, launch.kernel)) is not None:
+        from xdsl_tmem.interpreter.ptx.kernel import decode_launch, directives
+
         geometry = check_geometry(entry, launch, directives(entry))
         decoded = decode_launch(module, launch, entry, points)
         decoded.memory.sites.strict = launch.race_policy is RacePolicy.STRICT
@@ -623,6 +650,8 @@ def required_block(module: ModuleOp, kernel: str) -> Dim3:
     A `.maxntid` alone only bounds the block (PTX ISA, "Performance-Tuning Directives"), so
     then, as without either, the block must be given."""
     if (entry := find_entry(module, kernel)) is not None:
+        from xdsl_tmem.interpreter.ptx.kernel import directives
+
         declared = directives(entry)
         reqntid, maxntid, where = declared[".reqntid"], declared[".maxntid"], (".reqntid", ".maxntid")
         op: Operation = entry

@@ -79,7 +79,7 @@ from xdsl_tmem.diagnostics import LocatedError
 from xdsl_tmem.dialects import nvvm, tmem
 from xdsl_tmem.dialects.utils import SHARED_PTR, TMEM_PTR, constant_int
 from xdsl_tmem.fence_policy import FencePolicy, fence_policy
-from xdsl_tmem.passes.op_pattern import OpRewritePattern, OpT
+from xdsl_tmem.passes.op_pattern import OpRewritePattern, OpT, OpTypeApplier
 
 _T = TypeVar("_T", bound=Attribute)
 
@@ -1056,9 +1056,7 @@ class ConvertTmemToNvvmPass(ModulePass):
                 )
         patterns: list[RewritePattern] = [ForwardingLowering(policy)]
         patterns += [lowering(policy) for lowering in OP_LOWERINGS]
-        PatternRewriteWalker(
-            GreedyRewritePatternApplier(patterns, dce_enabled=False), apply_recursively=True
-        ).rewrite_module(op)
+        PatternRewriteWalker(OpTypeApplier(patterns), apply_recursively=True).rewrite_module(op)
         _check_fully_lowered(op)
         PatternRewriteWalker(
             GreedyRewritePatternApplier([FoldCastPairs(), ForDropRedundantIterArgs()], dce_enabled=True)

@@ -24,11 +24,11 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriter, PatternRewriteWalker
+from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker
 from xdsl.rewriter import InsertPoint
 
 from xdsl_tmem.dialects import tmem
-from xdsl_tmem.passes.op_pattern import OpRewritePattern
+from xdsl_tmem.passes.op_pattern import OpRewritePattern, OpTypeApplier
 
 
 def _inline_body(rewriter: PatternRewriter, op: tmem.TmemRegionOp, args: Sequence[SSAValue]) -> list[SSAValue]:
@@ -141,6 +141,6 @@ class ExpandTmemRegionsPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         PatternRewriteWalker(
-            GreedyRewritePatternApplier(list(EXPAND_PATTERNS), dce_enabled=False),
+            OpTypeApplier(EXPAND_PATTERNS),
             walk_regions_first=False,
         ).rewrite_module(op)

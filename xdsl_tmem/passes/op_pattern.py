@@ -11,6 +11,7 @@ dialect's op list.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from types import UnionType
 from typing import Any, ClassVar, Generic, TypeGuard, TypeVar, Union, get_args, get_origin
 
@@ -65,3 +66,37 @@ class OpRewritePattern(RewritePattern, ABC, Generic[OpT]):
 
     @abstractmethod
     def rewrite(self, op: OpT, rewriter: PatternRewriter, /) -> None: ...
+
+
+def _may_match(pattern: RewritePattern, op_type: type[Operation]) -> bool:
+    """Whether `pattern` may rewrite an op of class `op_type` (any pattern not typed by op class may)."""
+    op_types: tuple[type[Operation], ...] | None = getattr(type(pattern), "op_types", None)
+    return not isinstance(pattern, OpRewritePattern) or issubclass(op_type, op_types or ())
+
+
+class OpTypeApplier(RewritePattern):
+    """xDSL's `GreedyRewritePatternApplier` (no dead-code elimination, no folding) that
+    tries on an op only the patterns that can match its class: each `OpRewritePattern`
+    whose `op_types` contain it, and every other pattern, in the given order. The first
+    pattern that changes the IR ends the op's turn, as there.
+
+    The greedy applier asks every pattern of a pass about every op, ~20 `isinstance`
+    checks where one or two patterns apply; here the candidates are looked up by class,
+    once per class (its `op_types` checked with `issubclass`, as `matches` does)."""
+
+    def __init__(self, patterns: Sequence[RewritePattern]) -> None:
+        self.patterns = tuple(patterns)
+        self._candidates: dict[type[Operation], tuple[RewritePattern, ...]] = {}
+
+    def candidates(self, op_type: type[Operation]) -> tuple[RewritePattern, ...]:
+        found = self._candidates.get(op_type)
+        if found is None:
+            found = tuple(p for p in self.patterns if _may_match(p, op_type))
+            self._candidates[op_type] = found
+        return found
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
+        for pattern in self.candidates(type(op)):
+            pattern.match_and_rewrite(op, rewriter)
+            if rewriter.has_done_action:
+                return

@@ -26,8 +26,6 @@ from xdsl.utils.target import Target
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 import xdsl_tmem
-from xdsl_tmem.backend.ptxas import PtxasError, PtxasNotFound, assemble
-from xdsl_tmem.backend.target import PTXTarget
 from xdsl_tmem.diagnostics import (
     SourceMap,
     diagnose,
@@ -107,6 +105,10 @@ class TmemOptMain(xDSLOptMain):
     def output_resulting_program(self, prog: ModuleOp) -> str:
         text = super().output_resulting_program(prog)
         if self.args.ptxas:
+            # the backend only where it is used: `-t mlir` runs never import it
+            from xdsl_tmem.backend.ptxas import PtxasError, PtxasNotFound, assemble
+            from xdsl_tmem.backend.target import PTXTarget
+
             arch = PTXTarget.from_spec(self.target_spec).arch
             try:
                 stats = assemble(text, arch)
@@ -206,7 +208,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def entry() -> None:
-    sys.exit(main())
+    cli.exit_now(main())
 
 
 if __name__ == "__main__":

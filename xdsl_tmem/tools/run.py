@@ -26,7 +26,7 @@ import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -38,7 +38,6 @@ from xdsl.utils.exceptions import DiagnosticException, ParseError
 
 import xdsl_tmem
 from xdsl_tmem.diagnostics import Diagnostic, SourceMap, diagnose, load_source, recursion_headroom, verify_located
-from xdsl_tmem.dialects import ptx
 from xdsl_tmem.fence_policy import FencePolicy
 from xdsl_tmem.interpreter import (
     KernelDeadlock,
@@ -47,7 +46,6 @@ from xdsl_tmem.interpreter import (
     LaunchError,
     RunReport,
 )
-from xdsl_tmem.interpreter.explore import Exploration, explore_exhaustive, explore_random
 from xdsl_tmem.interpreter.launch import (
     DTYPES,
     Argument,
@@ -62,16 +60,22 @@ from xdsl_tmem.interpreter.launch import (
     arguments,
     dim3,
 )
-from xdsl_tmem.interpreter.ptx.kernel import find_entry, ptx_kernel
-from xdsl_tmem.interpreter.run import parameter_names, positional, required_block, run_launch
+from xdsl_tmem.interpreter.run import holds_ptx_functions, parameter_names, positional, required_block, run_launch
 from xdsl_tmem.interpreter.shadow import SameValueRace
 from xdsl_tmem.interpreter.tma import TENSORMAP_ARG_FORM, parse_tensor_map_arg
 from xdsl_tmem.interpreter.trace import Tracer
-from xdsl_tmem.interpreter.validate import Lowering, validate_lowering
 from xdsl_tmem.tools import cli
 from xdsl_tmem.tools.progress import progress_bar
 from xdsl_tmem.tools.upstream import LLVM_MAJOR, ToolFailed, Upstream, llc_lowering
 from xdsl_tmem.universe import available_passes, make_context
+
+if TYPE_CHECKING:
+    from xdsl_tmem.interpreter.explore import Exploration
+    from xdsl_tmem.interpreter.validate import Lowering
+
+# Start-up: what only some runs need is imported where it is used — exploration (process
+# pools), translation validation, and the PTX level, whose value semantics load ml_dtypes
+# (alone ~0.6 s, more than the rest of the driver): an MLIR kernel never needs it.
 
 EXIT_OK, EXIT_ERROR, EXIT_DEADLOCK, EXIT_HAZARD, EXIT_LIMIT, EXIT_VALIDATION = 0, 1, 2, 3, 4, 5
 
@@ -539,8 +543,11 @@ def check_modes(args: argparse.Namespace) -> None:
 def check_kernel(module: ModuleOp, name: str) -> None:
     """`--kernel` must name a function marked `nvvm.kernel` (an entry point, as for a GPU
     launch), or a PTX kernel (`.entry`)."""
-    if find_entry(module, name) is not None:
-        return
+    if holds_ptx_functions(module):
+        from xdsl_tmem.interpreter.ptx.kernel import find_entry
+
+        if find_entry(module, name) is not None:
+            return
     functions = {op.sym_name.data: op for op in module.walk() if isinstance(op, llvm.FuncOp | func.FuncOp)}
     kernels = [symbol for symbol, op in functions.items() if "nvvm.kernel" in op.attributes]
     listed = f"its kernels: {', '.join(kernels)}" if kernels else "it has no function marked nvvm.kernel"
@@ -594,6 +601,8 @@ def describe_counterexample(result: Exploration, source_map: SourceMap) -> str:
 
 def explore(module: ModuleOp, args: argparse.Namespace, launch: Launch, source_map: SourceMap) -> str:
     """`--explore`: the summary line, or `Failed` with the first failure."""
+    from xdsl_tmem.interpreter.explore import explore_exhaustive, explore_random
+
     tracer = Tracer() if args.trace or args.timeline else None
     if args.explore == "exhaustive":
         with progress_bar("explore exhaustive", "state") as progress:
@@ -679,6 +688,8 @@ def validate(
     reference: tuple[str, Lowering] | None = None,
 ) -> str:
     """`--validate-lowering`: one line per run, or `Failed` naming the pass (or lowering)."""
+    from xdsl_tmem.interpreter.validate import validate_lowering
+
     passes = pipeline.passes if pipeline is not None else ()
     result = validate_lowering(module, passes, ctx, launch, lambda m: verify_located(m, source_map), reference)
     lines = [f"validate-lowering: input: {result.stages[0].outcome.verdict}"]
@@ -791,7 +802,9 @@ def load_kernel_module(
         module = load_ptx(data, str(path), source_map)
     else:
         module = load_source(ctx, data, str(path), source_map)
-    if path.suffix == ".ptx" or any(isinstance(op, ptx.FunctionOp) for op in module.walk()):
+    if path.suffix == ".ptx" or holds_ptx_functions(module):
+        from xdsl_tmem.interpreter.ptx.kernel import ptx_kernel
+
         ptx_kernel(module, args.kernel)
         if args.passes or args.target == "ptx" or args.validate_lowering:
             raise UsageError("-p, -t ptx and --validate-lowering apply to MLIR input; a PTX kernel runs as it is")
@@ -884,7 +897,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def entry() -> None:
-    sys.exit(main())
+    cli.exit_now(main())
 
 
 if __name__ == "__main__":
