@@ -7,21 +7,15 @@ a driver with `EXIT_INTERRUPTED` and one line, never a traceback.
 
 from __future__ import annotations
 
-<<<<<<< HEAD
 import ast
-=======
 import atexit
->>>>>>> startup
 import dataclasses
 import difflib
 import inspect
 import itertools
 import os
-<<<<<<< HEAD
-import textwrap
-=======
 import sys
->>>>>>> startup
+import textwrap
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any

@@ -89,6 +89,16 @@ class TmemOptMain(xDSLOptMain):
 
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
         super().register_all_arguments(arg_parser)
+        # xDSL's -p and -t help list every stock pass and target (~100): say what ours are instead.
+        for action in arg_parser._actions:  # pyright: ignore[reportPrivateUsage]
+            if "-p" in action.option_strings:
+                action.help = "pass pipeline: NAME or NAME{option=value ...}, comma-separated; our passes are below, "
+                action.help += "and every stock xDSL pass is accepted too"
+            elif "-t" in action.option_strings:
+                action.help = "output: mlir (default), ptx{arch=...} (ours, below) or a stock xDSL target"
+        plain_help = arg_parser.format_help
+        # the passes' classes load for --help only (start-up stays short)
+        setattr(arg_parser, "format_help", lambda: plain_help() + "\n" + cli.ours_help())  # noqa: B010
         arg_parser.add_argument(
             "--ptxas",
             action="store_true",
