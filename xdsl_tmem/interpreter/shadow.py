@@ -85,14 +85,39 @@ class Writers(NamedTuple):
     group's bytes)."""
 
 
+Values = frozenset[int]
+Summary = tuple[Values, Values] | None
+"""Of a byte range: every value its bytes' `write` records hold, and every value of their
+`read` records (each set a superset: it may name values no byte holds any more); None
+where there were too many to keep."""
+
+
+class Spans:
+    """Summaries of the ranges TMA boxes wrote (`races.check_span`), which the MMA operand
+    check reads instead of each byte's records when a tile lies in one range
+    (`races.check_operands`). Valid while `gen` is the shadow's: any change of the history
+    that does not update them (`own_write`, `own_read`) leaves them stale, and they are
+    then dropped before the next use."""
+
+    __slots__ = ("gen", "lookup", "ranges")
+
+    def __init__(self, gen: int) -> None:
+        self.gen = gen
+        self.ranges: dict[tuple[int, int], Summary] = {}
+        """[start, stop) → its summary."""
+        self.lookup: dict[tuple[int, int], tuple[tuple[int, int] | None, tuple[tuple[int, int], ...]]] = {}
+        """A tile's byte bounds → the range containing them (if any) and the ranges they
+        overlap: cached until a range is added or removed."""
+
+
 class Shadow:
     """The access history of one memory (a CTA's shared memory or one kernel buffer):
     per byte, the last write and the last read (or SHARED). Copies share the arrays
     until one of them changes (exploration copies whole machine states)."""
 
     __slots__ = (
-        "base", "displaced", "foreign", "hi", "host", "lo", "prev", "read", "readers", "shared_read", "shared_write",
-        "write", "writers",
+        "base", "displaced", "foreign", "gen", "hi", "host", "lo", "prev", "read", "readers", "shared_read",
+        "shared_write", "spans", "write", "writers",
     )  # fmt: skip
 
     def __init__(self, size: int, base: int, host: bool):
@@ -119,6 +144,10 @@ class Shadow:
         """Written by the host before the launch (kernel buffers)."""
         self.shared_write = self.shared_read = False
         """`write` (`read` and `readers`) is shared with a copy: copy it before changing it."""
+        self.gen = 0
+        """Counts the changes of `write` and `read` (each `own_write` / `own_read` is one):
+        every change goes through them, or counts itself (`Spans`)."""
+        self.spans = Spans(0)
         self.lo, self.hi = size, 0
         """Of a kernel buffer (`host`): the bytes `lo`..`hi` - 1 hold every access the
         current cluster recorded (`touch`), so that `races.new_cluster` looks at no other."""
@@ -128,10 +157,12 @@ class Shadow:
         clone.write, clone.read, clone.readers, clone.writers = self.write, self.read, self.readers, self.writers
         clone.prev, clone.displaced, clone.foreign = self.prev, self.displaced, self.foreign
         clone.base, clone.host, clone.lo, clone.hi = self.base, self.host, self.lo, self.hi
+        clone.gen, clone.spans = 0, Spans(0)
         self.shared_write = self.shared_read = clone.shared_write = clone.shared_read = True
         return clone
 
     def own_write(self) -> NDArray[np.int64]:
+        self.gen += 1
         if self.shared_write:
             self.write, self.shared_write = self.write.copy(), False
             self.writers = {byte: Writers(list(w.members), w.before) for byte, w in self.writers.items()}
@@ -146,6 +177,7 @@ class Shadow:
         return self.prev
 
     def own_read(self) -> NDArray[np.int64]:
+        self.gen += 1
         if self.shared_read:
             self.read, self.shared_read = self.read.copy(), False
             self.readers = {byte: list(r) for byte, r in self.readers.items()}
@@ -177,6 +209,7 @@ class Shadow:
         self.write = self.read = np.zeros(0, dtype=np.int64)
         self.readers, self.writers, self.prev, self.displaced, self.foreign = {}, {}, None, {}, None
         self.shared_write = self.shared_read = False
+        self.gen += 1
 
     @property
     def nbytes(self) -> int:
