@@ -13,7 +13,7 @@ reference checks they shortcut, on random access histories (same records, same r
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from math import ceil, prod
 from typing import Any
 
@@ -408,3 +408,155 @@ def test_check_operands_is_check_operand_per_tile(seed: int, host: bool, overlap
     for got, expected in zip(fast[1:3], slow[1:3], strict=True):
         np.testing.assert_array_equal(got, expected)
     assert fast[3] == slow[3]
+
+
+def pipeline_warps() -> tuple[Cluster, list[Warp]]:
+    """One CTA: a producer warp (0), an MMA warp (1) and a third (2) that writes boxes
+    too, seldom synchronising; clocks connected as a launch does."""
+    layout = SharedLayout()
+    layout.add("stages", 32768, 1024)
+    cta = Cta(0, (0, 0, 0), layout)
+    cluster = Cluster([cta], GlobalMemory(), 96)
+    program = Program(ModuleOp([]), [])
+    warps = [Warp(program, cluster, cta, w, Geometry((96, 1, 1))) for w in range(3)]
+    connect(cluster, warps, FencePolicy.MOJO)
+    return cluster, warps
+
+
+STAGE_B = 16384
+BOXES = [(0, 16384), (STAGE_B, STAGE_B + 8192), (0, 8192), (8192, 16384), (4096, 20480)]
+"""Stage A (128 rows of 128 bytes), stage B (64 rows), A's halves, one straddling both."""
+SITES = {name: ModuleOp([]) for name in ("tma", "mma", "st", "ld")}
+
+
+Event = Callable[[bool], None]
+"""An access, as a function of `reference` (True: the per-byte checks the fast paths
+shortcut)."""
+
+
+def box_event(rng: np.random.Generator, cta: Cta, writer: Warp, box: tuple[int, int]) -> Event:
+    """A TMA box over `box`, its bytes in a random order."""
+    start, stop = box
+    order = start + rng.permutation(stop - start).astype(np.int64)
+
+    def event(reference: bool) -> None:
+        if reference:
+            races.check(writer, SITES["tma"], cta.shadow, order, write=True)
+        else:
+            races.check_span(writer, SITES["tma"], cta.shadow, box, lambda: order)
+
+    return event
+
+
+def mma_event(cta: Cta, mma: Warp, step: int) -> Event:
+    """An MMA's A and B tiles (K-major, 128B swizzle): K step `step` (0..3) of the stages."""
+    tiles = [
+        (SmemDescriptor.decode(smem_desc(32 * step)), 128, 16, "f16", False),
+        (SmemDescriptor.decode(smem_desc(STAGE_B + 32 * step)), 64, 16, "f16", False),
+    ]
+
+    def event(reference: bool) -> None:
+        if reference:
+            for tile in tiles:
+                races.check_operand(mma, SITES["mma"], cta, *tile)
+        else:
+            races.check_operands(mma, SITES["mma"], cta, tiles)
+
+    return event
+
+
+def pipeline_round(rng: np.random.Generator, cluster: Cluster, warps: list[Warp]) -> Iterator[Event]:
+    """One k-block of a TMA / MMA pipeline, each of its synchronisations sometimes left out,
+    sometimes a box of another range, by the wrong warp, or a store or load in between.
+    Clock events (a synchronisation, a commit's completion) happen when the generator
+    reaches them, for both runs."""
+    cta = cluster.ctas[0]
+    producer, mma, third = warps
+
+    def maybe(p: float) -> bool:
+        return bool(rng.random() < p)
+
+    for box in (BOXES[0], BOXES[1]) if maybe(0.8) else (BOXES[int(rng.integers(0, len(BOXES)))],):
+        writer = warps[int(rng.choice(3, p=[0.88, 0.04, 0.08]))]
+        yield box_event(rng, cta, writer, box)
+    if maybe(0.95):  # the full barrier
+        mma.clock.acquire(producer.clock.release())
+    if maybe(0.5):
+        mma.clock.acquire(third.clock.release())
+    for step in sorted(rng.choice(4, int(rng.integers(1, 5)), replace=False).tolist()):
+        yield mma_event(cta, mma, step)
+        if maybe(0.1):  # a store or a load of a few bytes by either warp
+            warp, write = warps[int(rng.integers(0, 3))], maybe(0.5)
+            index = int(rng.integers(0, STAGE_B + 8192 - 16)) + np.arange(int(rng.integers(1, 16)), dtype=np.int64)
+            site = SITES["st" if write else "ld"]
+            yield lambda _, w=warp, i=index, site=site, write=write: races.check(w, site, cta.shadow, i, write)
+    if maybe(0.95):  # the commit completes
+        comp = cluster.tc_base
+        cluster.tc_count[0] += 1
+        mma.clock.vc[comp] = max(int(mma.clock.vc[comp]), cluster.tc_count[0])
+        if maybe(0.95):  # the producer's wait on the empty barrier
+            producer.clock.vc[comp] = max(int(producer.clock.vc[comp]), cluster.tc_count[0])
+
+
+def initialised_pipeline() -> tuple[Cluster, list[Warp]]:
+    """`pipeline_warps`, shared memory initialised by two warps' stores, then a barrier."""
+    cluster, warps = pipeline_warps()
+    for warp in warps[:2]:
+        index = np.arange(16384 * warp.index, 16384 * warp.index + 16384)
+        races.check(warp, SITES["st"], cluster.ctas[0].shadow, index, True)
+    clocks = [warp.clock.release() for warp in warps]
+    for warp in warps:
+        for clock in clocks:
+            warp.clock.acquire(clock)
+    return cluster, warps
+
+
+@pytest.mark.parametrize("reference", [False, True])
+def test_operand_summaries_see_a_partly_rewritten_stage(reference: bool) -> None:
+    """Stage A's first quarter written by a box of a warp the MMA warp never synchronised
+    with, then a box of the producer (which it did) over the rest of the stage and
+    beyond: the MMA's A tile holds bytes of the first box, a data race (PTX memory model:
+    the write and the tensor core's read are not ordered), whichever check runs."""
+    rng = np.random.default_rng(0)
+    cluster, (producer, mma, third) = initialised_pipeline()
+    cta = cluster.ctas[0]
+    for box in BOXES[:2]:  # stages A and B
+        box_event(rng, cta, producer, box)(reference)
+    mma.clock.acquire(producer.clock.release())
+    mma_event(cta, mma, 0)(reference)
+    cluster.tc_count[0] += 1  # its commit completes; the third warp observes it and the producer's box
+    third.clock.vc[cluster.tc_base] = producer.clock.vc[cluster.tc_base] = cluster.tc_count[0]
+    third.clock.acquire(producer.clock.release())
+    box_event(rng, cta, third, (0, 4096))(reference)
+    box_event(rng, cta, producer, (4096, 20480))(reference)
+    mma.clock.acquire(producer.clock.release())
+    with pytest.raises(Hazard) as report:
+        mma_event(cta, mma, 1)(reference)
+    assert report.value.kind == "smem-data-race"
+    assert f"which builtin.module by {third.name} wrote" in str(report.value)
+
+
+@FAST
+@given(st.integers(0, 2**32 - 1))
+def test_operand_summaries_are_the_per_byte_checks(seed: int) -> None:
+    """The MMA operand check reads range summaries (`Spans`) where TMA boxes wrote its
+    tiles: on random pipeline histories (boxes over a stage, a part of one or two, MMA
+    operand reads, stores and loads that break the summaries, synchronisations, commit
+    completions), after every event the same records and report as the per-byte
+    checks: `check` of each box's bytes, `check_operand` of each tile."""
+    rng = np.random.default_rng(seed)
+    cluster, warps = initialised_pipeline()
+    cta = cluster.ctas[0]
+    fast, slow = cta.shadow, copy.deepcopy(cta.shadow)
+    for _ in range(12):
+        for event in pipeline_round(rng, cluster, warps):
+            cta.shadow = fast
+            got = outcome(lambda e=event: e(False), cta)
+            cta.shadow = slow
+            expected = outcome(lambda e=event: e(True), cta)
+            assert got[0] == expected[0]
+            for mine, theirs in zip(got[1:3], expected[1:3], strict=True):
+                np.testing.assert_array_equal(mine, theirs)
+            assert got[3] == expected[3]
+            if got[0] is not None:
+                return
