@@ -59,6 +59,8 @@ from xdsl_tmem.interpreter.shadow import (
     NONE,
     SHARED,
     SITE_SHIFT,
+    UNIT,
+    PendingRead,
     SameValueRace,
     Shadow,
     Spans,
@@ -250,18 +252,21 @@ def check_span(
     that reports name the same byte (the first in access order)."""
     start, stop = span
     vc = warp.clock.vc
-    last, reads = shadow.write[start:stop], shadow.read[start:stop]
+    pending = shadow.pending_within(start, stop)  # the tensor core's reads not in `read` yet
+    last, reads = shadow.write[start:stop], shadow.recorded_read[start:stop]
     seen_reads = int(reads.max()) > NONE
     if (
         shadow.writers  # same-value writer groups: `check` keeps them
         or _any_unordered(vc, last)
         or (seen_reads and (_any_unordered(vc, reads) or _any_shared(reads)))
+        or not all(_knows(vc, packed) for packed in pending)
     ):
         check(warp, op, shadow, index(), write=True)
         return
     stamp = _stamp(warp, op)
     warp.cluster.memory.sites.inexact.add(stamp >> SITE_SHIFT)  # a box's bytes are not given (`check`)
     spans = _current_spans(shadow)  # (before the changes, which it is then told of)
+    shadow.drop_pending()  # (the box writes every byte they read)
     if seen_reads:
         shadow.own_read()[start:stop] = NONE
     if int(last.max()) > NONE:  # as `_overwrite`: what the box replaces
@@ -668,13 +673,9 @@ def _record_tensor_core_read(shadow: Shadow, plan: TilesPlan, stamp: int) -> Non
     """Record the tensor core's read `stamp` of every byte of the tiles (they have no read
     to keep), and add it to the summaries of the ranges they overlap."""
     spans = _current_spans(shadow)
-    owned = shadow.own_read()
-    if plan.units is not None and plan.top_unit < shadow.write.size // UNIT:
-        # whole units as 128-byte items: a copy per unit, cheaper than a broadcast
-        units = owned[: owned.size - owned.size % UNIT].view(UNIT_RECORDS)
-        units[plan.units] = np.full(UNIT, stamp, dtype=np.int64).view(UNIT_RECORDS)[0]
-    else:
-        owned[plan.index] = stamp
+    whole = plan.units is not None and plan.top_unit < shadow.write.size // UNIT
+    index = plan.units if whole and plan.units is not None else plan.index
+    shadow.defer_read(PendingRead(index, whole, stamp, plan.low, plan.high))
     for bounds in plan.bounds:
         for key in _lookup(spans, bounds)[1]:
             summary = spans.ranges[key]
@@ -767,11 +768,6 @@ def _lookup(spans: Spans, bounds: tuple[int, int]) -> tuple[tuple[int, int] | No
     return found
 
 
-UNIT = 16
-UNIT_RECORDS = np.dtype((np.void, 8 * UNIT))
-"""One unit's 16 int64 records as one item."""
-
-
 def _unit_view(history: NDArray[np.int64]) -> NDArray[np.int64]:
     """A shadow array as rows of 16 bytes' records (a view of its whole units)."""
     return history[: history.size - history.size % UNIT].reshape(-1, UNIT)
@@ -788,6 +784,9 @@ class TilesPlan:
     """Each tile's [start, stop) in `index`."""
     bounds: tuple[tuple[int, int], ...]
     """Each tile's lowest byte and one past its highest."""
+    low: int
+    high: int
+    """Of all tiles."""
 
 
 @lru_cache(maxsize=64)
@@ -805,7 +804,8 @@ def _tiles_plan(tiles: tuple[Tile, ...]) -> TilesPlan:
     index.flags.writeable = False
     top = int(units.max()) if units is not None else -1
     extent = tuple((int(p.min()), int(p.max()) + 1) for p in pieces)
-    return TilesPlan(index, units, top, tuple(pairwise(bounds)), extent)
+    low, high = min(lo for lo, _ in extent), max(hi for _, hi in extent)
+    return TilesPlan(index, units, top, tuple(pairwise(bounds)), extent, low, high)
 
 
 def _tensor_core_stamp(warp: Warp, op: Any) -> int:

@@ -85,6 +85,24 @@ class Writers(NamedTuple):
     group's bytes)."""
 
 
+UNIT = 16
+UNIT_RECORDS = np.dtype((np.void, 8 * UNIT))
+"""One 16-byte unit's 16 int64 records as one item."""
+
+
+class PendingRead(NamedTuple):
+    """A read by the tensor core of the same stamp at each byte of `where`."""
+
+    where: NDArray[np.int64]
+    """Byte offsets, or 16-byte unit numbers (`units`)."""
+    units: bool
+    stamp: int
+    low: int
+    """The lowest byte read."""
+    high: int
+    """One past the highest byte read."""
+
+
 Values = frozenset[int]
 Summary = tuple[Values, Values] | None
 """Of a byte range: every value its bytes' `write` records hold, and every value of their
@@ -116,13 +134,17 @@ class Shadow:
     until one of them changes (exploration copies whole machine states)."""
 
     __slots__ = (
-        "base", "displaced", "foreign", "gen", "hi", "host", "lo", "prev", "read", "readers", "shared_read",
-        "shared_write", "spans", "write", "writers",
+        "_read", "base", "displaced", "foreign", "gen", "hi", "host", "lo", "pending", "prev", "readers",
+        "shared_read", "shared_write", "spans", "write", "writers",
     )  # fmt: skip
 
     def __init__(self, size: int, base: int, host: bool):
         self.write: NDArray[np.int64] = np.zeros(size, dtype=np.int64)
-        self.read: NDArray[np.int64] = np.zeros(size, dtype=np.int64)
+        self._read: NDArray[np.int64] = np.zeros(size, dtype=np.int64)
+        self.pending: list[PendingRead] = []
+        """Reads by the tensor core (`races.check_operands`) not yet in `read`: recorded
+        there when `read` is next looked at (`read`, `own_read`), or dropped unrecorded
+        when a write of every byte they read supersedes them (`races.check_span`)."""
         self.readers: dict[int, list[int]] = {}
         """byte → the concurrent reads of it (where `read` is SHARED)."""
         self.writers: dict[int, Writers] = {}
@@ -155,6 +177,7 @@ class Shadow:
     def copy(self) -> Shadow:
         clone = Shadow.__new__(Shadow)
         clone.write, clone.read, clone.readers, clone.writers = self.write, self.read, self.readers, self.writers
+        clone.pending = []
         clone.prev, clone.displaced, clone.foreign = self.prev, self.displaced, self.foreign
         clone.base, clone.host, clone.lo, clone.hi = self.base, self.host, self.lo, self.hi
         clone.gen, clone.spans = 0, Spans(0)
@@ -176,14 +199,65 @@ class Shadow:
             self.prev = np.zeros(self.write.size, dtype=np.int64)
         return self.prev
 
+    @property
+    def read(self) -> NDArray[np.int64]:
+        if self.pending:
+            self._record_pending()
+        return self._read
+
+    @read.setter
+    def read(self, value: NDArray[np.int64]) -> None:
+        self._read = value
+
     def own_read(self) -> NDArray[np.int64]:
+        if self.pending:
+            self._record_pending()
         self.gen += 1
+        return self._own_read()
+
+    def _own_read(self) -> NDArray[np.int64]:
         if self.shared_read:
-            self.read, self.shared_read = self.read.copy(), False
+            self._read, self.shared_read = self._read.copy(), False
             self.readers = {byte: list(r) for byte, r in self.readers.items()}
             if self.foreign is not None:
                 self.foreign = self.foreign.copy()
-        return self.read
+        return self._read
+
+    def defer_read(self, read: PendingRead) -> None:
+        """A read by the tensor core of bytes with no read to keep (each record it replaces
+        is known to it: `races.check_operands`), recorded when `read` is next looked at."""
+        self.gen += 1
+        self.pending.append(read)
+
+    def pending_within(self, start: int, stop: int) -> frozenset[int]:
+        """The stamps of the pending reads, all of bytes in [start, stop) (else they are
+        recorded now, and there are none)."""
+        if not self.pending:
+            return frozenset()
+        if all(start <= p.low and p.high <= stop for p in self.pending):
+            return frozenset(p.stamp for p in self.pending)
+        self._record_pending()
+        return frozenset()
+
+    def drop_pending(self) -> None:
+        """Forget the pending reads (a write `pending_within` covered supersedes them)."""
+        self.pending.clear()
+
+    @property
+    def recorded_read(self) -> NDArray[np.int64]:
+        """`read` without the pending reads."""
+        return self._read
+
+    def _record_pending(self) -> None:
+        """Write the pending reads into `read` (not a change of the history: `gen` stays)."""
+        read = self._own_read()
+        units = read[: read.size - read.size % UNIT].view(UNIT_RECORDS)
+        for pending in self.pending:
+            if pending.units:
+                units[pending.where] = np.full(UNIT, pending.stamp, dtype=np.int64).view(UNIT_RECORDS)[0]
+            else:
+                read[pending.where] = pending.stamp
+        self.pending.clear()
 
     def own_foreign(self) -> NDArray[np.int64]:
         """`foreign`, made if there is none yet, owned as `own_read` owns `read`."""
@@ -207,6 +281,7 @@ class Shadow:
     def drop(self) -> None:
         """Free the history now (the launch is over)."""
         self.write = self.read = np.zeros(0, dtype=np.int64)
+        self.pending = []
         self.readers, self.writers, self.prev, self.displaced, self.foreign = {}, {}, None, {}, None
         self.shared_write = self.shared_read = False
         self.gen += 1
