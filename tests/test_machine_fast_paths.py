@@ -26,11 +26,13 @@ from numpy.typing import NDArray
 from threadpoolctl import threadpool_limits
 from xdsl.dialects.builtin import ModuleOp
 
+from xdsl_tmem.dialects.nvvm import Tcgen05LdStShape
 from xdsl_tmem.fence_policy import FencePolicy
-from xdsl_tmem.interpreter import races, tma
+from xdsl_tmem.interpreter import hazards, races, tma
+from xdsl_tmem.interpreter import nvvm as N
 from xdsl_tmem.interpreter.executor import Program, Warp
 from xdsl_tmem.interpreter.launch import Geometry
-from xdsl_tmem.interpreter.machine import Cluster, Cta, GlobalMemory, Hazard, SharedLayout
+from xdsl_tmem.interpreter.machine import AsyncOp, Cluster, Cta, GlobalMemory, Hazard, SharedLayout
 from xdsl_tmem.interpreter.nvvm import MmaOperands, tcgen05_mma
 from xdsl_tmem.interpreter.run import connect
 from xdsl_tmem.interpreter.shadow import COMP_SHIFT, SHARED, SITE_SHIFT
@@ -39,6 +41,7 @@ from xdsl_tmem.interpreter.tcgen05 import (
     SmemDescriptor,
     gather_operand,
     gather_operand_into,
+    ldst_plan,
 )
 
 ANY_OP = ModuleOp([])
@@ -560,3 +563,155 @@ def test_operand_summaries_are_the_per_byte_checks(seed: int) -> None:
             assert got[3] == expected[3]
             if got[0] is not None:
                 return
+
+
+# ======================================================================================
+# TMEM access checks: an MMA re-accumulating the cells of the previous one
+# ======================================================================================
+
+BAR = 64
+"""The mbarrier the MMA warp's commits arrive on."""
+D_TILES = [(0, 256), (0, 128), (128, 128), (256, 256)]
+"""Accumulators (first column, columns) the MMAs write, over all 128 lanes."""
+
+
+def tmem_machine() -> tuple[Cluster, list[Warp]]:
+    """One CTA, an MMA warp (0) and an epilogue warp (1, lanes 32-63), 512 TMEM columns
+    allocated (all unwritten), the commit barrier initialised."""
+    layout = SharedLayout()
+    layout.add("pad", BAR, 8)
+    layout.add("bar", 8, 8)
+    cta = Cta(0, (0, 0, 0), layout)
+    cta.allocator.allocations[0] = 512
+    cluster = Cluster([cta], GlobalMemory(), 64)
+    cluster.keep_log = False
+    program = Program(ModuleOp([]), [])
+    warps = [Warp(program, cluster, cta, w, Geometry((64, 1, 1))) for w in range(2)]
+    connect(cluster, warps, FencePolicy.MOJO)
+    for warp in warps:
+        warp.mask = np.arange(32) == 0
+    N.mbarrier_init(warps[0], BAR, 1)
+    cta.mbarriers[BAR].init_fence = (warps[0].clock.generic, int(warps[0].clock.vc[warps[0].clock.generic]))
+    warps[1].clock.acquire(warps[0].clock.release())
+    for warp in warps:
+        warp.mask = warp.live
+    return cluster, warps
+
+
+TmemEvent = Callable[[Cluster, list[Warp]], None]
+
+
+def tmem_mma_event(first: int, columns: int, accumulate: bool) -> TmemEvent:
+    """An MMA of the MMA warp's lane 0 into all 128 lanes of columns `first`.. (`columns`)."""
+
+    def event(cluster: Cluster, warps: list[Warp]) -> None:
+        warp = warps[0]
+        warp.mask = np.arange(32) == 0
+        cells = ((1 << 128) - 1, ((1 << columns) - 1) << first)
+        N.issue_pipe(warp, SITES["mma"], warp.cta, 0, (0, 128), (first, first + columns), cells, accumulate)
+        warp.mask = warp.live
+
+    return event
+
+
+def commit_event(observe: bool) -> TmemEvent:
+    """The MMA warp's commit, completed; `observe`: the epilogue waits for it."""
+
+    def event(cluster: Cluster, warps: list[Warp]) -> None:
+        warp = warps[0]
+        warp.mask = np.arange(32) == 0
+        N.tcgen05_commit(warp, SITES["mma"], BAR, None, 1)
+        warp.mask = warp.live
+        cta = warp.cta
+        cta.mbarriers[BAR].pending = 1
+        cluster.complete_commit(cta)
+        if observe:  # the epilogue's wait on the accumulator barrier
+            bar = cta.mbarriers[BAR]
+            warps[1].clock.acquire(bar.history[bar.completed - 1])
+            warps[1].acquires += 1
+
+    return event
+
+
+def ld_st_event(column: int, load: bool) -> TmemEvent:
+    """A tcgen05.ld (or st) 32x32b.x32 of the epilogue warp at `column`."""
+
+    def event(cluster: Cluster, warps: list[Warp]) -> None:
+        plan = ldst_plan(Tcgen05LdStShape.SHAPE_32X32B, 32)
+        if load:
+            N.tmem_ld(warps[1], SITES["ld"], 32 << 16 | column, plan)
+        else:
+            N.tmem_st(warps[1], SITES["st"], 32 << 16 | column, np.zeros((32, 32), np.uint32), plan)
+
+    return event
+
+
+def tmem_events(rng: np.random.Generator, rounds: int) -> list[TmemEvent]:
+    """A random history of one accumulator pipeline, tile by tile: MMAs into a tile (the
+    first overwriting it), the commit completing, the epilogue observing it, loading
+    part of its lane quarter (1) and waiting, the MMA warp learning of that (the empty
+    barrier); each step sometimes left out or changed (another tile, a store)."""
+    events: list[TmemEvent] = []
+
+    def maybe(p: float) -> bool:
+        return bool(rng.random() < p)
+
+    for _ in range(rounds):
+        first, columns = D_TILES[int(rng.integers(0, len(D_TILES)))]
+        for k in range(int(rng.integers(1, 6))):
+            events.append(tmem_mma_event(first, columns, k > 0 or maybe(0.1)))
+        if maybe(0.9):
+            events.append(commit_event(maybe(0.9)))
+        for _ in range(int(rng.integers(0, 3))):
+            column = first + 32 * int(rng.integers(0, columns // 32))
+            events.append(ld_st_event(column, maybe(0.85)))
+        if maybe(0.9):
+            events.append(lambda cluster, warps: N.tmem_wait(warps[1], "ld"))
+        if maybe(0.2):
+            events.append(lambda cluster, warps: N.tmem_wait(warps[1], "st"))
+        if maybe(0.9):
+            events.append(lambda cluster, warps: warps[0].clock.acquire(warps[1].clock.release()))
+    return events
+
+
+def tmem_state(cluster: Cluster) -> tuple[Any, ...]:
+    cta = cluster.ctas[0]
+    live = [[(r.kind, r.lane_set, r.column_set, r.writes, r.accumulates, r.epoch) for r in b] for b in cta.tmem_live]
+    return cta.tmem_written.copy(), cta.tmem_reader.copy(), cta.tmem_read_sync.copy(), live
+
+
+@FAST
+@given(st.integers(0, 2**32 - 1))
+def test_repeated_accumulation_is_the_full_check(seed: int) -> None:
+    """`hazards.check_access` skips the cell checks (uninitialised, stale accumulator) of an
+    MMA re-accumulating exactly the cells of the live MMA before it: on random histories
+    of MMAs into a few accumulators, commits, epilogue loads, stores and waits, the same
+    report and TMEM bookkeeping as the full check after every event."""
+    rng = np.random.default_rng(seed)
+    events = tmem_events(rng, 8)
+    full = hazards._overlapping
+
+    def never_repeat(cta: Cta, record: AsyncOp, knowledge: NDArray[np.int64]) -> tuple[Any, ...]:
+        superseded, conflict, _ = full(cta, record, knowledge)
+        return superseded, conflict, False
+
+    fast, slow = tmem_machine(), tmem_machine()
+    for event in events:
+        outcomes = []
+        for machine, check in ((fast, full), (slow, never_repeat)):
+            hazards._overlapping = check
+            try:
+                event(*machine)
+                error = None
+            except Hazard as e:
+                error = (e.kind, str(e))
+            finally:
+                hazards._overlapping = full
+            outcomes.append((error, tmem_state(machine[0])))
+        (got_error, got), (expected_error, expected) = outcomes
+        assert got_error == expected_error
+        for mine, theirs in zip(got[:3], expected[:3], strict=True):
+            np.testing.assert_array_equal(mine, theirs)
+        assert got[3] == expected[3]
+        if got_error is not None:
+            return
