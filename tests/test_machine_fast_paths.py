@@ -689,7 +689,7 @@ def test_repeated_accumulation_is_the_full_check(seed: int) -> None:
     report and TMEM bookkeeping as the full check after every event."""
     rng = np.random.default_rng(seed)
     events = tmem_events(rng, 8)
-    full = hazards._overlapping
+    full = hazards.overlapping
 
     def never_repeat(cta: Cta, record: AsyncOp, knowledge: NDArray[np.int64]) -> tuple[Any, ...]:
         superseded, conflict, _ = full(cta, record, knowledge)
@@ -697,16 +697,16 @@ def test_repeated_accumulation_is_the_full_check(seed: int) -> None:
 
     fast, slow = tmem_machine(), tmem_machine()
     for event in events:
-        outcomes = []
+        outcomes: list[tuple[tuple[str, str] | None, tuple[Any, ...]]] = []
         for machine, check in ((fast, full), (slow, never_repeat)):
-            hazards._overlapping = check
+            hazards.overlapping = check
             try:
                 event(*machine)
                 error = None
             except Hazard as e:
                 error = (e.kind, str(e))
             finally:
-                hazards._overlapping = full
+                hazards.overlapping = full
             outcomes.append((error, tmem_state(machine[0])))
         (got_error, got), (expected_error, expected) = outcomes
         assert got_error == expected_error

@@ -198,7 +198,7 @@ def check_access(warp: Warp, cta: Cta, record: AsyncOp, knowledge: Clock) -> Non
     epilogue already consumed is `tmem-stale-accumulator` (see `_check_stale`)."""
     size = len(warp.cluster.ctas)
     cells = cells_of(record)
-    superseded, conflict, repeat = _overlapping(cta, record, knowledge)
+    superseded, conflict, repeat = overlapping(cta, record, knowledge)
     if not repeat and (not record.writes or record.accumulates):
         if (missing := _uninitialised(cta, record, cells)) is not None:
             action = "accumulates onto (enable_input_d = 1)" if record.writes else "reads"
@@ -240,7 +240,7 @@ def check_access(warp: Warp, cta: Cta, record: AsyncOp, knowledge: Clock) -> Non
         live.append(record)
 
 
-def _overlapping(cta: Cta, record: AsyncOp, knowledge: Clock) -> tuple[list[AsyncOp], AsyncOp | None, bool]:
+def overlapping(cta: Cta, record: AsyncOp, knowledge: Clock) -> tuple[list[AsyncOp], AsyncOp | None, bool]:
     """The live records `record` supersedes (its write covers their cells), the first it
     conflicts with (not ordered before it) if any, and whether it repeats one: an
     accumulating tensor-pipe write whose every overlapping live record is a tensor-pipe
