@@ -266,7 +266,7 @@ def check_span(
     stamp = _stamp(warp, op)
     warp.cluster.memory.sites.inexact.add(stamp >> SITE_SHIFT)  # a box's bytes are not given (`check`)
     spans = _current_spans(shadow)  # (before the changes, which it is then told of)
-    shadow.drop_pending()  # (the box writes every byte they read)
+    shadow.drop_pending(start, stop)  # (the box writes every byte they read)
     if seen_reads:
         shadow.own_read()[start:stop] = NONE
     if int(last.max()) > NONE:  # as `_overwrite`: what the box replaces
@@ -673,9 +673,12 @@ def _record_tensor_core_read(shadow: Shadow, plan: TilesPlan, stamp: int) -> Non
     """Record the tensor core's read `stamp` of every byte of the tiles (they have no read
     to keep), and add it to the summaries of the ranges they overlap."""
     spans = _current_spans(shadow)
-    whole = plan.units is not None and plan.top_unit < shadow.write.size // UNIT
-    index = plan.units if whole and plan.units is not None else plan.index
-    shadow.defer_read(PendingRead(index, whole, stamp, plan.low, plan.high))
+    units = plan.units if plan.units is not None and plan.top_unit < shadow.write.size // UNIT else None
+    if any(hi % UNIT for _, hi in plan.parts):  # (a tile of part units)
+        units = None
+    for (lo, hi), (low, high) in zip(plan.parts, plan.bounds, strict=True):  # one per tile (a box refills one)
+        where = plan.index[lo:hi] if units is None else units[lo // UNIT : hi // UNIT]
+        shadow.defer_read(PendingRead(where, units is not None, stamp, low, high))
     for bounds in plan.bounds:
         for key in _lookup(spans, bounds)[1]:
             summary = spans.ranges[key]
@@ -784,9 +787,6 @@ class TilesPlan:
     """Each tile's [start, stop) in `index`."""
     bounds: tuple[tuple[int, int], ...]
     """Each tile's lowest byte and one past its highest."""
-    low: int
-    high: int
-    """Of all tiles."""
 
 
 @lru_cache(maxsize=64)
@@ -804,8 +804,7 @@ def _tiles_plan(tiles: tuple[Tile, ...]) -> TilesPlan:
     index.flags.writeable = False
     top = int(units.max()) if units is not None else -1
     extent = tuple((int(p.min()), int(p.max()) + 1) for p in pieces)
-    low, high = min(lo for lo, _ in extent), max(hi for _, hi in extent)
-    return TilesPlan(index, units, top, tuple(pairwise(bounds)), extent, low, high)
+    return TilesPlan(index, units, top, tuple(pairwise(bounds)), extent)
 
 
 def _tensor_core_stamp(warp: Warp, op: Any) -> int:

@@ -90,6 +90,10 @@ UNIT_RECORDS = np.dtype((np.void, 8 * UNIT))
 """One 16-byte unit's 16 int64 records as one item."""
 
 
+MAX_PENDING = 64
+"""Pending reads kept (`Shadow.pending`); more are recorded first."""
+
+
 class PendingRead(NamedTuple):
     """A read by the tensor core of the same stamp at each byte of `where`."""
 
@@ -227,21 +231,27 @@ class Shadow:
         """A read by the tensor core of bytes with no read to keep (each record it replaces
         is known to it: `races.check_operands`), recorded when `read` is next looked at."""
         self.gen += 1
+        if len(self.pending) >= MAX_PENDING:
+            self._record_pending()
         self.pending.append(read)
 
     def pending_within(self, start: int, stop: int) -> frozenset[int]:
-        """The stamps of the pending reads, all of bytes in [start, stop) (else they are
-        recorded now, and there are none)."""
-        if not self.pending:
-            return frozenset()
-        if all(start <= p.low and p.high <= stop for p in self.pending):
-            return frozenset(p.stamp for p in self.pending)
-        self._record_pending()
-        return frozenset()
+        """The stamps of the pending reads of bytes in [start, stop), each of which reads
+        only bytes in it (else every pending read is recorded now, and there are none)."""
+        stamps: set[int] = set()
+        for p in self.pending:
+            if p.low < stop and start < p.high:
+                if not (start <= p.low and p.high <= stop):
+                    self._record_pending()
+                    return frozenset()
+                stamps.add(p.stamp)
+        return frozenset(stamps)
 
-    def drop_pending(self) -> None:
-        """Forget the pending reads (a write `pending_within` covered supersedes them)."""
-        self.pending.clear()
+    def drop_pending(self, start: int, stop: int) -> None:
+        """Forget the pending reads of bytes in [start, stop) (after `pending_within`: a
+        write of every byte there supersedes them; the others read none of its bytes)."""
+        if self.pending:
+            self.pending = [p for p in self.pending if not (p.low < stop and start < p.high)]
 
     @property
     def recorded_read(self) -> NDArray[np.int64]:
