@@ -13,7 +13,7 @@ reference checks they shortcut, on random access histories (same records, same r
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from math import ceil, prod
 from typing import Any
 
@@ -26,11 +26,13 @@ from numpy.typing import NDArray
 from threadpoolctl import threadpool_limits
 from xdsl.dialects.builtin import ModuleOp
 
+from xdsl_tmem.dialects.nvvm import Tcgen05LdStShape
 from xdsl_tmem.fence_policy import FencePolicy
-from xdsl_tmem.interpreter import races, tma
+from xdsl_tmem.interpreter import hazards, races, tma
+from xdsl_tmem.interpreter import nvvm as N
 from xdsl_tmem.interpreter.executor import Program, Warp
 from xdsl_tmem.interpreter.launch import Geometry
-from xdsl_tmem.interpreter.machine import Cluster, Cta, GlobalMemory, Hazard, SharedLayout
+from xdsl_tmem.interpreter.machine import AsyncOp, Cluster, Cta, GlobalMemory, Hazard, SharedLayout
 from xdsl_tmem.interpreter.nvvm import MmaOperands, tcgen05_mma
 from xdsl_tmem.interpreter.run import connect
 from xdsl_tmem.interpreter.shadow import COMP_SHIFT, SHARED, SITE_SHIFT, Writers
@@ -39,6 +41,7 @@ from xdsl_tmem.interpreter.tcgen05 import (
     SmemDescriptor,
     gather_operand,
     gather_operand_into,
+    ldst_plan,
 )
 
 ANY_OP = ModuleOp([])
@@ -494,3 +497,305 @@ def test_check_units_is_check_of_their_bytes(seed: int, size: int, write: bool, 
     cluster.memory.sites.same_value = 0
     slow = full_outcome(lambda: races.check(warp, ANY_OP, clone, index, write, values), cluster)
     assert fast == slow
+def pipeline_warps() -> tuple[Cluster, list[Warp]]:
+    """One CTA: a producer warp (0), an MMA warp (1) and a third (2) that writes boxes
+    too, seldom synchronising; clocks connected as a launch does."""
+    layout = SharedLayout()
+    layout.add("stages", 32768, 1024)
+    cta = Cta(0, (0, 0, 0), layout)
+    cluster = Cluster([cta], GlobalMemory(), 96)
+    program = Program(ModuleOp([]), [])
+    warps = [Warp(program, cluster, cta, w, Geometry((96, 1, 1))) for w in range(3)]
+    connect(cluster, warps, FencePolicy.MOJO)
+    return cluster, warps
+
+
+STAGE_B = 16384
+BOXES = [(0, 16384), (STAGE_B, STAGE_B + 8192), (0, 8192), (8192, 16384), (4096, 20480)]
+"""Stage A (128 rows of 128 bytes), stage B (64 rows), A's halves, one straddling both."""
+SITES = {name: ModuleOp([]) for name in ("tma", "mma", "st", "ld")}
+
+
+Event = Callable[[bool], None]
+"""An access, as a function of `reference` (True: the per-byte checks the fast paths
+shortcut)."""
+
+
+def box_event(rng: np.random.Generator, cta: Cta, writer: Warp, box: tuple[int, int]) -> Event:
+    """A TMA box over `box`, its bytes in a random order."""
+    start, stop = box
+    order = start + rng.permutation(stop - start).astype(np.int64)
+
+    def event(reference: bool) -> None:
+        if reference:
+            races.check(writer, SITES["tma"], cta.shadow, order, write=True)
+        else:
+            races.check_span(writer, SITES["tma"], cta.shadow, box, lambda: order)
+
+    return event
+
+
+def mma_event(cta: Cta, mma: Warp, step: int) -> Event:
+    """An MMA's A and B tiles (K-major, 128B swizzle): K step `step` (0..3) of the stages."""
+    tiles = [
+        (SmemDescriptor.decode(smem_desc(32 * step)), 128, 16, "f16", False),
+        (SmemDescriptor.decode(smem_desc(STAGE_B + 32 * step)), 64, 16, "f16", False),
+    ]
+
+    def event(reference: bool) -> None:
+        if reference:
+            for tile in tiles:
+                races.check_operand(mma, SITES["mma"], cta, *tile)
+        else:
+            races.check_operands(mma, SITES["mma"], cta, tiles)
+
+    return event
+
+
+def pipeline_round(rng: np.random.Generator, cluster: Cluster, warps: list[Warp]) -> Iterator[Event]:
+    """One k-block of a TMA / MMA pipeline, each of its synchronisations sometimes left out,
+    sometimes a box of another range, by the wrong warp, or a store or load in between.
+    Clock events (a synchronisation, a commit's completion) happen when the generator
+    reaches them, for both runs."""
+    cta = cluster.ctas[0]
+    producer, mma, third = warps
+
+    def maybe(p: float) -> bool:
+        return bool(rng.random() < p)
+
+    for box in (BOXES[0], BOXES[1]) if maybe(0.8) else (BOXES[int(rng.integers(0, len(BOXES)))],):
+        writer = warps[int(rng.choice(3, p=[0.88, 0.04, 0.08]))]
+        yield box_event(rng, cta, writer, box)
+    if maybe(0.95):  # the full barrier
+        mma.clock.acquire(producer.clock.release())
+    if maybe(0.5):
+        mma.clock.acquire(third.clock.release())
+    for step in sorted(rng.choice(4, int(rng.integers(1, 5)), replace=False).tolist()):
+        yield mma_event(cta, mma, step)
+        if maybe(0.1):  # a store or a load of a few bytes by either warp
+            warp, write = warps[int(rng.integers(0, 3))], maybe(0.5)
+            index = int(rng.integers(0, STAGE_B + 8192 - 16)) + np.arange(int(rng.integers(1, 16)), dtype=np.int64)
+            site = SITES["st" if write else "ld"]
+            yield lambda _, w=warp, i=index, site=site, write=write: races.check(w, site, cta.shadow, i, write)
+    if maybe(0.95):  # the commit completes
+        comp = cluster.tc_base
+        cluster.tc_count[0] += 1
+        mma.clock.vc[comp] = max(int(mma.clock.vc[comp]), cluster.tc_count[0])
+        if maybe(0.95):  # the producer's wait on the empty barrier
+            producer.clock.vc[comp] = max(int(producer.clock.vc[comp]), cluster.tc_count[0])
+
+
+def initialised_pipeline() -> tuple[Cluster, list[Warp]]:
+    """`pipeline_warps`, shared memory initialised by two warps' stores, then a barrier."""
+    cluster, warps = pipeline_warps()
+    for warp in warps[:2]:
+        index = np.arange(16384 * warp.index, 16384 * warp.index + 16384)
+        races.check(warp, SITES["st"], cluster.ctas[0].shadow, index, True)
+    clocks = [warp.clock.release() for warp in warps]
+    for warp in warps:
+        for clock in clocks:
+            warp.clock.acquire(clock)
+    return cluster, warps
+
+
+@pytest.mark.parametrize("reference", [False, True])
+def test_operand_summaries_see_a_partly_rewritten_stage(reference: bool) -> None:
+    """Stage A's first quarter written by a box of a warp the MMA warp never synchronised
+    with, then a box of the producer (which it did) over the rest of the stage and
+    beyond: the MMA's A tile holds bytes of the first box, a data race (PTX memory model:
+    the write and the tensor core's read are not ordered), whichever check runs."""
+    rng = np.random.default_rng(0)
+    cluster, (producer, mma, third) = initialised_pipeline()
+    cta = cluster.ctas[0]
+    for box in BOXES[:2]:  # stages A and B
+        box_event(rng, cta, producer, box)(reference)
+    mma.clock.acquire(producer.clock.release())
+    mma_event(cta, mma, 0)(reference)
+    cluster.tc_count[0] += 1  # its commit completes; the third warp observes it and the producer's box
+    third.clock.vc[cluster.tc_base] = producer.clock.vc[cluster.tc_base] = cluster.tc_count[0]
+    third.clock.acquire(producer.clock.release())
+    box_event(rng, cta, third, (0, 4096))(reference)
+    box_event(rng, cta, producer, (4096, 20480))(reference)
+    mma.clock.acquire(producer.clock.release())
+    with pytest.raises(Hazard) as report:
+        mma_event(cta, mma, 1)(reference)
+    assert report.value.kind == "smem-data-race"
+    assert f"which builtin.module by {third.name} wrote" in str(report.value)
+
+
+@FAST
+@given(st.integers(0, 2**32 - 1))
+def test_operand_summaries_are_the_per_byte_checks(seed: int) -> None:
+    """The MMA operand check reads range summaries (`Spans`) where TMA boxes wrote its
+    tiles: on random pipeline histories (boxes over a stage, a part of one or two, MMA
+    operand reads, stores and loads that break the summaries, synchronisations, commit
+    completions), after every event the same records and report as the per-byte
+    checks: `check` of each box's bytes, `check_operand` of each tile."""
+    rng = np.random.default_rng(seed)
+    cluster, warps = initialised_pipeline()
+    cta = cluster.ctas[0]
+    fast, slow = cta.shadow, copy.deepcopy(cta.shadow)
+    for _ in range(12):
+        for event in pipeline_round(rng, cluster, warps):
+            cta.shadow = fast
+            got = outcome(lambda e=event: e(False), cta)
+            cta.shadow = slow
+            expected = outcome(lambda e=event: e(True), cta)
+            assert got[0] == expected[0]
+            for mine, theirs in zip(got[1:3], expected[1:3], strict=True):
+                np.testing.assert_array_equal(mine, theirs)
+            assert got[3] == expected[3]
+            if got[0] is not None:
+                return
+
+
+# ======================================================================================
+# TMEM access checks: an MMA re-accumulating the cells of the previous one
+# ======================================================================================
+
+BAR = 64
+"""The mbarrier the MMA warp's commits arrive on."""
+D_TILES = [(0, 256), (0, 128), (128, 128), (256, 256)]
+"""Accumulators (first column, columns) the MMAs write, over all 128 lanes."""
+
+
+def tmem_machine() -> tuple[Cluster, list[Warp]]:
+    """One CTA, an MMA warp (0) and an epilogue warp (1, lanes 32-63), 512 TMEM columns
+    allocated (all unwritten), the commit barrier initialised."""
+    layout = SharedLayout()
+    layout.add("pad", BAR, 8)
+    layout.add("bar", 8, 8)
+    cta = Cta(0, (0, 0, 0), layout)
+    cta.allocator.allocations[0] = 512
+    cluster = Cluster([cta], GlobalMemory(), 64)
+    cluster.keep_log = False
+    program = Program(ModuleOp([]), [])
+    warps = [Warp(program, cluster, cta, w, Geometry((64, 1, 1))) for w in range(2)]
+    connect(cluster, warps, FencePolicy.MOJO)
+    for warp in warps:
+        warp.mask = np.arange(32) == 0
+    N.mbarrier_init(warps[0], BAR, 1)
+    cta.mbarriers[BAR].init_fence = (warps[0].clock.generic, int(warps[0].clock.vc[warps[0].clock.generic]))
+    warps[1].clock.acquire(warps[0].clock.release())
+    for warp in warps:
+        warp.mask = warp.live
+    return cluster, warps
+
+
+TmemEvent = Callable[[Cluster, list[Warp]], None]
+
+
+def tmem_mma_event(first: int, columns: int, accumulate: bool) -> TmemEvent:
+    """An MMA of the MMA warp's lane 0 into all 128 lanes of columns `first`.. (`columns`)."""
+
+    def event(cluster: Cluster, warps: list[Warp]) -> None:
+        warp = warps[0]
+        warp.mask = np.arange(32) == 0
+        cells = ((1 << 128) - 1, ((1 << columns) - 1) << first)
+        N.issue_pipe(warp, SITES["mma"], warp.cta, 0, (0, 128), (first, first + columns), cells, accumulate)
+        warp.mask = warp.live
+
+    return event
+
+
+def commit_event(observe: bool) -> TmemEvent:
+    """The MMA warp's commit, completed; `observe`: the epilogue waits for it."""
+
+    def event(cluster: Cluster, warps: list[Warp]) -> None:
+        warp = warps[0]
+        warp.mask = np.arange(32) == 0
+        N.tcgen05_commit(warp, SITES["mma"], BAR, None, 1)
+        warp.mask = warp.live
+        cta = warp.cta
+        cta.mbarriers[BAR].pending = 1
+        cluster.complete_commit(cta)
+        if observe:  # the epilogue's wait on the accumulator barrier
+            bar = cta.mbarriers[BAR]
+            warps[1].clock.acquire(bar.history[bar.completed - 1])
+            warps[1].acquires += 1
+
+    return event
+
+
+def ld_st_event(column: int, load: bool) -> TmemEvent:
+    """A tcgen05.ld (or st) 32x32b.x32 of the epilogue warp at `column`."""
+
+    def event(cluster: Cluster, warps: list[Warp]) -> None:
+        plan = ldst_plan(Tcgen05LdStShape.SHAPE_32X32B, 32)
+        if load:
+            N.tmem_ld(warps[1], SITES["ld"], 32 << 16 | column, plan)
+        else:
+            N.tmem_st(warps[1], SITES["st"], 32 << 16 | column, np.zeros((32, 32), np.uint32), plan)
+
+    return event
+
+
+def tmem_events(rng: np.random.Generator, rounds: int) -> list[TmemEvent]:
+    """A random history of one accumulator pipeline, tile by tile: MMAs into a tile (the
+    first overwriting it), the commit completing, the epilogue observing it, loading
+    part of its lane quarter (1) and waiting, the MMA warp learning of that (the empty
+    barrier); each step sometimes left out or changed (another tile, a store)."""
+    events: list[TmemEvent] = []
+
+    def maybe(p: float) -> bool:
+        return bool(rng.random() < p)
+
+    for _ in range(rounds):
+        first, columns = D_TILES[int(rng.integers(0, len(D_TILES)))]
+        for k in range(int(rng.integers(1, 6))):
+            events.append(tmem_mma_event(first, columns, k > 0 or maybe(0.1)))
+        if maybe(0.9):
+            events.append(commit_event(maybe(0.9)))
+        for _ in range(int(rng.integers(0, 3))):
+            column = first + 32 * int(rng.integers(0, columns // 32))
+            events.append(ld_st_event(column, maybe(0.85)))
+        if maybe(0.9):
+            events.append(lambda cluster, warps: N.tmem_wait(warps[1], "ld"))
+        if maybe(0.2):
+            events.append(lambda cluster, warps: N.tmem_wait(warps[1], "st"))
+        if maybe(0.9):
+            events.append(lambda cluster, warps: warps[0].clock.acquire(warps[1].clock.release()))
+    return events
+
+
+def tmem_state(cluster: Cluster) -> tuple[Any, ...]:
+    cta = cluster.ctas[0]
+    live = [[(r.kind, r.lane_set, r.column_set, r.writes, r.accumulates, r.epoch) for r in b] for b in cta.tmem_live]
+    return cta.tmem_written.copy(), cta.tmem_reader.copy(), cta.tmem_read_sync.copy(), live
+
+
+@FAST
+@given(st.integers(0, 2**32 - 1))
+def test_repeated_accumulation_is_the_full_check(seed: int) -> None:
+    """`hazards.check_access` skips the cell checks (uninitialised, stale accumulator) of an
+    MMA re-accumulating exactly the cells of the live MMA before it: on random histories
+    of MMAs into a few accumulators, commits, epilogue loads, stores and waits, the same
+    report and TMEM bookkeeping as the full check after every event."""
+    rng = np.random.default_rng(seed)
+    events = tmem_events(rng, 8)
+    full = hazards.overlapping
+
+    def never_repeat(cta: Cta, record: AsyncOp, knowledge: NDArray[np.int64]) -> tuple[Any, ...]:
+        superseded, conflict, _ = full(cta, record, knowledge)
+        return superseded, conflict, False
+
+    fast, slow = tmem_machine(), tmem_machine()
+    for event in events:
+        outcomes: list[tuple[tuple[str, str] | None, tuple[Any, ...]]] = []
+        for machine, check in ((fast, full), (slow, never_repeat)):
+            hazards.overlapping = check
+            try:
+                event(*machine)
+                error = None
+            except Hazard as e:
+                error = (e.kind, str(e))
+            finally:
+                hazards.overlapping = full
+            outcomes.append((error, tmem_state(machine[0])))
+        (got_error, got), (expected_error, expected) = outcomes
+        assert got_error == expected_error
+        for mine, theirs in zip(got[:3], expected[:3], strict=True):
+            np.testing.assert_array_equal(mine, theirs)
+        assert got[3] == expected[3]
+        if got_error is not None:
+            return

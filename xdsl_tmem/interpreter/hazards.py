@@ -198,7 +198,8 @@ def check_access(warp: Warp, cta: Cta, record: AsyncOp, knowledge: Clock) -> Non
     epilogue already consumed is `tmem-stale-accumulator` (see `_check_stale`)."""
     size = len(warp.cluster.ctas)
     cells = cells_of(record)
-    if not record.writes or record.accumulates:
+    superseded, conflict, repeat = overlapping(cta, record, knowledge)
+    if not repeat and (not record.writes or record.accumulates):
         if (missing := _uninitialised(cta, record, cells)) is not None:
             action = "accumulates onto (enable_input_d = 1)" if record.writes else "reads"
             raise Hazard(
@@ -212,7 +213,44 @@ def check_access(warp: Warp, cta: Cta, record: AsyncOp, knowledge: Clock) -> Non
                 )
                 + (f"; the warp last synchronised on {record.observed}" if record.observed else ""),
             )
+    if conflict is not None:
+        other = conflict
+        related = [(other.op, f"the earlier access: {describe(other, size)}")]
+        if other.commit_op is not None:
+            related.append((other.commit_op, "the tcgen05.commit tracking it"))
+        raise Hazard(_conflict_kind(other, record), _conflict_message(other, record, size), related)
+    if not repeat:
+        _check_stale(warp, cta, record, cells)
+    if record.writes and not record.accumulates:
+        cta.tmem_written[cells] = True
+        cta.tmem_reader[cells] = -1
+    elif not record.writes:
+        cta.tmem_reader[cells] = warp.index
+        cta.tmem_read_sync[cells] = warp.acquires
+    # (An accumulating write changes neither: its cells were all written, none read since,
+    # or `_uninitialised` / `_check_stale` raised.)
+    gone = {id(r) for r in superseded}
+    for bucket in range(record.columns[0] // BUCKET, (record.columns[1] - 1) // BUCKET + 1):
+        live = cta.tmem_live[bucket]
+        if len(live) == 1 and id(live[0]) in gone:  # (the usual MMA after MMA: one record replaced)
+            live[0] = record
+            continue
+        if gone:
+            live[:] = [r for r in live if id(r) not in gone]
+        live.append(record)
+
+
+def overlapping(cta: Cta, record: AsyncOp, knowledge: Clock) -> tuple[list[AsyncOp], AsyncOp | None, bool]:
+    """The live records `record` supersedes (its write covers their cells), the first it
+    conflicts with (not ordered before it) if any, and whether it repeats one: an
+    accumulating tensor-pipe write whose every overlapping live record is a tensor-pipe
+    write of the same thread with exactly its cells (the next MMA of a K loop). Then no
+    access of those cells came between (it would be live, or superseded by a later live
+    write: either overlaps them), so the cells are as that write left them: all written,
+    none read since (`_uninitialised` and `_check_stale` pass), and nothing else changed
+    them (only `check_access` and a dealloc, which drops the records, change them)."""
     superseded: list[AsyncOp] = []
+    repeat = record.writes and record.accumulates and record.pipe
     first, last = record.columns[0] // BUCKET, (record.columns[1] - 1) // BUCKET
     writes, lane_set, column_set = record.writes, record.lane_set, record.column_set
     for bucket in range(first, last + 1):
@@ -223,30 +261,15 @@ def check_access(warp: Warp, cta: Cta, record: AsyncOp, knowledge: Clock) -> Non
                 continue
             if other.pipe and record.pipe and other.issuer == record.issuer and other.issuer_cta == record.issuer_cta:
                 ordered = True  # the tensor pipe executes one thread's MMAs / copies in issue order
+                repeat = repeat and other.writes and other.lane_set == lane_set and other.column_set == column_set
             else:
                 ordered = other.epoch != INF and other.epoch <= int(knowledge[other.comp])
+                repeat = False
             if not ordered:
-                related = [(other.op, f"the earlier access: {describe(other, size)}")]
-                if other.commit_op is not None:
-                    related.append((other.commit_op, "the tcgen05.commit tracking it"))
-                raise Hazard(_conflict_kind(other, record), _conflict_message(other, record, size), related)
-            if record.writes and _covers(record, other):
+                return superseded, other, False
+            if writes and _covers(record, other):
                 superseded.append(other)
-    _check_stale(warp, cta, record, cells)
-    if record.writes and not record.accumulates:
-        cta.tmem_written[cells] = True
-        cta.tmem_reader[cells] = -1
-    elif not record.writes:
-        cta.tmem_reader[cells] = warp.index
-        cta.tmem_read_sync[cells] = warp.acquires
-    # (An accumulating write changes neither: its cells were all written, none read since,
-    # or `_uninitialised` / `_check_stale` raised.)
-    gone = {id(r) for r in superseded}
-    for bucket in range(first, last + 1):
-        live = cta.tmem_live[bucket]
-        if gone:
-            live[:] = [r for r in live if id(r) not in gone]
-        live.append(record)
+    return superseded, None, repeat and bool(superseded)
 
 
 def _check_stale(warp: Warp, cta: Cta, record: AsyncOp, cells: Cells) -> None:

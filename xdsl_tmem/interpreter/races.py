@@ -59,8 +59,12 @@ from xdsl_tmem.interpreter.shadow import (
     NONE,
     SHARED,
     SITE_SHIFT,
+    UNIT,
+    PendingRead,
     SameValueRace,
     Shadow,
+    Spans,
+    Summary,
     Writers,
 )
 from xdsl_tmem.interpreter.tcgen05 import ELEMENT_BYTES, SmemDescriptor, operand_addresses
@@ -248,7 +252,8 @@ def check_span(
     that reports name the same byte (the first in access order)."""
     start, stop = span
     vc = warp.clock.vc
-    last, reads = shadow.write[start:stop], shadow.read[start:stop]
+    pending = shadow.pending_within(start, stop)  # the tensor core's reads not in `read` yet
+    last, reads = shadow.write[start:stop], shadow.recorded_read[start:stop]
     # (each reduction once: a 16 KiB box's records are 128 KiB to scan)
     first_write, last_write = int(last.min()), int(last.max())
     first_read, last_read = int(reads.min()), int(reads.max())
@@ -263,11 +268,14 @@ def check_span(
                 or (first_read <= SHARED and bool((reads == SHARED).any()))  # concurrent readers
             )
         )
+        or not all(_knows(vc, packed) for packed in pending)
     ):
         check(warp, op, shadow, index(), write=True)
         return
     stamp = _stamp(warp, op)
     warp.cluster.memory.sites.inexact.add(stamp >> SITE_SHIFT)  # a box's bytes are not given (`check`)
+    spans = _current_spans(shadow)  # (before the changes, which it is then told of)
+    shadow.drop_pending(start, stop)  # (the box writes every byte they read)
     if seen_reads:
         shadow.own_read()[start:stop] = NONE
     if last_write > NONE:  # as `_overwrite`: what the box replaces
@@ -277,6 +285,8 @@ def check_span(
                 shadow.displaced.pop(byte, None)
         prev[start:stop] = last
     shadow.own_write()[start:stop] = stamp
+    _wrote_span(spans, span, stamp)
+    spans.gen = shadow.gen
 
 
 def _any_unordered(vc: NDArray[np.int64], packed: NDArray[np.int64]) -> bool:
@@ -587,6 +597,7 @@ def check_strided(
             stamp = _stamp(warp, op)
             if write and values is None:
                 warp.cluster.memory.sites.inexact.add(stamp >> SITE_SHIFT)
+            shadow.gen += 1  # (`mine` is changed without `own_write` / `own_read`: `Spans`)
             target.fill(stamp)
             if shadow.host:
                 shadow.touch(first, first + (lanes - 1) * stride + size)
@@ -743,9 +754,14 @@ def check_operands(warp: Warp, op: Any, cta: Cta, tiles: Sequence[Tile]) -> None
     knows, no read to keep. Otherwise the tiles are checked one by one, so that reports
     are the same. (The tiles' bytes are whole 16-byte units in the canonical layouts: the
     shadow is gathered by unit, and each tile's part is tested on its own, one TMA box
-    having usually written it all.)"""
+    having usually written it all.) Before the gather: where each tile lies in a range a
+    TMA box wrote whose summary (`Spans`: the values its records hold) passes those
+    tests value by value, every byte passes them, and no byte's record is read."""
     plan = _tiles_plan(tuple(tiles))
     shadow = cta.shadow
+    if _summaries_pass(warp, shadow, plan):
+        _record_tensor_core_read(shadow, plan, _tensor_core_stamp(warp, op))
+        return
     if plan.units is not None and plan.top_unit < shadow.write.size // UNIT:
         write, read = _unit_view(shadow.write), _unit_view(shadow.read)
         index = plan.units
@@ -770,17 +786,109 @@ def check_operands(warp: Warp, op: Any, cta: Cta, tiles: Sequence[Tile]) -> None
             for tile in tiles:
                 check_operand(warp, op, cta, *tile)
             return
-    owned = shadow.own_read()
-    if index is plan.units:  # whole units as 128-byte items: a copy per unit, cheaper than a broadcast
-        units = owned[: owned.size - owned.size % UNIT].view(UNIT_RECORDS)
-        units[index] = np.full(UNIT, stamp, dtype=np.int64).view(UNIT_RECORDS)[0]
-    else:
-        owned[index] = stamp
+    _record_tensor_core_read(shadow, plan, stamp)
 
 
-UNIT = 16
-UNIT_RECORDS = np.dtype((np.void, 8 * UNIT))
-"""One unit's 16 int64 records as one item."""
+def _record_tensor_core_read(shadow: Shadow, plan: TilesPlan, stamp: int) -> None:
+    """Record the tensor core's read `stamp` of every byte of the tiles (they have no read
+    to keep), and add it to the summaries of the ranges they overlap."""
+    spans = _current_spans(shadow)
+    units = plan.units if plan.units is not None and plan.top_unit < shadow.write.size // UNIT else None
+    if any(hi % UNIT for _, hi in plan.parts):  # (a tile of part units)
+        units = None
+    for (lo, hi), (low, high) in zip(plan.parts, plan.bounds, strict=True):  # one per tile (a box refills one)
+        where = plan.index[lo:hi] if units is None else units[lo // UNIT : hi // UNIT]
+        shadow.defer_read(PendingRead(where, units is not None, stamp, low, high))
+    for bounds in plan.bounds:
+        for key in _lookup(spans, bounds)[1]:
+            summary = spans.ranges[key]
+            if summary is not None and stamp not in summary[1]:
+                spans.ranges[key] = _union(summary, None, stamp)
+    spans.gen = shadow.gen
+
+
+def _summaries_pass(warp: Warp, shadow: Shadow, plan: TilesPlan) -> bool:
+    """Whether each tile lies in a summarised range (`Spans`) whose values pass
+    `check_operands`' tests: every write one the warp knows (or, in a kernel buffer, none),
+    every read none or one the reading tensor core knows (the warp's clock and the tensor
+    core's earlier completions, as `check_operand`). Then every byte passes them."""
+    if shadow.writers:
+        return False
+    spans = _current_spans(shadow)
+    if not spans.ranges:
+        return False
+    vc = warp.clock.vc
+    cluster, rank = warp.cluster, warp.cta.rank
+    tc_comp, tc_epoch = cluster.tc_base + rank, cluster.tc_count[rank] + len(warp.cta.commits) + 1
+    for bounds in plan.bounds:
+        inside = _lookup(spans, bounds)[0]
+        summary = None if inside is None else spans.ranges[inside]
+        if summary is None:
+            return False
+        for packed in summary[0]:
+            if packed <= SHARED:
+                if packed == SHARED or not shadow.host:
+                    return False
+            elif not _knows(vc, packed):
+                return False
+        for packed in summary[1]:
+            if packed == NONE:
+                continue
+            comp, epoch = (packed >> COMP_SHIFT) & COMP_MASK, packed & EPOCH_MASK
+            if packed == SHARED or (int(vc[comp]) < epoch and not (comp == tc_comp and epoch <= tc_epoch)):
+                return False
+    return True
+
+
+MAX_VALUES = 4
+"""Values a range's summary keeps of its writes and of its reads (more: none kept)."""
+MAX_SPANS = 64
+"""Ranges summarised per shadow (more: all are dropped)."""
+
+
+def _current_spans(shadow: Shadow) -> Spans:
+    """The shadow's range summaries, new (empty) if a change left them stale."""
+    spans = shadow.spans
+    if spans.gen != shadow.gen:
+        spans = shadow.spans = Spans(shadow.gen)
+    return spans
+
+
+def _wrote_span(spans: Spans, span: tuple[int, int], stamp: int) -> None:
+    """Update the summaries for a write `stamp` of every byte of `span` that leaves them no
+    read: the ranges it contains hold only those now, those it overlaps one value more;
+    `span` is summarised from now on."""
+    start, stop = span
+    ranges = spans.ranges
+    exact: Summary = (frozenset((stamp,)), frozenset((NONE,)))
+    for (lo, hi), summary in ranges.items():
+        if lo < stop and start < hi:
+            ranges[lo, hi] = exact if start <= lo and hi <= stop else _union(summary, stamp, NONE)
+    if span not in ranges:
+        if len(ranges) >= MAX_SPANS:
+            ranges.clear()
+        ranges[span] = exact
+        spans.lookup.clear()
+
+
+def _union(summary: Summary, write: int | None, read: int) -> Summary:
+    """`summary` with one more write value (None: none) and read value."""
+    if summary is None:
+        return None
+    writes = summary[0] if write is None else summary[0] | {write}
+    reads = summary[1] | {read}
+    return None if len(writes) > MAX_VALUES or len(reads) > MAX_VALUES else (writes, reads)
+
+
+def _lookup(spans: Spans, bounds: tuple[int, int]) -> tuple[tuple[int, int] | None, tuple[tuple[int, int], ...]]:
+    """`Spans.lookup` of a tile's byte bounds."""
+    found = spans.lookup.get(bounds)
+    if found is None:
+        lo, hi = bounds
+        overlapping = tuple(key for key in spans.ranges if key[0] < hi and lo < key[1])
+        inside = next((key for key in overlapping if key[0] <= lo and hi <= key[1]), None)
+        found = spans.lookup[bounds] = (inside, overlapping)
+    return found
 
 
 def _unit_view(history: NDArray[np.int64]) -> NDArray[np.int64]:
@@ -797,6 +905,8 @@ class TilesPlan:
     top_unit: int
     parts: tuple[tuple[int, int], ...]
     """Each tile's [start, stop) in `index`."""
+    bounds: tuple[tuple[int, int], ...]
+    """Each tile's lowest byte and one past its highest."""
 
 
 @lru_cache(maxsize=64)
@@ -813,7 +923,8 @@ def _tiles_plan(tiles: tuple[Tile, ...]) -> TilesPlan:
             units.flags.writeable = False
     index.flags.writeable = False
     top = int(units.max()) if units is not None else -1
-    return TilesPlan(index, units, top, tuple(pairwise(bounds)))
+    extent = tuple((int(p.min()), int(p.max()) + 1) for p in pieces)
+    return TilesPlan(index, units, top, tuple(pairwise(bounds)), extent)
 
 
 def _tensor_core_stamp(warp: Warp, op: Any) -> int:

@@ -85,19 +85,70 @@ class Writers(NamedTuple):
     group's bytes)."""
 
 
+UNIT = 16
+UNIT_RECORDS = np.dtype((np.void, 8 * UNIT))
+"""One 16-byte unit's 16 int64 records as one item."""
+
+
+MAX_PENDING = 64
+"""Pending reads kept (`Shadow.pending`); more are recorded first."""
+
+
+class PendingRead(NamedTuple):
+    """A read by the tensor core of the same stamp at each byte of `where`."""
+
+    where: NDArray[np.int64]
+    """Byte offsets, or 16-byte unit numbers (`units`)."""
+    units: bool
+    stamp: int
+    low: int
+    """The lowest byte read."""
+    high: int
+    """One past the highest byte read."""
+
+
+Values = frozenset[int]
+Summary = tuple[Values, Values] | None
+"""Of a byte range: every value its bytes' `write` records hold, and every value of their
+`read` records (each set a superset: it may name values no byte holds any more); None
+where there were too many to keep."""
+
+
+class Spans:
+    """Summaries of the ranges TMA boxes wrote (`races.check_span`), which the MMA operand
+    check reads instead of each byte's records when a tile lies in one range
+    (`races.check_operands`). Valid while `gen` is the shadow's: any change of the history
+    that does not update them (`own_write`, `own_read`) leaves them stale, and they are
+    then dropped before the next use."""
+
+    __slots__ = ("gen", "lookup", "ranges")
+
+    def __init__(self, gen: int) -> None:
+        self.gen = gen
+        self.ranges: dict[tuple[int, int], Summary] = {}
+        """[start, stop) → its summary."""
+        self.lookup: dict[tuple[int, int], tuple[tuple[int, int] | None, tuple[tuple[int, int], ...]]] = {}
+        """A tile's byte bounds → the range containing them (if any) and the ranges they
+        overlap: cached until a range is added or removed."""
+
+
 class Shadow:
     """The access history of one memory (a CTA's shared memory or one kernel buffer):
     per byte, the last write and the last read (or SHARED). Copies share the arrays
     until one of them changes (exploration copies whole machine states)."""
 
     __slots__ = (
-        "base", "displaced", "foreign", "hi", "host", "lo", "prev", "read", "readers", "shared_read", "shared_write",
-        "write", "writers",
+        "_read", "base", "displaced", "foreign", "gen", "hi", "host", "lo", "pending", "prev", "readers",
+        "shared_read", "shared_write", "spans", "write", "writers",
     )  # fmt: skip
 
     def __init__(self, size: int, base: int, host: bool):
         self.write: NDArray[np.int64] = np.zeros(size, dtype=np.int64)
-        self.read: NDArray[np.int64] = np.zeros(size, dtype=np.int64)
+        self._read: NDArray[np.int64] = np.zeros(size, dtype=np.int64)
+        self.pending: list[PendingRead] = []
+        """Reads by the tensor core (`races.check_operands`) not yet in `read`: recorded
+        there when `read` is next looked at (`read`, `own_read`), or dropped unrecorded
+        when a write of every byte they read supersedes them (`races.check_span`)."""
         self.readers: dict[int, list[int]] = {}
         """byte → the concurrent reads of it (where `read` is SHARED)."""
         self.writers: dict[int, Writers] = {}
@@ -119,6 +170,10 @@ class Shadow:
         """Written by the host before the launch (kernel buffers)."""
         self.shared_write = self.shared_read = False
         """`write` (`read` and `readers`) is shared with a copy: copy it before changing it."""
+        self.gen = 0
+        """Counts the changes of `write` and `read` (each `own_write` / `own_read` is one):
+        every change goes through them, or counts itself (`Spans`)."""
+        self.spans = Spans(0)
         self.lo, self.hi = size, 0
         """Of a kernel buffer (`host`): the bytes `lo`..`hi` - 1 hold every access the
         current cluster recorded (`touch`), so that `races.new_cluster` looks at no other."""
@@ -126,12 +181,15 @@ class Shadow:
     def copy(self) -> Shadow:
         clone = Shadow.__new__(Shadow)
         clone.write, clone.read, clone.readers, clone.writers = self.write, self.read, self.readers, self.writers
+        clone.pending = []
         clone.prev, clone.displaced, clone.foreign = self.prev, self.displaced, self.foreign
         clone.base, clone.host, clone.lo, clone.hi = self.base, self.host, self.lo, self.hi
+        clone.gen, clone.spans = 0, Spans(0)
         self.shared_write = self.shared_read = clone.shared_write = clone.shared_read = True
         return clone
 
     def own_write(self) -> NDArray[np.int64]:
+        self.gen += 1
         if self.shared_write:
             self.write, self.shared_write = self.write.copy(), False
             self.writers = {byte: Writers(list(w.members), w.before) for byte, w in self.writers.items()}
@@ -145,13 +203,71 @@ class Shadow:
             self.prev = np.zeros(self.write.size, dtype=np.int64)
         return self.prev
 
+    @property
+    def read(self) -> NDArray[np.int64]:
+        if self.pending:
+            self._record_pending()
+        return self._read
+
+    @read.setter
+    def read(self, value: NDArray[np.int64]) -> None:
+        self._read = value
+
     def own_read(self) -> NDArray[np.int64]:
+        if self.pending:
+            self._record_pending()
+        self.gen += 1
+        return self._own_read()
+
+    def _own_read(self) -> NDArray[np.int64]:
         if self.shared_read:
-            self.read, self.shared_read = self.read.copy(), False
+            self._read, self.shared_read = self._read.copy(), False
             self.readers = {byte: list(r) for byte, r in self.readers.items()}
             if self.foreign is not None:
                 self.foreign = self.foreign.copy()
-        return self.read
+        return self._read
+
+    def defer_read(self, read: PendingRead) -> None:
+        """A read by the tensor core of bytes with no read to keep (each record it replaces
+        is known to it: `races.check_operands`), recorded when `read` is next looked at."""
+        self.gen += 1
+        if len(self.pending) >= MAX_PENDING:
+            self._record_pending()
+        self.pending.append(read)
+
+    def pending_within(self, start: int, stop: int) -> frozenset[int]:
+        """The stamps of the pending reads of bytes in [start, stop), each of which reads
+        only bytes in it (else every pending read is recorded now, and there are none)."""
+        stamps: set[int] = set()
+        for p in self.pending:
+            if p.low < stop and start < p.high:
+                if not (start <= p.low and p.high <= stop):
+                    self._record_pending()
+                    return frozenset()
+                stamps.add(p.stamp)
+        return frozenset(stamps)
+
+    def drop_pending(self, start: int, stop: int) -> None:
+        """Forget the pending reads of bytes in [start, stop) (after `pending_within`: a
+        write of every byte there supersedes them; the others read none of its bytes)."""
+        if self.pending:
+            self.pending = [p for p in self.pending if not (p.low < stop and start < p.high)]
+
+    @property
+    def recorded_read(self) -> NDArray[np.int64]:
+        """`read` without the pending reads."""
+        return self._read
+
+    def _record_pending(self) -> None:
+        """Write the pending reads into `read` (not a change of the history: `gen` stays)."""
+        read = self._own_read()
+        units = read[: read.size - read.size % UNIT].view(UNIT_RECORDS)
+        for pending in self.pending:
+            if pending.units:
+                units[pending.where] = np.full(UNIT, pending.stamp, dtype=np.int64).view(UNIT_RECORDS)[0]
+            else:
+                read[pending.where] = pending.stamp
+        self.pending.clear()
 
     def own_foreign(self) -> NDArray[np.int64]:
         """`foreign`, made if there is none yet, owned as `own_read` owns `read`."""
@@ -175,8 +291,10 @@ class Shadow:
     def drop(self) -> None:
         """Free the history now (the launch is over)."""
         self.write = self.read = np.zeros(0, dtype=np.int64)
+        self.pending = []
         self.readers, self.writers, self.prev, self.displaced, self.foreign = {}, {}, None, {}, None
         self.shared_write = self.shared_read = False
+        self.gen += 1
 
     @property
     def nbytes(self) -> int:

@@ -350,6 +350,28 @@ class OperandPlan:
     """The lowest byte address."""
     high: int
     """One past the highest byte address."""
+    chunks: NDArray[np.int64] | None = None
+    """Where the elements, in `index` order, are whole aligned 16-byte units of shared
+    memory one after the other (K-major canonical layouts): those units' indices, read as
+    one gather of units instead of one per element. Read-only (shared)."""
+
+
+def _chunks(index: NDArray[np.int64], element: int) -> NDArray[np.int64] | None:
+    """`OperandPlan.chunks` of an element index (elements of `element` bytes), if any."""
+    per = CHUNK // element
+    flat = index.reshape(-1)
+    if flat.size % per:
+        return None
+    runs = flat.reshape(-1, per)
+    if (runs[:, 0] % per).any() or not np.array_equal(runs, runs[:, :1] + np.arange(per)):
+        return None
+    chunks = runs[:, 0] // per
+    chunks.flags.writeable = False
+    return chunks
+
+
+CHUNK = 16
+CHUNK_TYPE = np.dtype((np.void, CHUNK))
 
 
 @lru_cache(maxsize=256)
@@ -361,7 +383,8 @@ def operand_plan(desc: SmemDescriptor, rows: int, k: int, element: int, mn_major
     else:
         index = addresses[..., None] + np.arange(element)
     index.flags.writeable = False
-    return OperandPlan(index, aligned, int(addresses.min()), int(addresses.max()) + element)
+    chunks = _chunks(index, element) if aligned else None
+    return OperandPlan(index, aligned, int(addresses.min()), int(addresses.max()) + element, chunks)
 
 
 def _plan_in_bounds(
@@ -439,15 +462,19 @@ def gather_into(smem: NDArray[np.uint8], plan: OperandPlan, fmt: str, out: NDArr
     if not plan.aligned:
         out[...] = decode_elements(smem[plan.index], fmt)
         return
-    view = _elements(smem, ELEMENT_BYTES[fmt])
+    element = ELEMENT_BYTES[fmt]
+    if plan.chunks is not None:  # the elements as whole 16-byte units: one gather of units
+        units = smem[: smem.size - smem.size % CHUNK].view(CHUNK_TYPE)
+        raw = units[plan.chunks].view(np.dtype(f"u{element}")).reshape(out.shape)
+    else:
+        raw = _elements(smem, element)[plan.index]
     match fmt:
         case "f16" | "bf16":
-            np.take(_half_table(fmt), view[plan.index], out=out)
-        case "tf32":
-            bits = np.take(view, plan.index, out=out.view(np.uint32))
-            np.bitwise_and(bits, np.uint32(0xFFFFE000), out=bits)  # as decode_elements: the low 13 bits dropped
+            np.take(_half_table(fmt), raw, out=out)
+        case "tf32":  # as decode_elements: the low 13 bits dropped
+            np.bitwise_and(raw, np.uint32(0xFFFFE000), out=out.view(np.uint32))
         case _:  # e4m3, e5m2
-            np.take(_TABLES[fmt], view[plan.index], out=out)
+            np.take(_TABLES[fmt], raw, out=out)
 
 
 # --------------------------------------------------------------------------------------
@@ -606,5 +633,9 @@ def mma_plan(kind: str, cta_group: int, idesc_value: int, a_value: int | None, b
     if cta_group == 1 and a_plan is not None and a_plan.aligned and b_plan.aligned and idesc.a_format == idesc.b_format:
         index = np.concatenate([a_plan.index, b_plan.index])
         index.flags.writeable = False
-        ab_plan = OperandPlan(index, True, min(a_plan.low, b_plan.low), max(a_plan.high, b_plan.high))
+        chunks = None
+        if a_plan.chunks is not None and b_plan.chunks is not None:
+            chunks = np.concatenate([a_plan.chunks, b_plan.chunks])
+            chunks.flags.writeable = False
+        ab_plan = OperandPlan(index, True, min(a_plan.low, b_plan.low), max(a_plan.high, b_plan.high), chunks)
     return MmaPlan(idesc, a_desc, b_desc, k, rows_a, rows_b, layout, in_place, a_plan, b_plan, ab_plan)
