@@ -497,6 +497,8 @@ def test_check_units_is_check_of_their_bytes(seed: int, size: int, write: bool, 
     cluster.memory.sites.same_value = 0
     slow = full_outcome(lambda: races.check(warp, ANY_OP, clone, index, write, values), cluster)
     assert fast == slow
+
+
 def pipeline_warps() -> tuple[Cluster, list[Warp]]:
     """One CTA: a producer warp (0), an MMA warp (1) and a third (2) that writes boxes
     too, seldom synchronising; clocks connected as a launch does."""
