@@ -427,12 +427,13 @@ def full_outcome(fn: Callable[[], None], cluster: Cluster) -> tuple[Any, ...]:
     def array(a: NDArray[np.int64] | None) -> list[int] | None:
         return None if a is None else a.tolist()
 
+    touched = None if shadow.touched is None else np.flatnonzero(shadow.touched).tolist()
     return (
         error, shadow.write.tolist(), shadow.read.tolist(), array(shadow.prev), array(shadow.foreign),
         {b: list(r) for b, r in shadow.readers.items()},
         {b: (list(w.members), w.before) for b, w in shadow.writers.items()},
         {b: list(d) for b, d in shadow.displaced.items()},
-        sorted(sites.inexact), sites.same_value, (shadow.lo, shadow.hi),
+        sorted(sites.inexact), sites.same_value, touched,
     )  # fmt: skip
 
 

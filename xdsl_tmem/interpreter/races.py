@@ -103,39 +103,41 @@ def _foreign(packed: int) -> int:
 
 def new_cluster(memory: GlobalMemory) -> None:
     """Another cluster of the grid starts: what earlier ones did to global memory is
-    unordered with everything it does (their accesses become foreign). Only the bytes the
+    unordered with everything it does (their accesses become foreign). Only the pages the
     cluster that ends accessed change (`Shadow.touch`). A byte's reads become one foreign
     read (`Shadow.foreign`), the first of them: the one a race report names; its earliest
     foreign read where it has one already."""
     for buffer in memory.buffers:
         shadow = buffer.shadow
-        lo, hi = shadow.lo, shadow.hi
-        shadow.lo, shadow.hi = shadow.write.size, 0
-        if lo >= hi:
-            continue
-        if shadow.write[lo:hi].any():
-            write = shadow.own_write()[lo:hi]
-            seen = write > SHARED
-            write[seen] = (write[seen] >> SITE_SHIFT << SITE_SHIFT) | FOREIGN_EPOCH
+        ranges = shadow.touched_ranges()
+        if any(shadow.write[lo:hi].any() for lo, hi in ranges):
+            write = shadow.own_write()
+            for lo, hi in ranges:
+                _to_foreign(write[lo:hi])
+                if shadow.prev is not None:
+                    _to_foreign(shadow.prev[lo:hi])
             for byte, (members, before) in shadow.writers.items():
                 shadow.writers[byte] = Writers([_foreign(p) for p in members], tuple(_foreign(p) for p in before))
-            if shadow.prev is not None:
-                prev = shadow.prev[lo:hi]
-                seen = prev > SHARED
-                prev[seen] = (prev[seen] >> SITE_SHIFT << SITE_SHIFT) | FOREIGN_EPOCH
-                for displaced in shadow.displaced.values():
-                    displaced[:] = [_foreign(p) for p in displaced]
-        if not shadow.read[lo:hi].any():
+            for displaced in shadow.displaced.values():
+                displaced[:] = [_foreign(p) for p in displaced]
+        if not any(shadow.read[lo:hi].any() for lo, hi in ranges):
             continue
         read = shadow.own_read()
-        foreign = shadow.own_foreign()[lo:hi]
+        foreign = shadow.own_foreign()
         for byte, reads in shadow.readers.items():
             read[byte] = reads[0]
         shadow.readers.clear()
-        read = read[lo:hi]
-        seen = (read > SHARED) & (foreign == NONE)
-        foreign[seen] = (read[seen] >> SITE_SHIFT << SITE_SHIFT) | FOREIGN_EPOCH
-        read.fill(NONE)
+        for lo, hi in ranges:
+            part, known = read[lo:hi], foreign[lo:hi]
+            seen = (part > SHARED) & (known == NONE)
+            known[seen] = (part[seen] >> SITE_SHIFT << SITE_SHIFT) | FOREIGN_EPOCH
+            part.fill(NONE)
+
+
+def _to_foreign(records: NDArray[np.int64]) -> None:
+    """Recorded accesses (in place) as an earlier cluster's."""
+    seen = records > SHARED
+    records[seen] = (records[seen] >> SITE_SHIFT << SITE_SHIFT) | FOREIGN_EPOCH
 
 
 # --------------------------------------------------------------------------------------

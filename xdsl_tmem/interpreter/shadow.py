@@ -85,6 +85,10 @@ class Writers(NamedTuple):
     group's bytes)."""
 
 
+PAGE = 4096
+"""Bytes per page of `Shadow.touched`."""
+BRIDGED_PAGES = 4
+"""`Shadow.touched_ranges` joins ranges fewer pages apart."""
 UNIT = 16
 UNIT_RECORDS = np.dtype((np.void, 8 * UNIT))
 """One 16-byte unit's 16 int64 records as one item."""
@@ -138,8 +142,8 @@ class Shadow:
     until one of them changes (exploration copies whole machine states)."""
 
     __slots__ = (
-        "_read", "base", "displaced", "foreign", "gen", "hi", "host", "lo", "pending", "prev", "readers",
-        "shared_read", "shared_write", "spans", "write", "writers",
+        "_read", "base", "displaced", "foreign", "gen", "host", "pending", "prev", "readers",
+        "shared_read", "shared_write", "spans", "touched", "write", "writers",
     )  # fmt: skip
 
     def __init__(self, size: int, base: int, host: bool):
@@ -174,16 +178,19 @@ class Shadow:
         """Counts the changes of `write` and `read` (each `own_write` / `own_read` is one):
         every change goes through them, or counts itself (`Spans`)."""
         self.spans = Spans(0)
-        self.lo, self.hi = size, 0
-        """Of a kernel buffer (`host`): the bytes `lo`..`hi` - 1 hold every access the
-        current cluster recorded (`touch`), so that `races.new_cluster` looks at no other."""
+        self.touched: NDArray[np.bool_] | None = None
+        """Of a kernel buffer (`host`), per page of `PAGE` bytes: whether the current
+        cluster recorded an access in it (`touch`), so that `races.new_cluster` looks at no
+        other (a cluster of a large grid touches a few tiles of each operand, spread over
+        the buffer: one range around them would be most of it). Made at the first touch."""
 
     def copy(self) -> Shadow:
         clone = Shadow.__new__(Shadow)
         clone.write, clone.read, clone.readers, clone.writers = self.write, self.read, self.readers, self.writers
         clone.pending = []
         clone.prev, clone.displaced, clone.foreign = self.prev, self.displaced, self.foreign
-        clone.base, clone.host, clone.lo, clone.hi = self.base, self.host, self.lo, self.hi
+        clone.base, clone.host = self.base, self.host
+        clone.touched = None if self.touched is None else self.touched.copy()
         clone.gen, clone.spans = 0, Spans(0)
         self.shared_write = self.shared_read = clone.shared_write = clone.shared_read = True
         return clone
@@ -278,10 +285,25 @@ class Shadow:
 
     def touch(self, lo: int, hi: int) -> None:
         """Bytes `lo`..`hi` - 1 have an access recorded in this cluster."""
-        if lo < self.lo:
-            self.lo = lo
-        if hi > self.hi:
-            self.hi = hi
+        pages = self.touched
+        if pages is None:
+            pages = self.touched = np.zeros(self.write.size // PAGE + 1, dtype=np.bool_)
+        pages[lo // PAGE : (hi - 1) // PAGE + 1] = True
+
+    def touched_ranges(self) -> list[tuple[int, int]]:
+        """The bytes of the pages `touch` marked, as ranges (a gap of fewer than
+        `BRIDGED_PAGES` pages is bridged: fewer, longer ranges), and forget them."""
+        if self.touched is None:
+            return []
+        pages = np.flatnonzero(self.touched)
+        if not pages.size:
+            return []
+        self.touched.fill(False)
+        breaks = np.flatnonzero(np.diff(pages) > BRIDGED_PAGES)
+        starts = [int(pages[0]), *pages[breaks + 1].tolist()]
+        ends = [*pages[breaks].tolist(), int(pages[-1])]
+        size = self.write.size
+        return [(first * PAGE, min((last + 1) * PAGE, size)) for first, last in zip(starts, ends, strict=True)]
 
     def touch_index(self, index: NDArray[np.int64]) -> None:
         """`touch` of the bytes `index` (a kernel buffer's: shared memory needs no range)."""
