@@ -296,17 +296,7 @@ def _any_unordered(vc: NDArray[np.int64], packed: NDArray[np.int64]) -> bool:
     throughout (a box's bytes, the reads of one commit group's MMAs), or the accesses of one
     clock component (one warp's writes), where only the latest epoch matters."""
     top = int(packed.max())
-    if top <= SHARED:
-        return False
-    bottom = int(packed.min())
-    if bottom == top:
-        return int(vc[(top >> COMP_SHIFT) & COMP_MASK]) < top & EPOCH_MASK
-    if bottom > SHARED:
-        low = packed & LOW_BITS
-        first, last = int(low.min()), int(low.max())
-        if first >> COMP_SHIFT == last >> COMP_SHIFT:
-            return int(vc[first >> COMP_SHIFT]) < last & EPOCH_MASK
-    return bool(_unordered(vc, packed).any())
+    return top > SHARED and _unordered_between(vc, packed, int(packed.min()), top)
 
 
 def _unordered_between(vc: NDArray[np.int64], packed: NDArray[np.int64], bottom: int, top: int) -> bool:
