@@ -414,8 +414,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--fence-policy",
-        choices=("strict", "mojo"),
-        default="strict",
+        choices=tuple(policy.value for policy in FencePolicy),
+        default=FencePolicy.STRICT.value,
         help="hazard model: strict (PTX: tcgen05 work crosses a thread sync only with tcgen05.fence) or mojo",
     )
     parser.add_argument(
@@ -625,14 +625,14 @@ def explore(module: ModuleOp, args: argparse.Namespace, launch: Launch, source_m
     summary = f"explore {result.mode}: {result.verdict}: {details}\n"
     over = " over the schedules" if result.mode == "random" else " over the explored states"
     summary += same_value_note(result.same_value_races, result.first_same_value, source_map, over)
-    for path in (args.trace, args.timeline):
-        if path is None:
-            continue
-        if result.failure is not None:
-            summary += write_views(tracer, args, failure_label(result.failure), only=path)
-            summary += f"timeline of the failing schedule written to {path}\n"
-        else:
-            summary += f"no failing schedule: no timeline written to {path}\n"
+    if result.failure is not None:
+        summary += write_views(tracer, args, failure_label(result.failure))
+    for path in (p for p in (args.trace, args.timeline) if p is not None):
+        summary += (
+            f"timeline of the failing schedule written to {path}\n"
+            if result.failure is not None
+            else f"no failing schedule: no timeline written to {path}\n"
+        )
     if result.failure is not None:
         failed = report_failure(result.failure, source_map)
         if result.seed is not None:
@@ -752,18 +752,17 @@ def failure_label(e: BaseException) -> str:
     return "step limit" if isinstance(e, KernelStepLimit) else type(e).__name__
 
 
-def write_views(tracer: Tracer | None, args: argparse.Namespace, failure: str | None, only: str | None = None) -> str:
-    """Write `--trace` and `--timeline` (or `only` one of them); a note when the picture
-    leaves lanes out."""
+def write_views(tracer: Tracer | None, args: argparse.Namespace, failure: str | None) -> str:
+    """Write `--trace` and `--timeline`; a note when the picture leaves lanes out."""
     note = ""
     if tracer is None:
         return note
-    if args.trace is not None and only in (None, args.trace):
+    if args.trace is not None:
         try:
             tracer.write(Path(args.trace))
         except OSError as e:
             raise UsageError(f"--trace: cannot write '{args.trace}': {e.strerror or e}") from None
-    if args.timeline is not None and only in (None, args.timeline):
+    if args.timeline is not None:
         from xdsl_tmem.interpreter.timeline import render  # matplotlib only when asked for
 
         title = f"{args.file} @{args.kernel}" + (f": {failure}" if failure else ": ran to completion")
