@@ -66,6 +66,10 @@ def test_mutation_changes_only_its_step(kernel: str, mutation: str) -> None:
     elif mutation == "flipped-parity":
         # every client keeps the accumulator parity in a register (the immediate form: below)
         assert delta == {"xor.b32": 1}
+    elif mutation == "no-bulk-wait-read":
+        read = "cp.async.bulk.wait_group.read"
+        assert delta == {read: -before.count(read)}
+        assert "cp.async.bulk.wait_group" in after  # the plain wait at the end stays
     elif mutation == "expect-tx-overcount":
         assert set(delta) <= {"add.u32"}
         assert delta.get("add.u32", 0) in (0, before.count(_expect_tx(before)))

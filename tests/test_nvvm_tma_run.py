@@ -346,6 +346,58 @@ def test_float_reduction_is_tma_invalid_at_every_level(upstream: Upstream) -> No
     assert_levels(results, "hazard:tma-invalid")
 
 
+# A store's source may be read until the wait that completes its bulk async-group (PTX ISA 9.0,
+# cp.async.bulk.wait_group: `.read` waits until the group's sources have been read). The first
+# round issues a store of the hashed shared image; every thread then refills shared memory
+# (round 2, after a thread barrier). Groups as `ops1` / `ops2` run them (thread 0).
+_COMMIT = "      nvvm.cp.async.bulk.commit.group\n"
+_WAIT = "      nvvm.cp.async.bulk.wait_group {n}{read}\n"
+
+
+def _wait(n: int, read: bool = True) -> str:
+    return _WAIT.format(n=n, read=" {read}" if read else "")
+
+
+@pytest.mark.parametrize(
+    ("ops1", "ops2", "expected"),
+    [
+        (_COMMIT + _wait(0), "", None),
+        (_COMMIT + _COMMIT + _wait(1), "", None),  # the store's group is the older one: complete
+        (_COMMIT, _wait(0), "hazard:async-copy-unfinished"),
+        (_COMMIT, _wait(0, read=False), "hazard:async-copy-unfinished"),
+        (_COMMIT + _wait(1), "", "hazard:async-copy-unfinished"),  # pending until thread 0 exits
+        ("", _COMMIT + _wait(0), "hazard:async-copy-unfinished"),  # not committed: no wait completes it
+    ],
+    ids=["wait-read-0", "wait-1-of-2", "refilled-then-waited", "plain-wait", "still-pending-at-exit", "uncommitted"],
+)
+def test_refilling_a_stores_source_before_its_wait_is_a_hazard(
+    upstream: Upstream, ops1: str, ops2: str, expected: str | None
+) -> None:
+    """The issuing warp (warp 0) rewrites words of the box in round 2: unless a wait completed
+    the store's group before that, its own write lies between the issue and the store's read."""
+    dims, box, smem = (48, 20), (32, 8), 4096
+    g = tensor(tuple(reversed(dims)), np.uint32)
+    store = tensor_store("tmG", (0, 0), 0)
+    program = Program(["tmG"], smem, [Round(store + ops1, None, pattern=HASH), Round(ops2, None)])
+    results = run_levels(program, [Map("g", "u32:48x20:192:32x8")], {"g": g}, smem, upstream)
+    if expected is not None:
+        assert_levels(results, expected)
+        return
+    want = g.copy()
+    want[: box[1], : box[0]] = read_box(hash_fill(smem // 4).view(np.uint8), tuple(reversed(box)), np.uint32, 0, "NONE")
+    assert_levels(results, {"g": want})
+
+
+def test_another_warps_write_of_a_pending_stores_source_is_a_data_race(upstream: Upstream) -> None:
+    """Words 32..95 (the 16x4 box at byte 128) are written by warps 1 and 2 only: their refill
+    after the barrier is ordered after the store's issue but not after its read."""
+    g = tensor((20, 48), np.uint32)
+    program = Program(["tmG"], 4096, [Round(tensor_store("tmG", (0, 0), 128) + _COMMIT, None, pattern=HASH),
+                                      Round(_wait(0), None)])  # fmt: skip
+    results = run_levels(program, [Map("g", "u32:48x20:192:16x4")], {"g": g}, 4096, upstream)
+    assert_levels(results, "hazard:smem-data-race")
+
+
 def _bulk_ops(load: bool) -> str:
     if load:
         return """      %src = llvm.getelementptr %gsrc[64] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8

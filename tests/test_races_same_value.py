@@ -238,3 +238,19 @@ def test_an_exploration_counts_them_whatever_the_jobs() -> None:
     assert one.first_same_value is not None
     assert two.first_same_value is not None
     assert two.first_same_value.message == one.first_same_value.message
+
+
+def test_write_records_name_every_member_of_a_shared_write() -> None:
+    """A byte whose record is SHARED stands for its unordered same-value writes
+    (`Shadow.writers`): the own-access checks of asynchronous copies (cp.async's landing, a
+    bulk store's wait) must see each of them, and nothing of the writes they replaced."""
+    from xdsl_tmem.interpreter.races import write_records
+    from xdsl_tmem.interpreter.shadow import SHARED, Shadow, Writers
+
+    shadow = Shadow(8, 0, host=False)
+    write = shadow.own_write()
+    write[:] = [11, 12, SHARED, 14, SHARED, 16, 17, 18]
+    shadow.writers = {2: Writers([21, 22], (1,)), 4: Writers([41, 42, 43], (2, 3))}
+    got = write_records(shadow, np.array([1, 2, 4], dtype=np.int64))
+    assert sorted(got.tolist()) == sorted([12, SHARED, SHARED, 21, 22, 41, 42, 43])
+    assert write_records(shadow, np.array([0, 3], dtype=np.int64)).tolist() == [11, 14]

@@ -1,4 +1,5 @@
-"""Seeded bugs: one mutation per synchronisation mistake of issue 14, applied to the client GEMMs.
+"""Seeded bugs: one mutation per synchronisation mistake of issue 14 (and the bulk store's source
+reuse), applied to the client GEMMs.
 
 Each mutation takes a client kernel's PTX text and returns the PTX with one protocol step broken.
 The place is found by instruction, never by line number: a statement is one line of the
@@ -273,6 +274,18 @@ def dealloc_above_teardown(ptx: str) -> str:
     return "\n".join(out) + "\n"
 
 
+def remove_bulk_wait_read(ptx: str) -> str:
+    """Delete every `cp.async.bulk.wait_group.read`: the epilogue refills the shared staging
+    buffer of a TMA store before the hardware is known to have read it (PTX ISA,
+    cp.async.bulk.wait_group: `.read` waits until the group's sources have been read)."""
+    lines = ptx.splitlines()
+    waits = [s for s in _find(statements(lines), "cp.async.bulk.wait_group.read")]
+    if not waits:
+        raise PatternAbsent("no cp.async.bulk.wait_group.read")
+    drop = {s.line for s in waits}
+    return "\n".join(text for i, text in enumerate(lines) if i not in drop) + "\n"
+
+
 MUTATIONS: dict[str, Callable[[str], str]] = {
     "no-wait-ld": remove_wait_ld,
     "release-above-loads": release_above_loads,
@@ -280,6 +293,7 @@ MUTATIONS: dict[str, Callable[[str], str]] = {
     "flipped-parity": flip_accumulator_wait_parity,
     "expect-tx-overcount": overcount_expect_tx,
     "dealloc-above-teardown": dealloc_above_teardown,
+    "no-bulk-wait-read": remove_bulk_wait_read,
 }
 
 
@@ -409,6 +423,23 @@ _expect(
     "deallocates after a handshake with the peer's warp 1 (arrive on the peer's barrier, wait on its own, count "
     "32), which the leader makes after its tail wait. So the teardown bar.sync 0 orders nothing the dealloc "
     "needs: the model's clean run is right",
+)  # fmt: skip
+
+_expect(
+    ["triton/gemm_dot", *_CUTE], "no-bulk-wait-read", (),
+    "absent: the epilogue stores C with st.global, no TMA store", absent=True,
+)  # fmt: skip
+_expect(
+    ["triton/gemm_tma_ws"], "no-bulk-wait-read", (),
+    f"absent: {_ONE_TILE}, its one TMA store is followed by cp.async.bulk.wait_group 0 (no .read)", absent=True,
+)  # fmt: skip
+_expect(
+    ["triton/gemm_persistent_ws"], "no-bulk-wait-read", ("smem-data-race", "async-copy-unfinished"),
+    "the default partition's 128 threads write the next tile into the shared staging buffer (st.shared after "
+    "bar.sync 0, 128) while one thread's TMA store of the previous tile may still read it: the wait_group.read "
+    "at the top of the tile loop is what orders the store's read before that barrier. Another warp's write is "
+    "unordered with the read (a data race); the issuing warp's own write lies between the issue and the final "
+    "cp.async.bulk.wait_group 0 that completes the store",
 )  # fmt: skip
 
 

@@ -19,9 +19,14 @@ models *when* it happens (docs/tma.md, "When the box lands"):
   (PTX ISA 9.0, cp.async.bulk.tensor, ".cta_group"); without it the mbarrier must be in
   the destination's CTA.
 * A store (or reduction) reads the shared box and writes global memory when issued, its
-  reads and writes race-checked as the issuing warp's; so the bulk async-groups have
-  nothing left to wait for (a known gap: overwriting the source before
-  `wait_group.read` is not reported).
+  reads and writes race-checked as the issuing warp's. The hardware may read the source
+  any time until the `cp.async.bulk.wait_group[.read]` that completes the store's bulk
+  async-group (PTX ISA 9.0, cp.async.bulk.wait_group: `.read` waits until the sources
+  have been read), so the store stays pending in its thread's groups (`BulkReads`) and
+  its read is checked again when that wait completes it, with what the warp knew at the
+  issue: another warp's write of the source since then is a data race, the issuing
+  warp's own an `async-copy-unfinished` hazard. A store no wait completes is checked when
+  its warp exits.
 
 What silicon refuses (`tma.TmaFault`) and what the model does not cover
 (`tma.TensorMapError`) are `tma-invalid` hazards; a box outside shared memory or the
@@ -31,8 +36,8 @@ is the access site race reports point at.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -41,6 +46,7 @@ from xdsl_tmem.interpreter import races, tma
 from xdsl_tmem.interpreter.executor import Warp
 from xdsl_tmem.interpreter.machine import OFFSET_MASK, PARAM_BASE, RANK_SHIFT, Buffer, Cta, Hazard
 from xdsl_tmem.interpreter.nvvm import use_barrier
+from xdsl_tmem.interpreter.shadow import SITE_SHIFT, Shadow
 
 
 def signed32(value: int) -> int:
@@ -137,9 +143,9 @@ def tensor_load(
 
 
 def tensor_store(
-    w: Warp, op: Any, what: str, tmap: tma.TensorMap, coords: Sequence[int], src: int, reduction: str | None
+    w: Warp, op: Any, what: str, tmap: tma.TensorMap, coords: Sequence[int], src: int, reduction: str | None, lane: int
 ) -> None:
-    """A tensor store, or (`reduction`: its kind) a reduction into the box:
+    """A tensor store by `lane`, or (`reduction`: its kind) a reduction into the box:
     global = op(global, shared)."""
     cta, offset = w.cluster.cta_of(src)
     if cta is not w.cta:
@@ -163,6 +169,7 @@ def tensor_store(
     races.check(w, op, buffer.shadow, dst, write=True)
     if reduction is None:  # (a reduction wrote its result above)
         buffer.data[dst] = cta.smem[read]
+    _pending(w, lane, BulkRead(op, what, cta.shadow, read, w.clock.vc.copy()))
 
 
 def check_bulk(what: str, src: int, dst: int, size: int) -> None:
@@ -189,8 +196,8 @@ def bulk_load(w: Warp, op: Any, what: str, dst: int, src: int, size: int, bar_ad
     bar.add_tx(-size, w.clock.release())
 
 
-def bulk_store(w: Warp, op: Any, what: str, dst: int, src: int, size: int) -> None:
-    """`size` shared bytes of the issuing CTA into global memory, when issued."""
+def bulk_store(w: Warp, op: Any, what: str, dst: int, src: int, size: int, lane: int) -> None:
+    """`size` shared bytes of the issuing CTA into global memory, when `lane` issues it."""
     check_bulk(what, src, dst, size)
     cta, offset = w.cluster.cta_of(src)
     if cta is not w.cta:
@@ -202,6 +209,95 @@ def bulk_store(w: Warp, op: Any, what: str, dst: int, src: int, size: int) -> No
     races.check(w, op, cta.shadow, read, write=False)
     races.check(w, op, buffer.shadow, np.arange(start, start + size, dtype=np.int64), write=True)
     buffer.data[start : start + size] = cta.smem[offset : offset + size]
+    _pending(w, lane, BulkRead(op, what, cta.shadow, read, w.clock.vc.copy()))
+
+
+class BulkRead(NamedTuple):
+    """A bulk store's read of shared memory that no wait has completed yet."""
+
+    op: Any
+    what: str
+    shadow: Shadow
+    where: NDArray[np.int64]
+    """The source's bytes in `shadow`."""
+    known: NDArray[np.int64]
+    """The issuing warp's vector clock at the issue (its own component: the epoch the
+    issue ended)."""
+
+    def key(self) -> tuple[int, int, int, bytes]:
+        return id(self.op), int(self.where[0]), self.where.size, self.known.tobytes()
+
+
+BulkGroups = tuple[tuple[BulkRead, ...], ...]
+"""One thread's bulk async-groups, oldest first; the last is its open group."""
+
+BulkReads = dict[int, BulkGroups]
+"""Lane → its groups, for the lanes with a store pending (`Warp.bulk_reads`). Never
+changed in place: copies of the machine state share it."""
+
+
+def reads_key(reads: BulkReads) -> tuple[Any, ...]:
+    """`reads` in a machine state's key (explore.py)."""
+    return tuple((lane, tuple(tuple(r.key() for r in group) for group in groups)) for lane, groups in reads.items())
+
+
+def _pending(w: Warp, lane: int, read: BulkRead) -> None:
+    """`read` joins the open group of `lane`; the warp's later accesses are newer than
+    the issue (races.py epochs)."""
+    groups = w.bulk_reads.get(lane, ((),))
+    w.bulk_reads = {**w.bulk_reads, lane: (*groups[:-1], (*groups[-1], read))}
+    w.clock.tick()
+
+
+def bulk_commit(w: Warp, lanes: Iterable[int]) -> None:
+    """`cp.async.bulk.commit_group` in `lanes`: each closes its open group (an empty group
+    counts for `wait_group N`)."""
+    if w.bulk_reads:
+        committing = set(lanes)
+        w.bulk_reads = {lane: (*groups, ()) if lane in committing else groups for lane, groups in w.bulk_reads.items()}
+
+
+def bulk_wait(w: Warp, lanes: Iterable[int] | None, pending: int) -> None:
+    """`cp.async.bulk.wait_group[.read] pending` in `lanes` (None: every lane, at the
+    warp's exit, with `pending` 0): each lane's committed groups but its `pending` most
+    recent complete, oldest first, and their stores' reads are checked (`_complete`)."""
+    if not w.bulk_reads:
+        return
+    waiting = None if lanes is None else set(lanes)
+    kept: BulkReads = {}
+    for lane, groups in w.bulk_reads.items():
+        if waiting is None or lane in waiting:
+            done = max(len(groups) - 1 - pending, 0) if waiting is not None else len(groups)
+            for group in groups[:done]:
+                for read in group:
+                    _complete(w, read)
+            groups = groups[done:] or ((),)
+        if any(groups):
+            kept[lane] = groups
+    w.bulk_reads = kept
+
+
+def _complete(w: Warp, read: BulkRead) -> None:
+    """The hardware has read the store's source by now: no write of it may lie between
+    the issue and this wait. The issuing warp's own is found by its epoch (newer than the
+    issue); another warp's, by checking the read again with the warp's knowledge at the
+    issue (its own component the current epoch, as for `cp.async`)."""
+    me, issued = w.clock.generic, int(read.known[w.clock.generic])
+    late = races.own_since(races.write_records(read.shadow, read.where), me, issued)
+    if late is not None:
+        site = w.cluster.memory.sites.sites[late >> SITE_SHIFT]
+        raise Hazard(
+            "async-copy-unfinished",
+            f"{getattr(site.op, 'name', 'an access')} by {w.name} writes bytes of the {read.where.size}-byte source "
+            f"of its {read.what} after issuing it and before the cp.async.bulk.wait_group that completes it: the "
+            "store may read them before or after that write",
+            [(read.op, "the bulk store"), (site.op, "the write")],
+        )
+    clock, w.clock = w.clock, w.clock.knowing(read.known)
+    try:
+        races.check(w, read.op, read.shadow, read.where, write=False)
+    finally:
+        w.clock = clock
 
 
 def check_prefetch(maps: Mapping[int, tma.TensorMap], address: int, what: str) -> None:

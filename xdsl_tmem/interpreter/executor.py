@@ -29,7 +29,7 @@ import random
 from collections.abc import Callable, Generator, Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum, auto
-from typing import Any, NamedTuple, Protocol, TypeAlias, TypeVar, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeAlias, TypeVar, cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -64,6 +64,9 @@ from xdsl_tmem.interpreter.machine import (
     Wake,
 )
 from xdsl_tmem.interpreter.values import WARP, Mask, Value, format_lanes
+
+if TYPE_CHECKING:
+    from xdsl_tmem.interpreter.bulk_copy import BulkReads
 
 # --------------------------------------------------------------------------------------
 # Structured (region-holding) implementations
@@ -393,6 +396,9 @@ class Warp(Interpreter):
         """Scratch state of a blocking op that has partly happened (e.g. bar.sync arrived)."""
         self.pending_tmem: list[AsyncOp] = []
         """This warp's tcgen05.ld / st not yet waited for."""
+        self.bulk_reads: BulkReads = {}
+        """Its lanes' bulk stores whose source reads no wait completed yet (bulk_copy.py;
+        never changed in place, so copies share it)."""
         self.cluster_arrival: int | None = None
         self.clock = WarpClock(0, 0, 0, FencePolicy.MOJO)
         """Happens-before knowledge (hazards.py); sized by the launcher."""
@@ -676,7 +682,12 @@ class Warp(Interpreter):
         self.mask = mask
 
     def _exit(self) -> Status:
-        """The kernel function returned: the warp is done; the CTA exits with its last warp."""
+        """The kernel function returned: the warp is done; the CTA exits with its last warp.
+        Its bulk stores have read their sources by now."""
+        if self.bulk_reads:
+            from xdsl_tmem.interpreter.bulk_copy import bulk_wait  # (bulk_copy imports this module)
+
+            bulk_wait(self, None, 0)
         self.status = Status.DONE
         if all(w.status is Status.DONE for w in self.cluster_warps[self.cta.rank]):
             self.cta.exited_at = self.cluster.step

@@ -53,6 +53,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 
 from xdsl_tmem.interpreter.blas import single_threaded_blas
+from xdsl_tmem.interpreter.bulk_copy import reads_key
 from xdsl_tmem.interpreter.executor import (
     LOCAL,
     OTHER,
@@ -597,6 +598,7 @@ def state_key(run: ClusterRun) -> int:
                 clock.fenced,
                 tuple(sorted(warp.seen_phases.items())),
                 tuple((r.column_set, r.lane_set, r.writes, r.epoch) for r in warp.pending_tmem),
+                reads_key(warp.bulk_reads),
                 tuple((key, hold.initialised) for key, hold in sorted(warp.mma_stages.items())),
             )
         )

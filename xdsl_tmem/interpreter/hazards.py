@@ -91,6 +91,15 @@ class WarpClock:
         if self.strict:
             np.maximum(self.vc_tc, self.vc, out=self.vc_tc)
 
+    def knowing(self, known: Clock) -> WarpClock:
+        """This clock as it was when it knew `known` of the others (an asynchronous
+        operation's issue), its own component the current epoch: an access checked with it
+        is newer than everything the warp did but ordered after only what it knew then."""
+        clone = self.copy()
+        np.copyto(clone.vc, known)
+        clone.vc[self.generic] = self.vc[self.generic]
+        return clone
+
     def copy(self) -> WarpClock:
         clone = WarpClock.__new__(WarpClock)
         clone.vc = self.vc.copy()

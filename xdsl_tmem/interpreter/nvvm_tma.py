@@ -194,7 +194,7 @@ class NvvmTmaFunctions(WarpFunctions):
         for lane in _lanes(warp, None if predicate is None else values[predicate]):
             tmap = bulk_copy.tensor_map_at(maps, at(values[op.tma_descriptor], lane), op.name)
             coords = [bulk_copy.signed32(at(values[c], lane)) for c in op.coordinates]
-            bulk_copy.tensor_store(warp, op, op.name, tmap, coords, at(values[op.src_mem], lane), reduction)
+            bulk_copy.tensor_store(warp, op, op.name, tmap, coords, at(values[op.src_mem], lane), reduction, lane)
         return ()
 
     run_tensor_store = impl(nvvm.CpAsyncBulkTensorGlobalSharedCtaOp)(_to_global)
@@ -217,19 +217,25 @@ class NvvmTmaFunctions(WarpFunctions):
         warp = as_warp(interp)
         dst, src, size = args[:3]
         for lane in warp.active_lanes():
-            bulk_copy.bulk_store(warp, op, op.name, at(dst, lane), at(src, lane), at(size, lane))
+            bulk_copy.bulk_store(warp, op, op.name, at(dst, lane), at(src, lane), at(size, lane), lane)
         return ()
 
     @impl(nvvm.CpAsyncBulkCommitGroupOp)
     def run_commit_group(
         self, interp: Interpreter, op: nvvm.CpAsyncBulkCommitGroupOp, args: PythonValues
     ) -> PythonValues:
-        """The model's bulk stores complete when issued (bulk_copy.py), so a bulk
-        async-group has nothing left to wait for: commit and wait_group do nothing."""
+        """Each active lane closes its bulk async-group (bulk_copy.py: the stores' reads
+        of shared memory are pending until a wait completes them)."""
+        warp = as_warp(interp)
+        bulk_copy.bulk_commit(warp, warp.active_lanes())
         return ()
 
     @impl(nvvm.CpAsyncBulkWaitGroupOp)
     def run_wait_group(self, interp: Interpreter, op: nvvm.CpAsyncBulkWaitGroupOp, args: PythonValues) -> PythonValues:
+        """`wait_group` and `wait_group.read` alike complete the reads of all but the
+        `group` most recent groups (the model's stores wrote global memory when issued)."""
+        warp = as_warp(interp)
+        bulk_copy.bulk_wait(warp, warp.active_lanes(), op.group.value.data)
         return ()
 
     @impl(nvvm.PrefetchTensormapOp)

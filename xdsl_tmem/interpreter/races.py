@@ -203,6 +203,29 @@ def check(
         _join(warp, shadow, index[same], stamp)
 
 
+def write_records(shadow: Shadow, index: NDArray[np.int64]) -> NDArray[np.int64]:
+    """The last writes of the bytes `index`: each byte's record, and where that is SHARED
+    the unordered writes it stands for (`Shadow.writers`)."""
+    write = shadow.write[index]
+    several: list[int] = np.unique(index[write == SHARED]).tolist() if shadow.writers else []
+    members = [np.array(shadow.writers[b].members, dtype=np.int64) for b in several if b in shadow.writers]
+    return np.concatenate([write, *members]) if members else write
+
+
+def own_since(packed: NDArray[np.int64], me: int, issued: int) -> int | None:
+    """The first of the recorded accesses `packed` by clock component `me` newer than its
+    epoch `issued`: an access the warp made after an asynchronous operation it issued
+    then (whose clock ticked at the issue), or None."""
+    if not packed.size:
+        return None
+    # Component `me` and an epoch past `issued` but not foreign, in one range of the low bits.
+    low = packed & LOW_BITS
+    mine = (low > (me << COMP_SHIFT | issued)) & (low < (me << COMP_SHIFT | FOREIGN_EPOCH))
+    if not me and not issued:  # (only then can the range hold SHARED)
+        mine &= packed > SHARED
+    return int(packed[int(np.argmax(mine))]) if mine.any() else None
+
+
 def _overwrite(shadow: Shadow, index: NDArray[np.int64], stamp: int) -> None:
     """Record a write ordered after every recorded write of the bytes `index`, keeping
     what it replaces (`Shadow.prev`)."""

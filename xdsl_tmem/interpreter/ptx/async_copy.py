@@ -46,9 +46,7 @@ from xdsl_tmem.interpreter.ptx.program import (
     with_mask,
 )
 from xdsl_tmem.interpreter.shadow import (
-    COMP_MASK,
     COMP_SHIFT,
-    EPOCH_MASK,
     FOREIGN_EPOCH,
     NONE,
     SHARED,
@@ -58,7 +56,6 @@ from xdsl_tmem.interpreter.shadow import (
 from xdsl_tmem.interpreter.values import WARP, Mask, Value, format_lanes
 
 if TYPE_CHECKING:
-    from xdsl_tmem.interpreter.hazards import WarpClock
     from xdsl_tmem.interpreter.ptx.warp import PtxWarp
 
 _BYTES = np.dtype(np.uint8)
@@ -325,7 +322,7 @@ def _by_memory(w: PtxWarp, addresses: NDArray[np.int64], lanes: Mask) -> list[tu
 @decodes(ptx.CpAsyncCommitGroupOp)
 def _commit_group(d: Decoder, op: ptx.CpAsyncCommitGroupOp, index: int, labels: dict[str, int], rpc: int) -> Decoding:
     if op.bulk is not None:
-        return tma_copy.bulk_group(d, op, index)
+        return tma_copy.bulk_group(d, op, index, None)
     guard = d.guard(op)
     nxt = index + 1
 
@@ -349,11 +346,11 @@ def commit(w: PtxWarp, mask: Mask) -> None:
 
 @decodes(ptx.CpAsyncWaitGroupOp)
 def _wait_group(d: Decoder, op: ptx.CpAsyncWaitGroupOp, index: int, labels: dict[str, int], rpc: int) -> Decoding:
-    if op.bulk is not None:
-        return tma_copy.bulk_group(d, op, index)
     pending = _immediate(op.pending)
     if pending is None:  # the verifier requires an immediate
         raise Refused("the group count of cp.async.wait_group is an integer immediate")
+    if op.bulk is not None:
+        return tma_copy.bulk_group(d, op, index, pending)
     guard = d.guard(op)
     nxt = index + 1
 
@@ -416,7 +413,7 @@ def _land(w: PtxWarp, copy: Copy, lanes: Mask) -> None:
     `_check_own`)."""
     plan = _unit_plan(w, copy, lanes)
     _check_own(w, copy, lanes, plan)
-    clock, w.clock = w.clock, _knowing(w, copy)
+    clock, w.clock = w.clock, w.clock.knowing(copy.known)
     try:
         if plan is not None:
             _land_units(w, copy, plan)
@@ -479,15 +476,6 @@ def _unit_plan(w: PtxWarp, copy: Copy, lanes: Mask) -> _Units | None:
     return _Units(dst_shadow, dst, src_shadow, (copy.src[index] - src_shadow.base) // size)
 
 
-def _knowing(w: PtxWarp, copy: Copy) -> WarpClock:
-    """The clock a landing copy is checked with: the warp's at the issue, its own
-    component the warp's current epoch (`_land`)."""
-    knowing = w.clock.copy()
-    np.copyto(knowing.vc, copy.known)
-    knowing.vc[knowing.generic] = w.clock.vc[w.clock.generic]
-    return knowing
-
-
 def _land_units(w: PtxWarp, copy: Copy, plan: _Units) -> None:
     """`_land`'s reads and writes as whole units (`_unit_plan`): the race checks are
     `load`'s and `store`'s (races.check_units: the same), in the same order; the bytes
@@ -537,7 +525,7 @@ def _land_together(w: PtxWarp, landing: list[tuple[Copy, Mask]]) -> bool:
     issued = [int(c.known[me]) for c, _ in landing]
     if not all(_distinct(part.joined()) for part in parts) or _any_own(w, parts, size, issued):
         return False
-    clock, w.clock = w.clock, _knowing(w, landing[0][0])
+    clock, w.clock = w.clock, w.clock.knowing(landing[0][0].known)
     try:
         return _record_together(w, landing, parts, size)
     finally:
@@ -582,7 +570,7 @@ def _any_own(w: PtxWarp, parts: list[_Part], size: int, issued: list[int]) -> bo
     if (packed == SHARED).any():
         return True
     me = w.clock.generic << COMP_SHIFT
-    low = packed & _LOW_BITS  # (as `_own_since`, each unit against its copy's issue)
+    low = packed & races.LOW_BITS  # (as `races.own_since`, each unit against its copy's issue)
     return bool(((low > (me | np.concatenate(bounds))[:, None]) & (low < (me | FOREIGN_EPOCH))).any())
 
 
@@ -643,16 +631,13 @@ def _check_own(w: PtxWarp, copy: Copy, lanes: Mask, plan: _Units | None) -> None
                     bytes_ = np.concatenate([np.arange(int(copy.src_size[k]), dtype=np.int64) + int(starts[k])
                                              for k in index.tolist()])  # fmt: skip
             bytes_ = bytes_.reshape(-1)
-            write = shadow.write[bytes_]
-            recorded.append(write)
-            several_writers: list[int] = np.unique(bytes_[write == SHARED]).tolist() if shadow.writers else []
-            recorded += [np.array([p for p, _ in shadow.writers.get(b, [])], dtype=np.int64) for b in several_writers]
+            recorded.append(races.write_records(shadow, bytes_))
             if reads:
                 read = shadow.read[bytes_]
                 recorded.append(read)
                 several = np.unique(bytes_[read == SHARED]).tolist()
                 recorded += [np.array(shadow.readers.get(b, []), dtype=np.int64) for b in several]
-    late = _own_since(np.concatenate(recorded), me, issued) if recorded else None
+    late = races.own_since(np.concatenate(recorded), me, issued) if recorded else None
     if late is not None:
         _unfinished(w, copy, lanes, late)
 
@@ -668,24 +653,7 @@ def _none_own(copy: Copy, plan: _Units, me: int, issued: int) -> bool:
     if plan.src_shadow is not None and plan.src is not None:
         recorded.append(np.take(races.unit_rows(plan.src_shadow.write, size), plan.src, axis=0))
     packed = np.concatenate(recorded, axis=None)
-    return not (packed == SHARED).any() and _own_since(packed, me, issued) is None
-
-
-def _own_since(packed: NDArray[np.int64], me: int, issued: int) -> int | None:
-    """The first recorded access (races.py packing) by clock component `me` newer than
-    epoch `issued`."""
-    if not packed.size:
-        return None
-    # Component `me` and an epoch past `issued` but not foreign, in one range of the low bits.
-    low = packed & _LOW_BITS
-    mine = (low > (me << COMP_SHIFT | issued)) & (low < (me << COMP_SHIFT | FOREIGN_EPOCH))
-    if not me and not issued:  # (only then can the range hold SHARED)
-        mine &= packed > SHARED
-    return int(packed[int(np.argmax(mine))]) if mine.any() else None
-
-
-_LOW_BITS = (COMP_MASK << COMP_SHIFT) | EPOCH_MASK
-"""An access's clock component and epoch (races.py packing)."""
+    return not (packed == SHARED).any() and races.own_since(packed, me, issued) is None
 
 
 def _unfinished(w: PtxWarp, copy: Copy, lanes: Mask, packed: int) -> None:

@@ -81,7 +81,7 @@ def _bulk_tensor(d: Decoder, op: ptx.CpAsyncBulkTensorOp, index: int, labels: di
             at = [bulk_copy.signed32(machine.at(c(w, R), lane)) for c in coords]
             dst = machine.at(smem(w, R), lane)
             if not load:
-                bulk_copy.tensor_store(w, op, what, tmap, at, dst, None)
+                bulk_copy.tensor_store(w, op, what, tmap, at, dst, None, lane)
                 continue
             assert mbar is not None
             ranks = None if mask is None else machine.at(mask(w, R), lane) & 0xFFFF
@@ -108,7 +108,7 @@ def _reduce_tensor(d: Decoder, op: ptx.CpReduceAsyncBulkTensorOp, index: int, la
         for lane in np.flatnonzero(exec_mask(w, R, guard)).tolist():
             tmap = _tensor_map(d, op, machine.at(tmap_at(w, R), lane))
             at = [bulk_copy.signed32(machine.at(c(w, R), lane)) for c in coords]
-            bulk_copy.tensor_store(w, op, op.mnemonic(), tmap, at, machine.at(smem(w, R), lane), kind)
+            bulk_copy.tensor_store(w, op, op.mnemonic(), tmap, at, machine.at(smem(w, R), lane), kind, lane)
         return nxt
 
     return run, None
@@ -139,7 +139,7 @@ def _bulk(d: Decoder, op: ptx.CpAsyncBulkOp, index: int, labels: dict[str, int],
         for lane in np.flatnonzero(exec_mask(w, R, guard)).tolist():
             at, to, n = machine.at(src(w, R), lane), machine.at(dst(w, R), lane), machine.at(size(w, R), lane)
             if mbar is None:
-                bulk_copy.bulk_store(w, op, op.mnemonic(), to, at, n)
+                bulk_copy.bulk_store(w, op, op.mnemonic(), to, at, n, lane)
             else:
                 bulk_copy.bulk_load(w, op, op.mnemonic(), to, at, n, machine.at(mbar(w, R), lane))
         return nxt
@@ -152,11 +152,22 @@ def _bulk(d: Decoder, op: ptx.CpAsyncBulkOp, index: int, labels: dict[str, int],
 # --------------------------------------------------------------------------------------
 
 
-def bulk_group(d: Decoder, op: ptx.Instruction, index: int) -> Decoding:
-    """`cp.async.bulk.commit_group` / `cp.async.bulk.wait_group[.read] N`: the model's
-    bulk stores complete when issued (above), so a group has nothing left to wait for."""
+def bulk_group(d: Decoder, op: ptx.Instruction, index: int, pending: int | None) -> Decoding:
+    """`cp.async.bulk.commit_group` (`pending` None) / `cp.async.bulk.wait_group[.read]
+    pending` in the executing threads (bulk_copy.py: the stores' reads of shared memory
+    are pending until a wait completes them)."""
+    guard = d.guard(op)
     nxt = index + 1
-    return (lambda w: nxt), None
+
+    def run(w: PtxWarp) -> int:
+        lanes = np.flatnonzero(exec_mask(w, w.regs, guard)).tolist()
+        if pending is None:
+            bulk_copy.bulk_commit(w, lanes)
+        else:
+            bulk_copy.bulk_wait(w, lanes, pending)
+        return nxt
+
+    return run, None
 
 
 @decodes(ptx.PrefetchOp)
