@@ -26,9 +26,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-from io import StringIO
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields, replace
+from io import StringIO
 from pathlib import Path
 from typing import Literal, cast, get_args
 
@@ -43,7 +43,6 @@ from xdsl.dialects.builtin import (
     IntegerType,
     ModuleOp,
     NoneAttr,
-    StringAttr,
     UnitAttr,
     VectorType,
     f32,
@@ -59,8 +58,8 @@ from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
 from xdsl_tmem.api import CompileError
 from xdsl_tmem.diagnostics import Diagnostic, SourceMap, verify_located
-from xdsl_tmem.dialects import tmem
 from xdsl_tmem.dialects import nvvm as nv
+from xdsl_tmem.dialects import tmem
 from xdsl_tmem.dialects.llvm_ext import AddrSpaceCastOp
 from xdsl_tmem.dialects.nvvm.tma import TensorLoadOptions
 
@@ -223,7 +222,9 @@ class _Plan:
     @property
     def idesc(self) -> int:
         kind = self.kind
-        return (kind.d_code << 4) | (kind.ab_code << 7) | (kind.ab_code << 10) | (self.n >> 3) << 17 | (self.m >> 4) << 24
+        return (
+            (kind.d_code << 4) | (kind.ab_code << 7) | (kind.ab_code << 10) | (self.n >> 3) << 17 | (self.m >> 4) << 24
+        )
 
     @property
     def a_chunks(self) -> int:
@@ -288,7 +289,7 @@ def _plan(config: MatmulConfig) -> _Plan:
     _choice(config, "kind", get_args(MmaKind))
     if config.ld_shape is not None:
         _choice(config, "ld_shape", get_args(LdShape))
-    if config.name is not None and not (isinstance(config.name, str) and config.name.isidentifier()):
+    if config.name is not None and not str(config.name).isidentifier():
         raise _fail("name", config.name, "must be an identifier")
     tma = config.operands == "tma"
     cg = config.cta_group
@@ -316,13 +317,13 @@ def _check_plan(plan: _Plan) -> None:
     """The builder's own rules: what the kernel's shape needs beyond any op's verifier."""
     mma_k = MMA_K_BYTES // plan.elem
     if plan.tma and plan.k != SWIZZLE_ROW_BYTES // plan.elem:
-        raise _fail("k", plan.k, f"a tma input stage holds one 128-byte swizzle row: K = {SWIZZLE_ROW_BYTES // plan.elem}")
+        raise _fail(
+            "k", plan.k, f"a tma input stage holds one 128-byte swizzle row: K = {SWIZZLE_ROW_BYTES // plan.elem}"
+        )
     if plan.k % mma_k:
         raise _fail("k", plan.k, f"must be a multiple of the K of one kind::{plan.config.kind} MMA ({mma_k})")
     if plan.cg == 2 and plan.m != 256:
-        raise _fail(
-            "mma_m", plan.m, "cta_group 2 builds M = 256 (128 accumulator rows per CTA, lanes 0-127 of each)"
-        )
+        raise _fail("mma_m", plan.m, "cta_group 2 builds M = 256 (128 accumulator rows per CTA, lanes 0-127 of each)")
     if plan.n % plan.cg or (plan.cg == 2 and plan.rows_b % 8):
         raise _fail("mma_n", plan.n, "each CTA of the pair holds N / 2 rows of B: N must be a multiple of 16")
     if plan.n % plan.width:
@@ -422,16 +423,14 @@ def _for(
 
 
 def _if(cond: SSAValue, then: Callable[[], None], otherwise: Callable[[], None] | None = None) -> None:
-    regions: list[Region] = []
-    for part in (then, otherwise):
-        if part is None:
-            continue
+    def region(part: Callable[[], None]) -> Region:
         block = Block()
         with ImplicitBuilder(block):
             part()
             scf.YieldOp()
-        regions.append(Region(block))
-    scf.IfOp(cond, [], *regions)
+        return Region(block)
+
+    scf.IfOp(cond, [], region(then), None if otherwise is None else region(otherwise))
 
 
 def _region(arg_types: Sequence[Attribute], arg_names: Sequence[str], body: Callable[..., None]) -> Region:
@@ -641,7 +640,7 @@ class _Builder:
             self.copy_mma_loop(ctx)
 
     def copy_mma_loop(self, ctx: SSAValue) -> None:
-        p, v = self.p, self.v
+        p = self.p
         adesc, bdesc = self.descriptors()
         kstep = _const(2 * 128 >> 4, i64, "kstep")
         a_descs, b_descs = [adesc], [bdesc]
@@ -680,7 +679,10 @@ class _Builder:
         if p.shared_stage:
             units = [_const(p.a_stage_bytes >> 4, i64, "stage_units")] * 2
         else:
-            units = [_const(p.a_stage_bytes >> 4, i64, "a_stage_units"), _const(p.b_stage_bytes >> 4, i64, "b_stage_units")]
+            units = [
+                _const(p.a_stage_bytes >> 4, i64, "a_stage_units"),
+                _const(p.b_stage_bytes >> 4, i64, "b_stage_units"),
+            ]
         kstep = _const(MMA_K_BYTES >> 4, i64, "kstep")
         idesc = _const(p.idesc, i32, "idesc")
         true = _bool(True)
@@ -716,9 +718,11 @@ class _Builder:
         def tile(_t: SSAValue, ring: SSAValue, pipe: SSAValue) -> list[SSAValue]:
             stage = _named(tmem.AcquireForMmaOp(ring), "stage")
             d = self.accumulator(stage)
-            (in_next,) = _for(
-                (self.c(0), v["nk"], self.c(1)), [pipe], ["kb", "p", "in_next"], lambda kb, q: k_block(kb, q, d)
-            )
+
+            def k_body(kb: SSAValue, q: SSAValue) -> list[SSAValue]:
+                return k_block(kb, q, d)
+
+            (in_next,) = _for((self.c(0), v["nk"], self.c(1)), [pipe], ["kb", "p", "in_next"], k_body)
             ring_next = _named(tmem.ReleaseFromMmaOp(ring, stage, leader), "ring_next")
             return [ring_next, in_next]
 
@@ -750,8 +754,11 @@ class _Builder:
 
         def tile(t: SSAValue, pipe: SSAValue) -> list[SSAValue]:
             m0, n0 = self.tile_origin(t, for_load=True)
-            bounds = (self.c(0), v["nk"], self.c(1))
-            return _for(bounds, [pipe], ["kb", "p", "in_next"], lambda kb, q: k_block(kb, q, m0, n0))
+
+            def k_body(kb: SSAValue, q: SSAValue) -> list[SSAValue]:
+                return k_block(kb, q, m0, n0)
+
+            return _for((self.c(0), v["nk"], self.c(1)), [pipe], ["kb", "p", "in_next"], k_body)
 
         (in_end,) = _for((v["first"], v["ntiles"], v["step"]), [in0], ["t", "in", "in_end"], tile)
 
@@ -767,7 +774,11 @@ class _Builder:
         p, v = self.p, self.v
         tx, a_size, b_size = sizes
         if p.cg == 2:
-            _if(v["is_leader_cta"], lambda: nv.MBarrierArriveExpectTxOp(full, tx))
+
+            def arm() -> None:  # only the leader arms full[s], with both CTAs' bytes
+                nv.MBarrierArriveExpectTxOp(full, tx)
+
+            _if(v["is_leader_cta"], arm)
             full7 = _named(nv.MapaOp(full, v["leader_rank"]), "leader_full7")
             full_i = _named(llvm.PtrToIntOp(full7, i32), "leader_full_i")
             barrier = _named(llvm.IntToPtrOp.build(operands=[full_i], result_types=[_ptr(3)]), "leader_full")
@@ -1041,7 +1052,9 @@ def example_differences(path: Path, config: MatmulConfig) -> str | None:
     from xdsl_tmem.api import parse
 
     shipped, built = parse(path), build_matmul(config)
-    for number, (ours, theirs) in enumerate(zip(_printed(built).splitlines(), _printed(shipped).splitlines()), 1):
+    for number, (ours, theirs) in enumerate(
+        zip(_printed(built).splitlines(), _printed(shipped).splitlines(), strict=False), 1
+    ):
         if ours != theirs:
             return f"{path}: printed line {number} is\n  {theirs.strip()}\nbut the builder's is\n  {ours.strip()}"
     if not built.is_structurally_equivalent(shipped):
