@@ -133,11 +133,10 @@ def _run_copy(config: MatmulConfig, ntiles: int = 2, **launch: Any) -> None:
     a_buf = np.concatenate([_kmajor(part) for part in np.split(a, cg)])
     b_buf = np.concatenate([_kmajor(part) for part in np.split(b, cg)])
     integer = kind == "i8"
-    out_type = np.int32 if integer else np.float32
     module = build_matmul(config)
     name = config.name or f"matmul_cg{cg}"
     per_thread = _copy_rows(config, np.zeros((m, n)), 0).shape[1]
-    out = np.zeros((ntiles, cg, 128, per_thread), out_type)
+    out = _unwritten((ntiles, cg, 128, per_thread), kind)
     args = {"out": out, "a": a_buf, "b": b_buf, "ntiles": ntiles}
     result = xdsl_tmem.run(module, name, block=160, args=args, **launch)
     got = result.outputs["out"].astype(np.float64)
@@ -152,26 +151,39 @@ def _run_copy(config: MatmulConfig, ntiles: int = 2, **launch: Any) -> None:
     assert result.report.mma_count == ntiles * k * _element_bytes(kind) // 32
 
 
+def _unwritten(shape: tuple[int, ...], kind: str) -> NDArray[Any]:
+    """An output buffer no GEMM value equals where the kernel did not write: NaN (no
+    comparison holds), or i32's minimum (beyond any sum of K <= 512 products of s8 in [-8, 8))."""
+    if kind == "i8":
+        return np.full(shape, np.iinfo(np.int32).min, np.int32)
+    return np.full(shape, np.nan, np.float32)
+
+
 def _element_bytes(kind: str) -> int:
     return {"f16": 2, "tf32": 4, "f8f6f4": 1, "i8": 1}[kind]
 
 
+TENSOR_MAP_TYPES = {"f16": "f16", "tf32": "f32", "f8f6f4": "u8", "i8": "u8"}
+"""cuTensorMapEncodeTiled's element type of each kind's operands (bytes are bytes to a copy)."""
+
+
 def _run_tma(config: MatmulConfig, shape: tuple[int, int, int], grid: int) -> None:
     """C = A @ B.T (row-major) over a persistent grid: the tensor maps of the boxes one
-    CTA loads per stage, 64 f16 (128 bytes, the swizzle span) wide."""
+    CTA loads per stage, 128 bytes (the swizzle span) of K wide."""
     m, n, k = shape
-    cg = config.cta_group
+    cg, kind = config.cta_group, config.kind
+    element = _element_bytes(kind)
     rows_a, rows_b = (config.mma_m or 128 * cg) // cg, config.mma_n // cg
     rng = np.random.default_rng(2)
-    a = rng.standard_normal((m, k)).astype(np.float16)
-    b = rng.standard_normal((n, k)).astype(np.float16)
-    stages = config.input_stages
+    a, a_values = _matrix(kind, m, k, rng)
+    b, b_values = _matrix(kind, n, k, rng)
+    dtype, box_k = TENSOR_MAP_TYPES[kind], 128 // element
     args = {
         "a": a,
         "b": b,
-        "tma_a": parse_tensor_map_arg(f"tensormap:a:f16:{k}x{m}:{2 * k}:64x{rows_a}:swizzle=128B"),
-        "tma_b": parse_tensor_map_arg(f"tensormap:b:f16:{k}x{n}:{2 * k}:64x{rows_b}:swizzle=128B"),
-        "c": np.zeros((m, n), np.float32),
+        "tma_a": parse_tensor_map_arg(f"tensormap:a:{dtype}:{k}x{m}:{element * k}:{box_k}x{rows_a}:swizzle=128B"),
+        "tma_b": parse_tensor_map_arg(f"tensormap:b:{dtype}:{k}x{n}:{element * k}:{box_k}x{rows_b}:swizzle=128B"),
+        "c": _unwritten((m, n), kind),
         "m": m,
         "n": n,
         "k": k,
@@ -183,11 +195,17 @@ def _run_tma(config: MatmulConfig, shape: tuple[int, int, int], grid: int) -> No
         block=192,
         grid=grid,
         args=args,
-        dynamic_shared_bytes=stages * 128 * (rows_a + rows_b),
+        dynamic_shared_bytes=config.input_stages * 128 * (rows_a + rows_b),
     )
     c = result.outputs["c"].astype(np.float64)
-    assert np.all(np.abs(c - reference_gemm(a, b)) <= f32_summation_bound(a, b))
-    assert np.all(c != 0)
+    exact = reference_gemm(a_values, b_values)
+    if kind == "i8":
+        assert np.array_equal(c, exact)
+    else:
+        assert np.all(np.abs(c - exact) <= f32_summation_bound(a_values, b_values))
+    # four MMAs (32 bytes of K each) per 128-byte K block of every output tile
+    tiles = m // (128 * cg) * (n // config.mma_n)
+    assert result.report.mma_count == tiles * (k // box_k) * 4
 
 
 # --------------------------------------------------------------------------------------
@@ -201,6 +219,7 @@ COPY = {
     "n64-k64": MatmulConfig(mma_n=64, k=64),
     "n96-x2": MatmulConfig(mma_n=96, ld_repeat=2),
     "m64-n64": MatmulConfig(mma_m=64, mma_n=64, stages=4, stride=128),
+    "m64-n40-x1": MatmulConfig(mma_m=64, mma_n=40, ld_repeat=1),
     "32x32b-x16": MatmulConfig(mma_n=64, ld_shape="32x32b", ld_repeat=16),
     "32x32b-x64": MatmulConfig(mma_n=128, ld_shape="32x32b", ld_repeat=64, stages=1),
     "16x256b-x8": MatmulConfig(mma_n=128, ld_repeat=8),
@@ -222,6 +241,9 @@ TMA = {
                              (256, 256, 192), 2),
     "cg1-n64-x16": (MatmulConfig(operands="tma", mma_n=64, ld_repeat=16, stages=4, stride=64), (128, 192, 64), 2),
     "cg2-n128-in3": (MatmulConfig(cta_group=2, operands="tma", mma_n=128, input_stages=3), (256, 256, 256), 2),
+    "tf32-n128": (MatmulConfig(operands="tma", kind="tf32", mma_n=128), (128, 256, 64), 2),
+    "i8-n128": (MatmulConfig(operands="tma", kind="i8", mma_n=128), (128, 256, 256), 2),
+    "f8f6f4-cg2": (MatmulConfig(cta_group=2, operands="tma", kind="f8f6f4"), (256, 256, 256), 2),
 }  # fmt: skip
 
 
