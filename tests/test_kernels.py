@@ -311,6 +311,10 @@ REJECTED = {
     "operands": (MatmulConfig(operands="smem"), "operands", r"allowed: 'copy', 'tma'"),  # type: ignore[arg-type]
     "kind": (MatmulConfig(kind="f64"), "kind", r"allowed: 'f16', 'tf32', 'f8f6f4', 'i8'"),  # type: ignore[arg-type]
     "stages-0": (MatmulConfig(stages=0), "stages", r"must be a positive integer"),
+    # the machine model's (and sm_100's) 227 KiB of shared memory per CTA
+    "copy-k-too-long": (MatmulConfig(k=512), "k", r"A 131072 \+ B 262144 bytes .* more than the 232448 of a CTA"),
+    "tma-stages": (MatmulConfig(operands="tma", input_stages=5), "input_stages", r"A 81920 \+ B 163840 bytes"),
+    "name": (MatmulConfig(name="my kernel"), "name", r"MatmulConfig.name = 'my kernel': must be an identifier"),
 }  # fmt: skip
 
 

@@ -315,17 +315,27 @@ def _plan(config: MatmulConfig) -> _Plan:
 
 def _check_plan(plan: _Plan) -> None:
     """The builder's own rules: what the kernel's shape needs beyond any op's verifier."""
+    _check_shape(plan)
+    _check_epilogue(plan)
+    _check_shared_memory(plan)
+
+
+def _check_shape(plan: _Plan) -> None:
     mma_k = MMA_K_BYTES // plan.elem
     if plan.tma and plan.k != SWIZZLE_ROW_BYTES // plan.elem:
-        raise _fail(
-            "k", plan.k, f"a tma input stage holds one 128-byte swizzle row: K = {SWIZZLE_ROW_BYTES // plan.elem}"
-        )
+        row = SWIZZLE_ROW_BYTES // plan.elem
+        raise _fail("k", plan.k, f"a tma input stage holds one 128-byte swizzle row: K = {row}")
     if plan.k % mma_k:
         raise _fail("k", plan.k, f"must be a multiple of the K of one kind::{plan.config.kind} MMA ({mma_k})")
     if plan.cg == 2 and plan.m != 256:
         raise _fail("mma_m", plan.m, "cta_group 2 builds M = 256 (128 accumulator rows per CTA, lanes 0-127 of each)")
     if plan.n % plan.cg or (plan.cg == 2 and plan.rows_b % 8):
         raise _fail("mma_n", plan.n, "each CTA of the pair holds N / 2 rows of B: N must be a multiple of 16")
+    if plan.tma and plan.upper_only:
+        raise _fail("mma_m", plan.m, "a tma kernel's epilogue reads 128 rows per CTA: M = 128 (cta_group 1)")
+
+
+def _check_epilogue(plan: _Plan) -> None:
     if plan.n % plan.width:
         raise _fail(
             "ld_repeat",
@@ -340,8 +350,27 @@ def _check_plan(plan: _Plan) -> None:
         )
     if plan.tma and plan.ld_shape != "32x32b":
         raise _fail("ld_shape", plan.ld_shape, "a tma kernel stores rows of C: 32x32b (one TMEM lane per thread)")
-    if plan.tma and plan.upper_only:
-        raise _fail("mma_m", plan.m, "a tma kernel's epilogue reads 128 rows per CTA: M = 128 (cta_group 1)")
+
+
+def _check_shared_memory(plan: _Plan) -> None:
+    """The operand tiles (copy: static; tma: the dynamic ring) and the barriers fit one
+    CTA's shared memory, as the machine model (and sm_100) has it."""
+    from xdsl_tmem.interpreter.machine import MAX_SHARED_BYTES
+
+    barriers = 8 * (2 * plan.stages + 1) + 4 + (16 * plan.input_stages if plan.tma else 0)
+    if plan.tma:
+        field, value = "input_stages", plan.input_stages
+        a, b = plan.input_stages * plan.a_stage_bytes, plan.input_stages * plan.b_stage_bytes
+    else:
+        field, value = "k", plan.k
+        a, b = 16 * plan.a_chunks, 16 * plan.b_chunks
+    if a + b + barriers > MAX_SHARED_BYTES:
+        raise _fail(
+            field,
+            value,
+            f"the operand tiles need A {a} + B {b} bytes of shared memory (and {barriers} for the barriers), "
+            f"more than the {MAX_SHARED_BYTES} of a CTA",
+        )
 
 
 def _check_descriptor(plan: _Plan) -> None:
