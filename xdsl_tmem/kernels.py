@@ -1096,7 +1096,7 @@ def example_config(name: str) -> MatmulConfig:
     config = EXAMPLE_CONFIGS.get(name)
     if config is None:
         raise KernelConfigError(f"no example '{name}' (examples: {', '.join(EXAMPLE_CONFIGS)})")
-    return replace(config)
+    return config
 
 
 def main(argv: Sequence[str] | None = None) -> int:
