@@ -1,4 +1,5 @@
-"""The real TMA GEMM (examples/tma_gemm_cg1.mlir) at 4096 x 4096 x 4096 through the machine model
+"""The real TMA GEMM (the kernel builder's tma_gemm_cg1, which examples/tma_gemm_cg1.mlir holds:
+tests/test_kernels.py) at 4096 x 4096 x 4096 through the machine model
 at the tmem level, hazard checks on (the strict policy): 512 output tiles of 128 x 256, K = 4096
 (64 blocks of 64, four MMAs each: 131 072 tcgen05.mma), on a persistent grid of 148 CTAs (one
 per SM of a B200), each CTA's tiles t = blockIdx.x + i * 148.
@@ -28,20 +29,17 @@ import argparse
 import resource
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
-from xdsl.parser import Parser
 
 from xdsl_tmem.interpreter import bulk_copy, run_kernel
 from xdsl_tmem.interpreter import llvm as llvm_impls
 from xdsl_tmem.interpreter import nvvm as nvvm_impls
 from xdsl_tmem.interpreter.tma import parse_tensor_map_arg
-from xdsl_tmem.tools.run import make_context
+from xdsl_tmem.kernels import EXAMPLE_CONFIGS, build_matmul
 
-EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "tma_gemm_cg1.mlir"
 GOAL_SECONDS = 10.0
 PARTS = {
     "MMAs (tcgen05.mma)": [(nvvm_impls, "tcgen05_mma")],
@@ -93,8 +91,7 @@ def main() -> None:
     m, n, k = opts.m, opts.n, opts.k
     if m % 128 or n % 256 or k % 64:
         parser.error("the example takes M a multiple of 128, N of 256 and K of 64")
-    module = Parser(make_context(), EXAMPLE.read_text(), str(EXAMPLE)).parse_module()
-    module.verify()
+    module = build_matmul(EXAMPLE_CONFIGS["tma_gemm_cg1"])  # verified
     args, a, b = _arguments(m, n, k)
     seconds = dict.fromkeys(PARTS, 0.0)
     for part, functions in PARTS.items():

@@ -35,6 +35,7 @@ PUBLIC = {
     "CompileError", "KernelFailure", "KernelStats", "RunResult", "RunReport", "Exploration", "Validation", "Stage",
     "Launch", "LaunchOptions", "BufferArgument", "ScalarArgument", "PointerArgument", "StructArgument",
     "ScalarField", "TensorMapArgument", "FencePolicy", "make_context",
+    "MatmulConfig", "KernelConfigError", "build_matmul", "kernel_text",
 }  # fmt: skip
 """docs/api.md's list."""
 

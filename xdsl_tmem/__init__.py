@@ -2,7 +2,8 @@
 
 The public Python API (docs/api.md) is importable from here: `parse`, `lower`,
 `apply_passes`, `emit_ptx`, `ptxas`, `run`, `explore`, `validate`, their result types and
-`CompileError`; numpy reference layouts and GEMMs live in `xdsl_tmem.reference`. Names
+`CompileError`; the kernel builder `build_matmul(MatmulConfig(...))` (`xdsl_tmem.kernels`);
+numpy reference layouts and GEMMs live in `xdsl_tmem.reference`. Names
 load on first use (PEP 562 `__getattr__`), so `import xdsl_tmem` (which the drivers do
 for `__version__`) imports nothing else.
 """
@@ -44,6 +45,7 @@ if TYPE_CHECKING:
     from xdsl_tmem.interpreter.run import RunReport, RunResult
     from xdsl_tmem.interpreter.tma import TensorMapArgument
     from xdsl_tmem.interpreter.validate import Stage, Validation
+    from xdsl_tmem.kernels import KernelConfigError, MatmulConfig, build_matmul, kernel_text
     from xdsl_tmem.universe import make_context
 
 _EXPORTS: dict[str, str] = {
@@ -83,6 +85,7 @@ _EXPORTS: dict[str, str] = {
     "TensorMapArgument": "xdsl_tmem.interpreter.tma",
     "Stage": "xdsl_tmem.interpreter.validate",
     "Validation": "xdsl_tmem.interpreter.validate",
+    **dict.fromkeys(("KernelConfigError", "MatmulConfig", "build_matmul", "kernel_text"), "xdsl_tmem.kernels"),
     "make_context": "xdsl_tmem.universe",
 }
 """Each public name and the module that defines it."""
@@ -92,10 +95,12 @@ __all__ = [
     "CompileError",
     "Exploration",
     "FencePolicy",
+    "KernelConfigError",
     "KernelFailure",
     "KernelStats",
     "Launch",
     "LaunchOptions",
+    "MatmulConfig",
     "PointerArgument",
     "RunReport",
     "RunResult",
@@ -106,9 +111,11 @@ __all__ = [
     "TensorMapArgument",
     "Validation",
     "apply_passes",
+    "build_matmul",
     "describe_failure",
     "emit_ptx",
     "explore",
+    "kernel_text",
     "lower",
     "make_context",
     "parse",
@@ -118,7 +125,7 @@ __all__ = [
 ]
 
 
-_SUBMODULES = ("api", "reference")
+_SUBMODULES = ("api", "kernels", "reference")
 """The documented modules, also reachable as attributes (`xdsl_tmem.reference.kmajor_matrix`)."""
 
 

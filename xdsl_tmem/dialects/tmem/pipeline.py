@@ -12,7 +12,7 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     i32,
 )
-from xdsl.ir import SSAValue
+from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
     BaseAttr,
     VarConstraint,
@@ -50,6 +50,16 @@ class InitBarriersOp(TmemOp, ABC):
         "$consumer_arv_count attr-dict `:` qualified($ring_type)"
     )
 
+    def __init__(self, storage: SSAValue, producer_arv_count: int, consumer_arv_count: int, ring_type: Attribute):
+        super().__init__(
+            operands=[storage],
+            properties={
+                "producer_arv_count": IntegerAttr(producer_arv_count, i32),
+                "consumer_arv_count": IntegerAttr(consumer_arv_count, i32),
+                "ring_type": ring_type,
+            },
+        )
+
     def verify_tmem(self) -> None:
         for what, attr in (
             ("producer_arv_count", self.producer_arv_count),
@@ -81,10 +91,16 @@ class PipelineCreateOp(TmemOp):
     pipeline = result_def(PipelineType)
     assembly_format = "$storage attr-dict `:` type($pipeline)"
 
+    def __init__(self, storage: SSAValue, pipeline_type: PipelineType):
+        super().__init__(operands=[storage], result_types=[pipeline_type])
+
 
 class _PipelineWaitOp(TmemOp, ABC):
     pipeline = operand_def(PipelineType)
     assembly_format = "$pipeline attr-dict `:` type($pipeline)"
+
+    def __init__(self, pipeline: SSAValue):
+        super().__init__(operands=[pipeline])
 
 
 @irdl_op_definition
@@ -167,6 +183,9 @@ class _PipelineMbarOp(TmemOp, ABC):
     index = operand_def(i32)
     barrier = result_def(SHARED_PTR)
     assembly_format = "$pipeline `,` $index attr-dict `:` type($pipeline)"
+
+    def __init__(self, pipeline: SSAValue, index: SSAValue):
+        super().__init__(operands=[pipeline, index], result_types=[SHARED_PTR])
 
     def verify_tmem(self) -> None:
         num_stages = cast(PipelineType, self.pipeline.type).num_stages.data

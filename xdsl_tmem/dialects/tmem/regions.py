@@ -232,6 +232,23 @@ class _ContextRegionOp(TmemRegionOp, ContextCreateOp, ABC):
         "`:` qualified($context_type) (`->` type($outs)^)? $body attr-dict"
     )
 
+    def __init__(
+        self,
+        slots: tuple[SSAValue, SSAValue, SSAValue],
+        context_type: WarpContextType,
+        body: Region,
+        mask: SSAValue | None = None,
+        out_types: Sequence[Attribute] = (),
+    ):
+        """`slots`: the TMEM address slot, the accumulator barriers and the dealloc barrier."""
+        IRDLOperation.__init__(
+            self,
+            operands=[*slots, mask],
+            result_types=[out_types],
+            properties={"context_type": context_type},
+            regions=[body],
+        )
+
     def get_context_type(self) -> WarpContextType:
         return cast(WarpContextType, self.properties["context_type"])
 

@@ -196,6 +196,9 @@ class TensorOffsetOp(TmemOp):
     result = result_def(i32)
     assembly_format = "$tensor attr-dict `:` type($tensor)"
 
+    def __init__(self, tensor: SSAValue):
+        super().__init__(operands=[tensor], result_types=[i32])
+
 
 @irdl_op_definition
 class TensorAddressOp(TmemOp):
@@ -207,6 +210,9 @@ class TensorAddressOp(TmemOp):
     tensor = operand_def(TensorType)
     result = result_def(TMEM_PTR)
     assembly_format = "$tensor attr-dict `:` type($tensor)"
+
+    def __init__(self, tensor: SSAValue):
+        super().__init__(operands=[tensor], result_types=[TMEM_PTR])
 
 
 LDST_16X256B_REGS_PER_REPEAT = Tcgen05LdStShape.SHAPE_16X256B.registers_per_num

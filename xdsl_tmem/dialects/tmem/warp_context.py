@@ -13,6 +13,7 @@ from xdsl.dialects.builtin import (
     I32,
     IntegerAttr,
     i16,
+    i32,
 )
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
@@ -60,6 +61,12 @@ class DeallocBarrierInitOp(TmemOp):
     barrier_type = prop_def(DeallocBarrierType)
     assembly_format = "$barrier `arrival_count` $arrival_count attr-dict `:` qualified($barrier_type)"
 
+    def __init__(self, barrier: SSAValue, arrival_count: int, barrier_type: DeallocBarrierType):
+        super().__init__(
+            operands=[barrier],
+            properties={"arrival_count": IntegerAttr(arrival_count, i32), "barrier_type": barrier_type},
+        )
+
     def verify_tmem(self) -> None:
         error = check_arrival_count("arrival_count", self.arrival_count.value.data)
         if error is not None:
@@ -79,6 +86,9 @@ class DeallocBarrierCreateOp(TmemOp):
     barrier = operand_def(SHARED_PTR)
     dealloc_barrier = result_def(DeallocBarrierType)
     assembly_format = "$barrier attr-dict `:` type($dealloc_barrier)"
+
+    def __init__(self, barrier: SSAValue, barrier_type: DeallocBarrierType):
+        super().__init__(operands=[barrier], result_types=[barrier_type])
 
 
 class _DeallocBarrierOp(TmemOp, ABC):
