@@ -57,6 +57,35 @@ def test_the_examples_are_checked_from_the_command_line(capsys: pytest.CaptureFi
     assert "num_stages * stride = 3 * 200 = 600 exceeds the 512 allocated TMEM columns" in err, err
 
 
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [(["--bogus", "1"], "unrecognized arguments: --bogus 1"), (["--stages", "x"], "argument --stages: invalid int"),
+     (["--example", "nope"], "argument --example: invalid choice: 'nope'")],
+)  # fmt: skip
+def test_misused_flags_are_one_line_and_exit_code_1(capsys: pytest.CaptureFixture[str], argv: list[str],
+                                                    says: str) -> None:  # fmt: skip
+    from xdsl_tmem.kernels import main
+
+    with pytest.raises(SystemExit) as caught:
+        main(argv)
+    assert caught.value.code == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: "), err
+    assert says in err, err
+    assert err.count("\n") == 1, err
+
+
+def test_help_gives_each_fields_meaning_and_default(capsys: pytest.CaptureFixture[str]) -> None:
+    from xdsl_tmem.kernels import main
+
+    with pytest.raises(SystemExit) as caught:
+        main(["--help"])
+    assert caught.value.code == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "--stages STAGES Accumulator stages in TMEM. Default: 2." in out
+    assert "--input-stages INPUT_STAGES tma: stages of the A/B input pipeline. Default: 4." in out
+
+
 # --------------------------------------------------------------------------------------
 # Operands and expectations (from the configuration's numbers, not the builder's)
 # --------------------------------------------------------------------------------------

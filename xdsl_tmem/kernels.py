@@ -30,7 +30,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields, replace
 from io import StringIO
 from pathlib import Path
-from typing import Literal, cast, get_args
+from typing import Literal, NoReturn, cast, get_args
 
 from xdsl.builder import ImplicitBuilder
 from xdsl.dialects import arith, llvm, scf
@@ -1099,14 +1099,27 @@ def example_config(name: str) -> MatmulConfig:
     return config
 
 
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        """A misused flag: one line and exit code 1, as the drivers."""
+        self.exit(1, f"error: {message}\n")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """`python -m xdsl_tmem.kernels`: print a kernel of the builder, or check that the
     shipped examples hold the builder's kernels."""
-    parser = argparse.ArgumentParser(prog="python -m xdsl_tmem.kernels", description=main.__doc__)
+    from xdsl_tmem.tools.cli import attribute_docs
+
+    parser = _Parser(prog="python -m xdsl_tmem.kernels", description=main.__doc__)
     parser.add_argument("--example", choices=sorted(EXAMPLE_CONFIGS), help="print this example's kernel")
     parser.add_argument("--check", type=Path, metavar="DIR", help="check every example in DIR against the builder")
+    docs = attribute_docs(MatmulConfig)
+    defaults = MatmulConfig()
     for f in fields(MatmulConfig):
-        parser.add_argument(f"--{f.name.replace('_', '-')}", dest=f.name, type=int if "int" in str(f.type) else str)
+        default = getattr(defaults, f.name)  # (a None default is the docstring's to state)
+        shown = "" if default is None else f" Default: {default!r}."
+        parser.add_argument(f"--{f.name.replace('_', '-')}", dest=f.name, type=int if "int" in str(f.type) else str,
+                            help=docs.get(f.name, "") + shown)  # fmt: skip
     options = parser.parse_args(argv)
     try:
         if options.check is not None:

@@ -96,7 +96,7 @@ def ours_help() -> str:
 def _described(name: str, cls: type[Any]) -> list[str]:
     summary = " ".join((cls.__doc__ or "").split()).split(". ")[0].rstrip(".")
     lines = [f"  {name}", f"      {summary}"]
-    documented = _attribute_docs(cls)
+    documented = attribute_docs(cls)
     for info in get_pass_option_infos(cls):
         if info.name != "name":
             option = info.name.replace("_", "-")
@@ -104,7 +104,7 @@ def _described(name: str, cls: type[Any]) -> list[str]:
     return lines
 
 
-def _attribute_docs(cls: type[Any]) -> dict[str, str]:
+def attribute_docs(cls: type[Any]) -> dict[str, str]:
     """The docstrings under a class's annotated fields (`field: T = default` then a string)."""
     body = ast.parse(textwrap.dedent(inspect.getsource(cls))).body[0]
     assert isinstance(body, ast.ClassDef)
