@@ -983,8 +983,12 @@ def _tensor_core_stamp(warp: Warp, op: Any) -> int:
     epoch = cluster.tc_count[rank] + len(warp.cta.commits) + 1
     if comp > COMP_MASK or epoch >= FOREIGN_EPOCH:
         raise UnsupportedValue("the race checks support 4096 clock components and 2^28 synchronisations per warp")
-    site = cluster.memory.sites.of(op, f"the tensor core of CTA {rank} (issued by {warp.name})")
-    return (site << SITE_SHIFT) | (comp << COMP_SHIFT) | epoch
+    key = ~id(op)  # (the tensor core's site of `op` issued by this warp, beside the warp's own: `_stamp`)
+    site = warp.site_bits.get(key)
+    if site is None:
+        who = f"the tensor core of CTA {rank} (issued by {warp.name})"
+        site = warp.site_bits[key] = cluster.memory.sites.of(op, who) << SITE_SHIFT
+    return site | (comp << COMP_SHIFT) | epoch
 
 
 @lru_cache(maxsize=64)
