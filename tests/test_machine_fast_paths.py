@@ -869,19 +869,24 @@ def test_refilled_boxes_read_no_records(monkeypatch: pytest.MonkeyPatch) -> None
         for step in range(4):
             assert both(mma_event(cta, mma, step))[0] is None
         commit(observed=True)
-    assert refills[:2] == [False, False] and all(refills[2:]), refills
+    assert refills[:2] == [False, False], refills
+    assert all(refills[2:]), refills
     for step in range(4):
         both(mma_event(cta, mma, step))
     commit(observed=False)  # the producer did not wait on the empty barrier
     report = both(box_event(rng, cta, producer, BOXES[0]))[0]
-    assert report is not None and report[0] == "smem-data-race" and "the tensor core of CTA 0" in report[1]
+    assert report is not None
+    assert report[0] == "smem-data-race"
+    assert "the tensor core of CTA 0" in report[1]
     cluster, (producer, mma, third) = initialised_pipeline()
     cta = cluster.ctas[0]
     fast, slow = cta.shadow, copy.deepcopy(cta.shadow)
     for box in BOXES[:2]:
         both(box_event(rng, cta, producer, box))
     report = both(box_event(rng, cta, third, BOXES[0]))[0]  # knows nothing of the producer's box
-    assert report is not None and report[0] == "smem-data-race" and f"by {producer.name} wrote" in report[1]
+    assert report is not None
+    assert report[0] == "smem-data-race"
+    assert f"by {producer.name} wrote" in report[1]
 
 
 @FAST
@@ -895,7 +900,7 @@ def test_new_cluster_over_touched_pages_is_the_whole_conversion(seed: int) -> No
     memory = GlobalMemory()
     size = int(rng.integers(1, 12)) * 1000 + int(rng.integers(0, 1024))
     memory.add("c", np.zeros(size, np.uint8))
-    cluster, warp = make_cluster(1)
+    _, warp = make_cluster(1)
     shadow = memory.buffers[0].shadow
     old_write, old_read = history(rng, warp, size, 3)
     shadow.write[:] = races._as_foreign(old_write)  # pyright: ignore[reportPrivateUsage]
@@ -936,5 +941,7 @@ def test_new_cluster_over_touched_pages_is_the_whole_conversion(seed: int) -> No
     mine, theirs = shadow, whole.buffers[0].shadow
     for name in ("write", "read", "prev", "foreign"):
         np.testing.assert_array_equal(getattr(mine, name), getattr(theirs, name), err_msg=name)
-    assert mine.readers == theirs.readers and mine.writers == theirs.writers and mine.displaced == theirs.displaced
+    assert mine.readers == theirs.readers
+    assert mine.writers == theirs.writers
+    assert mine.displaced == theirs.displaced
     assert not np.flatnonzero(shadow.touched if shadow.touched is not None else []).size

@@ -798,7 +798,7 @@ def check_operands(warp: Warp, op: Any, cta: Cta, tiles: Sequence[Tile]) -> None
     having usually written it all.) Before the gather: where each tile lies in a range a
     TMA box wrote whose summary (`Spans`: the values its records hold) passes those
     tests value by value, every byte passes them, and no byte's record is read."""
-    plan = _tiles_plan(tuple(tiles))
+    plan = _plan_of(tiles)
     shadow = cta.shadow
     if _summaries_pass(warp, shadow, plan):
         _record_tensor_core_read(shadow, plan, _tensor_core_stamp(warp, op))
@@ -950,6 +950,25 @@ class TilesPlan:
     """Each tile's [start, stop) in `index`."""
     bounds: tuple[tuple[int, int], ...]
     """Each tile's lowest byte and one past its highest."""
+
+
+_PLANS: dict[int, tuple[Sequence[Tile], TilesPlan]] = {}
+
+
+def _plan_of(tiles: Sequence[Tile]) -> TilesPlan:
+    """`_tiles_plan`, looked up by the identity of a tuple `tiles` first (an MMA passes its
+    `MmaPlan.tiles`: hashing the descriptors costs more than the check they skip; the
+    entry keeps the tuple, so its identity is not reused while cached)."""
+    found = _PLANS.get(id(tiles))
+    if found is not None and found[0] is tiles:
+        return found[1]
+    plan = _tiles_plan(tuple(tiles))
+    if not isinstance(tiles, tuple):  # (a list may change under the same identity)
+        return plan
+    if len(_PLANS) >= 256:
+        _PLANS.clear()
+    _PLANS[id(tiles)] = (tiles, plan)
+    return plan
 
 
 @lru_cache(maxsize=64)
