@@ -133,7 +133,7 @@ def tensor_load(
     else:
         races.check(w, op, cta.shadow, index()[:early], write=True)
     try:
-        tma.load_box(tmap, buffer.data, buffer.base, coords, cta.smem, offset)
+        tma.load_box(tmap, buffer.data, buffer.base, coords, cta.smem, offset, (plan, block))
     except tma.TmaFault as e:
         raise Hazard("out-of-bounds", f"{what}: {e}") from None
     bar.add_tx(-early, w.clock.release())

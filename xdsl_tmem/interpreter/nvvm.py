@@ -920,7 +920,6 @@ def tcgen05_mma(warp: Warp, op: Operation, kind: str, cta_group: int, operands: 
             raise Hazard("descriptor-invalid", f"tcgen05.mma: {e}") from None
         idesc, a_desc, b_desc, k = plan.idesc, plan.a_desc, plan.b_desc, plan.k
         ctas = cta_pair(warp, cta_group)
-        rows_a, rows_b = plan.rows_a, plan.rows_b
         d_address = at(operands.d, lane)
         d_lane, d_col = d_address >> 16, d_address & 0xFFFF
         if d_lane not in (0, 16) or (d_lane == 16 and not (cta_group == 1 and idesc.m == 64)):
@@ -933,10 +932,7 @@ def tcgen05_mma(warp: Warp, op: Operation, kind: str, cta_group: int, operands: 
         else:
             a_parts, b_full = _gather(ctas, operands, lane, idesc, (a_desc, b_desc), k)
         for c in ctas:
-            tiles = [(b_desc, rows_b, k, idesc.b_format, idesc.b_mn_major)]
-            if a_desc is not None:
-                tiles.insert(0, (a_desc, rows_a, k, idesc.a_format, idesc.a_mn_major))
-            races.check_operands(warp, op, c, tiles)
+            races.check_operands(warp, op, c, plan.tiles)
         layout = plan.layout
         accumulate = bool(at(operands.enable_input_d, lane))
         scale = at(operands.scale_input_d, lane) if operands.scale_input_d is not None else 0

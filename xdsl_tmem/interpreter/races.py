@@ -57,6 +57,7 @@ from xdsl_tmem.interpreter.shadow import (
     EPOCH_MASK,
     FOREIGN_EPOCH,
     NONE,
+    PAGE,
     SHARED,
     SITE_SHIFT,
     UNIT,
@@ -104,40 +105,63 @@ def _foreign(packed: int) -> int:
 def new_cluster(memory: GlobalMemory) -> None:
     """Another cluster of the grid starts: what earlier ones did to global memory is
     unordered with everything it does (their accesses become foreign). Only the pages the
-    cluster that ends accessed change (`Shadow.touch`). A byte's reads become one foreign
-    read (`Shadow.foreign`), the first of them: the one a race report names; its earliest
+    cluster that ends accessed change (`Shadow.touch`; a byte of such a page no access
+    touched holds no record of this cluster, and converting a foreign one again changes
+    nothing), gathered as rows of a page. A byte's reads become one foreign read
+    (`Shadow.foreign`), the first of them: the one a race report names; its earliest
     foreign read where it has one already."""
     for buffer in memory.buffers:
         shadow = buffer.shadow
-        ranges = shadow.touched_ranges()
-        if any(shadow.write[lo:hi].any() for lo, hi in ranges):
+        pages = shadow.touched_pages()
+        if not pages.size:
+            continue
+        if _pages(shadow.write, pages).any():
             write = shadow.own_write()
-            for lo, hi in ranges:
-                _to_foreign(write[lo:hi])
-                if shadow.prev is not None:
-                    _to_foreign(shadow.prev[lo:hi])
+            _set_pages(write, pages, _as_foreign(_pages(write, pages)))
+            if shadow.prev is not None:
+                _set_pages(shadow.prev, pages, _as_foreign(_pages(shadow.prev, pages)))
             for byte, (members, before) in shadow.writers.items():
                 shadow.writers[byte] = Writers([_foreign(p) for p in members], tuple(_foreign(p) for p in before))
             for displaced in shadow.displaced.values():
                 displaced[:] = [_foreign(p) for p in displaced]
-        if not any(shadow.read[lo:hi].any() for lo, hi in ranges):
+        if not _pages(shadow.read, pages).any():
             continue
         read = shadow.own_read()
         foreign = shadow.own_foreign()
         for byte, reads in shadow.readers.items():
             read[byte] = reads[0]
         shadow.readers.clear()
-        for lo, hi in ranges:
-            part, known = read[lo:hi], foreign[lo:hi]
-            seen = (part > SHARED) & (known == NONE)
-            known[seen] = (part[seen] >> SITE_SHIFT << SITE_SHIFT) | FOREIGN_EPOCH
-            part.fill(NONE)
+        part, known = _pages(read, pages), _pages(foreign, pages)
+        seen = (part > SHARED) & (known == NONE)
+        known[seen] = (part[seen] >> SITE_SHIFT << SITE_SHIFT) | FOREIGN_EPOCH
+        _set_pages(foreign, pages, known)
+        _set_pages(read, pages, np.zeros_like(part))
 
 
-def _to_foreign(records: NDArray[np.int64]) -> None:
+def _pages(records: NDArray[np.int64], pages: NDArray[np.int64]) -> NDArray[np.int64]:
+    """The records of `pages` (ascending page numbers), one after the other (a copy); the
+    last page may be short."""
+    whole = records.size // PAGE
+    rows = records[: whole * PAGE].reshape(whole, PAGE)
+    inside = pages[pages < whole]
+    gathered = rows[inside].reshape(-1)
+    return np.concatenate([gathered, records[whole * PAGE :]]) if inside.size < pages.size else gathered
+
+
+def _set_pages(records: NDArray[np.int64], pages: NDArray[np.int64], values: NDArray[np.int64]) -> None:
+    """Write `_pages(records, pages)` back: `values`."""
+    whole = records.size // PAGE
+    inside = pages[pages < whole]
+    records[: whole * PAGE].reshape(whole, PAGE)[inside] = values[: inside.size * PAGE].reshape(-1, PAGE)
+    if inside.size < pages.size:
+        records[whole * PAGE :] = values[inside.size * PAGE :]
+
+
+def _as_foreign(records: NDArray[np.int64]) -> NDArray[np.int64]:
     """Recorded accesses (in place) as an earlier cluster's."""
     seen = records > SHARED
     records[seen] = (records[seen] >> SITE_SHIFT << SITE_SHIFT) | FOREIGN_EPOCH
+    return records
 
 
 # --------------------------------------------------------------------------------------
@@ -274,29 +298,39 @@ def check_span(
     access order (a permutation of the range: a TMA box without row padding), on slices of
     the shadow instead of a gathered index: the same verdict and records. Where there is
     something to report or concurrent readers to forget, `check(index())` does it, so
-    that reports name the same byte (the first in access order)."""
+    that reports name the same byte (the first in access order). A box refilling the range
+    an earlier box wrote (`Spans`: one write value throughout, no recorded read since)
+    reads none of its records."""
     start, stop = span
     vc = warp.clock.vc
     pending = shadow.pending_within(start, stop)  # the tensor core's reads not in `read` yet
-    last, reads = shadow.write[start:stop], shadow.recorded_read[start:stop]
-    # (each reduction once: a 16 KiB box's records are 128 KiB to scan)
-    first_write, last_write = int(last.min()), int(last.max())
-    first_read, last_read = int(reads.min()), int(reads.max())
-    seen_reads = last_read > NONE
-    if (
-        shadow.writers  # same-value writer groups: `check` keeps them
-        or _unordered_between(vc, last, first_write, last_write)
-        or (
-            seen_reads
-            and (
-                _unordered_between(vc, reads, first_read, last_read)
-                or (first_read <= SHARED and bool((reads == SHARED).any()))  # concurrent readers
-            )
-        )
-        or not all(_knows(vc, packed) for packed in pending)
-    ):
+    if not all(_knows(vc, packed) for packed in pending):
         check(warp, op, shadow, index(), write=True)
         return
+    refill = _refill(vc, shadow, span)
+    if refill is not None:
+        # (`last` is `refill` throughout; `seen_reads` and `shadow.writers` are empty)
+        last: NDArray[np.int64] | int = refill
+        last_write, seen_reads = refill, False
+    else:
+        last, reads = shadow.write[start:stop], shadow.recorded_read[start:stop]
+        # (each reduction once: a 16 KiB box's records are 128 KiB to scan)
+        first_write, last_write = int(last.min()), int(last.max())
+        first_read, last_read = int(reads.min()), int(reads.max())
+        seen_reads = last_read > NONE
+        if (
+            shadow.writers  # same-value writer groups: `check` keeps them
+            or _unordered_between(vc, last, first_write, last_write)
+            or (
+                seen_reads
+                and (
+                    _unordered_between(vc, reads, first_read, last_read)
+                    or (first_read <= SHARED and bool((reads == SHARED).any()))  # concurrent readers
+                )
+            )
+        ):
+            check(warp, op, shadow, index(), write=True)
+            return
     stamp = _stamp(warp, op)
     warp.cluster.memory.sites.inexact.add(stamp >> SITE_SHIFT)  # a box's bytes are not given (`check`)
     spans = _current_spans(shadow)  # (before the changes, which it is then told of)
@@ -312,6 +346,21 @@ def check_span(
     shadow.own_write()[start:stop] = stamp
     _wrote_span(spans, span, stamp)
     spans.gen = shadow.gen
+    spans.unread.add(span)  # (no recorded read is left in it)
+
+
+def _refill(vc: NDArray[np.int64], shadow: Shadow, span: tuple[int, int]) -> int | None:
+    """The write record every byte of `span` holds, if its summary (`Spans`) says there is
+    one, no recorded read (`Spans.unread`) and no same-value group, and `vc` knows it (or
+    it is none): then `check_span`'s tests pass without reading a record. Else None."""
+    spans = shadow.spans
+    if spans.gen != shadow.gen or span not in spans.unread or shadow.writers:
+        return None
+    summary = spans.ranges.get(span)
+    if summary is None or len(summary[0]) != 1:
+        return None
+    (value,) = summary[0]  # (a superset of the bytes' values: they all hold it)
+    return value if value == NONE or (value > SHARED and _knows(vc, value)) else None
 
 
 def _any_unordered(vc: NDArray[np.int64], packed: NDArray[np.int64]) -> bool:
@@ -615,7 +664,7 @@ def check_strided(
             shadow.gen += 1  # (`mine` is changed without `own_write` / `own_read`: `Spans`)
             target.fill(stamp)
             if shadow.host:
-                shadow.touch(first, first + (lanes - 1) * stride + size)
+                shadow.touch_strided(first, lanes, stride, size)
             return
     index = np.arange(first, first + lanes * stride, stride, dtype=np.int64)
     check(warp, op, shadow, (index[:, None] + np.arange(size, dtype=np.int64)).reshape(-1), write, values)
@@ -772,7 +821,7 @@ def check_operands(warp: Warp, op: Any, cta: Cta, tiles: Sequence[Tile]) -> None
     having usually written it all.) Before the gather: where each tile lies in a range a
     TMA box wrote whose summary (`Spans`: the values its records hold) passes those
     tests value by value, every byte passes them, and no byte's record is read."""
-    plan = _tiles_plan(tuple(tiles))
+    plan = _plan_of(tiles)
     shadow = cta.shadow
     if _summaries_pass(warp, shadow, plan):
         _record_tensor_core_read(shadow, plan, _tensor_core_stamp(warp, op))
@@ -855,8 +904,9 @@ def _summaries_pass(warp: Warp, shadow: Shadow, plan: TilesPlan) -> bool:
     return True
 
 
-MAX_VALUES = 4
-"""Values a range's summary keeps of its writes and of its reads (more: none kept)."""
+MAX_VALUES = 8
+"""Values a range's summary keeps of its writes and of its reads (more: none kept). A
+k-block's MMAs are one site each: a stage read by four of them holds five read values."""
 MAX_SPANS = 64
 """Ranges summarised per shadow (more: all are dropped)."""
 
@@ -882,6 +932,7 @@ def _wrote_span(spans: Spans, span: tuple[int, int], stamp: int) -> None:
     if span not in ranges:
         if len(ranges) >= MAX_SPANS:
             ranges.clear()
+            spans.unread.clear()
         ranges[span] = exact
         spans.lookup.clear()
 
@@ -924,6 +975,25 @@ class TilesPlan:
     """Each tile's lowest byte and one past its highest."""
 
 
+_PLANS: dict[int, tuple[Sequence[Tile], TilesPlan]] = {}
+
+
+def _plan_of(tiles: Sequence[Tile]) -> TilesPlan:
+    """`_tiles_plan`, looked up by the identity of a tuple `tiles` first (an MMA passes its
+    `MmaPlan.tiles`: hashing the descriptors costs more than the check they skip; the
+    entry keeps the tuple, so its identity is not reused while cached)."""
+    found = _PLANS.get(id(tiles))
+    if found is not None and found[0] is tiles:
+        return found[1]
+    plan = _tiles_plan(tuple(tiles))
+    if not isinstance(tiles, tuple):  # (a list may change under the same identity)
+        return plan
+    if len(_PLANS) >= 256:
+        _PLANS.clear()
+    _PLANS[id(tiles)] = (tiles, plan)
+    return plan
+
+
 @lru_cache(maxsize=64)
 def _tiles_plan(tiles: tuple[Tile, ...]) -> TilesPlan:
     """Cached as `_operand_bytes`."""
@@ -955,8 +1025,12 @@ def _tensor_core_stamp(warp: Warp, op: Any) -> int:
     epoch = cluster.tc_count[rank] + len(warp.cta.commits) + 1
     if comp > COMP_MASK or epoch >= FOREIGN_EPOCH:
         raise UnsupportedValue("the race checks support 4096 clock components and 2^28 synchronisations per warp")
-    site = cluster.memory.sites.of(op, f"the tensor core of CTA {rank} (issued by {warp.name})")
-    return (site << SITE_SHIFT) | (comp << COMP_SHIFT) | epoch
+    key = ~id(op)  # (the tensor core's site of `op` issued by this warp, beside the warp's own: `_stamp`)
+    site = warp.site_bits.get(key)
+    if site is None:
+        who = f"the tensor core of CTA {rank} (issued by {warp.name})"
+        site = warp.site_bits[key] = cluster.memory.sites.of(op, who) << SITE_SHIFT
+    return site | (comp << COMP_SHIFT) | epoch
 
 
 @lru_cache(maxsize=64)

@@ -85,10 +85,9 @@ class Writers(NamedTuple):
     group's bytes)."""
 
 
-PAGE = 4096
-"""Bytes per page of `Shadow.touched`."""
-BRIDGED_PAGES = 4
-"""`Shadow.touched_ranges` joins ranges fewer pages apart."""
+PAGE = 1024
+"""Bytes per page of `Shadow.touched` (a GEMM epilogue's warp stores 128 bytes per row into
+rows kilobytes apart: `races.new_cluster` converts whole pages)."""
 UNIT = 16
 UNIT_RECORDS = np.dtype((np.void, 8 * UNIT))
 """One 16-byte unit's 16 int64 records as one item."""
@@ -125,12 +124,16 @@ class Spans:
     that does not update them (`own_write`, `own_read`) leaves them stale, and they are
     then dropped before the next use."""
 
-    __slots__ = ("gen", "lookup", "ranges")
+    __slots__ = ("gen", "lookup", "ranges", "unread")
 
     def __init__(self, gen: int) -> None:
         self.gen = gen
         self.ranges: dict[tuple[int, int], Summary] = {}
         """[start, stop) → its summary."""
+        self.unread: set[tuple[int, int]] = set()
+        """Ranges whose bytes have no recorded read (`Shadow.recorded_read`: the tensor
+        core's pending reads aside), as the box that wrote them left them: recording the
+        pending reads (`Shadow._record_pending`) forgets them all."""
         self.lookup: dict[tuple[int, int], tuple[tuple[int, int] | None, tuple[tuple[int, int], ...]]] = {}
         """A tile's byte bounds → the range containing them (if any) and the ranges they
         overlap: cached until a range is added or removed."""
@@ -268,6 +271,7 @@ class Shadow:
     def _record_pending(self) -> None:
         """Write the pending reads into `read` (not a change of the history: `gen` stays)."""
         read = self._own_read()
+        self.spans.unread.clear()
         units = read[: read.size - read.size % UNIT].view(UNIT_RECORDS)
         for pending in self.pending:
             if pending.units:
@@ -290,20 +294,26 @@ class Shadow:
             pages = self.touched = np.zeros(self.write.size // PAGE + 1, dtype=np.bool_)
         pages[lo // PAGE : (hi - 1) // PAGE + 1] = True
 
-    def touched_ranges(self) -> list[tuple[int, int]]:
-        """The bytes of the pages `touch` marked, as ranges (a gap of fewer than
-        `BRIDGED_PAGES` pages is bridged: fewer, longer ranges), and forget them."""
+    def touch_strided(self, first: int, count: int, stride: int, size: int) -> None:
+        """`touch` of `count` accesses of `size` bytes, `stride` bytes apart from `first`:
+        the pages of each (not the pages between them: a warp's stores to the rows of a tile)."""
+        if stride <= PAGE or size > PAGE:
+            self.touch(first, first + (count - 1) * stride + size)
+            return
         if self.touched is None:
-            return []
+            self.touched = np.zeros(self.write.size // PAGE + 1, dtype=np.bool_)
+        starts = np.arange(first, first + count * stride, stride, dtype=np.int64)
+        self.touched[starts // PAGE] = True  # (an access of at most a page spans two)
+        self.touched[(starts + (size - 1)) // PAGE] = True
+
+    def touched_pages(self) -> NDArray[np.int64]:
+        """The pages `touch` marked, ascending, and forget them."""
+        if self.touched is None:
+            return np.zeros(0, dtype=np.int64)
         pages = np.flatnonzero(self.touched)
-        if not pages.size:
-            return []
-        self.touched.fill(False)
-        breaks = np.flatnonzero(np.diff(pages) > BRIDGED_PAGES)
-        starts = [int(pages[0]), *pages[breaks + 1].tolist()]
-        ends = [*pages[breaks].tolist(), int(pages[-1])]
-        size = self.write.size
-        return [(first * PAGE, min((last + 1) * PAGE, size)) for first, last in zip(starts, ends, strict=True)]
+        if pages.size:
+            self.touched.fill(False)
+        return pages
 
     def touch_index(self, index: NDArray[np.int64]) -> None:
         """`touch` of the bytes `index` (a kernel buffer's: shared memory needs no range)."""

@@ -613,6 +613,9 @@ class MmaPlan:
     b_plan: OperandPlan
     ab_plan: OperandPlan | None
     """cta_group 1, A in shared memory, one format: A's rows then B's, read by one gather."""
+    tiles: tuple[tuple[SmemDescriptor, int, int, str, bool], ...]
+    """The operand tiles in shared memory (A's, unless in TMEM, then B's) as
+    `races.check_operands` takes them: descriptor, rows, k, format, MN-major."""
 
 
 @lru_cache(maxsize=1024)
@@ -638,4 +641,7 @@ def mma_plan(kind: str, cta_group: int, idesc_value: int, a_value: int | None, b
             chunks = np.concatenate([a_plan.chunks, b_plan.chunks])
             chunks.flags.writeable = False
         ab_plan = OperandPlan(index, True, min(a_plan.low, b_plan.low), max(a_plan.high, b_plan.high), chunks)
-    return MmaPlan(idesc, a_desc, b_desc, k, rows_a, rows_b, layout, in_place, a_plan, b_plan, ab_plan)
+    tiles = ((b_desc, rows_b, k, idesc.b_format, idesc.b_mn_major),)
+    if a_desc is not None:
+        tiles = ((a_desc, rows_a, k, idesc.a_format, idesc.a_mn_major), *tiles)
+    return MmaPlan(idesc, a_desc, b_desc, k, rows_a, rows_b, layout, in_place, a_plan, b_plan, ab_plan, tiles)

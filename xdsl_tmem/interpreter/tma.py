@@ -380,7 +380,15 @@ def _units(data: Bytes) -> npt.NDArray[np.void]:
     return data[: data.size - data.size % CHUNK].view(UNIT)
 
 
-def load_box(tmap: TensorMap, gmem: Bytes, gbase: int, coords: Sequence[int], smem: Bytes, smem_address: int) -> int:
+def load_box(
+    tmap: TensorMap,
+    gmem: Bytes,
+    gbase: int,
+    coords: Sequence[int],
+    smem: Bytes,
+    smem_address: int,
+    planned: tuple[BoxPlan, int] | None = None,
+) -> int:
     """`cp.async.bulk.tensor` global -> shared: write the box at `coords` into `smem` (the CTA's
     shared memory, byte 0 at shared address 0) at `smem_address`; `gmem` holds global memory
     from address `gbase`. Returns the transaction bytes the load completes on its mbarrier.
@@ -388,8 +396,9 @@ def load_box(tmap: TensorMap, gmem: Bytes, gbase: int, coords: Sequence[int], sm
     padding of a box narrower than its swizzle span are not written.
 
     A box wholly inside the tensor is one copy of whole 16-byte units through the cached
-    plan (`box_plan`); the others take the element-wise path below."""
-    plan, block = load_plan(tmap, coords, smem_address)
+    plan (`box_plan`); the others take the element-wise path below. `planned`: what
+    `load_plan(tmap, coords, smem_address)` returned (its checks passed)."""
+    plan, block = load_plan(tmap, coords, smem_address) if planned is None else planned
     origin = tmap.global_address + sum(c * s for c, s in zip(coords, plan.strides, strict=True)) - gbase
     if (
         plan.chunked
