@@ -32,11 +32,20 @@ from xdsl_tmem.dialects.utils import constant_int
 # --------------------------------------------------------------------------------------
 
 
-def _branch(
-    fs: FunctionSelector, target: str, cond: SSAValue | None = None, negated: bool = False, uniform: bool = True
-) -> None:
-    guard = None if cond is None else fs.reg(cond, "pred")
-    fs.emit(ptx.BraOp(target, guard, negated=negated, uniform=uniform))
+def _forward_branch(fs: FunctionSelector, target: str, cond: SSAValue, negated: bool = False) -> None:
+    """A conditional branch forward (over an `if` arm, a loop, out of a `while`): a plain
+    `bra` even on a uniform condition. ptxas 13.0 structures a plain `bra` itself and
+    keeps knowing that the warp is converged in the code it skips into; after a
+    `bra.uni` it does not, and loads the memory descriptor into vector registers
+    (an R2UR before every global access) and issues an elected `tcgen05.mma` or
+    `commit` in a loop over the active lanes (docs/ptx_backend.md, "Branches")."""
+    fs.emit(ptx.BraOp(target, fs.reg(cond, "pred"), negated=negated, uniform=False))
+
+
+NOUNROLL = "nounroll"
+"""Each loop's header carries `.pragma "nounroll";` (as llc-22 writes it for
+`llvm.loop.unroll.disable`): the loop stays as the program writes it, so its registers
+and code size are the program's, not those of ptxas's unrolling (docs/ptx_backend.md)."""
 
 
 def _region_results(fs: FunctionSelector, region: Region, dests: list[SSAValue]) -> None:
@@ -64,13 +73,12 @@ def _if(fs: FunctionSelector, op: scf.IfOp) -> None:
             _region_results(fs, region, result_registers)
         _define_from(fs, op.results, result_registers)
         return
-    uniform = fs.uniform(op.cond)
     has_else = bool(op.false_region.blocks) and any(not isinstance(o, scf.YieldOp) for o in op.false_region.block.ops)
     if not has_else and not op.results and _try_predicated(fs, op):
         return
     end = fs.label()
     otherwise = fs.label() if has_else or result_registers else end
-    _branch(fs, otherwise, op.cond, negated=True, uniform=uniform)
+    _forward_branch(fs, otherwise, op.cond, negated=True)
     _region_results(fs, op.true_region, result_registers)
     if otherwise != end:
         fs.emit(ptx.BraOp(end, uniform=True))
@@ -147,8 +155,9 @@ def _for(fs: FunctionSelector, op: scf.ForOp) -> None:
     lb, ub = constant_int(op.lb), constant_int(op.ub)
     if lb is None or ub is None or not lb < ub:
         skip = fs.emit(ptx.SetpOp(CmpOp.GE, PtxType.of("s", bits), fs.fresh("pred"), induction, fs.scalar(op.ub))).res
-        fs.emit(ptx.BraOp(done, skip, uniform=uniform))
+        _forward_branch(fs, done, skip)
     fs.emit(ptx.LabelOp(body))
+    fs.emit(ptx.PragmaOp([NOUNROLL]))
     _region_results(fs, op.body, carried)
     fs.emit(ptx.AddOp(PtxType.of("s", bits), cast(ptx.RegisterType, induction.type), induction, fs.scalar(op.step)))
     again = fs.emit(ptx.SetpOp(CmpOp.LT, PtxType.of("s", bits), fs.fresh("pred"), induction, fs.scalar(op.ub))).res
@@ -166,14 +175,14 @@ def _while(fs: FunctionSelector, op: scf.WhileOp) -> None:
     forwarded = [r for arg in after.args for r in fs.registers_like(arg)]
     head, done = fs.label(), fs.label()
     fs.emit(ptx.LabelOp(head))
+    fs.emit(ptx.PragmaOp([NOUNROLL]))
     condition = before.last_op
     assert isinstance(condition, scf.ConditionOp)
     for inner in before.ops:
         if inner is not condition:
             fs.select(inner)
     fs.move(forwarded, [s for v in condition.args for s in fs.get(v)])
-    uniform = fs.uniform(condition.condition)
-    _branch(fs, done, condition.condition, negated=True, uniform=uniform)
+    _forward_branch(fs, done, condition.condition, negated=True)
     _define_from(fs, after.args, forwarded)
     _region_results(fs, op.after_region, state)
     fs.emit(ptx.BraOp(head, uniform=True))
@@ -213,7 +222,7 @@ def _conditional_jump(
     else_args: Sequence[SSAValue],
 ) -> None:
     other = fs.label()
-    _branch(fs, other, cond, negated=True, uniform=fs.uniform(cond))
+    _forward_branch(fs, other, cond, negated=True)
     _jump(fs, then_block, then_args)
     fs.emit(ptx.LabelOp(other))
     _jump(fs, else_block, else_args)
