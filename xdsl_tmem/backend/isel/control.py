@@ -12,6 +12,7 @@ from xdsl.dialects import cf, func, llvm, scf
 from xdsl.dialects.builtin import VectorType, i1
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
+from xdsl_tmem.backend.isel.arith import packed_pair, selects_f32x2, unpacked_pair
 from xdsl_tmem.backend.isel.core import (
     Address,
     FunctionSelector,
@@ -145,11 +146,12 @@ def _for(fs: FunctionSelector, op: scf.ForOp) -> None:
     bits = bit_width(op.lb.type)
     kind = register_kind(op.lb.type)
     induction = fs.handle(kind)
-    carried = [r for arg in block.args[1:] for r in fs.registers_like(arg)]
+    packs = [_carries_pairs(op, i) for i in range(len(op.iter_args))]
+    carried = [_carried_registers(fs, arg, packed) for arg, packed in zip(block.args[1:], packs, strict=True)]
     fs.move([induction], [fs.scalar(op.lb)])
-    fs.move(carried, [s for v in op.iter_args for s in fs.get(v)])
+    initial = [_carried_sources(fs, fs.get(v), packed) for v, packed in zip(op.iter_args, packs, strict=True)]
+    fs.move([r for registers in carried for r in registers], [s for sources in initial for s in sources])
     fs.define(block.args[0], [induction])
-    _define_from(fs, block.args[1:], carried)
     uniform = all(fs.uniform(v) for v in (op.lb, op.ub, op.step))
     body, done = fs.label(), fs.label()
     lb, ub = constant_int(op.lb), constant_int(op.ub)
@@ -158,12 +160,64 @@ def _for(fs: FunctionSelector, op: scf.ForOp) -> None:
         _forward_branch(fs, done, skip)
     fs.emit(ptx.LabelOp(body))
     fs.emit(ptx.PragmaOp([NOUNROLL]))
-    _region_results(fs, op.body, carried)
+    for arg, registers, packed in zip(block.args[1:], carried, packs, strict=True):
+        _define_carried(fs, arg, registers, packed)
+    yielded = block.last_op
+    assert isinstance(yielded, scf.YieldOp)
+    for inner in block.ops:
+        if inner is not yielded:
+            fs.select(inner)
+    sources = [_carried_sources(fs, fs.get(v), packed) for v, packed in zip(yielded.arguments, packs, strict=True)]
+    fs.move([r for registers in carried for r in registers], [s for group in sources for s in group])
     fs.emit(ptx.AddOp(PtxType.of("s", bits), cast(ptx.RegisterType, induction.type), induction, fs.scalar(op.step)))
     again = fs.emit(ptx.SetpOp(CmpOp.LT, PtxType.of("s", bits), fs.fresh("pred"), induction, fs.scalar(op.ub))).res
     fs.emit(ptx.BraOp(body, again, uniform=uniform))
     fs.emit(ptx.LabelOp(done))
-    _define_from(fs, op.results, carried)
+    for result, registers, packed in zip(op.results, carried, packs, strict=True):
+        _define_carried(fs, result, registers, packed)
+
+
+def _carries_pairs(op: scf.ForOp, index: int) -> bool:
+    """Whether iter arg `index` is carried as `.b64` lane pairs: a vector of f32 that an
+    `.f32x2` op yields and one reads (an accumulator `acc = acc + x`). Carried as 32-bit
+    lanes, each iteration would unpack its pairs for the back edge and re-pack them at
+    the top; ptxas 13.0 then keeps both copies (two more registers on blockwise_fp8)."""
+    yielded = op.body.block.last_op
+    assert isinstance(yielded, scf.YieldOp)
+    producer = yielded.arguments[index].owner
+    argument = op.body.block.args[1 + index]
+    return (
+        isinstance(producer, Operation)
+        and selects_f32x2(producer)
+        and any(selects_f32x2(use.operation) for use in argument.uses)
+    )
+
+
+def _carried_registers(fs: FunctionSelector, value: SSAValue, packed: bool) -> list[SSAValue]:
+    """The registers carrying `value` around a loop: one per element, or one `.b64` per
+    lane pair (and a 32-bit one for an odd last lane)."""
+    if not packed:
+        return fs.registers_like(value)
+    _, count = vector_elements(value.type)
+    return [fs.handle("b64") for _ in range(count // 2)] + [fs.handle("b32") for _ in range(count % 2)]
+
+
+def _carried_sources(fs: FunctionSelector, lanes: Sequence[Operand], packed: bool) -> list[Operand]:
+    if not packed:
+        return list(lanes)
+    pairs: list[Operand] = [packed_pair(fs, lanes[i], lanes[i + 1]) for i in range(0, len(lanes) - 1, 2)]
+    return pairs + list(lanes[len(lanes) - len(lanes) % 2 :])
+
+
+def _define_carried(fs: FunctionSelector, value: SSAValue, registers: list[SSAValue], packed: bool) -> None:
+    """Define a block argument or loop result from its carried registers (pairs unpacked
+    where read: dead-instruction removal drops an unpack nobody reads)."""
+    if not packed:
+        _define_from(fs, [value], registers)
+        return
+    _, count = vector_elements(value.type)
+    lanes: list[Operand] = [half for pair in registers[: count // 2] for half in unpacked_pair(fs, pair)]
+    fs.define(value, lanes + registers[count // 2 :])
 
 
 @rule(scf.WhileOp)
