@@ -66,7 +66,8 @@ def test_loop_header_says_nounroll_and_ptxas_keeps_it_rolled(ptxas: str, nvdisas
     without the pragma is unrolled (ptxas 13.0: four copies and a remainder)."""
     ours = _ptx(_STRIDED_LOOP)
     header = re.search(r'^(\$L\d+):\n\t\.pragma "nounroll";$', ours, re.M)
-    assert header is not None and re.search(rf"@%p\d+ bra {re.escape(header.group(1))};", ours), ours
+    assert header is not None, ours
+    assert re.search(rf"@%p\d+ bra {re.escape(header.group(1))};", ours), ours  # the back edge's target
     stores = [i for i in _sass(ours, ptxas, nvdisasm, tmp_path) if i.startswith("STG")]
     assert len(stores) == 1, stores
     control = ours.replace('\t.pragma "nounroll";\n', "")

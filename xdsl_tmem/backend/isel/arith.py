@@ -298,7 +298,7 @@ from the dialect: `ptx.add` -> `ptx.add_f32x2`, ...). PTX ISA 8.6, sm_100 and up
 supported target (ptxas 13.0 assembles them on sm_100a/sm_100f/sm_103a/sm_110a)."""
 
 
-def packed_pair(fs: FunctionSelector, lo: Operand, hi: Operand) -> SSAValue:
+def packed_pair(fs: FunctionSelector, lo: SSAValue, hi: SSAValue) -> SSAValue:
     """Two f32 lanes as one `.b64` register, `lo` in the low half: `mov.b64 %rd, {lo, hi}`,
     or the `.b64` they were unpacked from."""
     if (lo, hi) in fs.packed:
@@ -360,7 +360,7 @@ def _float_binary_f32x2(fs: FunctionSelector, op: Operation, cls: type[ptx.Instr
 
 def _float_binary(fs: FunctionSelector, op: Operation) -> None:
     (result,) = op.results
-    element, count = vector_elements(result.type)
+    element, _ = vector_elements(result.type)
     cls, modifiers = _FLOAT_BINARY[type(op)]
     if selects_f32x2(op):
         _float_binary_f32x2(fs, op, cls)

@@ -205,8 +205,9 @@ def _carried_registers(fs: FunctionSelector, value: SSAValue, packed: bool) -> l
 def _carried_sources(fs: FunctionSelector, lanes: Sequence[Operand], packed: bool) -> list[Operand]:
     if not packed:
         return list(lanes)
-    pairs: list[Operand] = [packed_pair(fs, lanes[i], lanes[i + 1]) for i in range(0, len(lanes) - 1, 2)]
-    return pairs + list(lanes[len(lanes) - len(lanes) % 2 :])
+    values = [fs.reg(lane) if isinstance(lane, Address) else lane for lane in lanes]  # f32 lanes: no addresses
+    pairs: list[Operand] = [packed_pair(fs, values[i], values[i + 1]) for i in range(0, len(values) - 1, 2)]
+    return pairs + values[len(values) - len(values) % 2 :]
 
 
 def _define_carried(fs: FunctionSelector, value: SSAValue, registers: list[SSAValue], packed: bool) -> None:
