@@ -39,7 +39,7 @@ def _forward_branch(fs: FunctionSelector, target: str, cond: SSAValue, negated: 
     keeps knowing that the warp is converged in the code it skips into; after a
     `bra.uni` it does not, and loads the memory descriptor into vector registers
     (an R2UR before every global access) and issues an elected `tcgen05.mma` or
-    `commit` in a loop over the active lanes (docs/ptx_backend.md, "Branches")."""
+    `commit` in a loop over the active lanes (docs/ptx_backend.md, "Loops and branches")."""
     fs.emit(ptx.BraOp(target, fs.reg(cond, "pred"), negated=negated, uniform=False))
 
 
@@ -181,7 +181,7 @@ def _carries_pairs(op: scf.ForOp, index: int) -> bool:
     """Whether iter arg `index` is carried as `.b64` lane pairs: a vector of f32 that an
     `.f32x2` op yields and one reads (an accumulator `acc = acc + x`). Carried as 32-bit
     lanes, each iteration would unpack its pairs for the back edge and re-pack them at
-    the top; ptxas 13.0 then keeps both copies (two more registers on blockwise_fp8)."""
+    the top; ptxas 13.0 then needs more registers (156 instead of 151 on blockwise_fp8_cg1)."""
     yielded = op.body.block.last_op
     assert isinstance(yielded, scf.YieldOp)
     producer = yielded.arguments[index].owner
