@@ -46,6 +46,33 @@ llvm.func @loops(%n: i32, %out: !llvm.ptr<1>) attributes {nvvm.kernel, nvvm.maxn
 
 // -----
 
+// scf.while: the header (the before region) says nounroll too; the exit is a forward
+// branch (plain bra), the back edge unconditional.
+llvm.func @while_loop(%n: i32, %out: !llvm.ptr<1>) attributes {nvvm.kernel} {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %r = scf.while (%i = %c0) : (i32) -> i32 {
+    %go = arith.cmpi slt, %i, %n : i32
+    scf.condition(%go) %i : i32
+  } do {
+  ^bb0(%j: i32):
+    %k = arith.addi %j, %c1 : i32
+    scf.yield %k : i32
+  }
+  llvm.store %r, %out : i32, !llvm.ptr<1>
+  llvm.return
+}
+// CHECK-LABEL: .visible .entry while_loop(
+// CHECK:      [[HEAD:\$L[0-9]+]]:
+// CHECK-NEXT: .pragma "nounroll";
+// CHECK-NEXT: setp.lt.s32 %p[[GO:[0-9]+]], %r{{[0-9]+}}, %r{{[0-9]+}};
+// CHECK-NEXT: mov.b32 %r{{[0-9]+}}, %r{{[0-9]+}};
+// CHECK-NEXT: @!%p[[GO]] bra [[DONE:\$L[0-9]+]];
+// CHECK:      bra.uni [[HEAD]];
+// CHECK-NEXT: [[DONE]]:
+
+// -----
+
 // A small scf.if without results is predicated (no branch); one with results or a
 // larger body branches (a plain bra, uniform condition or not), and an if/else joins
 // at the end.
