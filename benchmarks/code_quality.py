@@ -35,7 +35,6 @@ EXAMPLES = HERE.parent / "examples"
 
 GOALS = {"registers": 51, "spills": 0, "sass": 493}
 """The hand-written kernel's figures (docs/ptx-nvvm.md §5): ours must be no worse."""
-LLC_REGISTERS = 110
 
 PEER_PIECES = {
     "acquire": 6,
@@ -147,8 +146,8 @@ def _count_between_marks(ptx: str, from_loop_head: bool) -> int:
     marks = [i for i, line in enumerate(body) if line.startswith("fence.proxy.alias")]
     if from_loop_head:
         # The piece opens the loop: count from the first instruction after the loop's
-        # entry check (the line after the `bra.uni` over the loop) to the marker.
-        start = next(i for i, line in enumerate(body) if "bra.uni" in line) + 1
+        # entry check (the line after the conditional branch over the loop) to the marker.
+        start = next(i for i, line in enumerate(body) if re.match(r"@!?%p\d+ bra", line)) + 1
         return marks[0] - start
     return marks[1] - marks[0] - 1
 
@@ -195,6 +194,12 @@ def examples(arch: str) -> list[tuple[str, Row, Row | None]]:
     return rows
 
 
+def _worse(mine: Row, theirs: Row) -> bool:
+    """More registers or more SASS instructions than `theirs`."""
+    more_sass = mine.sass is not None and theirs.sass is not None and mine.sass > theirs.sass
+    return mine.stats.registers > theirs.stats.registers or more_sass
+
+
 def print_examples(arch: str) -> bool:
     """The examples' table; True when ours is no worse than llc-22 anywhere."""
     print(f"\nExamples after lower-tmem, {arch}: registers / SASS, ours vs llc-22")
@@ -203,10 +208,7 @@ def print_examples(arch: str) -> bool:
     for name, mine, theirs in examples(arch):
         ours = f"{mine.stats.registers} / {mine.sass}"
         llc = "n/a" if theirs is None else f"{theirs.stats.registers} / {theirs.sass}"
-        worse = theirs is not None and (
-            mine.stats.registers > theirs.stats.registers
-            or (mine.sass is not None and theirs.sass is not None and mine.sass > theirs.sass)
-        )
+        worse = theirs is not None and _worse(mine, theirs)
         met = met and not worse
         print(f"{name:<20}{ours:>12}{llc:>12}{'  (worse)' if worse else ''}")
     return met
@@ -231,15 +233,16 @@ def main() -> int:
             f"{s.shared_bytes:>10}{s.barriers:>10}{sass:>7}"
         )
     ours = rows[0]
+    llc = next((row for row in rows if row.name == "llc-22"), None)
     met = (
         ours.stats.registers <= GOALS["registers"]
         and ours.stats.spill_stores + ours.stats.spill_loads <= GOALS["spills"]
         and (ours.sass is None or ours.sass <= GOALS["sass"])
-        and ours.stats.registers < LLC_REGISTERS
+        and (llc is None or not _worse(ours, llc))
     )
     print(
         f"\ngoal: <= {GOALS['registers']} registers, {GOALS['spills']} spills, <= {GOALS['sass']} SASS "
-        f"(hand-written), < {LLC_REGISTERS} registers (llc-22): {'met' if met else 'NOT met'}"
+        f"(hand-written), and <= llc-22 in registers and SASS: {'met' if met else 'NOT met'}"
     )
 
     print("\nStatic PTX instructions per pipeline piece (ours, by fence policy) vs the best peer")

@@ -1164,6 +1164,55 @@ def test_corpus_keeps_its_class_through_llc(
     assert (result.code, match.group(1) if match else "") == _ptx_verdict(capsys, program, passes), result.err
 
 
+_ACCUMULATOR_KERNEL = """
+llvm.func @k(%g: !llvm.ptr<1>, %o: !llvm.ptr<1>, %p: !llvm.ptr<1>, %n: i32) attributes {nvvm.kernel} {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %x = llvm.load %g {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
+  %zero = arith.constant dense<0.0> : vector<4xf32>
+  %sum = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %zero) -> (vector<4xf32>) : i32 {
+    %sq = arith.mulf %x, %x : vector<4xf32>
+    %next = arith.addf %acc, %sq : vector<4xf32>
+    scf.yield %next : vector<4xf32>
+  }
+  llvm.store %sum, %o {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<1>
+  %y = llvm.load %g {alignment = 4 : i64} : !llvm.ptr<1> -> vector<3xf32>
+  %odd = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %y) -> (vector<3xf32>) : i32 {
+    %next = arith.addf %acc, %y : vector<3xf32>
+    scf.yield %next : vector<3xf32>
+  }
+  llvm.store %odd, %p {alignment = 4 : i64} : vector<3xf32>, !llvm.ptr<1>
+  llvm.return
+}
+"""
+
+
+def test_accumulator_carried_as_pairs_computes_as_numpy(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """Loop-carried f32x2 accumulators (lane pairs carried as `.b64`, stored as `.v2.b64`;
+    an odd lane carried alone) run at the PTX level give numpy's float32 sums, rounded
+    after each addition, bit for bit (a subnormal, an overflow to inf, NaN)."""
+    program = tmp_path / "k.mlir"
+    program.write_text(_ACCUMULATOR_KERNEL)
+    x = np.array([1 / 3, 1e-20, 2e19, np.nan], dtype=np.float32)
+    np.save(tmp_path / "x.npy", x)
+    ptx_text = emit_ptx(parse(_ACCUMULATOR_KERNEL), "sm_100a")
+    assert "st.global.v2.b64" in ptx_text, ptx_text
+    out = tmp_path / "out"
+    args = ["--kernel", "k", "--block", "1", "--arg", f"g={tmp_path / 'x.npy'}", "--arg", "n=5"]
+    outputs = ["--arg", "o=zeros:f32:4", "--arg", "p=zeros:f32:3"]
+    result = run_cli(capsys, str(program), *args, *outputs, "-t", "ptx", "--out", str(out))
+    assert result.code == 0, result.err
+    total, odd = np.zeros(4, np.float32), x[:3].copy()
+    with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+        for _ in range(5):
+            total = total + x * x
+            odd = odd + x[:3]
+    assert np.load(out / "o.npy").view(np.uint32).tolist()[:3] == total.view(np.uint32).tolist()[:3]
+    assert np.isinf(total[2])
+    assert np.isnan(np.load(out / "o.npy")[3])
+    assert np.load(out / "p.npy").view(np.uint32).tolist() == odd.view(np.uint32).tolist()
+
+
 _PACKED_KERNEL = """
 llvm.func @k(%g: !llvm.ptr<1>, %h: !llvm.ptr<1>, %o: !llvm.ptr<1>) attributes {nvvm.kernel} {
   %a = llvm.load %g {alignment = 16 : i64} : !llvm.ptr<1> -> vector<5xf32>

@@ -1,9 +1,11 @@
 // RUN: xdsl-tmem-opt %s -t ptx --split-input-file | filecheck %s
 
-// scf.for becomes a rotated loop (one conditional branch per iteration); loop-carried
-// values are registers written at the back edge. Warp-uniform conditions branch with
-// bra.uni: here the bounds come from a parameter and the warp index (tid.x >> 5 in a
-// 1-D block); a lane-dependent condition uses a plain bra.
+// scf.for becomes a rotated loop (one conditional branch per iteration) whose header
+// says `.pragma "nounroll"` (PTX ISA "Performance-Tuning Directives"; llc-22 puts it
+// right after the header's label); loop-carried values are registers written at the
+// back edge. The back edge is bra.uni when the bounds are warp-uniform: here they come
+// from a parameter and the warp index (tid.x >> 5 in a 1-D block); a lane-dependent
+// bound gives a plain bra. The forward branch over an empty loop is always a plain bra.
 llvm.func @loops(%n: i32, %out: !llvm.ptr<1>) attributes {nvvm.kernel, nvvm.maxntid = array<i32: 128, 1, 1>} {
   %c0 = arith.constant 0 : i32
   %c1 = arith.constant 1 : i32
@@ -28,8 +30,9 @@ llvm.func @loops(%n: i32, %out: !llvm.ptr<1>) attributes {nvvm.kernel, nvvm.maxn
 // CHECK-NEXT: mov.b32 %r[[I:[0-9]+]], 0;
 // CHECK-NEXT: mov.b32 %r[[ACC:[0-9]+]], %r[[WARP]];
 // CHECK-NEXT: setp.ge.s32 %p[[SKIP:[0-9]+]], %r[[I]], %r[[N:[0-9]+]];
-// CHECK-NEXT: @%p[[SKIP]] bra.uni [[DONE:\$L[0-9]+]];
+// CHECK-NEXT: @%p[[SKIP]] bra [[DONE:\$L[0-9]+]];
 // CHECK-NEXT: [[BODY:\$L[0-9]+]]:
+// CHECK-NEXT: .pragma "nounroll";
 // CHECK-NEXT: add.s32 %r[[NEXT:[0-9]+]], %r[[ACC]], %r[[I]];
 // CHECK-NEXT: mov.b32 %r[[ACC]], %r[[NEXT]];
 // CHECK-NEXT: add.s32 %r[[I]], %r[[I]], 1;
@@ -43,8 +46,36 @@ llvm.func @loops(%n: i32, %out: !llvm.ptr<1>) attributes {nvvm.kernel, nvvm.maxn
 
 // -----
 
+// scf.while: the header (the before region) says nounroll too; the exit is a forward
+// branch (plain bra), the back edge unconditional.
+llvm.func @while_loop(%n: i32, %out: !llvm.ptr<1>) attributes {nvvm.kernel} {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %r = scf.while (%i = %c0) : (i32) -> i32 {
+    %go = arith.cmpi slt, %i, %n : i32
+    scf.condition(%go) %i : i32
+  } do {
+  ^bb0(%j: i32):
+    %k = arith.addi %j, %c1 : i32
+    scf.yield %k : i32
+  }
+  llvm.store %r, %out : i32, !llvm.ptr<1>
+  llvm.return
+}
+// CHECK-LABEL: .visible .entry while_loop(
+// CHECK:      [[HEAD:\$L[0-9]+]]:
+// CHECK-NEXT: .pragma "nounroll";
+// CHECK-NEXT: setp.lt.s32 %p[[GO:[0-9]+]], %r{{[0-9]+}}, %r{{[0-9]+}};
+// CHECK-NEXT: mov.b32 %r{{[0-9]+}}, %r{{[0-9]+}};
+// CHECK-NEXT: @!%p[[GO]] bra [[DONE:\$L[0-9]+]];
+// CHECK:      bra.uni [[HEAD]];
+// CHECK-NEXT: [[DONE]]:
+
+// -----
+
 // A small scf.if without results is predicated (no branch); one with results or a
-// larger body branches, and an if/else joins at the end.
+// larger body branches (a plain bra, uniform condition or not), and an if/else joins
+// at the end.
 llvm.func @ifs(%flag: i1, %slot: !llvm.ptr<3>, %x: i32, %out: !llvm.ptr<1>) attributes {nvvm.kernel} {
   %c512 = arith.constant 512 : i32
   scf.if %flag {
@@ -65,7 +96,7 @@ llvm.func @ifs(%flag: i1, %slot: !llvm.ptr<3>, %x: i32, %out: !llvm.ptr<1>) attr
 // CHECK-LABEL: .visible .entry ifs(
 // CHECK:      @%p[[F:[0-9]+]] tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%r{{[0-9]+}}], 512;
 // CHECK-NEXT: @%p[[F]] tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;
-// CHECK-NEXT: @!%p[[F]] bra.uni [[ELSE:\$L[0-9]+]];
+// CHECK-NEXT: @!%p[[F]] bra [[ELSE:\$L[0-9]+]];
 // CHECK-NEXT: add.s32 %r[[A:[0-9]+]], %r[[X:[0-9]+]], 1;
 // CHECK-NEXT: mov.b32 %r[[Y:[0-9]+]], %r[[A]];
 // CHECK-NEXT: bra.uni [[END:\$L[0-9]+]];

@@ -45,8 +45,8 @@ llvm.func @k(%g: !llvm.ptr<1>, %h: !llvm.ptr<1>) attributes {nvvm.kernel} {
 // CHECK-NEXT: mov.b32 %r[[C1:[0-9]+]], 0f3F000000;
 // CHECK-NEXT: mov.b64 %rd[[C:[0-9]+]], {%r[[C0]], %r[[C1]]};
 // CHECK-NEXT: mul.rn.f32x2 %rd[[Z:[0-9]+]], %rd[[Q]], %rd[[C]];
-// CHECK-NEXT: mov.b64 {%r[[Z0:[0-9]+]], %r[[Z1:[0-9]+]]}, %rd[[Z]];
-// CHECK-NEXT: st.global.v2.b32 [%rd{{[0-9]+}}], {%r[[Z0]], %r[[Z1]]};
+// Lanes stored as they came out of one .f32x2 op: the .b64 is stored (no unpack).
+// CHECK-NEXT: st.global.b64 [%rd{{[0-9]+}}], %rd[[Z]];
 // vector<3xf32>: one pair (the same pair twice is packed once), the third lane scalar.
 // CHECK-NEXT: ld.global.b32 %r[[U0:[0-9]+]], [%rd{{[0-9]+}}];
 // CHECK-NEXT: ld.global.b32 %r[[U1:[0-9]+]], [%rd{{[0-9]+}}+4];
@@ -56,3 +56,56 @@ llvm.func @k(%g: !llvm.ptr<1>, %h: !llvm.ptr<1>) attributes {nvvm.kernel} {
 // CHECK-NEXT: mov.b64 {%r{{[0-9]+}}, %r{{[0-9]+}}}, %rd[[W]];
 // CHECK-NEXT: mul.rn.f32 %r{{[0-9]+}}, %r[[U2]], %r[[U2]];
 // CHECK-NOT:  f32x2
+
+// An accumulator (acc = acc + x, x from .f32x2 ops) is carried around the loop as its
+// .b64 lane pairs: packed once before the loop, no unpack/re-pack per iteration, and
+// stored after it as .v2.b64 (llc-22 carries and stores it the same way). An odd last
+// lane stays a 32-bit register.
+llvm.func @acc(%g: !llvm.ptr<1>, %n: i32) attributes {nvvm.kernel} {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %zero = arith.constant dense<0.0> : vector<4xf32>
+  %x = llvm.load %g {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
+  %sum = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %zero) -> (vector<4xf32>) : i32 {
+    %p = arith.mulf %x, %x : vector<4xf32>
+    %next = arith.addf %acc, %p : vector<4xf32>
+    scf.yield %next : vector<4xf32>
+  }
+  llvm.store %sum, %g {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<1>
+  %odd0 = arith.constant dense<0.0> : vector<3xf32>
+  %y = llvm.load %g {alignment = 4 : i64} : !llvm.ptr<1> -> vector<3xf32>
+  %odd = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %odd0) -> (vector<3xf32>) : i32 {
+    %next = arith.addf %acc, %y : vector<3xf32>
+    scf.yield %next : vector<3xf32>
+  }
+  llvm.store %odd, %g {alignment = 4 : i64} : vector<3xf32>, !llvm.ptr<1>
+  llvm.return
+}
+// CHECK-LABEL: .entry acc(
+// CHECK:      mov.b64 %rd[[I0:[0-9]+]], {%r{{[0-9]+}}, %r{{[0-9]+}}};
+// CHECK:      mov.b64 %rd[[I1:[0-9]+]], {%r{{[0-9]+}}, %r{{[0-9]+}}};
+// CHECK-NEXT: mov.b64 %rd[[P0:[0-9]+]], %rd[[I0]];
+// CHECK-NEXT: mov.b64 %rd[[P1:[0-9]+]], %rd[[I1]];
+// CHECK:      [[BODY:\$L[0-9]+]]:
+// CHECK-NEXT: .pragma "nounroll";
+// CHECK-NOT:  mov.b64 {
+// CHECK:      add.rn.f32x2 %rd[[N0:[0-9]+]], %rd[[P0]], %rd{{[0-9]+}};
+// CHECK-NEXT: add.rn.f32x2 %rd[[N1:[0-9]+]], %rd[[P1]], %rd{{[0-9]+}};
+// CHECK-NEXT: mov.b64 %rd[[P0]], %rd[[N0]];
+// CHECK-NEXT: mov.b64 %rd[[P1]], %rd[[N1]];
+// CHECK-NEXT: add.s32
+// CHECK-NEXT: setp.lt.s32
+// CHECK-NEXT: @%p{{[0-9]+}} bra.uni [[BODY]];
+// CHECK-NEXT: $L
+// CHECK-NEXT: st.global.v2.b64 [%rd{{[0-9]+}}], {%rd[[P0]], %rd[[P1]]};
+// The odd vector: one carried pair and one 32-bit lane.
+// CHECK:      .pragma "nounroll";
+// CHECK-NOT:  mov.b64 {
+// CHECK:      add.rn.f32x2 %rd[[M0:[0-9]+]], %rd[[Q0:[0-9]+]], %rd{{[0-9]+}};
+// CHECK-NEXT: add.rn.f32 %r[[L:[0-9]+]], %r[[K:[0-9]+]], %r{{[0-9]+}};
+// CHECK-NEXT: mov.b64 %rd[[Q0]], %rd[[M0]];
+// CHECK-NEXT: mov.b32 %r[[K]], %r[[L]];
+// CHECK:      mov.b64 {%r[[H0:[0-9]+]], %r[[H1:[0-9]+]]}, %rd[[Q0]];
+// CHECK-NEXT: st.global.b32 [%rd{{[0-9]+}}], %r[[H0]];
+// CHECK-NEXT: st.global.b32 [%rd{{[0-9]+}}+4], %r[[H1]];
+// CHECK-NEXT: st.global.b32 [%rd{{[0-9]+}}+8], %r[[K]];

@@ -1,49 +1,55 @@
 // RUN: xdsl-tmem-opt %s -t ptx --split-input-file | filecheck %s
 
-// Divergence reaching a branch through block arguments must give a plain `bra`
-// (`bra.uni` on a lane-dependent condition is undefined behaviour, PTX ISA "bra");
-// uniform branches keep `bra.uni`. tid.x differs between the lanes of a warp.
+// Divergence reaching a loop bound through block arguments must give the loop a plain
+// `bra` back edge (`bra.uni` on a lane-dependent condition is undefined behaviour, PTX
+// ISA "bra"); a loop over uniform bounds keeps `bra.uni`. Each case probes a value with
+// an scf.for bounded by it: the back edge is the only conditional branch that can be
+// bra.uni (forward conditional branches are always a plain bra, docs/ptx_backend.md).
+// tid.x differs between the lanes of a warp.
 
 // A lane's tid.x passed through a cf.br block argument.
 llvm.func @through_cf_br(%out: !llvm.ptr<1>) attributes {nvvm.kernel, nvvm.maxntid = array<i32: 128, 1, 1>} {
   %tid = nvvm.read.ptx.sreg.tid.x : i32
   %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
   cf.br ^bb1(%tid : i32)
 ^bb1(%x: i32):
-  %c = arith.cmpi eq, %x, %c0 : i32
-  cf.cond_br %c, ^bb2, ^bb3
-^bb2:
-  llvm.store %c0, %out : i32, !llvm.ptr<1>
-  cf.br ^bb3
-^bb3:
+  scf.for %j = %c0 to %x step %c1 : i32 {
+    llvm.store %j, %out : i32, !llvm.ptr<1>
+  }
   llvm.return
 }
 // CHECK-LABEL: .entry through_cf_br(
 // CHECK-NOT:   @{{!?}}%p{{[0-9]+}} bra.uni
-// CHECK:       @!%p{{[0-9]+}} bra $L
+// CHECK:       .pragma "nounroll";
+// CHECK:       @%p{{[0-9]+}} bra $L
 // CHECK-NOT:   @{{!?}}%p{{[0-9]+}} bra.uni
 // CHECK:       ret;
 
 // -----
 
-// tid.x passed by one side of a uniform llvm.cond_br: the first branch is uniform,
-// the one on the block argument is not.
-llvm.func @through_llvm_cond_br(%u: i1, %out: !llvm.ptr<1>) attributes {nvvm.kernel} {
+// tid.x passed by one side of a uniform llvm.cond_br: a loop over the parameter %n in
+// the join is uniform, one over the block argument is not.
+llvm.func @through_llvm_cond_br(%u: i1, %n: i32, %out: !llvm.ptr<1>) attributes {nvvm.kernel} {
   %tid = nvvm.read.ptx.sreg.tid.x : i32
   %c0 = llvm.mlir.constant(0 : i32) : i32
+  %c1 = llvm.mlir.constant(1 : i32) : i32
   llvm.cond_br %u, ^bb1(%tid : i32), ^bb1(%c0 : i32)
 ^bb1(%x: i32):
-  %c = llvm.icmp "eq" %x, %c0 : i32
-  llvm.cond_br %c, ^bb2, ^bb3
-^bb2:
-  llvm.store %c0, %out : i32, !llvm.ptr<1>
-  llvm.br ^bb3
-^bb3:
+  scf.for %j = %c0 to %n step %c1 : i32 {
+    llvm.store %j, %out : i32, !llvm.ptr<1>
+  }
+  scf.for %j = %c0 to %x step %c1 : i32 {
+    llvm.store %j, %out : i32, !llvm.ptr<1>
+  }
   llvm.return
 }
 // CHECK-LABEL: .entry through_llvm_cond_br(
-// CHECK:       @!%p{{[0-9]+}} bra.uni $L
-// CHECK:       @!%p{{[0-9]+}} bra $L
+// CHECK:       .pragma "nounroll";
+// CHECK:       @%p{{[0-9]+}} bra.uni $L
+// CHECK:       .pragma "nounroll";
+// CHECK-NOT:   @{{!?}}%p{{[0-9]+}} bra.uni
+// CHECK:       @%p{{[0-9]+}} bra $L
 // CHECK-NOT:   @{{!?}}%p{{[0-9]+}} bra.uni
 // CHECK:       ret;
 
@@ -62,19 +68,15 @@ llvm.func @join_of_divergent_branch(%out: !llvm.ptr<1>) attributes {nvvm.kernel}
 ^b:
   llvm.br ^join(%c1 : i32)
 ^join(%x: i32):
-  %c = arith.cmpi eq, %x, %c1 : i32
-  llvm.cond_br %c, ^s, ^e
-^s:
-  llvm.store %c0, %out : i32, !llvm.ptr<1>
-  llvm.br ^e
-^e:
+  scf.for %j = %c0 to %x step %c1 : i32 {
+    llvm.store %j, %out : i32, !llvm.ptr<1>
+  }
   llvm.return
 }
 // CHECK-LABEL: .entry join_of_divergent_branch(
 // CHECK-NOT:   @{{!?}}%p{{[0-9]+}} bra.uni
-// CHECK:       @!%p{{[0-9]+}} bra $L
-// CHECK-NOT:   @{{!?}}%p{{[0-9]+}} bra.uni
-// CHECK:       @!%p{{[0-9]+}} bra $L
+// CHECK:       .pragma "nounroll";
+// CHECK:       @%p{{[0-9]+}} bra $L
 // CHECK-NOT:   @{{!?}}%p{{[0-9]+}} bra.uni
 // CHECK:       ret;
 
@@ -88,18 +90,15 @@ llvm.func @direct_join(%out: !llvm.ptr<1>) attributes {nvvm.kernel} {
   %lane0 = arith.cmpi eq, %tid, %c0 : i32
   cf.cond_br %lane0, ^join(%c0 : i32), ^join(%c1 : i32)
 ^join(%x: i32):
-  %c = arith.cmpi eq, %x, %c1 : i32
-  cf.cond_br %c, ^s, ^e
-^s:
-  llvm.store %c0, %out : i32, !llvm.ptr<1>
-  cf.br ^e
-^e:
+  scf.for %j = %c0 to %x step %c1 : i32 {
+    llvm.store %j, %out : i32, !llvm.ptr<1>
+  }
   llvm.return
 }
 // CHECK-LABEL: .entry direct_join(
-// CHECK:       @!%p{{[0-9]+}} bra $L
 // CHECK-NOT:   @{{!?}}%p{{[0-9]+}} bra.uni
-// CHECK:       @!%p{{[0-9]+}} bra $L
+// CHECK:       .pragma "nounroll";
+// CHECK:       @%p{{[0-9]+}} bra $L
 // CHECK-NOT:   @{{!?}}%p{{[0-9]+}} bra.uni
 // CHECK:       ret;
 
@@ -112,32 +111,28 @@ llvm.func @loop_with_divergent_exit(%out: !llvm.ptr<1>) attributes {nvvm.kernel}
   %tid = nvvm.read.ptx.sreg.tid.x : i32
   %c0 = arith.constant 0 : i32
   %c1 = arith.constant 1 : i32
-  %c4 = arith.constant 4 : i32
   cf.br ^head(%c0 : i32)
 ^head(%i: i32):
   %n = arith.addi %i, %c1 : i32
   %more = arith.cmpi ult, %n, %tid : i32
   cf.cond_br %more, ^head(%n : i32), ^exit
 ^exit:
-  %c = arith.cmpi eq, %n, %c4 : i32
-  cf.cond_br %c, ^s, ^e
-^s:
-  llvm.store %c0, %out : i32, !llvm.ptr<1>
-  cf.br ^e
-^e:
+  scf.for %j = %c0 to %n step %c1 : i32 {
+    llvm.store %j, %out : i32, !llvm.ptr<1>
+  }
   llvm.return
 }
 // CHECK-LABEL: .entry loop_with_divergent_exit(
-// CHECK:       @!%p{{[0-9]+}} bra $L
 // CHECK-NOT:   @{{!?}}%p{{[0-9]+}} bra.uni
-// CHECK:       @!%p{{[0-9]+}} bra $L
+// CHECK:       .pragma "nounroll";
+// CHECK:       @%p{{[0-9]+}} bra $L
 // CHECK-NOT:   @{{!?}}%p{{[0-9]+}} bra.uni
 // CHECK:       ret;
 
 // -----
 
-// Still uniform: a loop over a parameter bound after a divergent branch has
-// reconverged (at its immediate post-dominator ^m).
+// Still uniform: the counter of a cf loop over a parameter bound, after a divergent
+// branch has reconverged (at its immediate post-dominator ^m).
 llvm.func @uniform_loop_after_reconvergence(%n: i32, %out: !llvm.ptr<1>) attributes {nvvm.kernel} {
   %tid = nvvm.read.ptx.sreg.tid.x : i32
   %c0 = arith.constant 0 : i32
@@ -154,19 +149,21 @@ llvm.func @uniform_loop_after_reconvergence(%n: i32, %out: !llvm.ptr<1>) attribu
   %more = arith.cmpi slt, %next, %n : i32
   cf.cond_br %more, ^head(%next : i32), ^e
 ^e:
+  scf.for %j = %c0 to %next step %c1 : i32 {
+    llvm.store %j, %out : i32, !llvm.ptr<1>
+  }
   llvm.return
 }
 // CHECK-LABEL: .entry uniform_loop_after_reconvergence(
-// CHECK:       @!%p{{[0-9]+}} bra $L
-// CHECK:       setp.lt.s32 %p[[MORE:[0-9]+]]
-// CHECK-NEXT:  @!%p[[MORE]] bra.uni $L
+// CHECK:       .pragma "nounroll";
+// CHECK:       @%p{{[0-9]+}} bra.uni $L
 // CHECK:       ret;
 
 // -----
 
 // A divergent branch inside a uniform loop that reconverges before the loop's exit:
 // every lane leaves the loop at the same iteration, so the counter stays uniform after
-// it (and the loop branch and the branch on the counter keep bra.uni).
+// it (a loop bounded by it keeps bra.uni).
 llvm.func @divergent_if_in_uniform_loop(%n: i32, %out: !llvm.ptr<1>) attributes {nvvm.kernel} {
   %tid = nvvm.read.ptx.sreg.tid.x : i32
   %c0 = arith.constant 0 : i32
@@ -183,18 +180,12 @@ llvm.func @divergent_if_in_uniform_loop(%n: i32, %out: !llvm.ptr<1>) attributes 
   %more = arith.cmpi slt, %next, %n : i32
   cf.cond_br %more, ^head(%next : i32), ^exit
 ^exit:
-  %last = arith.cmpi eq, %next, %n : i32
-  cf.cond_br %last, ^s, ^e
-^s:
-  llvm.store %c0, %out : i32, !llvm.ptr<1>
-  cf.br ^e
-^e:
+  scf.for %j = %c0 to %next step %c1 : i32 {
+    llvm.store %j, %out : i32, !llvm.ptr<1>
+  }
   llvm.return
 }
 // CHECK-LABEL: .entry divergent_if_in_uniform_loop(
-// CHECK:       @!%p{{[0-9]+}} bra $L
-// CHECK:       setp.lt.s32 %p[[MORE:[0-9]+]]
-// CHECK-NEXT:  @!%p[[MORE]] bra.uni $L
-// CHECK:       setp.eq.b32 %p[[LAST:[0-9]+]]
-// CHECK-NEXT:  @!%p[[LAST]] bra.uni $L
+// CHECK:       .pragma "nounroll";
+// CHECK:       @%p{{[0-9]+}} bra.uni $L
 // CHECK:       ret;

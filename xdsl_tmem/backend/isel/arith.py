@@ -298,12 +298,37 @@ from the dialect: `ptx.add` -> `ptx.add_f32x2`, ...). PTX ISA 8.6, sm_100 and up
 supported target (ptxas 13.0 assembles them on sm_100a/sm_100f/sm_103a/sm_110a)."""
 
 
-def _packed_pair(fs: FunctionSelector, lo: SSAValue, hi: SSAValue) -> SSAValue:
-    """Two f32 lanes as one `.b64` register, `lo` in the low half: `mov.b64 %rd, {lo, hi}`."""
+def packed_pair(fs: FunctionSelector, lo: SSAValue, hi: SSAValue) -> SSAValue:
+    """Two f32 lanes as one `.b64` register, `lo` in the low half: `mov.b64 %rd, {lo, hi}`,
+    or the `.b64` they were unpacked from."""
     if (lo, hi) in fs.packed:
         return fs.packed[(lo, hi)]
     lo, hi = (fs.reg(part, "b32") for part in (lo, hi))
     return fs.emit(ptx.MovPackOp(PtxType.B64, fs.fresh("b64"), [lo, hi])).res
+
+
+def unpacked_pair(fs: FunctionSelector, pair: SSAValue) -> list[SSAValue]:
+    """The two f32 lanes of a `.b64` (`mov.b64 {lo, hi}, %rd`), recorded in `fs.packed` so
+    that an `.f32x2` op or a store reading both reads `pair` itself; the unpack goes
+    when nothing reads the halves (dead-instruction removal)."""
+    unpack = fs.emit(ptx.MovUnpackOp(PtxType.B64, [fs.fresh("b32"), fs.fresh("b32")], pair))
+    halves = [d for d in unpack.destinations() if d is not None]
+    fs.packed[(halves[0], halves[1])] = pair
+    return halves
+
+
+def selects_f32x2(op: Operation) -> bool:
+    """Whether `op` is selected as `.f32x2` instructions (`_float_binary_f32x2`)."""
+    if type(op) not in _FLOAT_BINARY or len(op.results) != 1:
+        return False
+    cls, modifiers = _FLOAT_BINARY[type(op)]
+    element, count = vector_elements(op.results[0].type)
+    return (
+        cls.name in _PACKED
+        and modifiers.rounding is Rounding.RN
+        and float_type_name(element) is PtxType.F32
+        and count > 1
+    )
 
 
 def _float_binary_f32x2(fs: FunctionSelector, op: Operation, cls: type[ptx.Instruction]) -> None:
@@ -322,14 +347,11 @@ def _float_binary_f32x2(fs: FunctionSelector, op: Operation, cls: type[ptx.Instr
     out: list[Operand] = []
     for i in range(0, count - 1, 2):
         pairs = [(column[i], column[i + 1]) for column in lanes]
-        a = _packed_pair(fs, *pairs[0])
-        b = a if pairs[1] == pairs[0] else _packed_pair(fs, *pairs[1])
+        a = packed_pair(fs, *pairs[0])
+        b = a if pairs[1] == pairs[0] else packed_pair(fs, *pairs[1])
         packed_cls = cast(type[ptx.AddF32x2Op], _PACKED[cls.name])
         packed = fs.emit(packed_cls(fs.fresh("b64"), a, b, rounding=Rounding.RN)).res
-        unpack = fs.emit(ptx.MovUnpackOp(PtxType.B64, [fs.fresh("b32"), fs.fresh("b32")], packed))
-        halves = [d for d in unpack.destinations() if d is not None]
-        fs.packed[(halves[0], halves[1])] = packed
-        out += halves
+        out += unpacked_pair(fs, packed)
     if count % 2:
         a, b = fs.reg(lanes[0][-1], "b32"), lanes[1][-1]
         out.append(fs.emit(_binary(cls, PtxType.F32, fs.fresh("b32"), a, b, _RN)).results[0])
@@ -338,10 +360,9 @@ def _float_binary_f32x2(fs: FunctionSelector, op: Operation, cls: type[ptx.Instr
 
 def _float_binary(fs: FunctionSelector, op: Operation) -> None:
     (result,) = op.results
-    element, count = vector_elements(result.type)
+    element, _ = vector_elements(result.type)
     cls, modifiers = _FLOAT_BINARY[type(op)]
-    if cls.name in _PACKED and modifiers.rounding is Rounding.RN and float_type_name(element) is PtxType.F32 \
-            and count > 1:  # fmt: skip
+    if selects_f32x2(op):
         _float_binary_f32x2(fs, op, cls)
         return
     float_type = float_type_name(element)

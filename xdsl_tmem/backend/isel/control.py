@@ -12,6 +12,7 @@ from xdsl.dialects import cf, func, llvm, scf
 from xdsl.dialects.builtin import VectorType, i1
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
+from xdsl_tmem.backend.isel.arith import packed_pair, selects_f32x2, unpacked_pair
 from xdsl_tmem.backend.isel.core import (
     Address,
     FunctionSelector,
@@ -32,11 +33,20 @@ from xdsl_tmem.dialects.utils import constant_int
 # --------------------------------------------------------------------------------------
 
 
-def _branch(
-    fs: FunctionSelector, target: str, cond: SSAValue | None = None, negated: bool = False, uniform: bool = True
-) -> None:
-    guard = None if cond is None else fs.reg(cond, "pred")
-    fs.emit(ptx.BraOp(target, guard, negated=negated, uniform=uniform))
+def _forward_branch(fs: FunctionSelector, target: str, cond: SSAValue, negated: bool = False) -> None:
+    """A conditional branch forward (over an `if` arm, a loop, out of a `while`): a plain
+    `bra` even on a uniform condition. ptxas 13.0 structures a plain `bra` itself and
+    keeps knowing that the warp is converged in the code it skips into; after a
+    `bra.uni` it does not, and loads the memory descriptor into vector registers
+    (an R2UR before every global access) and issues an elected `tcgen05.mma` or
+    `commit` in a loop over the active lanes (docs/ptx_backend.md, "Loops and branches")."""
+    fs.emit(ptx.BraOp(target, fs.reg(cond, "pred"), negated=negated, uniform=False))
+
+
+NOUNROLL = "nounroll"
+"""Each loop's header carries `.pragma "nounroll";` (as llc-22 writes it for
+`llvm.loop.unroll.disable`): the loop stays as the program writes it, so its registers
+and code size are the program's, not those of ptxas's unrolling (docs/ptx_backend.md)."""
 
 
 def _region_results(fs: FunctionSelector, region: Region, dests: list[SSAValue]) -> None:
@@ -64,13 +74,12 @@ def _if(fs: FunctionSelector, op: scf.IfOp) -> None:
             _region_results(fs, region, result_registers)
         _define_from(fs, op.results, result_registers)
         return
-    uniform = fs.uniform(op.cond)
     has_else = bool(op.false_region.blocks) and any(not isinstance(o, scf.YieldOp) for o in op.false_region.block.ops)
     if not has_else and not op.results and _try_predicated(fs, op):
         return
     end = fs.label()
     otherwise = fs.label() if has_else or result_registers else end
-    _branch(fs, otherwise, op.cond, negated=True, uniform=uniform)
+    _forward_branch(fs, otherwise, op.cond, negated=True)
     _region_results(fs, op.true_region, result_registers)
     if otherwise != end:
         fs.emit(ptx.BraOp(end, uniform=True))
@@ -137,24 +146,79 @@ def _for(fs: FunctionSelector, op: scf.ForOp) -> None:
     bits = bit_width(op.lb.type)
     kind = register_kind(op.lb.type)
     induction = fs.handle(kind)
-    carried = [r for arg in block.args[1:] for r in fs.registers_like(arg)]
+    packs = [_carries_pairs(op, i) for i in range(len(op.iter_args))]
+    carried = [_carried_registers(fs, arg, packed) for arg, packed in zip(block.args[1:], packs, strict=True)]
     fs.move([induction], [fs.scalar(op.lb)])
-    fs.move(carried, [s for v in op.iter_args for s in fs.get(v)])
+    initial = [_carried_sources(fs, fs.get(v), packed) for v, packed in zip(op.iter_args, packs, strict=True)]
+    fs.move([r for registers in carried for r in registers], [s for sources in initial for s in sources])
     fs.define(block.args[0], [induction])
-    _define_from(fs, block.args[1:], carried)
     uniform = all(fs.uniform(v) for v in (op.lb, op.ub, op.step))
     body, done = fs.label(), fs.label()
     lb, ub = constant_int(op.lb), constant_int(op.ub)
     if lb is None or ub is None or not lb < ub:
         skip = fs.emit(ptx.SetpOp(CmpOp.GE, PtxType.of("s", bits), fs.fresh("pred"), induction, fs.scalar(op.ub))).res
-        fs.emit(ptx.BraOp(done, skip, uniform=uniform))
+        _forward_branch(fs, done, skip)
     fs.emit(ptx.LabelOp(body))
-    _region_results(fs, op.body, carried)
+    fs.emit(ptx.PragmaOp([NOUNROLL]))
+    for arg, registers, packed in zip(block.args[1:], carried, packs, strict=True):
+        _define_carried(fs, arg, registers, packed)
+    yielded = block.last_op
+    assert isinstance(yielded, scf.YieldOp)
+    for inner in block.ops:
+        if inner is not yielded:
+            fs.select(inner)
+    sources = [_carried_sources(fs, fs.get(v), packed) for v, packed in zip(yielded.arguments, packs, strict=True)]
+    fs.move([r for registers in carried for r in registers], [s for group in sources for s in group])
     fs.emit(ptx.AddOp(PtxType.of("s", bits), cast(ptx.RegisterType, induction.type), induction, fs.scalar(op.step)))
     again = fs.emit(ptx.SetpOp(CmpOp.LT, PtxType.of("s", bits), fs.fresh("pred"), induction, fs.scalar(op.ub))).res
     fs.emit(ptx.BraOp(body, again, uniform=uniform))
     fs.emit(ptx.LabelOp(done))
-    _define_from(fs, op.results, carried)
+    for result, registers, packed in zip(op.results, carried, packs, strict=True):
+        _define_carried(fs, result, registers, packed)
+
+
+def _carries_pairs(op: scf.ForOp, index: int) -> bool:
+    """Whether iter arg `index` is carried as `.b64` lane pairs: a vector of f32 that an
+    `.f32x2` op yields and one reads (an accumulator `acc = acc + x`). Carried as 32-bit
+    lanes, each iteration would unpack its pairs for the back edge and re-pack them at
+    the top; ptxas 13.0 then needs more registers (156 instead of 151 on blockwise_fp8_cg1)."""
+    yielded = op.body.block.last_op
+    assert isinstance(yielded, scf.YieldOp)
+    producer = yielded.arguments[index].owner
+    argument = op.body.block.args[1 + index]
+    return (
+        isinstance(producer, Operation)
+        and selects_f32x2(producer)
+        and any(selects_f32x2(use.operation) for use in argument.uses)
+    )
+
+
+def _carried_registers(fs: FunctionSelector, value: SSAValue, packed: bool) -> list[SSAValue]:
+    """The registers carrying `value` around a loop: one per element, or one `.b64` per
+    lane pair (and a 32-bit one for an odd last lane)."""
+    if not packed:
+        return fs.registers_like(value)
+    _, count = vector_elements(value.type)
+    return [fs.handle("b64") for _ in range(count // 2)] + [fs.handle("b32") for _ in range(count % 2)]
+
+
+def _carried_sources(fs: FunctionSelector, lanes: Sequence[Operand], packed: bool) -> list[Operand]:
+    if not packed:
+        return list(lanes)
+    values = [fs.reg(lane) if isinstance(lane, Address) else lane for lane in lanes]  # f32 lanes: no addresses
+    pairs: list[Operand] = [packed_pair(fs, values[i], values[i + 1]) for i in range(0, len(values) - 1, 2)]
+    return pairs + values[len(values) - len(values) % 2 :]
+
+
+def _define_carried(fs: FunctionSelector, value: SSAValue, registers: list[SSAValue], packed: bool) -> None:
+    """Define a block argument or loop result from its carried registers (pairs unpacked
+    where read: dead-instruction removal drops an unpack nobody reads)."""
+    if not packed:
+        _define_from(fs, [value], registers)
+        return
+    _, count = vector_elements(value.type)
+    lanes: list[Operand] = [half for pair in registers[: count // 2] for half in unpacked_pair(fs, pair)]
+    fs.define(value, lanes + registers[count // 2 :])
 
 
 @rule(scf.WhileOp)
@@ -166,14 +230,14 @@ def _while(fs: FunctionSelector, op: scf.WhileOp) -> None:
     forwarded = [r for arg in after.args for r in fs.registers_like(arg)]
     head, done = fs.label(), fs.label()
     fs.emit(ptx.LabelOp(head))
+    fs.emit(ptx.PragmaOp([NOUNROLL]))
     condition = before.last_op
     assert isinstance(condition, scf.ConditionOp)
     for inner in before.ops:
         if inner is not condition:
             fs.select(inner)
     fs.move(forwarded, [s for v in condition.args for s in fs.get(v)])
-    uniform = fs.uniform(condition.condition)
-    _branch(fs, done, condition.condition, negated=True, uniform=uniform)
+    _forward_branch(fs, done, condition.condition, negated=True)
     _define_from(fs, after.args, forwarded)
     _region_results(fs, op.after_region, state)
     fs.emit(ptx.BraOp(head, uniform=True))
@@ -213,7 +277,7 @@ def _conditional_jump(
     else_args: Sequence[SSAValue],
 ) -> None:
     other = fs.label()
-    _branch(fs, other, cond, negated=True, uniform=fs.uniform(cond))
+    _forward_branch(fs, other, cond, negated=True)
     _jump(fs, then_block, then_args)
     fs.emit(ptx.LabelOp(other))
     _jump(fs, else_block, else_args)

@@ -281,9 +281,22 @@ def _store(fs: FunctionSelector, op: llvm.StoreOp) -> None:
     )
     for first, width in _memory_chunks(element, count, alignment):
         chunk = values[first : first + width]
-        fs.emit(
-            ptx.StOp(space, _memory_type(element), address.base, chunk, address.offset + first * byte_size(element))
-        )
+        offset = address.offset + first * byte_size(element)
+        pairs = _packed_pairs(fs, chunk) if bit_width(element) == 32 else None
+        if pairs is not None:
+            fs.emit(ptx.StOp(space, PtxType.B64, address.base, pairs, offset))
+        else:
+            fs.emit(ptx.StOp(space, _memory_type(element), address.base, chunk, offset))
+
+
+def _packed_pairs(fs: FunctionSelector, chunk: list[SSAValue]) -> list[SSAValue] | None:
+    """The `.b64` registers a chunk of 32-bit lanes was unpacked from, pair by pair, when
+    every pair was (the `.f32x2` results): storing them (`st.v2.b64`, as llc-22 stores
+    such lanes) saves ptxas moving the halves into four consecutive registers."""
+    if len(chunk) % 2:
+        return None
+    pairs = [fs.packed.get((chunk[i], chunk[i + 1])) for i in range(0, len(chunk), 2)]
+    return [pair for pair in pairs if pair is not None] if all(pair is not None for pair in pairs) else None
 
 
 @rule(llvm_ext.ExtractElementOp)
