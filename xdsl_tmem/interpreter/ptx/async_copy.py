@@ -167,6 +167,7 @@ def _cp_async(d: Decoder, op: ptx.CpAsyncOp, index: int, labels: dict[str, int],
     src_size = d.integer(op.src_size, size)
     guard = d.guard(op)
     nxt = index + 1
+    planned = _Planned()
 
     def run(w: PtxWarp) -> int:
         R = w.regs
@@ -175,7 +176,7 @@ def _cp_async(d: Decoder, op: ptx.CpAsyncOp, index: int, labels: dict[str, int],
             return nxt
         copy = Copy(op, mask.copy(), _lane_array(dst(w, R)), _lane_array(src(w, R)),
                     _lane_array(src_size(w, R)), size, w.clock.vc.copy())  # fmt: skip
-        units = _check_issue(w, copy)
+        units = planned.issue(w, copy)
         if units is not None:
             copy = Copy(op, copy.lanes, copy.dst, copy.src, copy.src_size, size, copy.known, units)
         _claim(w, copy)
@@ -185,6 +186,66 @@ def _cp_async(d: Decoder, op: ptx.CpAsyncOp, index: int, labels: dict[str, int],
         return nxt
 
     return run, None
+
+
+class _Planned:
+    """One `cp.async`'s destinations as units (`_issue_units`) by the lanes' destination
+    addresses (and active lanes), in the current cluster: a loop's copies fill the same
+    ring stages again and again. A destination found aligned, in one shared memory and
+    distinct passes `_check_issue`'s destination checks again; the rest (src-size, the
+    source) is checked at every issue, and where something there does not pass
+    (`_issue_from`), `_check_issue` checks it all, in its order, and reports."""
+
+    __slots__ = ("cluster", "known")
+
+    def __init__(self) -> None:
+        self.cluster: object = None
+        self.known: dict[bytes, tuple[int, _Int64Lanes]] = {}
+
+    def issue(self, w: PtxWarp, copy: Copy) -> Units | None:
+        """`_check_issue`, with the destination's checks and units from earlier issues."""
+        if self.cluster is not w.cluster:  # (the layout of another cluster may differ)
+            self.cluster, self.known = w.cluster, {}
+        key = copy.dst.tobytes() + copy.lanes.tobytes()
+        found = self.known.get(key)
+        if found is not None:
+            units = _issue_from(w, copy, *found)
+            if units is not None:
+                return units
+        units = _check_issue(w, copy)
+        if units is not None and found is None:
+            self.known[key] = (units.dst_base, units.dst)
+        return units
+
+
+def _issue_from(w: PtxWarp, copy: Copy, dst_base: int, dst: _Int64Lanes) -> Units | None:
+    """`_check_issue` of a copy whose destinations passed its checks before (`_Planned`),
+    where its source and src-size pass them too and it is units; else None."""
+    size = copy.size
+    full = dst.size == WARP
+    sizes = copy.src_size if full else copy.src_size[copy.lanes]
+    s = int(sizes[0])
+    if s not in (0, size) or np.count_nonzero(sizes != s):
+        return None
+    src = copy.src if full else copy.src[copy.lanes]
+    # (aligned even where nothing is read; size is 4, 8 or 16: a multiple of it has no
+    # low bit set, in two's complement too)
+    if int(np.bitwise_or.reduce(src, axis=None)) & (size - 1):
+        return None
+    if not s:
+        return Units(dst_base, dst, 0, None)
+    lo, hi = int(_min(src, axis=None)), int(_max(src, axis=None))
+    if lo < GLOBAL_BASE or not _in_one_memory(w.cluster, lo, hi, size):
+        return None
+    buffer, _ = w.cluster.memory.locate(lo, 1)
+    if buffer.base % size:
+        return None
+    sources = (src - buffer.base) // size
+    sources.flags.writeable = False
+    return Units(dst_base, dst, buffer.base, sources)
+
+
+_min, _max = np.minimum.reduce, np.maximum.reduce
 
 
 def _check_issue(w: PtxWarp, copy: Copy) -> Units | None:
@@ -401,9 +462,10 @@ def wait_groups(w: PtxWarp, mask: Mask, pending: int) -> None:
         return
     landing = [(copy, lanes) for group, completes in zip(state.groups, done, strict=True) for copy in group.copies
                if (lanes := copy.lanes & completes).any()]  # fmt: skip
-    if not _land_together(w, landing):
-        for copy, lanes in landing:  # oldest first
-            _land(w, copy, lanes)
+    for run in _one_clock_runs(landing, w.clock.generic):  # oldest first
+        if not _land_together(w, run):
+            for copy, lanes in run:
+                _land(w, copy, lanes)
     groups: list[Group] = []
     for group, completes in zip(state.groups, done, strict=True):
         left = group.lanes & ~completes
@@ -538,6 +600,19 @@ def _land_together(w: PtxWarp, landing: list[tuple[Copy, Mask]]) -> bool:
         return _record_together(w, landing, parts, size)
     finally:
         w.clock = clock
+
+
+def _one_clock_runs(landing: list[tuple[Copy, Mask]], me: int) -> list[list[tuple[Copy, Mask]]]:
+    """The landing cut into runs of consecutive copies issued with one clock (`_one_clock`):
+    landing each run in turn lands the copies in their order, and each run may land
+    together (a wait that completes the groups of several loop iterations)."""
+    runs: list[list[tuple[Copy, Mask]]] = []
+    for item in landing:
+        if runs and _one_clock([runs[-1][0], item], me):
+            runs[-1].append(item)
+        else:
+            runs.append([item])
+    return runs
 
 
 def _one_clock(landing: list[tuple[Copy, Mask]], me: int) -> bool:
