@@ -579,3 +579,29 @@ def test_a_wait_lands_the_groups_of_two_clocks_in_two_runs(monkeypatch: pytest.M
     expected = src[2048:3072].reshape(64, 16)[:, :4].reshape(-1)
     assert together[0][:256] == expected.tolist()
     assert together[2]
+
+
+def test_the_checked_destinations_carry_over_to_the_next_cluster(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A grid of two CTAs (clusters of one layout): the second CTA's copies reuse the
+    destination checks of the first's (async_copy._Planned); each CTA copies its own
+    512 bytes of the source to its own part of the output, as numpy slices them."""
+    from xdsl_tmem.interpreter.ptx import async_copy
+
+    body = _REISSUE.format(step=512, size_step=0).replace(
+        "  add.s64 %rd5, %rd2, %rd3;",
+        "  mov.u32 %r13, %ctaid.x;\n  mul.wide.u32 %rd7, %r13, 512;\n  add.s64 %rd5, %rd2, %rd3;\n"
+        "  add.s64 %rd5, %rd5, %rd7;",
+    )
+    src = np.random.default_rng(9).integers(0, 256, 1024, dtype=np.uint8)
+    reused: list[bool] = []
+    issue_from = async_copy._issue_from  # pyright: ignore[reportPrivateUsage]
+
+    def counted(w: Any, copy: Any, dst_base: int, dst: Any) -> Any:
+        units = issue_from(w, copy, dst_base, dst)
+        reused.append(units is not None)
+        return units
+
+    monkeypatch.setattr(async_copy, "_issue_from", counted)
+    got = _run(_kernel(body), 32, src, np.zeros(1024, np.uint8), grid=(2, 1, 1)).outputs["out"]
+    assert reused == [True, True, True]  # CTA 0's second trip, both trips of CTA 1
+    np.testing.assert_array_equal(got, np.concatenate([src[512:], src[512:]]))

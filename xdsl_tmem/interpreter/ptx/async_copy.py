@@ -190,22 +190,28 @@ def _cp_async(d: Decoder, op: ptx.CpAsyncOp, index: int, labels: dict[str, int],
 
 class _Planned:
     """One `cp.async`'s destinations as units (`_issue_units`) by the lanes' destination
-    addresses (and active lanes), in the current cluster: a loop's copies fill the same
-    ring stages again and again. A destination found aligned, in one shared memory and
-    distinct passes `_check_issue`'s destination checks again; the rest (src-size, the
-    source) is checked at every issue, and where something there does not pass
-    (`_issue_from`), `_check_issue` checks it all, in its order, and reports."""
+    addresses (and active lanes), for clusters of one shared-memory layout (how many
+    CTAs, each one's size: all that the destination checks read): a loop's copies fill
+    the same ring stages again and again, in every CTA of the grid. A destination found
+    aligned, in one shared memory and distinct passes `_check_issue`'s destination checks
+    again; the rest (src-size, the source) is checked at every issue, and where something
+    there does not pass (`_issue_from`), `_check_issue` checks it all, in its order, and
+    reports."""
 
-    __slots__ = ("cluster", "known")
+    __slots__ = ("cluster", "known", "layout")
 
     def __init__(self) -> None:
         self.cluster: object = None
+        self.layout: tuple[int, ...] = ()
         self.known: dict[bytes, tuple[int, _Int64Lanes]] = {}
 
     def issue(self, w: PtxWarp, copy: Copy) -> Units | None:
         """`_check_issue`, with the destination's checks and units from earlier issues."""
-        if self.cluster is not w.cluster:  # (the layout of another cluster may differ)
-            self.cluster, self.known = w.cluster, {}
+        if self.cluster is not w.cluster:
+            layout = tuple(cta.smem.size for cta in w.cluster.ctas)
+            if layout != self.layout:
+                self.known = {}
+            self.cluster, self.layout = w.cluster, layout
         key = copy.dst.tobytes() + copy.lanes.tobytes()
         found = self.known.get(key)
         if found is not None:
