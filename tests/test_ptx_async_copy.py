@@ -462,3 +462,146 @@ def test_a_wait_lands_its_copies_together_as_one_by_one(monkeypatch: pytest.Monk
     one_by_one = _snapshot_run(monkeypatch, text, 32, src, False)
     assert together[:2] == one_by_one[:2]
     assert (together[2], one_by_one[2]) == (joined, False)
+
+
+_REISSUE = """
+  mul.wide.u32 %rd3, %r1, 16;
+  add.s64 %rd4, %rd1, %rd3;
+  shl.b32 %r3, %r1, 4;
+  add.s32 %r4, %r2, %r3;
+  mov.u32 %r10, 0;
+  mov.u32 %r12, 16;
+LOOP:
+  cp.async.cg.shared.global [%r4], [%rd4], 16, %r12;
+  cp.async.commit_group;
+  cp.async.wait_group 0;
+  add.s64 %rd4, %rd4, {step};
+  add.u32 %r12, %r12, {size_step};
+  add.u32 %r10, %r10, 1;
+  setp.lt.u32 %p1, %r10, 2;
+  @%p1 bra LOOP;
+  ld.shared.v4.u32 {{%r5, %r6, %r7, %r8}}, [%r4];
+  add.s64 %rd5, %rd2, %rd3;
+  st.global.v4.u32 [%rd5], {{%r5, %r6, %r7, %r8}};
+"""
+
+
+@pytest.mark.parametrize(
+    ("step", "size_step", "what"),
+    [(512, 0, None), (512, -16, None), (514, 0, "source address 0x"), (514, -16, "source address 0x"),
+     (512, 1, "src-size 17"), (1024, 0, "outside every kernel buffer")],
+    ids=["copy", "zero-fill", "misaligned-source", "misaligned-unread-source", "src-size", "source-out-of-bounds"],
+)  # fmt: skip
+def test_a_copy_reissued_to_the_same_destinations_is_checked_in_full(
+    monkeypatch: pytest.MonkeyPatch, step: int, size_step: int, what: str | None
+) -> None:
+    """The second trip of a loop issues the copy to the destinations its first trip
+    checked (async_copy._Planned reuses their checks): its source and src-size are still
+    checked, and reported as the first trip would report them (PTX ISA, cp.async: src-size
+    at most cp-size; "Addresses as Operands": the source aligned even where src-size 0
+    reads nothing; bounds as for ld). The outcome and the race records are those of
+    checking each issue in full."""
+    from xdsl_tmem.interpreter.ptx import async_copy
+
+    text = _kernel(_REISSUE.format(step=step, size_step=size_step))
+    src = np.random.default_rng(7).integers(0, 256, 1024, dtype=np.uint8)
+    reused: list[bool] = []
+    issue_from = async_copy._issue_from  # pyright: ignore[reportPrivateUsage]
+
+    def counted(w: Any, copy: Any, dst_base: int, dst: Any) -> Any:
+        units = issue_from(w, copy, dst_base, dst)
+        reused.append(units is not None)
+        return units
+
+    monkeypatch.setattr(async_copy, "_issue_from", counted)
+    planned = _snapshot_run(monkeypatch, text, 32, src, True)
+    assert reused == [what is None]  # the second trip: the checks reused, or (a failure) all made again
+    check_issue = async_copy._check_issue  # pyright: ignore[reportPrivateUsage]
+
+    def in_full(self: Any, w: Any, copy: Any) -> Any:
+        return check_issue(w, copy)
+
+    monkeypatch.setattr(async_copy._Planned, "issue", in_full)  # pyright: ignore[reportPrivateUsage]
+    checked = _snapshot_run(monkeypatch, text, 32, src, True)
+    assert planned[:2] == checked[:2]
+    outcome = planned[0]
+    if what is None:  # the second trip's bytes (or zeros), numpy's slice of the source
+        expected = src[step : step + 512] if size_step == 0 else np.zeros(512, np.uint8)
+        assert outcome == expected.tolist()
+    else:
+        kind, message = outcome
+        assert kind in ("cp-async-invalid", "out-of-bounds")
+        assert what in message
+
+
+_TWO_CLOCKS = """
+  mul.wide.u32 %rd3, %r1, 16;
+  add.s64 %rd4, %rd1, %rd3;
+  shl.b32 %r3, %r1, 4;
+  add.s32 %r4, %r2, %r3;
+  cp.async.cg.shared.global [%r4], [%rd4], 16;
+  cp.async.commit_group;
+  cp.async.cg.shared.global [%r4+1024], [%rd4+1024], 16;
+  cp.async.commit_group;
+  bar.sync 0;
+  cp.async.cg.shared.global [%r4+2048], [%rd4+2048], 16;
+  cp.async.commit_group;
+  cp.async.wait_group 0;
+  ld.shared.u32 %r5, [%r4+2048];
+  mul.wide.u32 %rd6, %r1, 4;
+  add.s64 %rd5, %rd2, %rd6;
+  st.global.u32 [%rd5], %r5;
+"""
+
+
+def test_a_wait_lands_the_groups_of_two_clocks_in_two_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two warps; each lands at its wait groups issued before and after a barrier, which
+    joined the other warp's clock (two clocks): each run of one clock lands together
+    (the two older copies; the newest alone), with the same output and records as one by
+    one."""
+    from xdsl_tmem.interpreter.ptx import async_copy
+
+    text = _kernel(_TWO_CLOCKS, shared=".shared .align 16 .b8 buf[4096];")
+    src = np.random.default_rng(8).integers(0, 256, 3072, dtype=np.uint8)
+    runs: list[int] = []
+    land_together = async_copy._land_together  # pyright: ignore[reportPrivateUsage]
+
+    def counted(w: Any, landing: Any) -> bool:
+        runs.append(len(landing))
+        return land_together(w, landing)
+
+    monkeypatch.setattr(async_copy, "_land_together", counted)
+    together = _snapshot_run(monkeypatch, text, 64, src, True)
+    assert runs == [2, 1, 2, 1]  # per warp: the run before the barrier, the one after
+    one_by_one = _snapshot_run(monkeypatch, text, 64, src, False)
+    assert together[:2] == one_by_one[:2]
+    # each thread's first word of its newest copy: bytes 2048 + 16 t .. + 3 of the source
+    expected = src[2048:3072].reshape(64, 16)[:, :4].reshape(-1)
+    assert together[0][:256] == expected.tolist()
+    assert together[2]
+
+
+def test_the_checked_destinations_carry_over_to_the_next_cluster(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A grid of two CTAs (clusters of one layout): the second CTA's copies reuse the
+    destination checks of the first's (async_copy._Planned); each CTA copies its own
+    512 bytes of the source to its own part of the output, as numpy slices them."""
+    from xdsl_tmem.interpreter.ptx import async_copy
+
+    body = _REISSUE.format(step=512, size_step=0).replace(
+        "  add.s64 %rd5, %rd2, %rd3;",
+        "  mov.u32 %r13, %ctaid.x;\n  mul.wide.u32 %rd7, %r13, 512;\n  add.s64 %rd5, %rd2, %rd3;\n"
+        "  add.s64 %rd5, %rd5, %rd7;",
+    )
+    src = np.random.default_rng(9).integers(0, 256, 1024, dtype=np.uint8)
+    reused: list[bool] = []
+    issue_from = async_copy._issue_from  # pyright: ignore[reportPrivateUsage]
+
+    def counted(w: Any, copy: Any, dst_base: int, dst: Any) -> Any:
+        units = issue_from(w, copy, dst_base, dst)
+        reused.append(units is not None)
+        return units
+
+    monkeypatch.setattr(async_copy, "_issue_from", counted)
+    got = _run(_kernel(body), 32, src, np.zeros(1024, np.uint8), grid=(2, 1, 1)).outputs["out"]
+    assert reused == [True, True, True]  # CTA 0's second trip, both trips of CTA 1
+    np.testing.assert_array_equal(got, np.concatenate([src[512:], src[512:]]))

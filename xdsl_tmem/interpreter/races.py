@@ -367,8 +367,14 @@ def _any_unordered(vc: NDArray[np.int64], packed: NDArray[np.int64]) -> bool:
     """`_unordered(vc, packed).any()` with a few reductions in the common cases: one access
     throughout (a box's bytes, the reads of one commit group's MMAs), or the accesses of one
     clock component (one warp's writes), where only the latest epoch matters."""
-    top = int(packed.max())
-    return top > SHARED and _unordered_between(vc, packed, int(packed.min()), top)
+    top = int(_max(packed, axis=None))
+    return top > SHARED and _unordered_between(vc, packed, int(_min(packed, axis=None)), top)
+
+
+# The ufuncs' reductions, called directly: `ndarray.min()` / `.any()` and `np.take` add a
+# Python-level wrapper to each call (a third to a half of its cost for a warp's 32 lanes
+# or 512 records), and these are the race checks' hot calls. Same results.
+_min, _max = np.minimum.reduce, np.maximum.reduce
 
 
 def _unordered_between(vc: NDArray[np.int64], packed: NDArray[np.int64], bottom: int, top: int) -> bool:
@@ -379,15 +385,15 @@ def _unordered_between(vc: NDArray[np.int64], packed: NDArray[np.int64], bottom:
         return int(vc[(top >> COMP_SHIFT) & COMP_MASK]) < top & EPOCH_MASK
     if bottom > SHARED:
         low = packed & LOW_BITS
-        first, last = int(low.min()), int(low.max())
+        first, last = int(_min(low, axis=None)), int(_max(low, axis=None))
         if first >> COMP_SHIFT == last >> COMP_SHIFT:
             return int(vc[first >> COMP_SHIFT]) < last & EPOCH_MASK
-    return bool(_unordered(vc, packed).any())
+    return bool(np.count_nonzero(_unordered(vc, packed)))
 
 
 def _any_shared(packed: NDArray[np.int64]) -> bool:
     """Whether some byte has concurrent readers (`Shadow.readers`)."""
-    return int(packed.min()) <= SHARED and bool((packed == SHARED).any())
+    return int(_min(packed, axis=None)) <= SHARED and bool(np.count_nonzero(packed == SHARED))
 
 
 LOW_BITS = (1 << SITE_SHIFT) - 1
@@ -683,6 +689,7 @@ def check_units(
     size: int,
     write: bool,
     values: NDArray[Any] | None = None,
+    last: NDArray[np.int64] | None = None,
 ) -> None:
     """`check` of the bytes of the aligned `size`-byte units `units` of `shadow` (unit u:
     bytes u * size .. u * size + size - 1; `unit_index` lists them), on the shadow viewed
@@ -690,8 +697,9 @@ def check_units(
     cp.async's lanes). Where there is a race, an uninitialised read, or same-value or
     concurrent records to keep or forget, `check` of the bytes does it all, so the verdict,
     the report and the records are always `check`'s. (A repeated unit is recorded twice
-    alike, as `check` records a repeated byte.)"""
-    clean = units_clean(warp, shadow, units, size, write)
+    alike, as `check` records a repeated byte.) `last`: the units' rows of `shadow.write`
+    where the caller has them (`units_clean`'s)."""
+    clean = units_clean(warp, shadow, units, size, write, last)
     if clean is None:
         check(warp, op, shadow, unit_index(units, size), write, values)
         return
@@ -705,11 +713,21 @@ Clean = tuple[NDArray[np.int64], bool, bool]
 """What `units_clean` found: the units' last writes, whether any was written, whether any read."""
 
 
-def units_clean(warp: Warp, shadow: Shadow, units: NDArray[np.int64], size: int, write: bool) -> Clean | None:
+def units_clean(
+    warp: Warp,
+    shadow: Shadow,
+    units: NDArray[np.int64],
+    size: int,
+    write: bool,
+    last: NDArray[np.int64] | None = None,
+    reads: NDArray[np.int64] | None = None,
+) -> Clean | None:
     """Whether `check` of the units' bytes (`check_units`) by `warp` now would find nothing
     to report and only records to replace (no race, no uninitialised read, no same-value
     group, no concurrent reads, no foreign read or displaced writers to look at): then
-    what `record_units` needs; else None. Changes nothing."""
+    what `record_units` needs; else None. Changes nothing. `last`, `reads`: the units' rows
+    of `shadow.write` and `shadow.read`, where the caller has taken them. (Records are never negative: a
+    maximum of NONE means none recorded, a minimum above NONE all recorded.)"""
     count = shadow.write.size // size
     listed: list[int] = units.tolist()
     if (
@@ -720,17 +738,27 @@ def units_clean(warp: Warp, shadow: Shadow, units: NDArray[np.int64], size: int,
         or min(listed) < 0
     ):
         return None
-    last = np.take(unit_rows(shadow.write, size), units, axis=0)
+    if last is None:
+        last = unit_rows(shadow.write, size).take(units, axis=0)
     vc = warp.clock.vc
-    written = bool(last.any())
-    if (not write and not shadow.host and not (written and last.all())) or (
-        written and (_any_unordered(vc, last) or (shadow.writers and _any_shared(last)))
+    bottom, top = int(_min(last, axis=None)), int(_max(last, axis=None))
+    written = top > NONE
+    if (not write and not shadow.host and bottom == NONE) or (
+        written
+        and (
+            _unordered_between(vc, last, bottom, top)
+            or (shadow.writers and bottom <= SHARED and bool(np.count_nonzero(last == SHARED)))
+        )
     ):
         return None
-    reads = np.take(unit_rows(shadow.read, size), units, axis=0)
-    seen = bool(reads.any())
+    if reads is None:
+        reads = unit_rows(shadow.read, size).take(units, axis=0)
+    bottom, top = int(_min(reads, axis=None)), int(_max(reads, axis=None))
+    seen = top > NONE
     # (a write races with a read it does not know; a read keeps those beside its own)
-    if seen and (_any_shared(reads) or _any_unordered(vc, reads)):
+    if seen and (
+        (bottom <= SHARED and bool(np.count_nonzero(reads == SHARED))) or _unordered_between(vc, reads, bottom, top)
+    ):
         return None
     return last, written, seen
 
@@ -764,7 +792,8 @@ def stamp(warp: Warp, op: Any) -> int:
 
 def unit_rows(history: NDArray[np.int64], size: int) -> NDArray[np.int64]:
     """A shadow array's whole `size`-byte units as rows of records (a view)."""
-    return history[: history.size - history.size % size].reshape(-1, size)
+    whole = history.size - history.size % size
+    return (history if whole == history.size else history[:whole]).reshape(-1, size)
 
 
 def check_operand(

@@ -25,7 +25,6 @@ byte (the form Triton emits for masked tiles). Copies no wait completes never la
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 import numpy as np
@@ -67,9 +66,11 @@ _NO_LANES: Mask = np.zeros(WARP, dtype=np.bool_)
 _NO_LANES.flags.writeable = False
 
 
-@dataclass(frozen=True, slots=True)
-class Copy:
-    """One `cp.async` as some lanes of a warp issued it (all arrays have 32 lanes)."""
+class Copy(NamedTuple):
+    """One `cp.async` as some lanes of a warp issued it (all arrays have 32 lanes).
+    (Immutable. The three records of the pending copies are named tuples, not frozen
+    dataclasses: one is made per issue, commit and wait, and a tuple is several times
+    cheaper to make.)"""
 
     op: ptx.CpAsyncOp
     lanes: Mask
@@ -85,10 +86,11 @@ class Copy:
 
     def only(self, lanes: Mask) -> Copy | None:
         keep = self.lanes & lanes
-        if not keep.any():
+        if not np.count_nonzero(keep):
             return None
-        units = self.units if keep.tobytes() == self.lanes.tobytes() else None
-        return Copy(self.op, keep, self.dst, self.src, self.src_size, self.size, self.known, units)
+        if keep.tobytes() == self.lanes.tobytes():
+            return self  # (immutable: the copy in all its lanes)
+        return Copy(self.op, keep, self.dst, self.src, self.src_size, self.size, self.known)
 
 
 class Units(NamedTuple):
@@ -104,16 +106,14 @@ class Units(NamedTuple):
     """Units of one kernel buffer; None: the lanes read no source byte (a zero fill)."""
 
 
-@dataclass(frozen=True, slots=True)
-class Group:
+class Group(NamedTuple):
     """A committed group: the lanes that committed it (each its own group) and their copies."""
 
     lanes: Mask
     copies: tuple[Copy, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class AsyncCopies:
+class AsyncCopies(NamedTuple):
     """A warp's pending `cp.async` copies: those not committed yet, and the committed
     groups, oldest first. Immutable (updates make a new one), so the copies of a warp that
     schedule exploration makes share it safely."""
@@ -142,8 +142,8 @@ NO_COPIES = AsyncCopies()
 
 
 def _lane_array(value: Value) -> NDArray[np.int64]:
-    if isinstance(value, np.ndarray):
-        return cast(_Int64Lanes, value).astype(np.int64)
+    if isinstance(value, np.ndarray):  # (lane arrays are never written in place: no copy needed)
+        return cast(_Int64Lanes, value).astype(np.int64, copy=False)
     return np.full(WARP, int(value), dtype=np.int64)
 
 
@@ -164,15 +164,16 @@ def _cp_async(d: Decoder, op: ptx.CpAsyncOp, index: int, labels: dict[str, int],
     src_size = d.integer(op.src_size, size)
     guard = d.guard(op)
     nxt = index + 1
+    planned = _Planned()
 
     def run(w: PtxWarp) -> int:
         R = w.regs
         mask = exec_mask(w, R, guard)
-        if not mask.any():
+        if not np.count_nonzero(mask):
             return nxt
         copy = Copy(op, mask.copy(), _lane_array(dst(w, R)), _lane_array(src(w, R)),
                     _lane_array(src_size(w, R)), size, w.clock.vc.copy())  # fmt: skip
-        units = _check_issue(w, copy)
+        units = planned.issue(w, copy)
         if units is not None:
             copy = Copy(op, copy.lanes, copy.dst, copy.src, copy.src_size, size, copy.known, units)
         _claim(w, copy)
@@ -184,13 +185,79 @@ def _cp_async(d: Decoder, op: ptx.CpAsyncOp, index: int, labels: dict[str, int],
     return run, None
 
 
+class _Planned:
+    """One `cp.async`'s destinations as units (`_issue_units`) by the lanes' destination
+    addresses (and active lanes), for clusters of one shared-memory layout (how many
+    CTAs, each one's size: all that the destination checks read): a loop's copies fill
+    the same ring stages again and again, in every CTA of the grid. A destination found
+    aligned, in one shared memory and distinct passes `_check_issue`'s destination checks
+    again; the rest (src-size, the source) is checked at every issue, and where something
+    there does not pass (`_issue_from`), `_check_issue` checks it all, in its order, and
+    reports."""
+
+    __slots__ = ("cluster", "known", "layout")
+
+    def __init__(self) -> None:
+        self.cluster: object = None
+        self.layout: tuple[int, ...] = ()
+        self.known: dict[bytes, tuple[int, _Int64Lanes]] = {}
+
+    def issue(self, w: PtxWarp, copy: Copy) -> Units | None:
+        """`_check_issue`, with the destination's checks and units from earlier issues."""
+        if self.cluster is not w.cluster:
+            layout = tuple(cta.smem.size for cta in w.cluster.ctas)
+            if layout != self.layout:
+                self.known = {}
+            self.cluster, self.layout = w.cluster, layout
+        key = copy.dst.tobytes() + copy.lanes.tobytes()
+        found = self.known.get(key)
+        if found is not None:
+            units = _issue_from(w, copy, *found)
+            if units is not None:
+                return units
+        units = _check_issue(w, copy)
+        if units is not None and found is None:
+            self.known[key] = (units.dst_base, units.dst)
+        return units
+
+
+def _issue_from(w: PtxWarp, copy: Copy, dst_base: int, dst: _Int64Lanes) -> Units | None:
+    """`_check_issue` of a copy whose destinations passed its checks before (`_Planned`),
+    where its source and src-size pass them too and it is units; else None."""
+    size = copy.size
+    full = dst.size == WARP
+    sizes = copy.src_size if full else copy.src_size[copy.lanes]
+    s = int(sizes[0])
+    if s not in (0, size) or np.count_nonzero(sizes != s):
+        return None
+    src = copy.src if full else copy.src[copy.lanes]
+    # (aligned even where nothing is read; size is 4, 8 or 16: a multiple of it has no
+    # low bit set, in two's complement too)
+    if int(np.bitwise_or.reduce(src, axis=None)) & (size - 1):
+        return None
+    if not s:
+        return Units(dst_base, dst, 0, None)
+    lo, hi = int(_min(src, axis=None)), int(_max(src, axis=None))
+    if lo < GLOBAL_BASE or not _in_one_memory(w.cluster, lo, hi, size):
+        return None
+    buffer, _ = w.cluster.memory.locate(lo, 1)
+    if buffer.base % size:
+        return None
+    sources = (src - buffer.base) // size
+    sources.flags.writeable = False
+    return Units(dst_base, dst, buffer.base, sources)
+
+
+_min, _max = np.minimum.reduce, np.maximum.reduce
+
+
 def _check_issue(w: PtxWarp, copy: Copy) -> Units | None:
     """What the copy's operands must be when it is issued (PTX ISA, cp.async; "Addresses
     as Operands": an address aligned to the access size), and in bounds: reported at
     the `cp.async`, not at the wait that lands it. Returns the copy as units
     (`_issue_units`), where that applies. (Python lists: for 32 lanes cheaper than numpy.)"""
     size = copy.size
-    lanes: list[int] = np.flatnonzero(copy.lanes).tolist()
+    lanes: list[int] = copy.lanes.nonzero()[0].tolist()
     every: list[list[int]] = [copy.dst.tolist(), copy.src.tolist(), copy.src_size.tolist()]
     dst, src, sizes = every if len(lanes) == WARP else ([values[k] for k in lanes] for values in every)
     bad = next((n for n in sizes if n < 0 or n > size), None)
@@ -212,7 +279,7 @@ def _check_issue(w: PtxWarp, copy: Copy) -> Units | None:
     if _in_one_memory(cluster, min(dst), max(dst), size) and (
         not any(sizes) or (uniform and _in_one_memory(cluster, min(src), max(src), sizes[0]))
     ):
-        return _issue_units(cluster, dst, src, sizes[0], size) if uniform else None
+        return _issue_units(cluster, copy, dst, sizes[0]) if uniform else None
     for lane in lanes:  # one lane at a time, to report the first that is out of bounds
         cluster.read(int(copy.dst[lane]), size)  # raises out-of-bounds
         if copy.src_size[lane]:
@@ -220,23 +287,27 @@ def _check_issue(w: PtxWarp, copy: Copy) -> Units | None:
     return None
 
 
-def _issue_units(cluster: Any, dst: list[int], src: list[int], src_size: int, size: int) -> Units | None:
+def _issue_units(cluster: Any, copy: Copy, dst: list[int], src_size: int) -> Units | None:
     """The copy as `Units` (its addresses in one memory each, aligned, each lane reading
     `src_size` bytes), where that applies: all of cp-size or none read, into distinct
-    units of a shared memory, from a kernel buffer whose base is aligned to cp-size."""
+    units of a shared memory, from a kernel buffer whose base is aligned to cp-size.
+    (`dst`: the lanes' destinations, as a list; the units are computed on the arrays.)"""
+    size = copy.size
     if src_size not in (0, size) or max(dst) >= SHARED_LIMIT or len(set(dst)) != len(dst):
         return None
+    full = len(dst) == WARP
     dst_base = dst[0] >> RANK_SHIFT << RANK_SHIFT  # (the CTA's shadow's base)
-    units = np.array([(a - dst_base) // size for a in dst], dtype=np.int64)
+    units = ((copy.dst if full else copy.dst[copy.lanes]) - dst_base) // size
     units.flags.writeable = False
     if not src_size:
         return Units(dst_base, units, 0, None)
-    if min(src) < GLOBAL_BASE:
+    src = copy.src if full else copy.src[copy.lanes]
+    if int(src.min()) < GLOBAL_BASE:
         return None
-    buffer, _ = cluster.memory.locate(src[0], 1)
+    buffer, _ = cluster.memory.locate(int(src[0]), 1)
     if buffer.base % size:
         return None
-    sources = np.array([(a - buffer.base) // size for a in src], dtype=np.int64)
+    sources = (src - buffer.base) // size
     sources.flags.writeable = False
     return Units(dst_base, units, buffer.base, sources)
 
@@ -271,10 +342,11 @@ def _claim(w: PtxWarp, copy: Copy) -> None:
     when it lands."""
     if copy.units is not None:
         shadow, units = races.locate(w.cluster, copy.units.dst_base), copy.units.dst
-        last = np.take(races.unit_rows(shadow.write, copy.size), units, axis=0)
-        if last.all():
-            races.check_units(w, copy.op, shadow, units, copy.size, write=True)
-        elif last.any():
+        last = races.unit_rows(shadow.write, copy.size).take(units, axis=0)
+        count = np.count_nonzero(last)
+        if count == last.size:
+            races.check_units(w, copy.op, shadow, units, copy.size, write=True, last=last)
+        elif count:
             written = races.unit_index(units, copy.size)[last.reshape(-1) != NONE]
             races.check(w, copy.op, shadow, written, write=True)
         return
@@ -393,9 +465,10 @@ def wait_groups(w: PtxWarp, mask: Mask, pending: int) -> None:
         return
     landing = [(copy, lanes) for group, completes in zip(state.groups, done, strict=True) for copy in group.copies
                if (lanes := copy.lanes & completes).any()]  # fmt: skip
-    if not _land_together(w, landing):
-        for copy, lanes in landing:  # oldest first
-            _land(w, copy, lanes)
+    for run in _one_clock_runs(landing, w.clock.generic):  # oldest first
+        if not _land_together(w, run):
+            for copy, lanes in run:
+                _land(w, copy, lanes)
     groups: list[Group] = []
     for group, completes in zip(state.groups, done, strict=True):
         left = group.lanes & ~completes
@@ -510,20 +583,11 @@ def _land_together(w: PtxWarp, landing: list[tuple[Copy, Mask]]) -> bool:
     units = [p for p in plans if p is not None]
     if len(units) < len(plans) or any(c.size != size for c, _ in landing):
         return False
-    known = np.stack([c.known for c, _ in landing])
-    known[:, me] = 0
-    if any(p.dst_shadow is not units[0].dst_shadow for p in units) or (known != known[0]).any():
+    if any(p.dst_shadow is not units[0].dst_shadow for p in units) or not _one_clock(landing, me):
         return False
-    dst = _Part(units[0].dst_shadow, [p.dst for p in units], list(range(len(units))))
-    sources: dict[int, _Part] = {}
-    for i, p in enumerate(units):
-        if p.src_shadow is not None and p.src is not None:
-            part = sources.setdefault(id(p.src_shadow), _Part(p.src_shadow, [], []))
-            part.units.append(p.src)
-            part.copies.append(i)
-    parts = [dst, *sources.values()]
     issued = [int(c.known[me]) for c, _ in landing]
-    if not all(_distinct(part.joined()) for part in parts) or _any_own(w, parts, size, issued):
+    parts = _parts(units, size)
+    if parts is None or _any_own(w, parts, issued):
         return False
     clock, w.clock = w.clock, w.clock.knowing(landing[0][0].known)
     try:
@@ -532,46 +596,90 @@ def _land_together(w: PtxWarp, landing: list[tuple[Copy, Mask]]) -> bool:
         w.clock = clock
 
 
-@dataclass(frozen=True, slots=True)
-class _Part:
-    """The units copies land in (or read from) one memory: per copy (`copies`: its index
-    in the landing), its units."""
+def _one_clock_runs(landing: list[tuple[Copy, Mask]], me: int) -> list[list[tuple[Copy, Mask]]]:
+    """The landing cut into runs of consecutive copies issued with one clock (`_one_clock`):
+    landing each run in turn lands the copies in their order, and each run may land
+    together (a wait that completes the groups of several loop iterations)."""
+    runs: list[list[tuple[Copy, Mask]]] = []
+    for item in landing:
+        if runs and _one_clock([runs[-1][0], item], me):
+            runs[-1].append(item)
+        else:
+            runs.append([item])
+    return runs
+
+
+def _one_clock(landing: list[tuple[Copy, Mask]], me: int) -> bool:
+    """Whether the copies were issued with one clock but for the warp's own component
+    (`me`: its epochs differ from issue to issue). (Bytes compared: a few clock
+    components, cheaper than numpy's comparisons.)"""
+    other = landing[0][0].known.copy()
+    for copy, _ in landing[1:]:
+        other[me] = copy.known[me]
+        if other.tobytes() != copy.known.tobytes():
+            return False
+    return True
+
+
+class _Part(NamedTuple):
+    """The units copies land in (or read from) one memory, in landing order, and their
+    records (`write`, `read`: the shadow's rows of them, gathered once for the checks of
+    `_any_own` and `races.units_clean`, which change nothing)."""
 
     shadow: Shadow
-    units: list[_Int64Lanes]
+    units: _Int64Lanes
     copies: list[int]
-
-    def joined(self) -> _Int64Lanes:
-        return np.concatenate(self.units)
+    """The copies (their index in the landing) whose units these are, in order."""
+    counts: list[int]
+    """Each one's number of units."""
+    write: _Int64Lanes
+    read: _Int64Lanes
 
     def per_unit(self, values: list[int]) -> _Int64Lanes:
         """Each copy's value (of `values`, by landing index) for each of its units."""
-        picked = np.array([values[i] for i in self.copies], dtype=np.int64)
-        return np.repeat(picked, [u.size for u in self.units])
+        return np.repeat(np.array([values[i] for i in self.copies], dtype=np.int64), self.counts)
 
 
-def _distinct(units: _Int64Lanes) -> bool:
-    listed: list[int] = units.tolist()
-    return len(set(listed)) == len(listed)
+_Gathering = tuple[Shadow, list[_Int64Lanes], list[int]]
 
 
-def _any_own(w: PtxWarp, parts: list[_Part], size: int, issued: list[int]) -> bool:
+def _parts(plans: list[_Units], size: int) -> list[_Part] | None:
+    """The landing's destination units (one shared memory) and its source units (per
+    kernel buffer), with their records; None where the units of one memory are not
+    distinct (then the copies land one by one) or lie past the shadow's whole units."""
+    groups: dict[int, _Gathering] = {}
+    dst: _Gathering = (plans[0].dst_shadow, [p.dst for p in plans], list(range(len(plans))))
+    for i, p in enumerate(plans):
+        if p.src_shadow is not None and p.src is not None:
+            group = groups.setdefault(id(p.src_shadow), (p.src_shadow, [], []))
+            group[1].append(p.src)
+            group[2].append(i)
+    parts: list[_Part] = []
+    for shadow, units, copies in (dst, *groups.values()):
+        joined = np.concatenate(units)
+        listed: list[int] = joined.tolist()
+        if len(set(listed)) != len(listed) or min(listed) < 0 or max(listed) >= shadow.write.size // size:
+            return None
+        write = races.unit_rows(shadow.write, size).take(joined, axis=0)
+        read = races.unit_rows(shadow.read, size).take(joined, axis=0)
+        parts.append(_Part(shadow, joined, copies, [u.size for u in units], write, read))
+    return parts
+
+
+def _any_own(w: PtxWarp, parts: list[_Part], issued: list[int]) -> bool:
     """`_check_own` of several copies at once (`parts`: the destination's first, then the
     sources'; `issued`: each copy's issue epoch): whether some unit has several accesses
     recorded (SHARED) or one of the warp's newer than its copy's issue (the destination's
     writes and reads, the sources' writes)."""
     dst = parts[0]
-    rows = [np.take(races.unit_rows(dst.shadow.read, size), dst.joined(), axis=0)]
-    bounds = [dst.per_unit(issued)]
-    for part in parts:
-        rows.append(np.take(races.unit_rows(part.shadow.write, size), part.joined(), axis=0))
-        bounds.append(part.per_unit(issued))
-    packed = np.concatenate(rows)
-    if (packed == SHARED).any():
+    packed = np.concatenate([dst.read, *(part.write for part in parts)])
+    if np.count_nonzero(packed == SHARED):
         return True
     me = w.clock.generic << COMP_SHIFT
     low = packed & races.LOW_BITS  # (as `races.own_since`, each unit against its copy's issue)
-    return bool(((low > (me | np.concatenate(bounds))[:, None]) & (low < (me | FOREIGN_EPOCH))).any())
+    bounds = dst.per_unit(issued)
+    every = np.concatenate([bounds, bounds, *(part.per_unit(issued) for part in parts[1:])])
+    return bool(np.count_nonzero((low > (me | every)[:, None]) & (low < (me | FOREIGN_EPOCH))))
 
 
 def _record_together(w: PtxWarp, landing: list[tuple[Copy, Mask]], parts: list[_Part], size: int) -> bool:
@@ -580,24 +688,27 @@ def _record_together(w: PtxWarp, landing: list[tuple[Copy, Mask]], parts: list[_
     (nothing done) where one finds something."""
     unit = _UNIT_TYPES[size]
     dst, sources = parts[0], parts[1:]
-    reads = [races.units_clean(w, part.shadow, part.joined(), size, False) for part in sources]
-    written = races.units_clean(w, dst.shadow, dst.joined(), size, True)
+    reads = [races.units_clean(w, part.shadow, part.units, size, False, part.write, part.read) for part in sources]
+    written = races.units_clean(w, dst.shadow, dst.units, size, True, dst.write, dst.read)
     if written is None or any(r is None for r in reads):
         return False
     stamps = [races.stamp(w, copy.op) for copy, _ in landing]  # (in landing order, as one by one)
     starts = [0]
-    for u in dst.units:
-        starts.append(starts[-1] + u.size)
+    for count in dst.counts:
+        starts.append(starts[-1] + count)
     data: NDArray[Any] = np.zeros(starts[-1], dtype=unit)
     for part, read in zip(sources, reads, strict=True):
         if read is not None:
-            units = part.joined()
-            races.record_units(part.shadow, units, size, False, part.per_unit(stamps)[:, None], read)
-            where = np.concatenate([np.arange(starts[i], starts[i + 1], dtype=np.int64) for i in part.copies])
-            data[where] = _unit_array(_buffer_of(w, part.shadow), unit)[units]
-    target = dst.joined()
-    races.record_units(dst.shadow, target, size, True, dst.per_unit(stamps)[:, None], written)
-    _unit_array(w.cluster.cta_of(dst.shadow.base)[0].smem, unit)[target] = data
+            races.record_units(part.shadow, part.units, size, False, part.per_unit(stamps)[:, None], read)
+            gathered = _unit_array(_buffer_of(w, part.shadow), unit)[part.units]
+            first, last = part.copies[0], part.copies[-1]
+            if last - first + 1 == len(part.copies):  # (consecutive copies: one slice)
+                data[starts[first] : starts[last + 1]] = gathered
+            else:
+                where = [np.arange(starts[i], starts[i + 1], dtype=np.int64) for i in part.copies]
+                data[np.concatenate(where)] = gathered
+    races.record_units(dst.shadow, dst.units, size, True, dst.per_unit(stamps)[:, None], written)
+    _unit_array(w.cluster.cta_of(dst.shadow.base)[0].smem, unit)[dst.units] = data
     return True
 
 
