@@ -231,41 +231,50 @@ class BulkRead(NamedTuple):
 BulkGroups = tuple[tuple[BulkRead, ...], ...]
 """One thread's bulk async-groups, oldest first; the last is its open group."""
 
-BulkReads = dict[int, BulkGroups]
-"""Lane → its groups, for the lanes with a store pending (`Warp.bulk_reads`). Never
-changed in place: copies of the machine state share it."""
 
+class BulkReads(NamedTuple):
+    """The stores pending in a warp's lanes (`Warp.bulk_reads`; None: none). Never changed
+    in place: copies of the machine state share it."""
 
-def reads_key(reads: BulkReads) -> tuple[Any, ...]:
-    """`reads` in a machine state's key (explore.py)."""
-    return tuple((lane, tuple(tuple(r.key() for r in group) for group in groups)) for lane, groups in reads.items())
+    lanes: dict[int, BulkGroups]
+    """Lane → its groups, for the lanes with a store pending."""
+
+    def key(self) -> tuple[Any, ...]:
+        """In a machine state's key (explore.py)."""
+        return tuple((lane, tuple(tuple(r.key() for r in g) for g in groups)) for lane, groups in self.lanes.items())
+
+    def finish(self, w: Warp) -> None:
+        """The warp exits: its stores have read their sources by now."""
+        bulk_wait(w, None, 0)
 
 
 def _pending(w: Warp, lane: int, read: BulkRead) -> None:
     """`read` joins the open group of `lane`; the warp's later accesses are newer than
     the issue (races.py epochs)."""
-    groups = w.bulk_reads.get(lane, ((),))
-    w.bulk_reads = {**w.bulk_reads, lane: (*groups[:-1], (*groups[-1], read))}
+    lanes = {} if w.bulk_reads is None else w.bulk_reads.lanes
+    groups = lanes.get(lane, ((),))
+    w.bulk_reads = BulkReads({**lanes, lane: (*groups[:-1], (*groups[-1], read))})
     w.clock.tick()
 
 
 def bulk_commit(w: Warp, lanes: Iterable[int]) -> None:
     """`cp.async.bulk.commit_group` in `lanes`: each closes its open group (an empty group
     counts for `wait_group N`)."""
-    if w.bulk_reads:
+    if w.bulk_reads is not None:
         committing = set(lanes)
-        w.bulk_reads = {lane: (*groups, ()) if lane in committing else groups for lane, groups in w.bulk_reads.items()}
+        pending = w.bulk_reads.lanes.items()
+        w.bulk_reads = BulkReads({lane: (*groups, ()) if lane in committing else groups for lane, groups in pending})
 
 
 def bulk_wait(w: Warp, lanes: Iterable[int] | None, pending: int) -> None:
     """`cp.async.bulk.wait_group[.read] pending` in `lanes` (None: every lane, at the
     warp's exit, with `pending` 0): each lane's committed groups but its `pending` most
     recent complete, oldest first, and their stores' reads are checked (`_complete`)."""
-    if not w.bulk_reads:
+    if w.bulk_reads is None:
         return
     waiting = None if lanes is None else set(lanes)
-    kept: BulkReads = {}
-    for lane, groups in w.bulk_reads.items():
+    kept: dict[int, BulkGroups] = {}
+    for lane, groups in w.bulk_reads.lanes.items():
         if waiting is None or lane in waiting:
             done = max(len(groups) - 1 - pending, 0) if waiting is not None else len(groups)
             for group in groups[:done]:
@@ -274,7 +283,7 @@ def bulk_wait(w: Warp, lanes: Iterable[int] | None, pending: int) -> None:
             groups = groups[done:] or ((),)
         if any(groups):
             kept[lane] = groups
-    w.bulk_reads = kept
+    w.bulk_reads = BulkReads(kept) if kept else None
 
 
 def _complete(w: Warp, read: BulkRead) -> None:

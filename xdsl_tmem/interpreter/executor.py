@@ -396,7 +396,7 @@ class Warp(Interpreter):
         """Scratch state of a blocking op that has partly happened (e.g. bar.sync arrived)."""
         self.pending_tmem: list[AsyncOp] = []
         """This warp's tcgen05.ld / st not yet waited for."""
-        self.bulk_reads: BulkReads = {}
+        self.bulk_reads: BulkReads | None = None
         """Its lanes' bulk stores whose source reads no wait completed yet (bulk_copy.py;
         never changed in place, so copies share it)."""
         self.cluster_arrival: int | None = None
@@ -684,10 +684,8 @@ class Warp(Interpreter):
     def _exit(self) -> Status:
         """The kernel function returned: the warp is done; the CTA exits with its last warp.
         Its bulk stores have read their sources by now."""
-        if self.bulk_reads:
-            from xdsl_tmem.interpreter.bulk_copy import bulk_wait  # (bulk_copy imports this module)
-
-            bulk_wait(self, None, 0)
+        if self.bulk_reads is not None:
+            self.bulk_reads.finish(self)
         self.status = Status.DONE
         if all(w.status is Status.DONE for w in self.cluster_warps[self.cta.rank]):
             self.cta.exited_at = self.cluster.step

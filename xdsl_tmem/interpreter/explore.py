@@ -53,7 +53,6 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 
 from xdsl_tmem.interpreter.blas import single_threaded_blas
-from xdsl_tmem.interpreter.bulk_copy import reads_key
 from xdsl_tmem.interpreter.executor import (
     LOCAL,
     OTHER,
@@ -598,7 +597,7 @@ def state_key(run: ClusterRun) -> int:
                 clock.fenced,
                 tuple(sorted(warp.seen_phases.items())),
                 tuple((r.column_set, r.lane_set, r.writes, r.epoch) for r in warp.pending_tmem),
-                reads_key(warp.bulk_reads),
+                None if warp.bulk_reads is None else warp.bulk_reads.key(),
                 tuple((key, hold.initialised) for key, hold in sorted(warp.mma_stages.items())),
             )
         )
