@@ -153,10 +153,11 @@ def explore_random(
     start = time.perf_counter()
     first = launch.seed
     if jobs == 1 or count == 1:
+        seeds = _Seeds(module, launch)
         for seed in range(first, first + count):
             result.explored += 1
             try:
-                report = _run_seed(module, launch, seed)
+                report = seeds.run(seed)
             except (KernelDeadlock, KernelHazard, KernelStepLimit) as e:
                 result.failure, result.seed = e, seed
                 report = e.report
@@ -177,6 +178,25 @@ def explore_random(
 
 def _run_seed(module: ModuleOp, launch: Launch, seed: int) -> RunReport:
     return run_launch(module, dataclasses.replace(launch, schedule=Schedule.RANDOM, seed=seed)).report
+
+
+class _Seeds:
+    """Runs of one launch under random schedules, prepared once: the first run's checks,
+    layout and program (with the plans and static facts it derives) serve every later
+    one, which binds fresh global memory only (`Prepared.rerun`); a run is then as
+    `_run_seed` gives it (tests/test_explore.py compares them)."""
+
+    def __init__(self, module: ModuleOp, launch: Launch):
+        self.module, self.launch = module, launch
+        self.prepared: Prepared | None = None
+
+    def run(self, seed: int) -> RunReport:
+        launch = dataclasses.replace(self.launch, schedule=Schedule.RANDOM, seed=seed)
+        if self.prepared is None:
+            prepared = self.prepared = prepare(self.module, launch)
+        else:
+            prepared = self.prepared.rerun(self.module, launch)
+        return run_launch(self.module, launch, prepared=prepared).report
 
 
 def _explore_in_workers(
@@ -260,8 +280,7 @@ def _worker_context() -> ForkServerContext | SpawnContext:
 
 @dataclass
 class _Worker:
-    module: ModuleOp
-    launch: Launch
+    seeds: _Seeds
     known: Synchronized[int]
     """The lowest failing seed found so far."""
 
@@ -276,7 +295,7 @@ def _start_worker(text: str, launch: Launch, known: Synchronized[int], recursion
 
     global _worker
     sys.setrecursionlimit(recursion_limit)
-    _worker = _Worker(Parser(make_context(), text).parse_module(), launch, known)
+    _worker = _Worker(_Seeds(Parser(make_context(), text).parse_module(), launch), known)
 
 
 def _run_range(start: int, stop: int) -> tuple[int | None, dict[int, int]]:
@@ -290,7 +309,7 @@ def _run_range(start: int, stop: int) -> tuple[int | None, dict[int, int]]:
             if seed > worker.known.value:
                 return None, counts
             try:
-                counts[seed] = _run_seed(worker.module, worker.launch, seed).same_value_races
+                counts[seed] = worker.seeds.run(seed).same_value_races
             except Exception as e:
                 report = getattr(e, "report", None)
                 counts[seed] = report.same_value_races if isinstance(report, RunReport) else 0
@@ -565,8 +584,13 @@ def reduce(run: ClusterRun, runnable: list[int]) -> list[int]:
     return runnable
 
 
-def _value_key(value: Any) -> Any:
-    return value.tobytes() if isinstance(value, np.ndarray) else value
+def _env_key(env: dict[int, Any]) -> int:
+    """A frame's registers: its slots in order and their values (arrays by their bytes).
+    The hottest part of `state_key` (hundreds of registers a state): one comprehension
+    with the type test inline, not a call per register; `tests/test_explore.py` checks
+    it against the pairwise key."""
+    ndarray = np.ndarray
+    return hash((tuple(env), tuple([v.tobytes() if isinstance(v, ndarray) else v for v in env.values()])))
 
 
 def state_key(run: ClusterRun) -> int:
@@ -578,7 +602,7 @@ def state_key(run: ClusterRun) -> int:
         for frame in warp.stack:
             env = frame.env
             if id(env) not in envs:
-                envs[id(env)] = hash(tuple((slot, _value_key(v)) for slot, v in env.items()))
+                envs[id(env)] = _env_key(env)
             if isinstance(frame, BlockFrame):
                 mask = None if frame.mask is warp.live else frame.mask.tobytes()
                 frames.append((id(frame.block), frame.pc, mask, envs[id(env)]))

@@ -462,6 +462,22 @@ class Prepared:
     make_warp: Callable[[Cluster, Cta, int, Geometry], Warp] | None = None
     """How to create a warp (None: an NVVM-level `Warp` of `program`); the PTX level's
     warps run a decoded PTX kernel (`.entry`) (interpreter/ptx/)."""
+    points: str = "visible"
+    """Where warps interleave (`prepare`)."""
+
+    def rerun(self, module: ModuleOp, launch: Launch) -> Prepared:
+        """This preparation for another run of the same launch (`launch` differs in its
+        schedule or seed only), as `prepare` would give it: a run writes global memory,
+        so it and the arguments' copies are bound afresh; the checks, the layout and the
+        program, with the plans and static facts its first runs derived, are kept (random
+        exploration runs hundreds of schedules of one launch). The PTX level prepares
+        anew: its decoded program holds the parameter bytes."""
+        if self.make_warp is not None:
+            return prepare(module, launch, points=self.points)  # (the default implementations)
+        memory = GlobalMemory()
+        memory.sites.strict = launch.race_policy is RacePolicy.STRICT
+        arguments, outputs = bind_arguments(self.function, launch.arguments, memory)
+        return dataclasses.replace(self, launch=launch, memory=memory, arguments=arguments, outputs=outputs)
 
 
 def prepare(
@@ -478,7 +494,7 @@ def prepare(
         decoded.memory.sites.strict = launch.race_policy is RacePolicy.STRICT
         return Prepared(
             launch, decoded.program, entry, entry.body.block, geometry, decoded.layout, decoded.memory, [],
-            decoded.outputs, decoded.make_warp,
+            decoded.outputs, decoded.make_warp, points,
         )  # fmt: skip
     function = find_kernel(module, launch.kernel)
     geometry = check_launch(function, launch)
@@ -493,7 +509,7 @@ def prepare(
     arguments, outputs = bind_arguments(function, launch.arguments, memory)
     entry = function.regions[0].blocks.first
     assert entry is not None
-    return Prepared(launch, program, function, entry, geometry, layout, memory, arguments, outputs)
+    return Prepared(launch, program, function, entry, geometry, layout, memory, arguments, outputs, points=points)
 
 
 def connect(state: Cluster, warps: Sequence[Warp], policy: FencePolicy) -> None:
@@ -679,12 +695,14 @@ def run_launch(
     tracer: Tracer | None = None,
     keep_log: bool = True,
     progress: Progress | None = None,
+    prepared: Prepared | None = None,
 ) -> RunResult:
     """Run `launch` on the machine model (`run_kernel`). A `tracer` records the timeline of
     the run, also of a failing one (trace.py). Without `keep_log` (and without a tracer),
     `report.tmem_events` and `schedule_trace` stay empty, so that a long run takes bounded
-    memory. `progress` is told the clusters run so far, of the grid's."""
-    prepared = prepare(module, launch, functions)
+    memory. `progress` is told the clusters run so far, of the grid's. `prepared`: the
+    launch already prepared (`Prepared.rerun`; `functions` is then not used)."""
+    prepared = prepare(module, launch, functions) if prepared is None else prepared
     report = RunReport(launch.kernel, prepared.geometry, launch.schedule, launch.seed)
     keep_log = keep_log or tracer is not None
     scheduler = Scheduler(launch.schedule, launch.seed, observer=tracer, keep_trace=keep_log)
