@@ -62,6 +62,7 @@ from xdsl_tmem.dialects import nvvm as nv
 from xdsl_tmem.dialects import tmem
 from xdsl_tmem.dialects.llvm_ext import AddrSpaceCastOp
 from xdsl_tmem.dialects.nvvm.tma import TensorLoadOptions
+from xdsl_tmem.interpreter.tcgen05 import D_FORMATS, ELEMENT_BYTES, K_PER_MMA, KIND_FORMATS
 
 __all__ = [
     "EXAMPLE_CONFIGS",
@@ -80,25 +81,39 @@ LdShape = Literal["16x256b", "32x32b"]
 
 @dataclass(frozen=True)
 class _Kind:
-    element_bytes: int
-    ab_code: int
-    """The A/B format code of the instruction descriptor (f16, tf32, e4m3, s8)."""
-    d_code: int
-    """The D format code: 1 = f32, 2 = s32."""
+    """An MMA kind with the A/B and D formats the builder gives it; their codes and sizes
+    are the machine model's tables (interpreter/tcgen05.py, docs/ptx-nvvm.md §1.7)."""
+
+    name: str
+    ab_format: str
+    d_format: str
+
+    @property
+    def element_bytes(self) -> int:
+        return ELEMENT_BYTES[self.ab_format]
+
+    @property
+    def ab_code(self) -> int:
+        """The instruction descriptor's A and B format code (A and B K-major, no negation)."""
+        return next(code for code, f in KIND_FORMATS[self.name].items() if f == self.ab_format)
+
+    @property
+    def d_code(self) -> int:
+        return next(code for code, f in D_FORMATS.items() if f == self.d_format)
+
+    @property
+    def k_bytes(self) -> int:
+        """The bytes of K per row one tcgen05.mma consumes (32 for every kind: two 16-byte
+        core matrices; PTX ISA, tcgen05.mma shapes)."""
+        return K_PER_MMA[self.name] * self.element_bytes
 
 
 KINDS: dict[str, _Kind] = {
-    # PTX ISA, instruction descriptor (docs/ptx-nvvm.md §1.7): A and B K-major, no negation.
-    "f16": _Kind(2, 0, 1),
-    "tf32": _Kind(4, 2, 1),
-    "f8f6f4": _Kind(1, 0, 1),  # e4m3
-    "i8": _Kind(1, 1, 2),  # s8, D s32
+    kind: _Kind(kind, ab, d)
+    for kind, ab, d in (("f16", "f16", "f32"), ("tf32", "tf32", "f32"), ("f8f6f4", "e4m3", "f32"), ("i8", "s8", "s32"))
 }
 """The MMA kinds and their operand formats: f16, tf32, e4m3 (f8f6f4), s8 (i8)."""
 
-MMA_K_BYTES = 32
-"""Every kind's tcgen05.mma consumes 32 bytes of K per row (K = 16 f16, 8 tf32, 32 f8/i8:
-PTX ISA, tcgen05.mma shapes): two 16-byte core matrices."""
 SWIZZLE_ROW_BYTES = 128
 """A 128B-swizzled TMA box row: the K extent of one input stage (docs/tma.md)."""
 EPILOGUE_THREADS = 128
@@ -187,7 +202,7 @@ class _Plan:
     @property
     def mmas(self) -> int:
         """MMAs per tile (copy) or per K block (tma)."""
-        return self.k * self.elem // MMA_K_BYTES
+        return self.k * self.elem // self.kind.k_bytes
 
     @property
     def rows_a(self) -> int:
@@ -208,7 +223,7 @@ class _Plan:
 
     @property
     def integer(self) -> bool:
-        return self.kind.d_code == 2
+        return self.kind.d_format == "s32"
 
     @property
     def acc_type(self) -> Attribute:
@@ -321,7 +336,7 @@ def _check_plan(plan: _Plan) -> None:
 
 
 def _check_shape(plan: _Plan) -> None:
-    mma_k = MMA_K_BYTES // plan.elem
+    mma_k = K_PER_MMA[plan.kind.name]
     if plan.tma and plan.k != SWIZZLE_ROW_BYTES // plan.elem:
         row = SWIZZLE_ROW_BYTES // plan.elem
         raise _fail("k", plan.k, f"a tma input stage holds one 128-byte swizzle row: K = {row}")
@@ -712,7 +727,7 @@ class _Builder:
                 _const(p.a_stage_bytes >> 4, i64, "a_stage_units"),
                 _const(p.b_stage_bytes >> 4, i64, "b_stage_units"),
             ]
-        kstep = _const(MMA_K_BYTES >> 4, i64, "kstep")
+        kstep = _const(p.kind.k_bytes >> 4, i64, "kstep")
         idesc = _const(p.idesc, i32, "idesc")
         true = _bool(True)
         leader = _named(nv.ElectSyncOp(), "leader")
