@@ -345,12 +345,16 @@ def history(rng: np.random.Generator, warp: Warp, size: int, sites: int) -> tupl
     return records(rng.choice([0.0, 0.5, 1.0])), records(rng.choice([0.0, 0.5, 1.0]))
 
 
-def outcome(fn: Callable[[], None], cta: Cta) -> tuple[Any, ...]:
+def _error(fn: Callable[[], None]) -> tuple[str, str] | None:
     try:
         fn()
-        error = None
     except Hazard as e:
-        error = (e.kind, str(e))
+        return e.kind, str(e)
+    return None
+
+
+def outcome(fn: Callable[[], None], cta: Cta) -> tuple[Any, ...]:
+    error = _error(fn)
     shadow = cta.shadow
     prev = None if shadow.prev is None else shadow.prev.tolist()
     return error, shadow.write.copy(), shadow.read.copy(), {b: list(r) for b, r in shadow.readers.items()}, prev
@@ -359,11 +363,7 @@ def outcome(fn: Callable[[], None], cta: Cta) -> tuple[Any, ...]:
 def kept_outcome(fn: Callable[[], None], cta: Cta) -> tuple[Any, ...]:
     """`outcome`, read from a copy of the shadow: reading `read` records the tensor core's
     pending reads, which the history under test then keeps pending."""
-    try:
-        fn()
-        error = None
-    except Hazard as e:
-        error = (e.kind, str(e))
+    error = _error(fn)
     shadow = cta.shadow
     cta.shadow = copy.deepcopy(shadow)
     try:

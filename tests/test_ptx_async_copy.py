@@ -486,6 +486,23 @@ LOOP:
 """
 
 
+def _count_reuse(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """Per `cp.async` issue from then on: whether it reused destination checks made before
+    (`async_copy._issue_from` gave its units)."""
+    from xdsl_tmem.interpreter.ptx import async_copy
+
+    reused: list[bool] = []
+    issue_from = async_copy._issue_from  # pyright: ignore[reportPrivateUsage]
+
+    def counted(w: Any, copy: Any, dst_base: int, dst: Any) -> Any:
+        units = issue_from(w, copy, dst_base, dst)
+        reused.append(units is not None)
+        return units
+
+    monkeypatch.setattr(async_copy, "_issue_from", counted)
+    return reused
+
+
 @pytest.mark.parametrize(
     ("step", "size_step", "what"),
     [(512, 0, None), (512, -16, None), (514, 0, "source address 0x"), (514, -16, "source address 0x"),
@@ -505,15 +522,7 @@ def test_a_copy_reissued_to_the_same_destinations_is_checked_in_full(
 
     text = _kernel(_REISSUE.format(step=step, size_step=size_step))
     src = np.random.default_rng(7).integers(0, 256, 1024, dtype=np.uint8)
-    reused: list[bool] = []
-    issue_from = async_copy._issue_from  # pyright: ignore[reportPrivateUsage]
-
-    def counted(w: Any, copy: Any, dst_base: int, dst: Any) -> Any:
-        units = issue_from(w, copy, dst_base, dst)
-        reused.append(units is not None)
-        return units
-
-    monkeypatch.setattr(async_copy, "_issue_from", counted)
+    reused = _count_reuse(monkeypatch)
     planned = _snapshot_run(monkeypatch, text, 32, src, True)
     assert reused == [what is None]  # the second trip: the checks reused, or (a failure) all made again
     check_issue = async_copy._check_issue  # pyright: ignore[reportPrivateUsage]
@@ -585,7 +594,6 @@ def test_the_checked_destinations_carry_over_to_the_next_cluster(monkeypatch: py
     """A grid of two CTAs (clusters of one layout): the second CTA's copies reuse the
     destination checks of the first's (async_copy._Planned); each CTA copies its own
     512 bytes of the source to its own part of the output, as numpy slices them."""
-    from xdsl_tmem.interpreter.ptx import async_copy
 
     body = _REISSUE.format(step=512, size_step=0).replace(
         "  add.s64 %rd5, %rd2, %rd3;",
@@ -593,15 +601,7 @@ def test_the_checked_destinations_carry_over_to_the_next_cluster(monkeypatch: py
         "  add.s64 %rd5, %rd5, %rd7;",
     )
     src = np.random.default_rng(9).integers(0, 256, 1024, dtype=np.uint8)
-    reused: list[bool] = []
-    issue_from = async_copy._issue_from  # pyright: ignore[reportPrivateUsage]
-
-    def counted(w: Any, copy: Any, dst_base: int, dst: Any) -> Any:
-        units = issue_from(w, copy, dst_base, dst)
-        reused.append(units is not None)
-        return units
-
-    monkeypatch.setattr(async_copy, "_issue_from", counted)
+    reused = _count_reuse(monkeypatch)
     got = _run(_kernel(body), 32, src, np.zeros(1024, np.uint8), grid=(2, 1, 1)).outputs["out"]
     assert reused == [True, True, True]  # CTA 0's second trip, both trips of CTA 1
     np.testing.assert_array_equal(got, np.concatenate([src[512:], src[512:]]))
