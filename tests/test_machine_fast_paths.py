@@ -15,7 +15,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable, Iterator
 from math import ceil, prod
-from typing import Any
+from typing import Any, cast
 
 import ml_dtypes
 import numpy as np
@@ -23,13 +23,14 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from numpy.typing import NDArray
-from threadpoolctl import threadpool_limits
+from threadpoolctl import threadpool_info, threadpool_limits
 from xdsl.dialects.builtin import ModuleOp
 
 from xdsl_tmem.dialects.nvvm import Tcgen05LdStShape
 from xdsl_tmem.fence_policy import FencePolicy
 from xdsl_tmem.interpreter import hazards, races, tma
 from xdsl_tmem.interpreter import nvvm as N
+from xdsl_tmem.interpreter.blas import single_threaded_blas
 from xdsl_tmem.interpreter.executor import Program, Warp
 from xdsl_tmem.interpreter.launch import Geometry
 from xdsl_tmem.interpreter.machine import AsyncOp, Cluster, Cta, GlobalMemory, Hazard, SharedLayout
@@ -310,16 +311,28 @@ def test_mma_in_place_matches_the_documented_numerics(
             np.testing.assert_array_equal(cta.tmem[:128, 8 : 8 + n], expected.view(np.uint32))
 
 
-def test_blas_threads_do_not_change_a_product() -> None:
-    """The reason runs may limit BLAS to one thread (interpreter/blas.py): the MMA-shaped
-    float32 product is the same bits under one thread and under several."""
+def test_a_run_computes_its_products_on_one_blas_thread() -> None:
+    """interpreter/blas.py: inside `single_threaded_blas` BLAS has one thread whatever the
+    caller set, so an MMA-shaped product is the one-thread product's bits, and the caller's
+    setting is back after."""
     rng = np.random.default_rng(7)
     a, b = rng.standard_normal((256, 16)).astype(np.float32), rng.standard_normal((256, 16)).astype(np.float32)
     with threadpool_limits(limits=1, user_api="blas"):
         one = a @ b.T
     with threadpool_limits(limits=4, user_api="blas"):
-        several = a @ b.T
-    np.testing.assert_array_equal(one.view(np.uint32), several.view(np.uint32))
+        before = _blas_threads()
+        with single_threaded_blas():
+            threads = _blas_threads()
+            inside = a @ b.T
+        after = _blas_threads()
+    assert threads == {1}
+    assert after == before
+    np.testing.assert_array_equal(inside.view(np.uint32), one.view(np.uint32))
+
+
+def _blas_threads() -> set[int]:
+    pools = cast(list[dict[str, Any]], threadpool_info())
+    return {int(p["num_threads"]) for p in pools if p["user_api"] == "blas"}
 
 
 # ======================================================================================

@@ -7,10 +7,11 @@ twice the CPU it needs, and on a machine with other work it runs 5-15 times slow
 therefore limits BLAS to one thread while it executes, with `threadpoolctl`, and restores
 the caller's setting after.
 
-Results do not change: OpenBLAS's threads split a GEMM's output into blocks, each
-computed by the same kernel, so every output element is the same dot product over K in
-the same order whatever the thread count (tests/test_machine_fast_paths.py compares an
-MMA-shaped product under one and under several threads bit for bit).
+One thread also makes a run's products the same bits on every machine: how OpenBLAS
+splits a GEMM over its threads depends on the thread count and on its version, and
+numpy 2.4's OpenBLAS gives an MMA-shaped product different low bits under four threads
+than under one (tests/test_machine_fast_paths.py checks that a run's product is the
+one-thread product whatever the caller's setting).
 """
 
 from __future__ import annotations
