@@ -45,7 +45,7 @@ from xdsl_tmem.kernels import EXAMPLE_CONFIGS, build_matmul
 GOAL_SECONDS = 10.0
 PARTS = {
     "MMAs (tcgen05.mma)": [(nvvm_impls, "tcgen05_mma")],
-    "MMA products (deferred, computed at the ld)": [(DeferredProduct, "apply")],
+    "MMA products (deferred, at the ld)": [(DeferredProduct, "apply")],
     "TMA box loads": [(bulk_copy, "tensor_load")],
     "epilogue (tcgen05.ld, C stores)": [(nvvm_impls, "tmem_ld"), (llvm_impls, "store")],
 }
