@@ -945,7 +945,7 @@ def tcgen05_mma(warp: Warp, op: Operation, kind: str, cta_group: int, operands: 
             _gather_raw(ctas, plan, [r.block(k) for r in runs])
         elif plan.in_place:
             shape = (layout.rows + idesc.n, k)
-            blocks = [r.block(k) for r in runs] if runs else [scratch(f"ab{v}", shape, "f4") for v in range(len(ctas))]
+            blocks = [scratch(f"ab{v}", shape, "f4") for v in range(len(ctas))]
             _gather_in_place(ctas, operands, lane, plan, blocks)
         else:
             a_parts, b_full = _gather(ctas, operands, lane, idesc, (a_desc, b_desc), k)
