@@ -127,7 +127,12 @@ def timed(samples: Timer, name: str, fn: Callable[[], object]) -> None:
 
 def gemm_blocks(samples: Timer, label: str, kind: str, cta_group: int, ab_code: int, element: int, blocks: int) -> None:
     """`blocks` k-blocks of a 128B-swizzled, K-major GEMM: per block 2 TMA loads (cta_group
-    1 only), 128 / element / k MMAs, a commit and its completion."""
+    1 only), 128 / element / k MMAs, a commit and its completion. The MMAs accumulate into
+    one D: their products are deferred (tcgen05.DeferredProduct) and computed when D is
+    read at the end (the epilogue's tcgen05.ld would), or every DEFERRED_K. Three rows: the
+    K loop's cost per MMA, product included (the real use: the sum over the loop and the
+    final read, divided by the MMAs); each MMA's issue alone (per call); and an MMA whose
+    product is computed right after it (`alone`: an MMA then the read of its D)."""
     k = K_PER_MMA[kind]
     m, n = 128 * cta_group, 256
     inner = 128 // element  # elements of one 128-byte swizzle row
@@ -168,7 +173,7 @@ def gemm_blocks(samples: Timer, label: str, kind: str, cta_group: int, ab_code: 
                 enable_input_d=int(block > 0 or step > 0),
             )
             warp.mask = np.arange(32) == 0
-            timed(samples, f"mma {label}", lambda o=operands: N.tcgen05_mma(warp, mma, kind, cta_group, o))
+            timed(samples, f"mma {label} issue", lambda o=operands: N.tcgen05_mma(warp, mma, kind, cta_group, o))
             warp.mask = warp.live
         warp.mask = np.arange(32) == 0
         timed(samples, "commit", lambda: N.tcgen05_commit(warp, commit, BARRIERS, None, cta_group))
@@ -178,6 +183,19 @@ def gemm_blocks(samples: Timer, label: str, kind: str, cta_group: int, ab_code: 
         timed(samples, "complete", lambda: cluster.complete_commit(warp.cta))
         for producer in mach.warps:  # the producers' waits on the empty barrier
             producer.clock.acquire(bar.history[bar.completed - 1])
+    final: Timer = {}
+    timed(final, "read", lambda: [cta.settle() for cta in mach.cluster.ctas])  # what the epilogue's ld does first
+    issued = samples[f"mma {label} issue"][-blocks * (128 // (k * element)) :]
+    loop = [sum(s[i] for s in issued) + final["read"][0][i] for i in range(2)]
+    samples[f"mma {label}"] = [(loop[0] / len(issued), loop[1] / len(issued))]
+    for step in range(32):  # alone: each MMA's product computed before the next (overwriting D)
+        operands = N.MmaOperands(d=0, a=smem_desc(STAGE_A + 32 * (step % 4)), b=smem_desc(STAGE_B + 32 * (step % 4)),
+                                 idesc=idesc, enable_input_d=0)  # fmt: skip
+        warp.mask = np.arange(32) == 0
+        timed(samples, f"mma {label} alone", lambda o=operands: (N.tcgen05_mma(warp, mma, kind, cta_group, o),
+                                                                [c.settle() for c in mach.cluster.ctas]))  # fmt: skip
+        warp.mask = warp.live
+        warp.cta.inflight.clear()  # not committed: only the product's cost is of interest here
 
 
 def tmem_loads(samples: Timer, repeat: int) -> None:
@@ -242,6 +260,8 @@ def main() -> None:
         gemm_blocks(samples, "e4m3 cg1", "f8f6f4", 1, 0, 1, args.repeat)
         tmem_loads(samples, args.repeat * 4)
         lower_bounds(samples, args.repeat * 4)
+    print("mma X: one K loop's cost per MMA, product and final read included (wall, CPU: the mean);")
+    print("mma X issue: each call's issue (the product deferred); mma X alone: an MMA and its product")
     print(f"{'operation':36s} {'wall median':>12s} {'wall min':>9s} {'CPU median':>11s}   calls")
     for name, values in samples.items():
         goal = GOALS.get(name)

@@ -33,13 +33,15 @@ from xdsl_tmem.interpreter import nvvm as N
 from xdsl_tmem.interpreter.blas import single_threaded_blas
 from xdsl_tmem.interpreter.executor import Program, Warp
 from xdsl_tmem.interpreter.launch import Geometry
-from xdsl_tmem.interpreter.machine import AsyncOp, Cluster, Cta, GlobalMemory, Hazard, SharedLayout
+from xdsl_tmem.interpreter.machine import AsyncOp, Cluster, Cta, GlobalMemory, Hazard, Memo, SharedLayout
 from xdsl_tmem.interpreter.nvvm import MmaOperands, tcgen05_mma
 from xdsl_tmem.interpreter.run import connect
 from xdsl_tmem.interpreter.shadow import COMP_SHIFT, SHARED, SITE_SHIFT, Writers
 from xdsl_tmem.interpreter.tcgen05 import (
+    DEFERRED_K,
     DescriptorError,
     SmemDescriptor,
+    decode_into,
     gather_operand,
     gather_operand_into,
     ldst_plan,
@@ -55,6 +57,19 @@ FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthChe
 ELEMENT = {"f16": 2, "bf16": 2, "tf32": 4, "e4m3": 1, "e5m2": 1}
 WIDTH = {0: 0, 2: 128, 4: 64, 6: 32}
 """Swizzle code → its span in bytes (0: none)."""
+
+
+@pytest.mark.parametrize("fmt", ["f16", "bf16"])
+def test_every_16_bit_code_decodes_as_numpy_and_ml_dtypes_do(fmt: str) -> None:
+    """`decode_into` (the arithmetic f16 decode, the bf16 shift) on all 65536 codes equals
+    numpy's float16 and ml_dtypes' bfloat16 conversions to float32, bit for bit (NaN
+    payloads and signs included)."""
+    codes = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16)
+    out = np.empty(codes.shape, np.float32)
+    decode_into(codes, fmt, out)
+    kind = np.float16 if fmt == "f16" else ml_dtypes.bfloat16
+    expected = codes.view(kind).astype(np.float32)
+    np.testing.assert_array_equal(out.view(np.uint32), expected.view(np.uint32))
 
 
 def reference_address(desc: SmemDescriptor, i: int, k: int, element: int, mn_major: bool) -> int:
@@ -958,3 +973,107 @@ def test_new_cluster_over_touched_pages_is_the_whole_conversion(seed: int) -> No
     assert mine.writers == theirs.writers
     assert mine.displaced == theirs.displaced
     assert not np.flatnonzero(shadow.touched if shadow.touched is not None else []).size
+
+
+# ======================================================================================
+# Deferred accumulation (tcgen05.DeferredProduct)
+# ======================================================================================
+
+
+def _k_loop(
+    cluster: Cluster, warp: Warp, rng: np.random.Generator, steps: int, after: Callable[[int], None] | None = None
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """`steps` f16 MMAs 128x256x16 into D at column 0, the first overwriting; shared memory
+    rewritten after each (the MMA must have read it at issue). The exact f64 product and
+    the sum of |A|·|B|ᵀ (for the f32 summation bound)."""
+    cta = cluster.ctas[0]
+    idesc = 1 << 4 | (256 >> 3) << 17 | (128 >> 4) << 24
+    exact = np.zeros((128, 256))
+    magnitude = np.zeros((128, 256))
+    for step in range(steps):
+        cta.smem[:] = rng.standard_normal(32768).astype(np.float16).view(np.uint8)
+        a = reference_operand(cta.smem, SmemDescriptor.decode(smem_desc(0)), 128, 16, "f16", False)
+        b = reference_operand(cta.smem, SmemDescriptor.decode(smem_desc(16384)), 256, 16, "f16", False)
+        exact += a.astype(np.float64) @ b.astype(np.float64).T
+        magnitude += np.abs(a.astype(np.float64)) @ np.abs(b.astype(np.float64)).T
+        tcgen05_mma(warp, ANY_OP, "f16", 1, MmaOperands(0, smem_desc(0), smem_desc(16384), idesc, int(step > 0)))
+        if after is not None:
+            after(step)
+    return exact, magnitude
+
+
+def _within_f32_bound(
+    got: NDArray[np.uint32], exact: NDArray[np.float64], magnitude: NDArray[np.float64], k: int
+) -> None:
+    """Higham §4.2: |fl(sum) - sum| <= (k-1)u / (1 - (k-1)u) · sum |a||b|, any order."""
+    u = 2.0**-24
+    bound = (k - 1) * u / (1 - (k - 1) * u) * magnitude
+    assert np.all(np.abs(got.view(np.float32).astype(np.float64) - exact) <= bound)
+
+
+def test_a_deferred_k_loop_is_the_product_within_the_f32_bound() -> None:
+    """A K loop longer than DEFERRED_K (two runs: the second accumulates onto the first's
+    D), operands rewritten after each issue: D read at the end is A·Bᵀ within the f32
+    summation bound of numpy's f64 product."""
+    cluster, warp = make_cluster(1)
+    steps = DEFERRED_K // 16 + 6
+    exact, magnitude = _k_loop(cluster, warp, np.random.default_rng(3), steps)
+    assert cluster.ctas[0].deferred is not None  # not computed before D is read
+    _within_f32_bound(cluster.ctas[0].tmem[:, :256], exact, magnitude, 16 * steps)
+    assert cluster.ctas[0].deferred is None
+
+
+def test_a_read_between_mmas_sees_the_accumulated_value() -> None:
+    """A TMEM access overlapping D (what tcgen05.ld, st, cp, dealloc and A-from-TMEM use:
+    `Cta.tmem_cells`) computes the pending product first; one elsewhere leaves it pending."""
+    cluster, warp = make_cluster(1)
+    cta = cluster.ctas[0]
+    seen: list[NDArray[np.uint32]] = []
+
+    def read(step: int) -> None:
+        if step == 4:
+            cta.tmem_cells((0, 128), (256, 288))  # beyond D: the run goes on
+            assert cta.deferred is not None
+            seen.append(cta.tmem_cells((32, 64), (0, 32))[32:64, :256].copy())
+            assert cta.deferred is None
+
+    rng = np.random.default_rng(4)
+    exact, magnitude = _k_loop(cluster, warp, rng, 5, read)
+    _within_f32_bound(seen[0], exact[32:64], magnitude[32:64], 16 * 5)
+    more, more_magnitude = _k_loop_tail(cluster, warp, rng)  # accumulates onto the D read
+    _within_f32_bound(cta.tmem[:, :256], exact + more, magnitude + more_magnitude, 16 * 6)
+
+
+def _k_loop_tail(cluster: Cluster, warp: Warp, rng: np.random.Generator) -> tuple[NDArray[np.float64], ...]:
+    """One accumulating MMA more (as `_k_loop`'s)."""
+    cta = cluster.ctas[0]
+    cta.smem[:] = rng.standard_normal(32768).astype(np.float16).view(np.uint8)
+    a = reference_operand(cta.smem, SmemDescriptor.decode(smem_desc(0)), 128, 16, "f16", False).astype(np.float64)
+    b = reference_operand(cta.smem, SmemDescriptor.decode(smem_desc(16384)), 256, 16, "f16", False).astype(np.float64)
+    idesc = 1 << 4 | (256 >> 3) << 17 | (128 >> 4) << 24
+    tcgen05_mma(warp, ANY_OP, "f16", 1, MmaOperands(0, smem_desc(0), smem_desc(16384), idesc, 1))
+    return a @ b.T, np.abs(a) @ np.abs(b).T
+
+
+def test_a_state_copy_does_not_change_the_grouping() -> None:
+    """An exploration copies states mid-run (`Cta.copy`): the copy carries the pending run,
+    so the original and the copy, going on alike, end with the same bits as a run never
+    copied (the outputs of two schedules are compared bit for bit)."""
+    results: list[NDArray[np.uint32]] = []
+    copies: list[Cta] = []
+    for copy_at in (None, 3):
+        cluster, warp = make_cluster(1)
+
+        def fork(step: int, at: int | None = copy_at, cl: Cluster = cluster) -> None:
+            if step == at:
+                copies.append(cl.ctas[0].copy(Memo()))
+
+        _k_loop(cluster, warp, np.random.default_rng(5), 8, fork)
+        results.append(cluster.ctas[0].tmem.copy())
+    np.testing.assert_array_equal(results[0], results[1])
+    (clone,) = copies  # holds the first 4 MMAs' run, as a run of 4 MMAs ends
+    assert clone.deferred is not None
+    assert clone.deferred.k == 4 * 16
+    cluster, warp = make_cluster(1)
+    _k_loop(cluster, warp, np.random.default_rng(5), 4)
+    np.testing.assert_array_equal(clone.tmem, cluster.ctas[0].tmem)

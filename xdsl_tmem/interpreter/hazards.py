@@ -31,7 +31,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from xdsl_tmem.fence_policy import FencePolicy
-from xdsl_tmem.interpreter.machine import INF, TMEM_POISON, AsyncOp, Cta, Hazard
+from xdsl_tmem.interpreter.machine import INF, TMEM_LANES, TMEM_POISON, AsyncOp, Cta, Hazard
 
 if TYPE_CHECKING:
     from xdsl_tmem.interpreter.executor import Warp
@@ -368,7 +368,7 @@ def check_dealloc(warp: Warp, cta: Cta, columns: tuple[int, int]) -> None:
     # Freed columns are uninitialised again (a later allocation must not see this kernel's values).
     cta.tmem_written[:, columns[0] : columns[1]] = False
     cta.tmem_reader[:, columns[0] : columns[1]] = -1
-    cta.tmem[:, columns[0] : columns[1]] = TMEM_POISON
+    cta.tmem_cells((0, TMEM_LANES), columns)[:, columns[0] : columns[1]] = TMEM_POISON
 
 
 def complete(record: AsyncOp, comp: int, epoch: int, by: str, step: int) -> None:

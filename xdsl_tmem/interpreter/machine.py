@@ -30,6 +30,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from xdsl_tmem.interpreter.shadow import Shadow, Sites
+from xdsl_tmem.interpreter.tcgen05 import DeferredProduct, MmaForm
 from xdsl_tmem.interpreter.tma import TensorMap
 
 TMEM_LANES = 128
@@ -516,7 +517,9 @@ class Cta:
         self.shadow = Shadow(self.smem.size, rank << RANK_SHIFT, host=False)
         """Who accessed each byte of shared memory (races.py)."""
         self.smem_views: dict[np.dtype[Any], NDArray[Any]] = {}
-        self.tmem = np.full((TMEM_LANES, TMEM_COLUMNS), TMEM_POISON, dtype=np.uint32)
+        self._tmem = np.full((TMEM_LANES, TMEM_COLUMNS), TMEM_POISON, dtype=np.uint32)
+        self.deferred: DeferredProduct | None = None
+        """The MMA run whose product is not in `_tmem` yet (at most one: `defer_mma`)."""
         self.allocator = TmemAllocator()
         self.mbarriers: dict[int, MBarrier] = {}
         self.named: dict[int, NamedBarrier] = {}
@@ -547,7 +550,10 @@ class Cta:
         clone = _copy.copy(self)
         clone.smem, clone.smem_views = self.smem.copy(), {}
         clone.shadow = self.shadow.copy()
-        clone.tmem = self.tmem.copy()
+        # The deferred run copied, not applied: which MMAs form a run must not depend on
+        # where an exploration copies the state.
+        clone._tmem = self._tmem.copy()
+        clone.deferred = None if self.deferred is None else self.deferred.copy()
         clone.tmem_written = self.tmem_written.copy()
         clone.tmem_reader, clone.tmem_read_sync = self.tmem_reader.copy(), self.tmem_read_sync.copy()
         clone.allocator = self.allocator.copy()
@@ -559,6 +565,43 @@ class Cta:
         clone.tmem_live = [[memo.copy(r) for r in bucket] for bucket in self.tmem_live]
         clone.alloc_sites = dict(self.alloc_sites)
         return clone
+
+    @property
+    def tmem(self) -> NDArray[np.uint32]:
+        """The TMEM cells (lanes x columns), with the deferred MMA product in them: every
+        read or write of TMEM goes through this or `tmem_cells`."""
+        self.settle()
+        return self._tmem
+
+    def tmem_cells(self, lanes: tuple[int, int], columns: tuple[int, int]) -> NDArray[np.uint32]:
+        """`tmem` for an access within lanes x columns: the deferred product is computed
+        only if its rectangle overlaps them (an access elsewhere leaves the run growing)."""
+        run = self.deferred
+        if run is not None and run.overlaps(lanes, columns):
+            self.settle()
+        return self._tmem
+
+    def settle(self) -> None:
+        """Compute the deferred MMA product into TMEM."""
+        run, self.deferred = self.deferred, None
+        if run is not None:
+            run.apply(self._tmem)
+
+    def defer_mma(self, d: tuple[int, int, int, int], accumulate: bool, form: MmaForm, k: int) -> DeferredProduct:
+        """The run an MMA into the f32 rectangle d = (lane0, col0, rows, n) of this form and
+        K `k` joins (`DeferredProduct`): the current one if the MMA accumulates into its
+        rectangle and it has room, else a new one, the current one's product computed first."""
+        run = self.deferred
+        if run is not None and accumulate and run.matches(*d, form, k):
+            return run
+        self.settle()
+        run = self.deferred = DeferredProduct(*d, accumulate, form)
+        return run
+
+    @property
+    def tmem_nbytes(self) -> int:
+        """The memory TMEM takes, the deferred run's operands included."""
+        return self._tmem.nbytes + (0 if self.deferred is None else self.deferred.nbytes)
 
     def barrier(self, offset: int) -> MBarrier:
         bar = self.mbarriers.get(offset)

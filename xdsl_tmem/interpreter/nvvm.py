@@ -53,6 +53,7 @@ from xdsl_tmem.interpreter.tcgen05 import (
     check_bounds,
     gather_into,
     gather_operand,
+    gather_raw,
     ldst_plan,
     mma_plan,
     mma_product,
@@ -725,7 +726,8 @@ def tmem_ld(warp: Warp, op: Operation, taddr: Value, plan: LdStPlan) -> NDArray[
     check_access(warp, warp.cta, record, warp.clock.vc_tc)
     warp.pending_tmem.append(record)
     # The plan's offsets into a view starting at the address (cheaper than adding it to them).
-    cells = warp.cta.tmem.reshape(-1)[lane0 * TMEM_COLUMNS + col0 :]
+    tmem = warp.cta.tmem_cells(record.lanes, record.columns)
+    cells = tmem.reshape(-1)[lane0 * TMEM_COLUMNS + col0 :]
     value = cells[plan.flat]
     if plan.pack:
         value = (value & np.uint32(0xFFFF)) | ((cells[1:][plan.flat] & np.uint32(0xFFFF)) << np.uint32(16))
@@ -741,7 +743,7 @@ def tmem_st(warp: Warp, op: Operation, taddr: Value, values: NDArray[Any], plan:
     initialise_stages(warp, col0, plan.columns)
     check_access(warp, warp.cta, record, warp.clock.vc_tc)
     warp.pending_tmem.append(record)
-    cells = warp.cta.tmem.reshape(-1)
+    cells = warp.cta.tmem_cells(record.lanes, record.columns).reshape(-1)
     index = plan.flat + (lane0 * TMEM_COLUMNS + col0)
     bits = values.astype(np.uint32, copy=False)
     if plan.pack:
@@ -927,15 +929,28 @@ def tcgen05_mma(warp: Warp, op: Operation, kind: str, cta_group: int, operands: 
                 "descriptor-invalid",
                 f"tcgen05.mma: D address 0x{d_address:x} has lane {d_lane}; only lane 0 (or 16 for M=64) is valid",
             )
-        if plan.in_place:
-            a_parts, b_full = _gather_in_place(ctas, operands, lane, plan)
+        layout = plan.layout
+        accumulate = bool(at(operands.enable_input_d, lane))
+        scale = at(operands.scale_input_d, lane) if operands.scale_input_d is not None else 0
+        # The product of an f32 rectangle from shared operands is deferred (DeferredProduct),
+        # but for an accumulation scaling D (its D is needed now).
+        runs = None
+        if plan.in_place and a_desc is not None and not (accumulate and scale):
+            form = (idesc.a_format, idesc.b_format, idesc.negate_a, idesc.negate_b)
+            runs = [c.defer_mma((d_lane, d_col, layout.rows, layout.n), accumulate, form, k) for c in ctas]
+        blocks: list[NDArray[np.float32]] = []
+        a_parts: list[NDArray[Any]] = []
+        b_full: NDArray[Any] | None = None
+        if runs:
+            _gather_raw(ctas, plan, [r.block(k) for r in runs])
+        elif plan.in_place:
+            shape = (layout.rows + idesc.n, k)
+            blocks = [scratch(f"ab{v}", shape, "f4") for v in range(len(ctas))]
+            _gather_in_place(ctas, operands, lane, plan, blocks)
         else:
             a_parts, b_full = _gather(ctas, operands, lane, idesc, (a_desc, b_desc), k)
         for c in ctas:
             races.check_operands(warp, op, c, plan.tiles)
-        layout = plan.layout
-        accumulate = bool(at(operands.enable_input_d, lane))
-        scale = at(operands.scale_input_d, lane) if operands.scale_input_d is not None else 0
         check_stage_accumulate(warp, op, d_col, layout.column_span, accumulate)
         cells = (layout.lane_set << d_lane, layout.column_set << d_col)
         for v, cta in enumerate(ctas):
@@ -950,10 +965,16 @@ def tcgen05_mma(warp: Warp, op: Operation, kind: str, cta_group: int, operands: 
                 cells,
                 accumulate,
             )
-            if plan.in_place:
-                d = cta.tmem[d_lane : d_lane + layout.rows, d_col : d_col + layout.n].view(np.float32)
-                product_into(d, a_parts[v], b_full, scale if accumulate else None)
+            if runs:
+                runs[v].extend(k)
                 continue
+            if plan.in_place:
+                tmem = cta.tmem_cells((d_lane, d_lane + layout.rows), (d_col, d_col + layout.n))
+                d = tmem[d_lane : d_lane + layout.rows, d_col : d_col + layout.n].view(np.float32)
+                block = blocks[v]
+                product_into(d, block[: layout.rows], block[layout.rows :], scale if accumulate else None)
+                continue
+            assert b_full is not None
             old = layout.read(cta.tmem, d_lane, d_col) if accumulate else None
             product = mma_product(a_parts[v], b_full, old, idesc, scale)
             layout.write(cta.tmem, d_lane, d_col, product)
@@ -985,10 +1006,11 @@ def _gather(
 
 
 def _gather_in_place(
-    ctas: list[Cta], operands: MmaOperands, lane: int, plan: MmaPlan
-) -> tuple[list[NDArray[np.float32]], NDArray[np.float32]]:
-    """`_gather` into reused float32 buffers (`product_into`'s operands), negated where
-    the instruction descriptor says: no temporaries of the operands' size."""
+    ctas: list[Cta], operands: MmaOperands, lane: int, plan: MmaPlan, blocks: list[NDArray[np.float32]]
+) -> None:
+    """`_gather` into float32 blocks (`product_into`'s operands), one per CTA of the pair:
+    that CTA's A rows, then the pair's B rows (CTA 0's first), each (rows_a + n, k),
+    negated where the instruction descriptor says: no temporaries of the operands' size."""
     idesc, k, rows_a, rows_b = plan.idesc, plan.k, plan.rows_a, plan.rows_b
     if plan.ab_plan is not None and plan.a_plan is not None and plan.a_desc is not None:
         smem = ctas[0].smem
@@ -997,28 +1019,55 @@ def _gather_in_place(
             check_bounds(plan.b_plan, smem, plan.b_desc, (rows_b, k), idesc.b_format)
         except DescriptorError as e:
             raise Hazard("out-of-bounds", f"tcgen05.mma: {e}") from None
-        both = scratch("ab", (idesc.m + idesc.n, k), "f4")
+        (both,) = blocks
         gather_into(smem, plan.ab_plan, idesc.a_format, both)
-        a_full, b_full = both[: idesc.m], both[idesc.m :]
-        return [_negated(a_full, idesc.negate_a)], _negated(b_full, idesc.negate_b)
-    a_full = scratch("a", (idesc.m, k), "f4")
-    b_full = scratch("b", (idesc.n, k), "f4")
+        _negated(both[:rows_a], idesc.negate_a)
+        _negated(both[rows_a:], idesc.negate_b)
+        return
+    b_full = blocks[0][rows_a:]
     try:
         for v, c in enumerate(ctas):
-            a_rows = a_full[v * rows_a : (v + 1) * rows_a]
+            a_rows = blocks[v][:rows_a]
             if plan.a_desc is None or plan.a_plan is None:
                 a_rows[...] = _tmem_operand(c, at(operands.a, lane), rows_a, k, idesc)
             else:
                 check_bounds(plan.a_plan, c.smem, plan.a_desc, (rows_a, k), idesc.a_format)
                 gather_into(c.smem, plan.a_plan, idesc.a_format, a_rows)
+            _negated(a_rows, idesc.negate_a)
         for v, c in enumerate(ctas):
             check_bounds(plan.b_plan, c.smem, plan.b_desc, (rows_b, k), idesc.b_format)
             gather_into(c.smem, plan.b_plan, idesc.b_format, b_full[v * rows_b : (v + 1) * rows_b])
     except DescriptorError as e:
         raise Hazard("out-of-bounds", f"tcgen05.mma: {e}") from None
-    _negated(a_full, idesc.negate_a)
     _negated(b_full, idesc.negate_b)
-    return [a_full[v * rows_a : (v + 1) * rows_a] for v in range(len(ctas))], b_full
+    for block in blocks[1:]:
+        block[rows_a:] = b_full
+
+
+def _gather_raw(ctas: list[Cta], plan: MmaPlan, blocks: list[NDArray[Any]]) -> None:
+    """`_gather_in_place` for a deferred product (A in shared memory): the element bits,
+    undecoded (`DeferredProduct.apply` decodes and negates them)."""
+    idesc, k, rows_a, rows_b = plan.idesc, plan.k, plan.rows_a, plan.rows_b
+    assert plan.a_plan is not None
+    assert plan.a_desc is not None
+    b_full = blocks[0][rows_a:]
+    try:
+        if plan.ab_plan is not None:
+            smem = ctas[0].smem
+            check_bounds(plan.a_plan, smem, plan.a_desc, (rows_a, k), idesc.a_format)
+            check_bounds(plan.b_plan, smem, plan.b_desc, (rows_b, k), idesc.b_format)
+            gather_raw(smem, plan.ab_plan, blocks[0])
+            return
+        for v, c in enumerate(ctas):
+            check_bounds(plan.a_plan, c.smem, plan.a_desc, (rows_a, k), idesc.a_format)
+            gather_raw(c.smem, plan.a_plan, blocks[v][:rows_a])
+        for v, c in enumerate(ctas):
+            check_bounds(plan.b_plan, c.smem, plan.b_desc, (rows_b, k), idesc.b_format)
+            gather_raw(c.smem, plan.b_plan, b_full[v * rows_b : (v + 1) * rows_b])
+    except DescriptorError as e:
+        raise Hazard("out-of-bounds", f"tcgen05.mma: {e}") from None
+    for block in blocks[1:]:
+        block[rows_a:] = b_full
 
 
 def _negated(values: NDArray[np.float32], negate: bool) -> NDArray[np.float32]:
@@ -1036,7 +1085,8 @@ def _tmem_operand(cta: Cta, address: int, rows: int, k: int, idesc: InstrDescrip
     element = ELEMENT_BYTES[idesc.a_format]
     per_cell = 4 // element
     lane0, col0 = address >> 16, address & 0xFFFF
-    cells = cta.tmem[lane0 : lane0 + rows, col0 : col0 + (k + per_cell - 1) // per_cell]
+    columns = (col0, col0 + (k + per_cell - 1) // per_cell)
+    cells = cta.tmem_cells((lane0, lane0 + rows), columns)[lane0 : lane0 + rows, columns[0] : columns[1]]
     raw = np.ascontiguousarray(cells).view(np.uint8).reshape(rows, -1)[:, : k * element]
     return decode_elements(raw.reshape(rows, k, element), idesc.a_format)
 
@@ -1074,7 +1124,7 @@ def tcgen05_cp(
             initialise_stages(warp, col0, words)
             if rows == 32:
                 tile = np.tile(tile, (4, 1))  # warpx4: the 32 rows go to every lane quarter
-            cta.tmem[lane0 : lane0 + 128, col0 : col0 + words] = tile
+            cta.tmem_cells((lane0, lane0 + 128), (col0, col0 + words))[lane0 : lane0 + 128, col0 : col0 + words] = tile
 
 
 def tcgen05_commit(warp: Warp, op: Operation, address: Value, mask: Value | None, cta_group: int) -> None:

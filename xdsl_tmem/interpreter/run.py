@@ -565,7 +565,7 @@ class ClusterRun:
         """The memory a copy takes, about: TMEM, shared and global memory."""
         state = self.state
         ctas = sum(
-            cta.tmem.nbytes + cta.tmem_written.nbytes + cta.smem.nbytes + cta.shadow.nbytes for cta in state.ctas
+            cta.tmem_nbytes + cta.tmem_written.nbytes + cta.smem.nbytes + cta.shadow.nbytes for cta in state.ctas
         )
         return ctas + sum(buffer.data.nbytes + buffer.shadow.nbytes for buffer in state.memory.buffers)
 

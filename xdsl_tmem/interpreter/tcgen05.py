@@ -19,6 +19,7 @@ documented, and are refused or flagged rather than guessed where numbers would c
 
 from __future__ import annotations
 
+import copy as _copy
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from typing import Any
@@ -438,14 +439,29 @@ def scratch(name: str, shape: tuple[int, ...], dtype: str) -> NDArray[Any]:
     return buffer
 
 
-@cache
-def _half_table(fmt: str) -> NDArray[np.float32]:
-    """Every 16-bit pattern's float32 value, by `decode_elements` itself: decoding by a
-    table lookup is one gather (numpy's f16 conversion costs more than a lookup)."""
-    codes = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16)
-    table = decode_elements(codes.view(np.uint8).reshape(-1, 2), fmt)
-    table.flags.writeable = False
-    return table
+_F16_SPECIAL = np.float32(2.0**16)
+"""|x| of an f16 infinity or NaN read as a finite value by `_decode_f16` (the largest finite
+f16 is 65504)."""
+
+
+def _decode_f16(raw: NDArray[np.uint16], out: NDArray[np.float32]) -> None:
+    """`decode_elements(…, "f16")` into `out` by integer and float32 arithmetic: the
+    exponent and mantissa moved to float32's places (13 bits up) read as a float32 are the
+    value times 2^-112, exactly, subnormals included; infinities and NaNs get float32's
+    all-ones exponent, the payload kept (as numpy's conversion keeps it); the sign moved to
+    bit 31. numpy's own conversion, and a 64K-entry table lookup that misses the cache
+    between MMAs, cost several times this."""
+    bits = out.view(np.uint32)
+    shifted = scratch("f16", raw.shape, "u4")
+    np.left_shift(raw, np.uint32(13), out=shifted, dtype=np.uint32)  # the sign lands on bit 28
+    np.bitwise_and(shifted, np.uint32(0x0FFFE000), out=bits)
+    np.multiply(out, np.float32(2.0**112), out=out)
+    if out.size and out.max() >= _F16_SPECIAL:
+        special = out >= _F16_SPECIAL
+        bits[special] = (shifted[special] & np.uint32(0x0FFFE000)) + np.uint32(0x70000000)
+    np.bitwise_and(shifted, np.uint32(0x10000000), out=shifted)
+    np.left_shift(shifted, np.uint32(3), out=shifted)
+    np.bitwise_or(bits, shifted, out=bits)
 
 
 def gather_operand_into(
@@ -462,15 +478,31 @@ def gather_into(smem: NDArray[np.uint8], plan: OperandPlan, fmt: str, out: NDArr
     if not plan.aligned:
         out[...] = decode_elements(smem[plan.index], fmt)
         return
-    element = ELEMENT_BYTES[fmt]
+    decode_into(_raw(smem, plan, ELEMENT_BYTES[fmt], out.shape), fmt, out)
+
+
+def gather_raw(smem: NDArray[np.uint8], plan: OperandPlan, out: NDArray[Any]) -> None:
+    """The tile's element bits, undecoded, into `out` ((rows, k), the unsigned integer type
+    of the element's size; `decode_into` decodes them), the plan checked already."""
+    out[...] = _raw(smem, plan, out.dtype.itemsize, out.shape)
+
+
+def _raw(smem: NDArray[np.uint8], plan: OperandPlan, element: int, shape: tuple[int, ...]) -> NDArray[Any]:
+    if not plan.aligned:
+        return smem[plan.index].view(np.dtype(f"u{element}"))[..., 0]
     if plan.chunks is not None:  # the elements as whole 16-byte units: one gather of units
         units = smem[: smem.size - smem.size % CHUNK].view(CHUNK_TYPE)
-        raw = units[plan.chunks].view(np.dtype(f"u{element}")).reshape(out.shape)
-    else:
-        raw = _elements(smem, element)[plan.index]
+        return units[plan.chunks].view(np.dtype(f"u{element}")).reshape(shape)
+    return _elements(smem, element)[plan.index]
+
+
+def decode_into(raw: NDArray[Any], fmt: str, out: NDArray[np.float32]) -> None:
+    """`decode_elements` of a float format's element bits (`gather_raw`) into `out`."""
     match fmt:
-        case "f16" | "bf16":
-            np.take(_half_table(fmt), raw, out=out)
+        case "f16":
+            _decode_f16(raw, out)
+        case "bf16":  # as decode_elements: the bits moved to float32's top half
+            np.left_shift(raw, np.uint32(16), out=out.view(np.uint32), dtype=np.uint32)
         case "tf32":  # as decode_elements: the low 13 bits dropped
             np.bitwise_and(raw, np.uint32(0xFFFFE000), out=out.view(np.uint32))
         case _:  # e4m3, e5m2
@@ -590,6 +622,94 @@ def product_into(
         # (x · 1 = x for every float32 x, a signalling NaN aside, which the add quiets the
         # same way whether or not it was multiplied first: scale 0 skips the multiply.)
         np.add(product, d, out=d)
+
+
+DEFERRED_K = 1024
+"""The most K a `DeferredProduct` gathers before its product is computed: its operands
+take at most (128 + 256) x 1024 elements (0.375-1.5 MiB) per CTA, one run per CTA, and
+the product's decoded operands as much again in float32, once."""
+
+
+class DeferredProduct:
+    """A run of MMAs into one f32 TMEM rectangle in the identity layout whose product is
+    not computed yet: each MMA's operand element bits, gathered at issue (shared memory is
+    rewritten after), are appended along K, A's rows then B's; the run's product is one
+    decode and one sgemm over its whole K when TMEM is next read or written there
+    (`Cta.tmem`, `Cta.tmem_cells`). A run starts at an MMA that overwrites D or one that
+    accumulates with scale_input_d 0, and grows by the accumulating (scale 0) MMAs of the
+    same D rectangle, formats and negate bits that follow it, up to `DEFERRED_K`.
+
+    Rounding: the run's D is `A_run·B_runᵀ` (+ the D it started on) — one float32 sgemm
+    over the run's K and at most one add — where MMA-by-MMA evaluation rounds each MMA's
+    product and each add to D. The hardware's accumulation order and intermediate
+    rounding are unspecified [U]; both are within the float32 summation bound. Which MMAs
+    form a run depends only on the issuing program (the MMAs, and the TMEM accesses that
+    a correct program orders after them), not on the schedule or on state copies."""
+
+    def __init__(self, lane0: int, col0: int, rows: int, n: int, accumulate: bool, form: MmaForm):
+        self.lane0, self.col0, self.rows, self.n = lane0, col0, rows, n
+        self.accumulate = accumulate
+        """The run's product is added to D (its first MMA accumulated), else it overwrites D."""
+        self.form = form
+        self.raw: NDArray[Any] = np.empty((rows + n, 256), np.dtype(f"u{ELEMENT_BYTES[form[0]]}"))
+        """(rows + n, capacity) element bits: A's rows then B's, K along the columns; `k` used."""
+        self.k = 0
+
+    def matches(self, lane0: int, col0: int, rows: int, n: int, form: MmaForm, k: int) -> bool:
+        """Whether an accumulating MMA of this D rectangle, form and K continues the run."""
+        same = (lane0, col0, rows, n, form) == (self.lane0, self.col0, self.rows, self.n, self.form)
+        return same and self.k + k <= DEFERRED_K
+
+    def overlaps(self, lanes: tuple[int, int], columns: tuple[int, int]) -> bool:
+        return (
+            lanes[0] < self.lane0 + self.rows
+            and self.lane0 < lanes[1]
+            and columns[0] < self.col0 + self.n
+            and self.col0 < columns[1]
+        )
+
+    def block(self, k: int) -> NDArray[Any]:
+        """The (rows + n, k) columns the next MMA's operand bits go to (`extend` adds them)."""
+        used, capacity = self.k, self.raw.shape[1]
+        if used + k > capacity:
+            grown = np.empty((self.rows + self.n, max(2 * capacity, used + k)), self.raw.dtype)
+            grown[:, :used] = self.raw[:, :used]
+            self.raw = grown
+        return self.raw[:, used : used + k]
+
+    def extend(self, k: int) -> None:
+        self.k += k
+
+    @property
+    def nbytes(self) -> int:
+        return self.raw.nbytes
+
+    def apply(self, tmem: NDArray[np.uint32]) -> None:
+        """Write the run's D into `tmem`: the operands decoded and negated, then
+        `product_into` over the run's K."""
+        rows, k = self.rows, self.k
+        if not k:  # no MMA joined (the one that started the run failed its checks)
+            return
+        a_format, b_format, negate_a, negate_b = self.form
+        ab = scratch("deferred", (rows + self.n, DEFERRED_K), "f4")[:, :k]
+        a, b = ab[:rows], ab[rows:]
+        decode_into(self.raw[:rows, :k], a_format, a)
+        decode_into(self.raw[rows:, :k], b_format, b)
+        if negate_a:
+            np.negative(a, out=a)
+        if negate_b:
+            np.negative(b, out=b)
+        d = tmem[self.lane0 : self.lane0 + rows, self.col0 : self.col0 + self.n].view(np.float32)
+        product_into(d, a, b, 0 if self.accumulate else None)
+
+    def copy(self) -> DeferredProduct:
+        clone = _copy.copy(self)
+        clone.raw = self.raw[:, : self.k].copy()
+        return clone
+
+
+MmaForm = tuple[str, str, bool, bool]
+"""What a `DeferredProduct`'s MMAs share besides D: A's and B's formats, negate A, negate B."""
 
 
 @dataclass(frozen=True)
