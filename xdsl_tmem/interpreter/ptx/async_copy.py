@@ -144,7 +144,20 @@ NO_COPIES = AsyncCopies()
 def _lane_array(value: Value) -> NDArray[np.int64]:
     if isinstance(value, np.ndarray):  # (lane arrays are never written in place: no copy needed)
         return cast(_Int64Lanes, value).astype(np.int64, copy=False)
-    return np.full(WARP, int(value), dtype=np.int64)
+    number = int(value)
+    lanes = _UNIFORM.get(number)
+    if lanes is None:
+        lanes = np.full(WARP, number, dtype=np.int64)
+        lanes.flags.writeable = False
+        if len(_UNIFORM) < _UNIFORM_KEPT:
+            _UNIFORM[number] = lanes
+    return lanes
+
+
+_UNIFORM: dict[int, _Int64Lanes] = {}
+"""A uniform operand's lanes by value (read-only, shared by the copies): src-size is one
+of a few values (cp-size, 0), and a lane array found here is uniform (`_issue_from`)."""
+_UNIFORM_KEPT = 64
 
 
 def _immediate(value: Any) -> int | None:
@@ -169,7 +182,7 @@ def _cp_async(d: Decoder, op: ptx.CpAsyncOp, index: int, labels: dict[str, int],
     def run(w: PtxWarp) -> int:
         R = w.regs
         mask = exec_mask(w, R, guard)
-        if not np.count_nonzero(mask):
+        if not (guard is None and w.all_active) and not np.count_nonzero(mask):
             return nxt
         copy = Copy(op, mask.copy(), _lane_array(dst(w, R)), _lane_array(src(w, R)),
                     _lane_array(src_size(w, R)), size, w.clock.vc.copy())  # fmt: skip
@@ -228,7 +241,7 @@ def _issue_from(w: PtxWarp, copy: Copy, dst_base: int, dst: _Int64Lanes) -> Unit
     full = dst.size == WARP
     sizes = copy.src_size if full else copy.src_size[copy.lanes]
     s = int(sizes[0])
-    if s not in (0, size) or np.count_nonzero(sizes != s):
+    if s not in (0, size) or (copy.src_size is not _UNIFORM.get(s) and np.count_nonzero(sizes != s)):
         return None
     src = copy.src if full else copy.src[copy.lanes]
     # (aligned even where nothing is read; size is 4, 8 or 16: a multiple of it has no
@@ -411,8 +424,13 @@ def commit(w: PtxWarp, mask: Mask) -> None:
     """`cp.async.commit_group` in the lanes `mask`. An empty group is a group: it counts
     for `wait_group N` (and completes at once)."""
     state = w.async_copies
-    committed = tuple(c for c in (c.only(mask) for c in state.open) if c is not None)
-    kept = tuple(c for c in (c.only(~mask) for c in state.open) if c is not None)
+    lanes = mask.tobytes()
+    if all(c.lanes.tobytes() == lanes for c in state.open):  # (the usual case: `Copy.only` keeps each whole)
+        committed: tuple[Copy, ...] = state.open
+        kept: tuple[Copy, ...] = ()
+    else:
+        committed = tuple(c for c in (c.only(mask) for c in state.open) if c is not None)
+        kept = tuple(c for c in (c.only(~mask) for c in state.open) if c is not None)
     w.async_copies = AsyncCopies(kept, (*state.groups, Group(mask.copy(), committed)))
 
 
@@ -455,6 +473,17 @@ def wait_groups(w: PtxWarp, mask: Mask, pending: int) -> None:
     """`cp.async.wait_group pending` in the lanes `mask`: each lane's committed groups but
     its `pending` most recent complete, oldest first (their copies land)."""
     state = w.async_copies
+    lanes = mask.tobytes()
+    if all(g.lanes.tobytes() == lanes for g in state.groups):
+        # The usual case, every group committed by the lanes that wait: the oldest groups
+        # but `pending` complete in all of them, each copy in all its lanes (a group's
+        # copies are in its lanes), and the others stay as they are.
+        complete = len(state.groups) - pending
+        if complete <= 0:
+            return
+        _land_all(w, [(copy, copy.lanes) for group in state.groups[:complete] for copy in group.copies])
+        w.async_copies = AsyncCopies(w.async_copies.open, state.groups[complete:])
+        return
     newer = np.zeros(WARP, dtype=np.int64)
     done: list[Mask] = [_NO_LANES] * len(state.groups)
     for i in range(len(state.groups) - 1, -1, -1):
@@ -465,10 +494,7 @@ def wait_groups(w: PtxWarp, mask: Mask, pending: int) -> None:
         return
     landing = [(copy, lanes) for group, completes in zip(state.groups, done, strict=True) for copy in group.copies
                if (lanes := copy.lanes & completes).any()]  # fmt: skip
-    for run in _one_clock_runs(landing, w.clock.generic):  # oldest first
-        if not _land_together(w, run):
-            for copy, lanes in run:
-                _land(w, copy, lanes)
+    _land_all(w, landing)
     groups: list[Group] = []
     for group, completes in zip(state.groups, done, strict=True):
         left = group.lanes & ~completes
@@ -476,6 +502,14 @@ def wait_groups(w: PtxWarp, mask: Mask, pending: int) -> None:
             copies = tuple(c for c in (c.only(left) for c in group.copies) if c is not None)
             groups.append(Group(left, copies))
     w.async_copies = AsyncCopies(w.async_copies.open, tuple(groups))
+
+
+def _land_all(w: PtxWarp, landing: list[tuple[Copy, Mask]]) -> None:
+    """Land the copies of a wait, oldest first (each in its completing lanes)."""
+    for run in _one_clock_runs(landing, w.clock.generic):
+        if not _land_together(w, run):
+            for copy, lanes in run:
+                _land(w, copy, lanes)
 
 
 def _land(w: PtxWarp, copy: Copy, lanes: Mask) -> None:

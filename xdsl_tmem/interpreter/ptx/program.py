@@ -349,7 +349,7 @@ class Decoder:
         def read(w: PtxWarp, R: list[Lanes]) -> Value:
             lanes = R[slot]
             active = lanes if w.all_active else lanes[w.mask]
-            if active.size and active.min() == active.max():
+            if active.size and active[0] == active[-1] and active.min() == active.max():
                 return int(active[0])
             return lanes
 
@@ -448,7 +448,8 @@ def _register_address(slot: int, offset: int, cache: list[Any]) -> Callable[[Ptx
         lanes, mask = R[slot], w.mask
         if cache[0] is not lanes or cache[1] is not mask:
             active = lanes if w.all_active else lanes[mask]
-            if active.size and active.min() == active.max():
+            # (the ends compared first: per-lane addresses usually differ there)
+            if active.size and active[0] == active[-1] and active.min() == active.max():
                 base: Value = int(active[0])
             else:
                 base = lanes.astype(np.int64)
