@@ -231,6 +231,23 @@ def test_box_load_matches_the_element_formula(load: tuple[tma.TensorMap, list[in
     np.testing.assert_array_equal(tma.load_bytes(tmap, coords, smem_address), expected)
 
 
+@pytest.mark.parametrize("inner", [64, 32])
+def test_box_copy_keeps_nan_payloads(inner: int) -> None:
+    """The box copy moves 16-byte units as one numpy item type (`tma.UNIT`): every byte
+    arrives as it was, signalling NaNs, payloads and sign bits of either half included
+    (`inner` 64: a 128-byte row, one gather into the range; 32: rows padded to the
+    swizzle span, a scatter)."""
+    patterns = np.array([0x7FF0000000000001, 0xFFF0000000000001, 0x7FF4000000000000, 0x7FF8000000000001,
+                         0xFFFFFFFFFFFFFFFF, 0x0000000000000001, 0x8000000000000000], dtype=np.uint64)  # fmt: skip
+    gmem = np.random.default_rng(0).choice(patterns, 8192).view(np.uint8)
+    tmap = tma.TensorMap("FLOAT16", 0, (inner, 128), (inner * 2,), (inner, 128), (1, 1), swizzle="128B")
+    fast, slow = (np.full(65536, 0xAB, np.uint8) for _ in range(2))
+    reference_load(tmap, gmem, 0, [0, 0], slow, 1024)
+    tma.load_box(tmap, gmem, 0, [0, 0], fast, 1024)
+    assert (tma.load_plan(tmap, [0, 0], 1024)[0].gather is None) == (inner == 32)
+    np.testing.assert_array_equal(fast, slow)
+
+
 # ======================================================================================
 # The MMA product in place
 # ======================================================================================
