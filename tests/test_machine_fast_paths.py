@@ -247,6 +247,23 @@ def test_box_load_matches_the_element_formula(load: tuple[tma.TensorMap, list[in
     np.testing.assert_array_equal(tma.load_bytes(tmap, coords, smem_address), expected)
 
 
+@pytest.mark.parametrize("inner", [64, 32])
+def test_box_copy_keeps_nan_payloads(inner: int) -> None:
+    """The box copy moves 16-byte units as one numpy item type (`tma.UNIT`): every byte
+    arrives as it was, signalling NaNs, payloads and sign bits of either half included
+    (`inner` 64: a 128-byte row, one gather into the range; 32: rows padded to the
+    swizzle span, a scatter)."""
+    patterns = np.array([0x7FF0000000000001, 0xFFF0000000000001, 0x7FF4000000000000, 0x7FF8000000000001,
+                         0xFFFFFFFFFFFFFFFF, 0x0000000000000001, 0x8000000000000000], dtype=np.uint64)  # fmt: skip
+    gmem = np.random.default_rng(0).choice(patterns, 8192).view(np.uint8)
+    tmap = tma.TensorMap("FLOAT16", 0, (inner, 128), (inner * 2,), (inner, 128), (1, 1), swizzle="128B")
+    fast, slow = (np.full(65536, 0xAB, np.uint8) for _ in range(2))
+    reference_load(tmap, gmem, 0, [0, 0], slow, 1024)
+    tma.load_box(tmap, gmem, 0, [0, 0], fast, 1024)
+    assert (tma.load_plan(tmap, [0, 0], 1024)[0].gather is None) == (inner == 32)
+    np.testing.assert_array_equal(fast, slow)
+
+
 # ======================================================================================
 # The MMA product in place
 # ======================================================================================
@@ -899,6 +916,7 @@ def test_refilled_boxes_read_no_records(monkeypatch: pytest.MonkeyPatch) -> None
         commit(observed=True)
     assert refills[:2] == [False, False], refills
     assert all(refills[2:]), refills
+    assert set(fast.fills) == set(BOXES[:2])  # the refills wrote no record (`Shadow.fills`)
     for step in range(4):
         both(mma_event(cta, mma, step))
     commit(observed=False)  # the producer did not wait on the empty barrier
@@ -915,6 +933,61 @@ def test_refilled_boxes_read_no_records(monkeypatch: pytest.MonkeyPatch) -> None
     assert report is not None
     assert report[0] == "smem-data-race"
     assert f"by {producer.name} wrote" in report[1]
+
+
+def test_box_records_of_a_copied_shadow_stay_its_own() -> None:
+    """A box over bytes a copy of the shadow shares (exploration copies machine states):
+    the copy keeps the records it had (`write` and `prev`), whether the box's records are
+    written at once or kept as a fill (`Shadow.fills`) and written later, and both then
+    hold what the per-byte check leaves."""
+    cluster, (producer, mma, _) = initialised_pipeline()
+    cta = cluster.ctas[0]
+    rng = np.random.default_rng(3)
+    box_event(rng, cta, producer, BOXES[0])(False)  # a box over the stores' bytes: `prev` made
+    for read in (True, False):  # a box after the tensor core's recorded read, then a refill (a fill)
+        mma.clock.acquire(producer.clock.release())
+        if read:
+            mma_event(cta, mma, 0)(False)
+            cluster.tc_count[0] += 1  # the commit completes, the producer observes it
+            producer.clock.vc[cluster.tc_base] = cluster.tc_count[0]
+        before = cta.shadow
+        clone = before.copy()
+        records = before.write.copy(), before.read.copy(), np.array(before.prev)  # (`read` records the read)
+        reference = copy.deepcopy(before)
+        box_event(rng, cta, producer, BOXES[0])(False)
+        assert bool(before.fills) != read
+        cta.shadow = reference
+        box_event(rng, cta, producer, BOXES[0])(True)
+        cta.shadow = before
+        for mine, theirs in zip((clone.write, clone.read, clone.prev), records, strict=True):
+            np.testing.assert_array_equal(mine, theirs)
+        for mine, theirs in zip((before.write, before.read, before.prev), (reference.write, reference.read,
+                                                                          reference.prev), strict=True):  # fmt: skip
+            np.testing.assert_array_equal(mine, theirs)
+
+
+def test_fills_are_written_before_any_record_is_read() -> None:
+    """`Shadow.fills`: each box's range holds its write and `prev` what it replaced, once
+    any of `write`, `prev`, `own_write` is looked at; a fill of the same range
+    supersedes the pending one, an overlapping one writes the pending ones first."""
+    from xdsl_tmem.interpreter.shadow import Shadow
+
+    shadow = Shadow(64, 0, host=False)
+    shadow.write[:] = 5 << SITE_SHIFT
+    shadow.defer_fill(0, 16, 6 << SITE_SHIFT, 5 << SITE_SHIFT)
+    shadow.defer_fill(0, 16, 7 << SITE_SHIFT, 6 << SITE_SHIFT)  # superseded: one fill
+    shadow.defer_fill(32, 48, 8 << SITE_SHIFT, None)  # (bytes that held no write: `prev` kept)
+    assert len(shadow.fills) == 2
+    shadow.defer_fill(8, 40, 9 << SITE_SHIFT, None)  # overlaps both: they are written first
+    assert list(shadow.fills) == [(8, 40)]
+    expected_write = np.full(64, 5 << SITE_SHIFT)
+    expected_write[:16], expected_write[32:48], expected_write[8:40] = 7 << SITE_SHIFT, 8 << SITE_SHIFT, 9 << SITE_SHIFT
+    expected_prev = np.zeros(64, dtype=np.int64)
+    expected_prev[:16] = 6 << SITE_SHIFT
+    assert shadow.fills  # (still pending: `prev` was written by the first two fills only)
+    np.testing.assert_array_equal(shadow.prev, expected_prev)
+    assert not shadow.fills
+    np.testing.assert_array_equal(shadow.write, expected_write)
 
 
 @FAST

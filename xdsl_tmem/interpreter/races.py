@@ -335,15 +335,20 @@ def check_span(
     warp.cluster.memory.sites.inexact.add(stamp >> SITE_SHIFT)  # a box's bytes are not given (`check`)
     spans = _current_spans(shadow)  # (before the changes, which it is then told of)
     shadow.drop_pending(start, stop)  # (the box writes every byte they read)
-    if seen_reads:
-        shadow.own_read()[start:stop] = NONE
-    if last_write > NONE:  # as `_overwrite`: what the box replaces
-        prev = shadow.own_prev()
-        if shadow.displaced:
-            for byte in (start + np.flatnonzero(prev[start:stop] == SHARED)).tolist():
-                shadow.displaced.pop(byte, None)
-        prev[start:stop] = last
-    shadow.own_write()[start:stop] = stamp
+    if refill is not None and not (refill > NONE and shadow.displaced):
+        # (no record to read: kept as one fill of the range until one is read)
+        shadow.defer_fill(start, stop, stamp, refill if refill > NONE else None)
+    else:
+        if seen_reads:
+            shadow.own_read()[start:stop] = NONE
+        write = shadow.own_write()  # (first: `own_prev` shares its copying)
+        if last_write > NONE:  # as `_overwrite`: what the box replaces
+            prev = shadow.own_prev()
+            if shadow.displaced:
+                for byte in (start + np.flatnonzero(prev[start:stop] == SHARED)).tolist():
+                    shadow.displaced.pop(byte, None)
+            prev[start:stop] = last
+        write[start:stop] = stamp
     _wrote_span(spans, span, stamp)
     spans.gen = shadow.gen
     spans.unread.add(span)  # (no recorded read is left in it)
@@ -866,7 +871,7 @@ def check_operands(warp: Warp, op: Any, cta: Cta, tiles: Sequence[Tile]) -> None
     if _summaries_pass(warp, shadow, plan):
         _record_tensor_core_read(shadow, plan, _tensor_core_stamp(warp, op))
         return
-    if plan.units is not None and plan.top_unit < shadow.write.size // UNIT:
+    if plan.units is not None and plan.top_unit < shadow.size // UNIT:
         write, read = _unit_view(shadow.write), _unit_view(shadow.read)
         index = plan.units
     else:
@@ -897,7 +902,7 @@ def _record_tensor_core_read(shadow: Shadow, plan: TilesPlan, stamp: int) -> Non
     """Record the tensor core's read `stamp` of every byte of the tiles (they have no read
     to keep), and add it to the summaries of the ranges they overlap."""
     spans = _current_spans(shadow)
-    units = plan.units if plan.units is not None and plan.top_unit < shadow.write.size // UNIT else None
+    units = plan.units if plan.units is not None and plan.top_unit < shadow.size // UNIT else None
     if any(hi % UNIT for _, hi in plan.parts):  # (a tile of part units)
         units = None
     for (lo, hi), (low, high) in zip(plan.parts, plan.bounds, strict=True):  # one per tile (a box refills one)

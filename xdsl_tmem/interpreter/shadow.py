@@ -95,6 +95,8 @@ UNIT_RECORDS = np.dtype((np.void, 8 * UNIT))
 
 MAX_PENDING = 64
 """Pending reads kept (`Shadow.pending`); more are recorded first."""
+MAX_FILLS = 16
+"""Pending box writes kept (`Shadow.fills`); more are written first."""
 
 
 class PendingRead(NamedTuple):
@@ -108,6 +110,12 @@ class PendingRead(NamedTuple):
     """The lowest byte read."""
     high: int
     """One past the highest byte read."""
+
+
+Fill = tuple[int, int | None]
+"""A TMA box's write of every byte of a range not yet in `Shadow.write` (`Shadow.fills`):
+the write record of each byte, and what it replaced, for `Shadow.prev` (None: `prev`
+is left as it is, the bytes held no write)."""
 
 
 Values = frozenset[int]
@@ -145,13 +153,19 @@ class Shadow:
     until one of them changes (exploration copies whole machine states)."""
 
     __slots__ = (
-        "_read", "base", "displaced", "foreign", "gen", "host", "pending", "prev", "readers",
-        "shared_read", "shared_write", "spans", "touched", "write", "writers",
+        "_prev", "_read", "_write", "base", "displaced", "fills", "foreign", "gen", "host", "pending",
+        "readers", "shared_read", "shared_write", "spans", "touched", "writers",
     )  # fmt: skip
 
     def __init__(self, size: int, base: int, host: bool):
-        self.write: NDArray[np.int64] = np.zeros(size, dtype=np.int64)
+        self._write: NDArray[np.int64] = np.zeros(size, dtype=np.int64)
         self._read: NDArray[np.int64] = np.zeros(size, dtype=np.int64)
+        self.fills: dict[tuple[int, int], Fill] = {}
+        """Writes of whole ranges by TMA boxes (`races.check_span`) not yet in `write` and
+        `prev`: written there when either is next looked at (`write`, `prev`,
+        `own_write`), so that a pipeline refilling its stages box after box, whose
+        records nothing reads in between (the MMA operand checks read the range
+        summaries, `Spans`), writes no record. Disjoint ranges."""
         self.pending: list[PendingRead] = []
         """Reads by the tensor core (`races.check_operands`) not yet in `read`: recorded
         there when `read` is next looked at (`read`, `own_read`), or dropped unrecorded
@@ -160,8 +174,8 @@ class Shadow:
         """byte → the concurrent reads of it (where `read` is SHARED)."""
         self.writers: dict[int, Writers] = {}
         """byte → the unordered writes of its current bytes (where `write` is SHARED)."""
-        self.prev: NDArray[np.int64] | None = None
-        """Per byte, the write(s) its last write replaced (NONE: none; SHARED: several,
+        self._prev: NDArray[np.int64] | None = None
+        """`prev`: per byte, the write(s) its last write replaced (NONE: none; SHARED: several,
         `displaced` has them): what a same-value write must be ordered after to be
         complete (races.py). Made when a write first replaces one."""
         self.displaced: dict[int, list[int]] = {}
@@ -189,29 +203,87 @@ class Shadow:
 
     def copy(self) -> Shadow:
         clone = Shadow.__new__(Shadow)
-        clone.write, clone.read, clone.readers, clone.writers = self.write, self.read, self.readers, self.writers
-        clone.pending = []
-        clone.prev, clone.displaced, clone.foreign = self.prev, self.displaced, self.foreign
+        clone._write, clone.read, clone.readers, clone.writers = self.write, self.read, self.readers, self.writers
+        clone.pending, clone.fills = [], {}
+        clone._prev, clone.displaced, clone.foreign = self._prev, self.displaced, self.foreign
         clone.base, clone.host = self.base, self.host
         clone.touched = None if self.touched is None else self.touched.copy()
         clone.gen, clone.spans = 0, Spans(0)
         self.shared_write = self.shared_read = clone.shared_write = clone.shared_read = True
         return clone
 
+    @property
+    def size(self) -> int:
+        """Bytes of the memory (without writing the pending fills, as `write.size` would)."""
+        return self._write.size
+
+    @property
+    def write(self) -> NDArray[np.int64]:
+        if self.fills:
+            self._write_fills()
+        return self._write
+
+    @write.setter
+    def write(self, value: NDArray[np.int64]) -> None:
+        if self.fills:
+            self._write_fills()
+        self._write = value
+
+    @property
+    def prev(self) -> NDArray[np.int64] | None:
+        if self.fills:
+            self._write_fills()
+        return self._prev
+
+    @prev.setter
+    def prev(self, value: NDArray[np.int64] | None) -> None:
+        if self.fills:
+            self._write_fills()
+        self._prev = value
+
     def own_write(self) -> NDArray[np.int64]:
         self.gen += 1
+        return self._own_write()
+
+    def _own_write(self) -> NDArray[np.int64]:
         if self.shared_write:
-            self.write, self.shared_write = self.write.copy(), False
+            self._write, self.shared_write = self._write.copy(), False
             self.writers = {byte: Writers(list(w.members), w.before) for byte, w in self.writers.items()}
-            self.prev = None if self.prev is None else self.prev.copy()
+            self._prev = None if self._prev is None else self._prev.copy()
             self.displaced = {byte: list(d) for byte, d in self.displaced.items()}
-        return self.write
+        if self.fills:
+            self._write_fills()
+        return self._write
 
     def own_prev(self) -> NDArray[np.int64]:
         """`prev`, made if there is none yet (after `own_write`: it shares its copying)."""
-        if self.prev is None:
-            self.prev = np.zeros(self.write.size, dtype=np.int64)
-        return self.prev
+        if self.fills:
+            self._write_fills()
+        if self._prev is None:
+            self._prev = np.zeros(self._write.size, dtype=np.int64)
+        return self._prev
+
+    def defer_fill(self, start: int, stop: int, stamp: int, before: int | None) -> None:
+        """A write `stamp` of every byte of [start, stop), which held no other write than
+        `before` (None: none) and no recorded read, with no same-value writer group or
+        displaced writes in the range: kept in `fills` (a change: `gen` counts it). A
+        fill of the same range supersedes the pending one (its `prev` is the one it
+        replaced, when the bytes held a write)."""
+        self.gen += 1
+        fills = self.fills
+        old = fills.get((start, stop))
+        if old is None and fills and (len(fills) >= MAX_FILLS or any(lo < stop and start < hi for lo, hi in fills)):
+            self._write_fills()  # (a new dict)
+        self.fills[start, stop] = (stamp, old[1] if before is None and old is not None else before)
+
+    def _write_fills(self) -> None:
+        """Write the pending fills into `write` and `prev` (not a change: `gen` stays)."""
+        fills, self.fills = self.fills, {}
+        write = self._own_write()
+        for (start, stop), (stamp, before) in fills.items():
+            write[start:stop] = stamp
+            if before is not None:
+                self.own_prev()[start:stop] = before
 
     @property
     def read(self) -> NDArray[np.int64]:
@@ -291,7 +363,7 @@ class Shadow:
         """Bytes `lo`..`hi` - 1 have an access recorded in this cluster."""
         pages = self.touched
         if pages is None:
-            pages = self.touched = np.zeros(self.write.size // PAGE + 1, dtype=np.bool_)
+            pages = self.touched = np.zeros(self._write.size // PAGE + 1, dtype=np.bool_)
         pages[lo // PAGE : (hi - 1) // PAGE + 1] = True
 
     def touch_strided(self, first: int, count: int, stride: int, size: int) -> None:
@@ -301,7 +373,7 @@ class Shadow:
             self.touch(first, first + (count - 1) * stride + size)
             return
         if self.touched is None:
-            self.touched = np.zeros(self.write.size // PAGE + 1, dtype=np.bool_)
+            self.touched = np.zeros(self._write.size // PAGE + 1, dtype=np.bool_)
         starts = np.arange(first, first + count * stride, stride, dtype=np.int64)
         self.touched[starts // PAGE] = True  # (an access of at most a page spans two)
         self.touched[(starts + (size - 1)) // PAGE] = True
@@ -322,8 +394,8 @@ class Shadow:
 
     def drop(self) -> None:
         """Free the history now (the launch is over)."""
+        self.fills, self.pending = {}, []
         self.write = self.read = np.zeros(0, dtype=np.int64)
-        self.pending = []
         self.readers, self.writers, self.prev, self.displaced, self.foreign = {}, {}, None, {}, None
         self.shared_write = self.shared_read = False
         self.gen += 1
@@ -331,6 +403,6 @@ class Shadow:
     @property
     def nbytes(self) -> int:
         """The memory this copy holds alone (shared arrays are counted by no copy)."""
-        write = self.write.nbytes + (0 if self.prev is None else self.prev.nbytes)
+        write = self._write.nbytes + (0 if self._prev is None else self._prev.nbytes)
         read = self.read.nbytes + (0 if self.foreign is None else self.foreign.nbytes)
         return (0 if self.shared_write else write) + (0 if self.shared_read else read)

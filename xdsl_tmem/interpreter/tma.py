@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from math import ceil, prod
 from typing import Any
 
@@ -211,6 +211,15 @@ class TensorMap:
         """Shared-memory bytes the box spans (rows padded to the swizzle span)."""
         return prod(self.box_counts()[1:]) * self.row_pitch()
 
+    @cached_property
+    def load_plans(self) -> dict[int, BoxPlan]:
+        """The map's box plans by destination phase (`load_plan`), made once the model
+        supports the map (a refused map raises again at each use: nothing is cached):
+        on the map itself, as a box load would otherwise hash it (all its fields) to
+        find them."""
+        _check_supported(self)
+        return {}
+
 
 def swizzle_address(swizzle: str, address: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
     """Where the byte of logical shared address `address` lands: address bits [4, 4+B) XOR bits
@@ -314,6 +323,10 @@ class BoxPlan:
     global_high: int
     contiguous: bool
     """`shared` is a permutation of [low, high) (no row padding)."""
+    gather: npt.NDArray[np.int64] | None
+    """Where `chunked` and `contiguous`: the global unit of each shared unit of [low, high)
+    in address order (`global_chunks` permuted), so that the copy is one gather into the
+    range; else None."""
     reach: tuple[int, ...]
     """Per dimension, how far past its coordinate the box's last element lies."""
     strides: tuple[int, ...]
@@ -348,36 +361,52 @@ def box_plan(tmap: TensorMap, phase: int) -> BoxPlan:
     for array in (shared, glob, shared_chunks, global_chunks):
         array.flags.writeable = False
     chunked = bool(shared_chunks.size)
+    gather = None
+    if chunked and contiguous:
+        order = np.argsort(shared_chunks)
+        gather = global_chunks[order]
+        gather.flags.writeable = False
     steps = (1, *tmap.element_strides[1:])
     reach = tuple((n - 1) * e for n, e in zip(tmap.box_counts(), steps, strict=True))
     strides = (esize, *tmap.global_strides)
     glow, ghigh = int(glob.min()), int(glob.max()) + 1
     return BoxPlan(
-        shared, glob, chunked, shared_chunks, global_chunks, low, high, glow, ghigh, contiguous, reach, strides
+        shared, glob, chunked, shared_chunks, global_chunks, low, high, glow, ghigh, contiguous, gather, reach, strides
     )
 
 
 def load_plan(tmap: TensorMap, coords: Sequence[int], smem_address: int) -> tuple[BoxPlan, int]:
     """`load_box`'s checks (a `TmaFault` or `TensorMapError` for what silicon refuses), then
     the box's plan and the destination's block: the shared bytes written are block + plan.shared."""
-    _check_supported(tmap)
+    plans = tmap.load_plans
     _check_coords(tmap, coords, smem_address, "tensor load")
     phase = smem_address % SWIZZLE_PERIOD
-    return box_plan(tmap, phase), smem_address - phase
+    plan = plans.get(phase)
+    if plan is None:
+        plan = plans[phase] = box_plan(tmap, phase)
+    return plan, smem_address - phase
 
 
 def _inside(tmap: TensorMap, plan: BoxPlan, coords: Sequence[int]) -> bool:
     """Whether every element of the box at `coords` lies inside the tensor (as
     `_box_addresses` decides per element: the index along each dimension grows with k)."""
-    return all(0 <= c and c + r < d for c, r, d in zip(coords, plan.reach, tmap.global_dims, strict=True))
+    for c, r, d in zip(coords, plan.reach, tmap.global_dims, strict=True):
+        if c < 0 or c + r >= d:
+            return False
+    return True
 
 
-UNIT = np.dtype((np.void, CHUNK))
+UNIT = np.dtype(np.complex128)
+"""A 16-byte unit as one item: numpy copies items by their size as machine words,
+never converting them (a NaN's payload and its signalling bit stay: tests/
+test_machine_fast_paths.py), and an 8-byte-aligned type's items on its aligned path
+(a 16-byte void type's take its unaligned path, at twice the cost)."""
 
 
-def _units(data: Bytes) -> npt.NDArray[np.void]:
+def _units(data: Bytes) -> npt.NDArray[np.complex128]:
     """`data`'s whole 16-byte units (a view)."""
-    return data[: data.size - data.size % CHUNK].view(UNIT)
+    whole = data.size - data.size % CHUNK
+    return (data if whole == data.size else data[:whole]).view(UNIT)
 
 
 def load_box(
@@ -399,7 +428,9 @@ def load_box(
     plan (`box_plan`); the others take the element-wise path below. `planned`: what
     `load_plan(tmap, coords, smem_address)` returned (its checks passed)."""
     plan, block = load_plan(tmap, coords, smem_address) if planned is None else planned
-    origin = tmap.global_address + sum(c * s for c, s in zip(coords, plan.strides, strict=True)) - gbase
+    origin = tmap.global_address - gbase
+    for c, stride in zip(coords, plan.strides, strict=True):
+        origin += c * stride
     if (
         plan.chunked
         and _inside(tmap, plan, coords)
@@ -408,7 +439,12 @@ def load_box(
         and origin + plan.global_high <= gmem.size - gmem.size % CHUNK
         and block + plan.high <= smem.size - smem.size % CHUNK
     ):
-        _units(smem)[block // CHUNK :][plan.shared_chunks] = _units(gmem)[origin // CHUNK :][plan.global_chunks]
+        source = _units(gmem)[origin // CHUNK :]
+        if plan.gather is not None:  # (a gather into the range: no scattered stores)
+            low = (block + plan.low) // CHUNK
+            _units(smem)[low : low + plan.gather.size] = source[plan.gather]
+        else:
+            _units(smem)[block // CHUNK :][plan.shared_chunks] = source[plan.global_chunks]
         return plan.shared.size  # the box's bytes (`TensorMap.box_bytes`)
     esize = tmap.element_bytes
     gaddr, saddr, inside = _box_addresses(tmap, coords, smem_address)
