@@ -26,10 +26,10 @@ from __future__ import annotations
 
 import copy as _copy
 import random
-from operator import itemgetter
 from collections.abc import Callable, Generator, Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum, auto
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeAlias, TypeVar, cast
 
 import numpy as np
@@ -385,6 +385,8 @@ class Warp(Interpreter):
         self._lanes = self.live_lanes
         """`active_lanes` of the last mask it was asked about other than `live`."""
         self.full = len(self.live_lanes) == WARP
+        self.arrivers: tuple[list[int], str] | None = None
+        """(`live_lanes`, how an arrival by them names them): nvvm.py's, made on first use."""
         bx, by, _ = launch.block
         self.thread_coords = (linear % bx, (linear // bx) % by, linear // (bx * by))
         self.name = f"warp {index}" if len(cluster.ctas) == 1 else f"CTA {cta.rank} warp {index}"
@@ -571,12 +573,7 @@ class Warp(Interpreter):
                 if cluster.step >= limit:
                     frame.pc = pc
                     raise StepLimit(limit)
-                if fetch is not None:
-                    args = fetch(env)
-                elif operands:
-                    args = (env[operands[0]],)
-                else:
-                    args = ()
+                args = fetch(env) if fetch is not None else (env[operands[0]],) if operands else ()
                 cluster.step += 1
                 try:
                     if kind is SIMPLE:
