@@ -47,6 +47,7 @@ from xdsl_tmem.interpreter.launch import Geometry
 from xdsl_tmem.interpreter.machine import Blocked, Cluster, Cta, GlobalMemory, Hazard, MBarrier, SharedLayout
 from xdsl_tmem.interpreter.nvvm import (
     MmaOperands,
+    _arrivers,  # pyright: ignore[reportPrivateUsage]
     mbarrier_add_tx,
     mbarrier_arrive,
     mbarrier_init,
@@ -2053,3 +2054,20 @@ def test_a_warp_arriving_on_a_wrong_count_in_a_kernel() -> None:
     hazard = run_hazard(kernel(body, globals_=[BAR]), out=np.zeros(WARP, np.int32))
     assert hazard.kind == "mbarrier-phase-overrun"
     assert "16 of them land in phase 1" in hazard.message
+
+
+def test_arrivers_name_follows_the_live_lanes(machine: Machine) -> None:
+    """An arrival by all live lanes is named once per warp; when lanes exit (the PTX level
+    replaces `live` and `live_lanes`), the name is the remaining lanes', and a divergent
+    arrival names its own lanes."""
+    warp = machine.warps[1]
+    assert _arrivers(warp, warp.active_lanes()) == "warp 1 lanes 0-31"
+    assert _arrivers(warp, warp.active_lanes()) == "warp 1 lanes 0-31"
+    with active(warp, [2, 3, 7]):
+        assert _arrivers(warp, warp.active_lanes()) == "warp 1 lanes 2-3,7"
+    with active(warp, [5]):
+        assert _arrivers(warp, warp.active_lanes()) == "warp 1 lane 5"
+    warp.live = np.arange(WARP) < 16
+    warp.live_lanes = list(range(16))
+    warp.mask = warp.live
+    assert _arrivers(warp, warp.active_lanes()) == "warp 1 lanes 0-15"

@@ -29,6 +29,7 @@ import random
 from collections.abc import Callable, Generator, Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum, auto
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeAlias, TypeVar, cast
 
 import numpy as np
@@ -209,6 +210,11 @@ class Planned(NamedTuple):
     ft: InterpreterFunctions
     fn: Callable[..., Any]
     sync: bool
+    fetch: Callable[[Env], tuple[Value, ...]] | None
+    """The operand values from an environment, for two operands or more (one C call
+    instead of a comprehension); the hot loop reads zero or one operand itself."""
+    single: bool
+    """The op has exactly one result (stored without zipping)."""
 
 
 def _unwrapped(fn: Callable[..., OpImplResult], kind: Kind) -> Callable[..., Any]:
@@ -289,7 +295,8 @@ class Program:
                 kind, ft, fn, sync = self.table[type(op)]
                 operands = tuple(self.slot(v) for v in op.operands)
                 results = tuple(self.slot(v) for v in op.results)
-                planned.append(Planned(op, operands, results, kind, ft, fn, sync))
+                fetch = itemgetter(*operands) if len(operands) > 1 else None
+                planned.append(Planned(op, operands, results, kind, ft, fn, sync, fetch, len(results) == 1))
             entry = self._plans[id(block)] = (block, tuple(planned))
         return entry[1]
 
@@ -300,14 +307,16 @@ class Program:
 
 
 class BlockFrame:
-    __slots__ = ("block", "env", "mask", "pc", "plan")
+    __slots__ = ("block", "env", "mask", "pc", "plan", "slots")
 
-    def __init__(self, block: Block, plan: tuple[Planned, ...], env: Env, mask: Mask):
+    def __init__(self, block: Block, plan: tuple[Planned, ...], env: Env, mask: Mask, slots: tuple[int, ...]):
         self.block = block
         self.plan = plan
         self.pc = 0
         self.env = env
         self.mask = mask
+        self.slots = slots
+        """`Program.block_slots(block)`: where its arguments go in `env`."""
 
 
 class GenFrame:
@@ -376,6 +385,8 @@ class Warp(Interpreter):
         self._lanes = self.live_lanes
         """`active_lanes` of the last mask it was asked about other than `live`."""
         self.full = len(self.live_lanes) == WARP
+        self.arrivers: tuple[list[int], str] | None = None
+        """(`live_lanes`, how an arrival by them names them): nvvm.py's, made on first use."""
         bx, by, _ = launch.block
         self.thread_coords = (linear % bx, (linear // bx) % by, linear // (bx * by))
         self.name = f"warp {index}" if len(cluster.ctas) == 1 else f"CTA {cta.rank} warp {index}"
@@ -447,7 +458,7 @@ class Warp(Interpreter):
         stack: list[BlockFrame | GenFrame] = []
         for frame in self.stack:
             if isinstance(frame, BlockFrame):
-                block_frame = BlockFrame(frame.block, frame.plan, env_of(frame.env), frame.mask)
+                block_frame = BlockFrame(frame.block, frame.plan, env_of(frame.env), frame.mask, frame.slots)
                 block_frame.pc = frame.pc
                 stack.append(block_frame)
                 continue
@@ -502,8 +513,9 @@ class Warp(Interpreter):
     # -- execution --------------------------------------------------------------------
 
     def start(self, entry: Block, args: Sequence[Value]) -> None:
-        env: Env = dict(zip(self.program.block_slots(entry), args, strict=True))
-        self.stack = [BlockFrame(entry, self.program.plan(entry), env, self.live)]
+        slots = self.program.block_slots(entry)
+        env: Env = dict(zip(slots, args, strict=True))
+        self.stack = [BlockFrame(entry, self.program.plan(entry), env, self.live, slots)]
         self.mask = self.live
 
     def runnable(self) -> bool:
@@ -542,7 +554,7 @@ class Warp(Interpreter):
         did_sync = to_first
         while stack:
             frame = stack[-1]
-            if type(frame) is GenFrame:
+            if isinstance(frame, GenFrame):
                 if did_sync:
                     return self._yield()
                 self._perform(frame)
@@ -550,23 +562,25 @@ class Warp(Interpreter):
                     return Status.BLOCKED
                 did_sync = True
                 continue
-            frame = cast(BlockFrame, frame)
             plan, env, pc = frame.plan, frame.env, frame.pc
             # The hot loop: straight-line ops of one block.
             while True:
                 planned = plan[pc]
-                op, operands, results, kind, ft, fn, sync = planned
+                op, operands, results, kind, ft, fn, sync, fetch, single = planned
                 if sync and did_sync:
                     frame.pc = pc
                     return self._yield()
                 if cluster.step >= limit:
                     frame.pc = pc
                     raise StepLimit(limit)
-                args = tuple([env[v] for v in operands])
+                args = fetch(env) if fetch is not None else (env[operands[0]],) if operands else ()
                 cluster.step += 1
                 try:
                     if kind is SIMPLE:
-                        env.update(zip(results, fn(ft, self, op, args), strict=False))
+                        if single:
+                            env[results[0]] = fn(ft, self, op, args)[0]
+                        else:
+                            env.update(zip(results, fn(ft, self, op, args), strict=True))
                         pc += 1
                         if sync:
                             did_sync = True
@@ -621,31 +635,33 @@ class Warp(Interpreter):
         self._advance(frame, value)
 
     def _control(self, frame: BlockFrame, planned: Planned, args: PythonValues) -> None:
-        """A structured op or a terminator: push, jump or return."""
+        """A structured op or a terminator: push, jump or return. (No `typing.cast` here
+        and in `_advance`: a call each, on the path of every loop iteration.)"""
         stack = self.stack
         if planned.kind is Kind.STRUCTURED:
-            gen = cast(StructuredGen, planned.fn(planned.ft, self, planned.op, args))
+            gen: StructuredGen = planned.fn(planned.ft, self, planned.op, args)
             gen_frame = GenFrame(planned, gen, frame.env, self.mask, args, self.cluster.replayable)
             stack.append(gen_frame)
             self._advance(gen_frame, None)
             return
-        terminator = cast(tuple[TerminatorValue, PythonValues], planned.fn(planned.ft, self, planned.op, args))[0]
-        if isinstance(terminator, Successor):
-            block, block_args = terminator
-            frame.env.update(zip(self.program.block_slots(block), block_args, strict=True))
-            frame.block = block
-            frame.plan = self.program.plan(block)
-            frame.pc = 0
+        terminator: TerminatorValue = planned.fn(planned.ft, self, planned.op, args)[0]
+        if isinstance(terminator, ReturnedValues):
+            stack.pop()
+            if not stack:
+                self._exit()
+                return
+            parent = stack[-1]
+            assert isinstance(parent, GenFrame)
+            self.mask = parent.mask
+            self._advance(parent, terminator.values, frame)
             return
-        assert isinstance(terminator, ReturnedValues)
-        stack.pop()
-        if not stack:
-            self._exit()
-            return
-        parent = stack[-1]
-        assert isinstance(parent, GenFrame)
-        self.mask = parent.mask
-        self._advance(parent, terminator.values, frame)
+        assert isinstance(terminator, Successor)
+        block, block_args = terminator
+        frame.slots = self.program.block_slots(block)
+        frame.env.update(zip(frame.slots, block_args, strict=True))
+        frame.block = block
+        frame.plan = self.program.plan(block)
+        frame.pc = 0
 
     def _advance(self, frame: GenFrame, value: Any, finished: BlockFrame | None = None) -> None:
         """Resume a structured op's generator with `value`. `finished` is the block frame
@@ -657,13 +673,15 @@ class Warp(Interpreter):
         try:
             request = frame.gen.send(value)
         except StopIteration as stop:
-            results = cast(PythonValues, stop.value)
-            self.stack.pop()
-            parent = self.stack[-1]
+            results: PythonValues = stop.value
+            stack = self.stack
+            stack.pop()
+            parent = stack[-1]
             assert isinstance(parent, BlockFrame)
             self.mask = parent.mask
+            env = parent.env
             for ssa, result in zip(frame.planned.results, results, strict=True):
-                parent.env[ssa] = result
+                env[ssa] = result
             parent.pc += 1
             return
         if isinstance(request, Perform):
@@ -672,13 +690,17 @@ class Warp(Interpreter):
         mask = frame.mask if request.mask is None else request.mask
         env: Env = {} if request.fresh_env else frame.env
         block = request.block
-        env.update(zip(self.program.block_slots(block), request.args, strict=True))
         if finished is not None and finished.block is block and finished.env is env:
+            # The next iteration of the block that just finished: its plan's arguments.
+            for slot, arg in zip(finished.slots, request.args, strict=True):
+                env[slot] = arg
             finished.pc = 0
             finished.mask = mask
             self.stack.append(finished)
         else:
-            self.stack.append(BlockFrame(block, self.program.plan(block), env, mask))
+            program = self.program
+            env.update(zip(program.block_slots(block), request.args, strict=True))
+            self.stack.append(BlockFrame(block, program.plan(block), env, mask, program.block_slots(block)))
         self.mask = mask
 
     def _exit(self) -> Status:

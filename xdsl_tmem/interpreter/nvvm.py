@@ -273,7 +273,15 @@ def mbarrier_arrive(
 
 
 def _arrivers(warp: Warp, lanes: list[int]) -> str:
-    return f"{warp.name} lane {lanes[0]}" if len(lanes) == 1 else f"{warp.name} lanes {format_lanes(warp.mask)}"
+    if len(lanes) == 1:
+        return f"{warp.name} lane {lanes[0]}"
+    named = warp.arrivers
+    if named is not None and named[0] is lanes:  # (the live lanes, the common case: named once)
+        return named[1]
+    name = f"{warp.name} lanes {format_lanes(warp.mask)}"
+    if lanes is warp.live_lanes:
+        warp.arrivers = (lanes, name)
+    return name
 
 
 def mbarrier_add_tx(warp: Warp, address: Value, delta: Value, sign: int) -> None:
@@ -1294,7 +1302,8 @@ class NvvmFunctions(WarpFunctions):
     ) -> PythonValues:
         warp = as_warp(interp)
         parts = self.static(op, present)
-        if "predicate" in parts and not np.asarray(args[2]).any():
+        predicate = args[2] if "predicate" in parts else True
+        if not (predicate.any() if isinstance(predicate, np.ndarray) else predicate):
             return (0,) if "res" in parts else ()
         mbarrier_add_tx(warp, args[0], args[1], +1)
         token = mbarrier_arrive(warp, args[0], op=op)
