@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from typing import TYPE_CHECKING, TypeVar, cast
 
 from xdsl.dialects import llvm
@@ -171,6 +172,14 @@ def rule(
 # --------------------------------------------------------------------------------------
 
 
+@cache
+def numbered_register(kind: str, index: int) -> ptx.RegisterType:
+    """`!ptx.reg<kind, index>`, one shared instance per register: attributes are immutable
+    and compare by value, and each register is built several times per kernel (its
+    definition, its `.reg` declaration), each a verified attribute construction."""
+    return ptx.RegisterType(kind, index)
+
+
 @dataclass
 class FunctionSelector:
     fn: Operation
@@ -207,7 +216,7 @@ class FunctionSelector:
     def fresh(self, kind: str) -> ptx.RegisterType:
         index = self.counters.get(kind, 0) + 1
         self.counters[kind] = index
-        return ptx.RegisterType(kind, index)
+        return numbered_register(kind, index)
 
     def label(self) -> str:
         self.labels += 1
