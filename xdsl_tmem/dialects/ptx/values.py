@@ -1103,7 +1103,8 @@ def _defined_here(base: type[SpelledOp]) -> tuple[type[SpelledOp], ...]:
     order (derived, not a second list to keep)."""
     return tuple(
         c for c in globals().values()
-        if isinstance(c, type) and issubclass(c, base) and c.__module__ == __name__ and "name" in vars(c)
+        # the module test first: `issubclass` of an imported class against an ABC walks the ABC's subclasses
+        if isinstance(c, type) and c.__module__ == __name__ and issubclass(c, base) and "name" in vars(c)
     )  # fmt: skip
 
 
