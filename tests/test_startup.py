@@ -95,6 +95,34 @@ def test_opt_without_a_ptx_target_imports_no_backend() -> None:
     assert not any(m.startswith("xdsl_tmem.backend") for m in modules)
 
 
+def test_ptx_target_without_vector_ops_imports_no_vector_dialect() -> None:
+    argv = [str(EXAMPLES / "matmul_cg1.mlir"), "-p", "lower-tmem", "-t", "ptx", "-o", "/dev/null"]
+    modules = _modules_after(f"from xdsl_tmem.tools import opt\nassert opt.main({argv!r}) == 0")
+    assert "xdsl_tmem.backend.isel.memory" in modules
+    assert "xdsl.dialects.vector" not in modules
+
+
+def test_a_vector_op_selects_through_its_late_rule(tmp_path: Path) -> None:
+    # `vector.extract`'s rule is registered when a module first holds one (isel LATE_RULES).
+    source = tmp_path / "v.mlir"
+    source.write_text(
+        "llvm.func @k(%p: !llvm.ptr<1>) attributes {nvvm.kernel} {\n"
+        "  %v = llvm.load %p : !llvm.ptr<1> -> vector<4xi32>\n"
+        "  %e = vector.extract %v[2] : i32 from vector<4xi32>\n"
+        "  llvm.store %e, %p : i32, !llvm.ptr<1>\n"
+        "  llvm.return\n"
+        "}\n"
+    )
+    out = tmp_path / "v.ptx"
+    argv = [str(source), "-t", "ptx", "-o", str(out)]
+    _modules_after(f"from xdsl_tmem.tools import opt\nassert opt.main({argv!r}) == 0")
+    lines = [line.strip() for line in out.read_text().splitlines()]
+    loads = [line for line in lines if line.startswith("ld.global")]
+    loaded = {line.split()[1].rstrip(","): line.split("[")[1].rstrip("];") for line in loads}
+    stored = next(line for line in lines if line.startswith("st.global"))
+    assert loaded[stored.split()[-1].rstrip(";")] == "%rd1+8"  # element 2 of the i32 vector
+
+
 def test_fast_exit_keeps_output_exit_code_and_atexit(tmp_path: Path) -> None:
     exe = shutil.which("xdsl-tmem-opt", path=str(Path(sys.executable).parent))
     assert exe is not None

@@ -16,6 +16,7 @@ from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
 from xdsl_tmem.dialects import llvm_ext, nvvm, tmem
 from xdsl_tmem.dialects.traits import (
+    UPSTREAM_TRAITS,
     LaneVarying,
     Synchronizes,
     SyncPoint,
@@ -45,6 +46,18 @@ def test_every_op_is_sync_point_or_warp_local(op: type[Operation]) -> None:
 def test_every_backend_op_declares_its_uniformity(op: type[Operation]) -> None:
     declared = [t.__name__ for t in (UniformResult, UniformPreserving, LaneVarying) if op.has_trait(t)]
     assert len(declared) == 1, f"{op.__name__}: {declared}"
+
+
+def test_upstream_traits_name_stock_ops() -> None:
+    # The table is keyed by name (importing it loads no dialect): each key is a stock op.
+    from xdsl.dialects import arith, llvm, vector
+
+    stock = {op.name: op for dialect in (arith.Arith, llvm.LLVM, vector.Vector) for op in dialect.operations}
+    assert set(UPSTREAM_TRAITS) <= set(stock)
+    assert declares(llvm.LoadOp, SyncPoint)
+    assert declares(llvm.GEPOp, UniformPreserving)
+    assert declares(vector.ExtractOp, UniformPreserving)
+    assert not declares(llvm.CallOp, UniformPreserving)
 
 
 def test_trait_hierarchy() -> None:

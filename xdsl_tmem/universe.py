@@ -5,6 +5,7 @@ or pass is asked for.
 """
 
 from collections.abc import Callable
+from functools import cache
 
 from xdsl.context import Context
 from xdsl.ir import Dialect
@@ -80,10 +81,18 @@ TMEM_UNIVERSE = Universe(
 )
 
 
+@cache
+def multiverse() -> Universe:
+    """xDSL's `Universe.get_multiverse()`, once per process: it scans every installed
+    distribution's entry points (~10 ms each call), and a driver asks for dialects,
+    passes and targets separately. Installed packages do not change during a run."""
+    return Universe.get_multiverse()
+
+
 def available_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     """Every pass both drivers accept after `-p`: all of xDSL's (plugins included, which
     contain ours when the package is installed), then ours for an uninstalled checkout."""
-    passes = dict(Universe.get_multiverse().all_passes)
+    passes = dict(multiverse().all_passes)
     for name, factory in TMEM_UNIVERSE.all_passes.items():
         passes.setdefault(name, factory)
     return passes
@@ -105,7 +114,7 @@ def add_tmem_dialects(ctx: Context) -> None:
 def make_context() -> Context:
     """Every dialect `xdsl-tmem-opt` knows: all of xDSL's (plugins included), then ours."""
     ctx = Context()
-    for name, factory in Universe.get_multiverse().all_dialects.items():
+    for name, factory in multiverse().all_dialects.items():
         ctx.register_dialect(name, factory)
     add_tmem_dialects(ctx)
     return ctx

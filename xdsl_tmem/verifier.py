@@ -29,27 +29,36 @@ from xdsl_tmem.dialects.nvvm import nvvm_attribute_error
 def has_graph_regions(op: Operation) -> bool:
     """Upstream's `RegionKind::Graph`: `builtin.module` (BuiltinOps.td); an
     unregistered op may be one (Dominance.cpp), so its regions are not checked."""
-    return isinstance(op, ModuleOp | UnregisteredOp)
+    graph = _GRAPH_REGIONS.get(type(op))
+    if graph is None:  # once per op class: isinstance against the ABC union is slow
+        graph = _GRAPH_REGIONS[type(op)] = isinstance(op, ModuleOp | UnregisteredOp)
+    return graph
+
+
+_GRAPH_REGIONS: dict[type[Operation], bool] = {}
 
 
 class _Dominance:
     """Block order and per-region dominator sets, computed on demand."""
 
+    # Keyed by id (IR nodes hash by identity, through a Python-level `__hash__`); the
+    # module being verified keeps every node alive, so no id is reused meanwhile.
     def __init__(self) -> None:
-        self._index: dict[Block, dict[Operation, int]] = {}
-        self._dominators: dict[Region, dict[Block, set[Block]]] = {}
+        self._index: dict[int, dict[int, int]] = {}
+        self._dominators: dict[int, dict[Block, set[Block]]] = {}
 
     def index(self, op: Operation) -> int:
         block = op.parent_block()
         assert block is not None
-        if block not in self._index:
-            self._index[block] = {o: i for i, o in enumerate(block.ops)}
-        return self._index[block][op]
+        positions = self._index.get(id(block))
+        if positions is None:
+            positions = self._index[id(block)] = {id(o): i for i, o in enumerate(block.ops)}
+        return positions[id(op)]
 
     def dominators(self, region: Region) -> dict[Block, set[Block]]:
         """Dominators of each block reachable from the entry (iterative dataflow)."""
-        if region in self._dominators:
-            return self._dominators[region]
+        if (known := self._dominators.get(id(region))) is not None:
+            return known
         blocks = list(region.blocks)
         successors: dict[Block, list[Block]] = {
             b: list(b.last_op.successors) if b.last_op is not None else [] for b in blocks
@@ -81,7 +90,7 @@ class _Dominance:
                 if new != dom[block]:
                     dom[block] = new
                     changed = True
-        self._dominators[region] = dom
+        self._dominators[id(region)] = dom
         return dom
 
     def problem(self, value: SSAValue, user: Operation) -> str | None:

@@ -26,7 +26,6 @@ from xdsl.irdl import (
     IRDLOperation,
     base,
     irdl_attr_definition,
-    irdl_op_definition,
     operand_def,
     param_def,
     result_def,
@@ -38,6 +37,7 @@ from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.hints import isa
 
+from xdsl_tmem.dialects.op_definition import irdl_op_definition
 from xdsl_tmem.dialects.traits import UniformPreserving
 
 

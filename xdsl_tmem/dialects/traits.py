@@ -23,14 +23,13 @@ Uniformity (backend/uniformity.py):
 * `LaneVarying`: results may differ between lanes even for uniform operands.
 
 Upstream ops (xDSL's arith, llvm, vector, ...) cannot be annotated here: their traits are
-kept in the one table `UPSTREAM_TRAITS` below, keyed by op class.
+kept in the one table `UPSTREAM_TRAITS` below, keyed by op name.
 """
 
 from __future__ import annotations
 
 from functools import cache
 
-from xdsl.dialects import arith, llvm, vector
 from xdsl.ir import Operation
 from xdsl.traits import OpTrait, Pure
 
@@ -74,28 +73,29 @@ class LaneVarying(OpTrait):
     """Results may differ between the lanes of a warp."""
 
 
-UPSTREAM_TRAITS: dict[type[Operation], tuple[type[OpTrait], ...]] = {
-    llvm.LoadOp: (SyncPoint, UniformPreserving),  # uniform only when non-atomic (uniformity.py)
-    llvm.StoreOp: (SyncPoint,),
-    arith.ConstantOp: (UniformResult,),
-    llvm.ConstantOp: (UniformResult,),
-    llvm.AddressOfOp: (UniformResult,),
-    llvm.ZeroOp: (UniformResult,),
+UPSTREAM_TRAITS: dict[str, tuple[type[OpTrait], ...]] = {
+    "llvm.load": (SyncPoint, UniformPreserving),  # uniform only when non-atomic (uniformity.py)
+    "llvm.store": (SyncPoint,),
+    "arith.constant": (UniformResult,),
+    "llvm.mlir.constant": (UniformResult,),
+    "llvm.mlir.addressof": (UniformResult,),
+    "llvm.mlir.zero": (UniformResult,),
     **{
-        op: (UniformPreserving,)
+        f"llvm.{op}": (UniformPreserving,)
         for op in (
-            llvm.AddOp, llvm.SubOp, llvm.MulOp, llvm.SDivOp, llvm.UDivOp, llvm.SRemOp, llvm.URemOp,
-            llvm.AndOp, llvm.OrOp, llvm.XOrOp, llvm.ShlOp, llvm.LShrOp, llvm.AShrOp,
-            llvm.ICmpOp, llvm.FCmpOp, llvm.SelectOp,
-            llvm.ZExtOp, llvm.SExtOp, llvm.TruncOp, llvm.BitcastOp, llvm.IntToPtrOp, llvm.PtrToIntOp, llvm.GEPOp,
-            llvm.FAddOp, llvm.FSubOp, llvm.FMulOp, llvm.FDivOp, llvm.FRemOp, llvm.FNegOp,
-            llvm.SIToFPOp, llvm.FPExtOp, llvm.FPTruncOp,
-            llvm.ExtractValueOp, llvm.InsertValueOp,
-            vector.ExtractOp,
+            "add", "sub", "mul", "sdiv", "udiv", "srem", "urem",
+            "and", "or", "xor", "shl", "lshr", "ashr",
+            "icmp", "fcmp", "select",
+            "zext", "sext", "trunc", "bitcast", "inttoptr", "ptrtoint", "getelementptr",
+            "fadd", "fsub", "fmul", "fdiv", "frem", "fneg",
+            "sitofp", "fpext", "fptrunc",
+            "extractvalue", "insertvalue",
         )
     },
+    "vector.extract": (UniformPreserving,),
 }  # fmt: skip
-"""Traits of upstream ops we cannot annotate; every other upstream op is `WarpLocal`
+"""Traits of upstream ops we cannot annotate, keyed by op name (so that importing the
+traits imports none of those dialects: start-up); every other upstream op is `WarpLocal`
 and `LaneVarying` unless it is an `arith` op (all `UniformPreserving`, uniformity.py)."""
 
 
@@ -105,7 +105,7 @@ def declares(op_type: type[Operation], trait: type[OpTrait]) -> bool:
     `UPSTREAM_TRAITS`."""
     if op_type.has_trait(trait):
         return True
-    return any(issubclass(t, trait) for t in UPSTREAM_TRAITS.get(op_type, ()))
+    return any(issubclass(t, trait) for t in UPSTREAM_TRAITS.get(op_type.name, ()))
 
 
 def is_sync_point(op_type: type[Operation], points: str = "visible") -> bool:

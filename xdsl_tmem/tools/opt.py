@@ -34,7 +34,7 @@ from xdsl_tmem.diagnostics import (
     verify_located,
 )
 from xdsl_tmem.tools import cli
-from xdsl_tmem.universe import TMEM_UNIVERSE, add_tmem_dialects, available_passes
+from xdsl_tmem.universe import TMEM_UNIVERSE, add_tmem_dialects, available_passes, multiverse
 
 
 class ToolError(Exception):
@@ -74,8 +74,10 @@ class TmemOptMain(xDSLOptMain):
     # Registration: everything xDSL knows (including entry-point plugins, which
     # already contain ours when the package is installed), then our universe for
     # the uninstalled case.
+    # xDSL's own registration loops, over the multiverse read once (`multiverse()`).
     def register_all_dialects(self) -> None:
-        super().register_all_dialects()
+        for name, factory in multiverse().all_dialects.items():
+            self.ctx.register_dialect(name, factory)
         add_tmem_dialects(self.ctx)
 
     def register_all_passes(self) -> None:
@@ -83,7 +85,8 @@ class TmemOptMain(xDSLOptMain):
             self.register_pass(name, factory)
 
     def register_all_targets(self) -> None:
-        super().register_all_targets()
+        for name, factory in multiverse().all_targets.items():
+            self.available_targets.setdefault(name, factory)
         for name, factory in TMEM_UNIVERSE.all_targets.items():
             self.available_targets.setdefault(name, factory)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from typing import TYPE_CHECKING, TypeVar, cast
 
 from xdsl.dialects import llvm
@@ -152,6 +153,11 @@ Rule = Callable[["FunctionSelector", Operation], None]
 RULES: dict[type[Operation], Rule] = {}
 """The selection rule of each op class (filled by the rule modules' `@rule`s)."""
 
+LATE_RULES: dict[str, tuple[Callable[[], type[Operation]], Rule]] = {}
+"""Rules of ops whose dialect the backend does not import (start-up), by op name: the
+op's class (imported when called) and the rule, moved into `RULES` when a module first
+holds an op of that name. The class must still be the op's own (`type(op)`)."""
+
 
 def rule(
     *op_types: type[_OpT],
@@ -166,9 +172,38 @@ def rule(
     return register
 
 
+def late_rule(
+    name: str, op_type: Callable[[], type[_OpT]]
+) -> Callable[[Callable[[FunctionSelector, _OpT], None]], Callable[[FunctionSelector, _OpT], None]]:
+    """`rule(op_type())`, registered when an op named `name` is first selected (`LATE_RULES`)."""
+
+    def register(fn: Callable[[FunctionSelector, _OpT], None]) -> Callable[[FunctionSelector, _OpT], None]:
+        LATE_RULES[name] = (op_type, cast(Rule, fn))
+        return fn
+
+    return register
+
+
+def _rule_of(op: Operation) -> Rule | None:
+    selector = RULES.get(type(op))
+    if selector is None and (late := LATE_RULES.pop(op.name, None)) is not None:
+        op_type, fn = late
+        RULES[op_type()] = fn
+        selector = RULES.get(type(op))
+    return selector
+
+
 # --------------------------------------------------------------------------------------
 # Selecting one function
 # --------------------------------------------------------------------------------------
+
+
+@cache
+def numbered_register(kind: str, index: int) -> ptx.RegisterType:
+    """`!ptx.reg<kind, index>`, one shared instance per register: attributes are immutable
+    and compare by value, and each register is built several times per kernel (its
+    definition, its `.reg` declaration), each a verified attribute construction."""
+    return ptx.RegisterType(kind, index)
 
 
 @dataclass
@@ -207,7 +242,7 @@ class FunctionSelector:
     def fresh(self, kind: str) -> ptx.RegisterType:
         index = self.counters.get(kind, 0) + 1
         self.counters[kind] = index
-        return ptx.RegisterType(kind, index)
+        return numbered_register(kind, index)
 
     def label(self) -> str:
         self.labels += 1
@@ -349,7 +384,7 @@ class FunctionSelector:
             self.select(op)
 
     def select(self, op: Operation) -> None:
-        selector = RULES.get(type(op))
+        selector = _rule_of(op)
         if selector is None:
             if op.dialect_name() == "tmem":
                 raise self.error(op, f"{op.name} must be lowered to nvvm first: add -p lower-tmem")

@@ -43,6 +43,7 @@ from xdsl_tmem.backend.isel.core import (
     bit_width,
     byte_size,
     natural_alignment,
+    numbered_register,
     register_kind,
 )
 from xdsl_tmem.dialects import ptx
@@ -247,7 +248,7 @@ def _declare_registers(body: Block) -> None:
                 kind = value.type.kind.data
                 counts[kind] = max(counts.get(kind, 0), value.type.index.data + 1)
     declarations = [
-        ptx.RegDeclOp(prefix, counts[kind], [ptx.RegisterType(kind, i) for i in range(counts[kind])])
+        ptx.RegDeclOp(prefix, counts[kind], [numbered_register(kind, i) for i in range(counts[kind])])
         for kind, prefix in ptx.REGISTER_PREFIX.items()
         if kind in counts
     ]

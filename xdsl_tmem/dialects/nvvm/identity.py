@@ -16,7 +16,6 @@ from xdsl.dialects.builtin import (
 from xdsl.dialects.llvm import LLVMPointerType
 from xdsl.ir import SSAValue
 from xdsl.irdl import (
-    irdl_op_definition,
     operand_def,
     opt_operand_def,
     opt_prop_def,
@@ -27,6 +26,7 @@ from xdsl.traits import Pure
 
 from xdsl_tmem.dialects.llvm_ext import ConstantRangeAttr
 from xdsl_tmem.dialects.nvvm.base import NVVMOp, address_space, check_int_type, check_pointer, pointer_name
+from xdsl_tmem.dialects.op_definition import irdl_op_definition
 from xdsl_tmem.dialects.traits import (
     LaneVarying,
     UniformPreserving,

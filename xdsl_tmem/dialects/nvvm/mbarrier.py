@@ -18,7 +18,6 @@ from xdsl.dialects.builtin import (
 from xdsl.dialects.llvm import LLVMPointerType
 from xdsl.ir import SSAValue
 from xdsl.irdl import (
-    irdl_op_definition,
     operand_def,
     opt_operand_def,
     opt_result_def,
@@ -29,6 +28,7 @@ from xdsl.irdl import (
 
 from xdsl_tmem.dialects.nvvm.attributes import MemScopeKind, MemScopeKindAttr
 from xdsl_tmem.dialects.nvvm.base import NVVMOp, check_pointer
+from xdsl_tmem.dialects.op_definition import irdl_op_definition
 from xdsl_tmem.dialects.traits import (
     LaneVarying,
     Synchronizes,

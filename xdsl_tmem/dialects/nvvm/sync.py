@@ -15,7 +15,6 @@ from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     ParsePropInAttrDict,
-    irdl_op_definition,
     operand_def,
     opt_operand_def,
     opt_prop_def,
@@ -33,6 +32,7 @@ from xdsl_tmem.dialects.nvvm.attributes import (
     SharedSpaceAttr,
 )
 from xdsl_tmem.dialects.nvvm.base import NVVMOp
+from xdsl_tmem.dialects.op_definition import irdl_op_definition
 from xdsl_tmem.dialects.traits import (
     LaneVarying,
     ThreadBarrier,

@@ -21,7 +21,6 @@ from xdsl.dialects.llvm import LLVMPointerType
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
-    irdl_op_definition,
     operand_def,
     opt_operand_def,
     opt_prop_def,
@@ -62,6 +61,7 @@ from xdsl_tmem.dialects.nvvm.base import (
     check_int_type,
     check_pointer,
 )
+from xdsl_tmem.dialects.op_definition import irdl_op_definition
 from xdsl_tmem.dialects.traits import (
     LaneVarying,
     Synchronizes,

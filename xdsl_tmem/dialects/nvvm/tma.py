@@ -37,7 +37,6 @@ from xdsl.irdl import (
     AttrSizedOperandSegments,
     ParsePropInAttrDict,
     irdl_attr_definition,
-    irdl_op_definition,
     operand_def,
     opt_operand_def,
     opt_prop_def,
@@ -57,6 +56,7 @@ from xdsl_tmem.dialects.nvvm.attributes import (
     ProxyKindAttr,
 )
 from xdsl_tmem.dialects.nvvm.base import NVVMOp, address_space, check_pointer
+from xdsl_tmem.dialects.op_definition import irdl_op_definition
 from xdsl_tmem.dialects.traits import LaneVarying, Synchronizes, SyncPoint, WarpLocal
 
 # --------------------------------------------------------------------------------------

@@ -16,7 +16,6 @@ from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     AttrSizedResultSegments,
-    irdl_op_definition,
     operand_def,
     opt_operand_def,
     opt_prop_def,
@@ -28,6 +27,7 @@ from xdsl.irdl import (
 )
 from xdsl.traits import Commutative
 
+from xdsl_tmem.dialects.op_definition import irdl_op_definition
 from xdsl_tmem.dialects.ptx.base import (
     Instruction,
     MovSource,

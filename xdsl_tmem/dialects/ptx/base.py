@@ -24,7 +24,6 @@ from xdsl.irdl import (
     IRDLOperation,
     base,
     irdl_attr_definition,
-    irdl_op_definition,
     opt_operand_def,
     opt_prop_def,
     prop_def,
@@ -34,6 +33,8 @@ from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.traits import OpTrait
 from xdsl.utils.exceptions import VerifyException
+
+from xdsl_tmem.dialects.op_definition import irdl_op_definition
 
 # --------------------------------------------------------------------------------------
 # Types

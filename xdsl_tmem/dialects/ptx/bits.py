@@ -9,7 +9,6 @@ from typing import ClassVar
 from xdsl.dialects.builtin import IntegerType, UnitAttr
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
-    irdl_op_definition,
     operand_def,
     opt_prop_def,
     prop_def,
@@ -17,6 +16,7 @@ from xdsl.irdl import (
     traits_def,
 )
 
+from xdsl_tmem.dialects.op_definition import irdl_op_definition
 from xdsl_tmem.dialects.ptx.arith import INTEGER_RULE, LOGIC_RULE, MOVE_RULE, TypedOp, UnaryOp, typed_properties
 from xdsl_tmem.dialects.ptx.base import (
     Namer,

@@ -15,7 +15,6 @@ from xdsl.irdl import (
     AttrSizedOperandSegments,
     IRDLOperation,
     base,
-    irdl_op_definition,
     operand_def,
     opt_prop_def,
     prop_def,
@@ -23,6 +22,7 @@ from xdsl.irdl import (
     var_operand_def,
 )
 
+from xdsl_tmem.dialects.op_definition import irdl_op_definition
 from xdsl_tmem.dialects.ptx.base import Instruction, Namer, Reg, RegisterType, SymbolType
 from xdsl_tmem.dialects.ptx.qualifiers import check_only_register, operand_text, register_class, reject
 from xdsl_tmem.dialects.traits import WarpLocal

@@ -10,7 +10,6 @@ from typing import ClassVar
 from xdsl.dialects.builtin import UnitAttr
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
-    irdl_op_definition,
     operand_def,
     opt_prop_def,
     prop_def,
@@ -19,6 +18,7 @@ from xdsl.irdl import (
 )
 from xdsl.traits import Commutative
 
+from xdsl_tmem.dialects.op_definition import irdl_op_definition
 from xdsl_tmem.dialects.ptx.arith import FLOAT_RULE, INTEGER_RULE, MOVE_RULE, TypedOp, typed_properties
 from xdsl_tmem.dialects.ptx.base import (
     Instruction,

@@ -21,7 +21,6 @@ from xdsl.ir import Attribute, ParametrizedAttribute, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     irdl_attr_definition,
-    irdl_op_definition,
     prop_def,
     var_operand_def,
 )
@@ -29,6 +28,7 @@ from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
+from xdsl_tmem.dialects.op_definition import irdl_op_definition
 from xdsl_tmem.dialects.ptx.base import Instruction, Namer, Reg, RegisterType, int_literal
 
 # --------------------------------------------------------------------------------------

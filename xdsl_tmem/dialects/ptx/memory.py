@@ -14,7 +14,6 @@ from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     AttrSizedResultSegments,
-    irdl_op_definition,
     operand_def,
     opt_operand_def,
     opt_prop_def,
@@ -28,6 +27,7 @@ from xdsl.irdl import (
 from xdsl.utils.exceptions import VerifyException
 
 from xdsl_tmem.dialects import nvvm
+from xdsl_tmem.dialects.op_definition import irdl_op_definition
 from xdsl_tmem.dialects.ptx.base import (
     Address,
     Instruction,

@@ -18,7 +18,6 @@ from xdsl.irdl import (
     IRDLOperation,
     ParsePropInAttrDict,
     irdl_attr_definition,
-    irdl_op_definition,
     opt_prop_def,
     prop_def,
     region_def,
@@ -30,6 +29,7 @@ from xdsl.printer import Printer
 from xdsl.traits import IsolatedFromAbove, NoTerminator
 from xdsl.utils.exceptions import VerifyException
 
+from xdsl_tmem.dialects.op_definition import irdl_op_definition
 from xdsl_tmem.dialects.ptx.base import REGISTER_TYPES, RegisterType
 
 # --------------------------------------------------------------------------------------

@@ -17,7 +17,6 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
-    irdl_op_definition,
     operand_def,
     opt_operand_def,
     opt_prop_def,
@@ -27,6 +26,7 @@ from xdsl.irdl import (
 )
 
 from xdsl_tmem.dialects import nvvm
+from xdsl_tmem.dialects.op_definition import irdl_op_definition
 from xdsl_tmem.dialects.ptx.base import (
     Instruction,
     Namer,

@@ -29,7 +29,6 @@ from xdsl.ir import Attribute, SpacedOpaqueSyntaxAttribute, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     irdl_attr_definition,
-    irdl_op_definition,
     operand_def,
     opt_operand_def,
     opt_prop_def,
@@ -40,6 +39,7 @@ from xdsl.irdl import (
 )
 from xdsl.utils.str_enum import StrEnum
 
+from xdsl_tmem.dialects.op_definition import irdl_op_definition
 from xdsl_tmem.dialects.ptx.arith import COMPARE_RULE, FLOAT_RULE, INTEGER_RULE, LOGIC_RULE, MOVE_RULE
 from xdsl_tmem.dialects.ptx.base import Instruction, Namer, Reg, RegisterType, RegOrImm, WritesOnlyRegisters
 from xdsl_tmem.dialects.ptx.qualifiers import (
@@ -1103,7 +1103,8 @@ def _defined_here(base: type[SpelledOp]) -> tuple[type[SpelledOp], ...]:
     order (derived, not a second list to keep)."""
     return tuple(
         c for c in globals().values()
-        if isinstance(c, type) and issubclass(c, base) and c.__module__ == __name__ and "name" in vars(c)
+        # the module test first: `issubclass` of an imported class against an ABC walks the ABC's subclasses
+        if isinstance(c, type) and c.__module__ == __name__ and issubclass(c, base) and "name" in vars(c)
     )  # fmt: skip
 
 

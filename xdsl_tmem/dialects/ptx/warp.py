@@ -11,7 +11,6 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
-    irdl_op_definition,
     operand_def,
     opt_prop_def,
     opt_result_def,
@@ -20,6 +19,7 @@ from xdsl.irdl import (
     traits_def,
 )
 
+from xdsl_tmem.dialects.op_definition import irdl_op_definition
 from xdsl_tmem.dialects.ptx.base import (
     Instruction,
     Namer,

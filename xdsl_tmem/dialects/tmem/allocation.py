@@ -9,13 +9,13 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import SSAValue
 from xdsl.irdl import (
-    irdl_op_definition,
     operand_def,
     result_def,
     traits_def,
 )
 from xdsl.traits import Pure
 
+from xdsl_tmem.dialects.op_definition import irdl_op_definition
 from xdsl_tmem.dialects.tmem.base import TmemOp
 from xdsl_tmem.dialects.tmem.types import AllocationType
 from xdsl_tmem.dialects.traits import Synchronizes, SyncPoint

@@ -15,7 +15,6 @@ from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
     BaseAttr,
     VarConstraint,
-    irdl_op_definition,
     operand_def,
     opt_operand_def,
     prop_def,
@@ -23,6 +22,7 @@ from xdsl.irdl import (
     traits_def,
 )
 
+from xdsl_tmem.dialects.op_definition import irdl_op_definition
 from xdsl_tmem.dialects.tmem.base import TmemOp, check_fits_allocation, check_mma_complete_mask
 from xdsl_tmem.dialects.tmem.pipeline import InitBarriersOp
 from xdsl_tmem.dialects.tmem.types import AllocationType, OutputRingType, TmemStageType

@@ -16,7 +16,6 @@ from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
     BaseAttr,
     VarConstraint,
-    irdl_op_definition,
     operand_def,
     prop_def,
     result_def,
@@ -24,6 +23,7 @@ from xdsl.irdl import (
 )
 from xdsl.traits import Pure
 
+from xdsl_tmem.dialects.op_definition import irdl_op_definition
 from xdsl_tmem.dialects.tmem.base import TmemOp
 from xdsl_tmem.dialects.tmem.types import PipelineType
 from xdsl_tmem.dialects.traits import Synchronizes, SyncPoint, WarpLocal

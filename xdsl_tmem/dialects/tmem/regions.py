@@ -18,7 +18,6 @@ from xdsl.irdl import (
     BaseAttr,
     IRDLOperation,
     VarConstraint,
-    irdl_op_definition,
     lazy_traits_def,
     operand_def,
     opt_operand_def,
@@ -31,6 +30,7 @@ from xdsl.irdl import (
 )
 from xdsl.traits import HasParent, IsTerminator
 
+from xdsl_tmem.dialects.op_definition import irdl_op_definition
 from xdsl_tmem.dialects.tmem.base import TmemOp
 from xdsl_tmem.dialects.tmem.types import (
     EpilogueWarpContextType,

@@ -17,7 +17,6 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
-    irdl_op_definition,
     operand_def,
     opt_operand_def,
     opt_prop_def,
@@ -28,6 +27,7 @@ from xdsl.traits import Pure
 from xdsl.utils.hints import isa
 
 from xdsl_tmem.dialects.nvvm import Tcgen05LdStShape
+from xdsl_tmem.dialects.op_definition import irdl_op_definition
 from xdsl_tmem.dialects.tmem.base import TmemOp, check_fits_allocation
 from xdsl_tmem.dialects.tmem.types import AllocationType, TensorType, TmemStageType
 from xdsl_tmem.dialects.traits import SyncPoint, WarpLocal

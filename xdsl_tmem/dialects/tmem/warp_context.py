@@ -17,7 +17,6 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
-    irdl_op_definition,
     operand_def,
     opt_operand_def,
     prop_def,
@@ -25,6 +24,7 @@ from xdsl.irdl import (
     traits_def,
 )
 
+from xdsl_tmem.dialects.op_definition import irdl_op_definition
 from xdsl_tmem.dialects.tmem.base import TmemOp, check_mma_complete_mask
 from xdsl_tmem.dialects.tmem.types import (
     AllocationType,
