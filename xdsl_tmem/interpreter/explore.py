@@ -67,6 +67,7 @@ from xdsl_tmem.interpreter.executor import (
     Warp,
     wake_spinning,
 )
+from xdsl_tmem.interpreter.heap import older_objects_frozen
 from xdsl_tmem.interpreter.launch import Launch, LaunchError, Schedule
 from xdsl_tmem.interpreter.machine import GlobalMemory, Hazard, NamedBarrier
 from xdsl_tmem.interpreter.ptx.warp import PtxWarp
@@ -133,6 +134,7 @@ class Exploration:
 
 
 @single_threaded_blas()
+@older_objects_frozen()
 def explore_random(
     module: ModuleOp,
     launch: Launch,
@@ -304,7 +306,7 @@ def _run_range(start: int, stop: int) -> tuple[int | None, dict[int, int]]:
     worker = _worker
     assert worker is not None
     counts: dict[int, int] = {}
-    with single_threaded_blas():
+    with single_threaded_blas(), older_objects_frozen():
         for seed in range(start, stop):
             if seed > worker.known.value:
                 return None, counts
@@ -320,6 +322,7 @@ def _run_range(start: int, stop: int) -> tuple[int | None, dict[int, int]]:
 
 
 @single_threaded_blas()
+@older_objects_frozen()
 def explore_exhaustive(
     module: ModuleOp,
     launch: Launch,

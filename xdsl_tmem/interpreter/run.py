@@ -34,6 +34,7 @@ from xdsl_tmem.interpreter.executor import (
 )
 from xdsl_tmem.interpreter.func import CfFunctions, FuncFunctions
 from xdsl_tmem.interpreter.hazards import WarpClock
+from xdsl_tmem.interpreter.heap import older_objects_frozen
 from xdsl_tmem.interpreter.launch import (
     Argument,
     BufferArgument,
@@ -687,6 +688,7 @@ exploration goes on: the drivers draw a progress bar with it (tools/progress.py)
 
 
 @single_threaded_blas()
+@older_objects_frozen()
 def run_launch(
     module: ModuleOp,
     launch: Launch,
