@@ -92,7 +92,19 @@ def gep_offset(plan: tuple[int, tuple[tuple[int, int], ...]], indices: PythonVal
     offset: Value = plan[0]
     for (stride, width), value in zip(plan[1], indices, strict=True):
         index = as_signed(value, width)
-        offset = offset + (index.astype(np.int64) * stride if isinstance(index, np.ndarray) else index * stride)
+        if isinstance(index, np.ndarray):
+            # A new array (astype copies), so scaled and summed in place: the common GEP
+            # (one dynamic index, no constant part) then costs one array operation.
+            term: Lanes = cast(Lanes, index).astype(np.int64)
+            if stride != 1:
+                term *= stride
+            if isinstance(offset, np.ndarray):
+                term += offset
+            elif offset:
+                term += offset
+            offset = term
+        else:
+            offset = offset + index * stride
     return offset
 
 
@@ -156,7 +168,9 @@ class LlvmFunctions(WarpFunctions):
         offset = gep_offset(self.static(op, gep_plan), args[1:])
         if isinstance(offset, np.ndarray):
             start: Lanes | int = cast(Lanes, base).view(np.int64) if isinstance(base, np.ndarray) else int(base)
-            return (cast(Lanes, offset + start).view(np.uint64),)
+            lanes = cast(Lanes, offset)
+            lanes += start  # (`gep_offset`'s own array)
+            return (lanes.view(np.uint64),)
         if isinstance(base, np.ndarray):
             return (base + np.uint64(offset & _MASK64),)  # wraps modulo 2^64 like the hardware
         return ((int(base) + offset) & _MASK64,)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import cast
+from typing import NamedTuple, cast
 
 import numpy as np
 from xdsl.interpreter import (
@@ -41,7 +41,7 @@ from xdsl_tmem.interpreter.executor import (
     impl_structured,
 )
 from xdsl_tmem.interpreter.machine import OFFSET_MASK, RANK_SHIFT, Hazard, StageHold
-from xdsl_tmem.interpreter.tcgen05 import ldst_plan
+from xdsl_tmem.interpreter.tcgen05 import LdStPlan, ldst_plan
 from xdsl_tmem.interpreter.values import WARP, Value
 
 MBAR_BYTES = 8
@@ -307,13 +307,38 @@ def check_in_stage(op: Operation, stage: Stage, column: int, width: int) -> None
         )
 
 
-def _load(warp: Warp, op: tmem.LoadUpperOp | tmem.LoadLowerOp, stage: Stage, column: int) -> Value:
-    address = stage.offset + column + (tmem.LOWER_HALF_LANE_OFFSET if isinstance(op, tmem.LoadLowerOp) else 0)
+def _has_column(op: tmem.StoreUpperOp | tmem.StoreLowerOp) -> bool:
+    return op.column is not None
+
+
+class LoadStatic(NamedTuple):
+    """What a tmem load derives from its op (`WarpFunctions.static`): the optional column
+    operand's accessor decodes the operand segment sizes at each read."""
+
+    has_column: bool
+    lane_offset: int
+    """`tmem.LOWER_HALF_LANE_OFFSET` for the lower half, else 0."""
+    plan: LdStPlan
+    floats: bool
+    """The result is f32 (else i32): the loaded bits are viewed as float32."""
+
+
+def _load_static(op: tmem.LoadUpperOp | tmem.LoadLowerOp) -> LoadStatic:
     result_type = op.result.type
-    plan = ldst_plan(nvvm.Tcgen05LdStShape.SHAPE_16X256B, result_type.get_shape()[0])
+    return LoadStatic(
+        op.column is not None,
+        tmem.LOWER_HALF_LANE_OFFSET if isinstance(op, tmem.LoadLowerOp) else 0,
+        ldst_plan(nvvm.Tcgen05LdStShape.SHAPE_16X256B, result_type.get_shape()[0]),
+        result_type.element_type != tmem.i32,
+    )
+
+
+def _load(warp: Warp, op: tmem.LoadUpperOp | tmem.LoadLowerOp, facts: LoadStatic, stage: Stage, column: int) -> Value:
+    address = stage.offset + column + facts.lane_offset
+    plan = facts.plan
     check_in_stage(op, stage, column, plan.columns)
     values = N.tmem_ld(warp, op, address, plan)
-    return values.view(np.float32) if result_type.element_type != tmem.i32 else values
+    return values.view(np.float32) if facts.floats else values
 
 
 # --------------------------------------------------------------------------------------
@@ -414,18 +439,20 @@ class TmemFunctions(WarpFunctions):
     @impl(tmem.LoadUpperOp)
     def run_load_upper(self, interp: Interpreter, op: tmem.LoadUpperOp, args: PythonValues) -> PythonValues:
         warp = as_warp(interp)
-        column = _uniform(warp, args[1], "tmem_stage.load_upper column") if op.column is not None else 0
-        return (_load(warp, op, args[0], column),)
+        facts = self.static(op, _load_static)
+        column = _uniform(warp, args[1], "tmem_stage.load_upper column") if facts.has_column else 0
+        return (_load(warp, op, facts, args[0], column),)
 
     @impl(tmem.LoadLowerOp)
     def run_load_lower(self, interp: Interpreter, op: tmem.LoadLowerOp, args: PythonValues) -> PythonValues:
         warp = as_warp(interp)
-        column = _uniform(warp, args[1], "tmem_stage.load_lower column") if op.column is not None else 0
-        return (_load(warp, op, args[0], column),)
+        facts = self.static(op, _load_static)
+        column = _uniform(warp, args[1], "tmem_stage.load_lower column") if facts.has_column else 0
+        return (_load(warp, op, facts, args[0], column),)
 
     def _store(self, warp: Warp, op: tmem.StoreUpperOp | tmem.StoreLowerOp, args: PythonValues, lower: bool) -> None:
         stage, *rest = args
-        column = _uniform(warp, rest.pop(0), f"{op.name} column") if op.column is not None else 0
+        column = _uniform(warp, rest.pop(0), f"{op.name} column") if self.static(op, _has_column) else 0
         values = np.asarray(rest[0])
         address = cast(Stage, stage).offset + column + (tmem.LOWER_HALF_LANE_OFFSET if lower else 0)
         plan = ldst_plan(nvvm.Tcgen05LdStShape.SHAPE_16X256B, values.shape[1])
