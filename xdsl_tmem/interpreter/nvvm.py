@@ -767,9 +767,10 @@ def tmem_wait(warp: Warp, kind: str) -> None:
     warp.require_converged(f"tcgen05.wait::{kind}")
     epoch = warp.clock.tc_tick()
     still: list[AsyncOp] = []
+    by = f"tcgen05.wait::{kind} of {warp.name}"
     for record in warp.pending_tmem:
         if record.kind == kind:
-            complete(record, warp.clock.tc, epoch, f"tcgen05.wait::{kind} of {warp.name}", warp.cluster.step)
+            complete(record, warp.clock.tc, epoch, by, warp.cluster.step)
         else:
             still.append(record)
     warp.pending_tmem = still
