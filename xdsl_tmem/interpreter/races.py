@@ -66,6 +66,7 @@ from xdsl_tmem.interpreter.shadow import (
     Shadow,
     Spans,
     Summary,
+    Values,
     Writers,
 )
 from xdsl_tmem.interpreter.tcgen05 import ELEMENT_BYTES, SmemDescriptor, operand_addresses
@@ -902,17 +903,16 @@ def _record_tensor_core_read(shadow: Shadow, plan: TilesPlan, stamp: int) -> Non
     """Record the tensor core's read `stamp` of every byte of the tiles (they have no read
     to keep), and add it to the summaries of the ranges they overlap."""
     spans = _current_spans(shadow)
-    units = plan.units if plan.units is not None and plan.top_unit < shadow.size // UNIT else None
-    if any(hi % UNIT for _, hi in plan.parts):  # (a tile of part units)
-        units = None
-    for (lo, hi), (low, high) in zip(plan.parts, plan.bounds, strict=True):  # one per tile (a box refills one)
-        where = plan.index[lo:hi] if units is None else units[lo // UNIT : hi // UNIT]
-        shadow.defer_read(PendingRead(where, units is not None, stamp, low, high))
+    # (one pending read per tile: a box refills one; by unit where the tiles are whole units)
+    units = plan.unit_parts is not None and plan.top_unit < shadow.size // UNIT
+    for where, (low, high) in zip(plan.unit_parts if units else plan.byte_parts, plan.bounds, strict=True):
+        shadow.defer_read(PendingRead(where, units, stamp, low, high))
+    ranges = spans.ranges
     for bounds in plan.bounds:
         for key in _lookup(spans, bounds)[1]:
-            summary = spans.ranges[key]
+            summary = ranges[key]
             if summary is not None and stamp not in summary[1]:
-                spans.ranges[key] = _union(summary, None, stamp)
+                ranges[key] = _union(summary, None, stamp)
     spans.gen = shadow.gen
 
 
@@ -934,19 +934,50 @@ def _summaries_pass(warp: Warp, shadow: Shadow, plan: TilesPlan) -> bool:
         summary = None if inside is None else spans.ranges[inside]
         if summary is None:
             return False
-        for packed in summary[0]:
-            if packed <= SHARED:
-                if packed == SHARED or not shadow.host:
-                    return False
-            elif not _knows(vc, packed):
+        shared, unwritten, writes, reads = _needs(summary)
+        if shared or (unwritten and not shadow.host):
+            return False
+        for comp, epoch in writes:
+            if int(vc[comp]) < epoch:
                 return False
-        for packed in summary[1]:
-            if packed == NONE:
-                continue
-            comp, epoch = (packed >> COMP_SHIFT) & COMP_MASK, packed & EPOCH_MASK
-            if packed == SHARED or (int(vc[comp]) < epoch and not (comp == tc_comp and epoch <= tc_epoch)):
+        for comp, epoch in reads:
+            if int(vc[comp]) < epoch and not (comp == tc_comp and epoch <= tc_epoch):
                 return False
     return True
+
+
+Needs = tuple[bool, bool, tuple[tuple[int, int], ...], tuple[tuple[int, int], ...]]
+"""What a range's summary asks of a reader (`_needs`)."""
+_NEEDS: dict[int, tuple[Summary, Needs]] = {}
+
+
+def _needs(summary: tuple[Values, Values]) -> Needs:
+    """A summary's values as `_summaries_pass` tests them: whether a write or read value is
+    SHARED, whether a write value is NONE, and per clock component the latest epoch among
+    the other write values and among the other read values (a clock knows them all when
+    it knows that one; the tensor core's own epochs pass up to one bound, so a maximum
+    there too). Cached by the summary's identity (summaries are immutable and replaced
+    when they change; the entry keeps it, so its identity is not reused while cached)."""
+    found = _NEEDS.get(id(summary))
+    if found is not None and found[0] is summary:
+        return found[1]
+    write_max: dict[int, int] = {}
+    read_max: dict[int, int] = {}
+    shared = SHARED in summary[0] or SHARED in summary[1]
+    for packed in summary[0]:
+        if packed > SHARED:
+            comp, epoch = (packed >> COMP_SHIFT) & COMP_MASK, packed & EPOCH_MASK
+            write_max[comp] = max(write_max.get(comp, epoch), epoch)
+    for packed in summary[1]:
+        if packed not in (NONE, SHARED):
+            comp, epoch = (packed >> COMP_SHIFT) & COMP_MASK, packed & EPOCH_MASK
+            read_max[comp] = max(read_max.get(comp, epoch), epoch)
+    unwritten = any(packed < SHARED for packed in summary[0])  # (NONE)
+    needs = (shared, unwritten, tuple(write_max.items()), tuple(read_max.items()))
+    if len(_NEEDS) >= 256:
+        _NEEDS.clear()
+    _NEEDS[id(summary)] = (summary, needs)
+    return needs
 
 
 MAX_VALUES = 8
@@ -1018,6 +1049,10 @@ class TilesPlan:
     """Each tile's [start, stop) in `index`."""
     bounds: tuple[tuple[int, int], ...]
     """Each tile's lowest byte and one past its highest."""
+    byte_parts: tuple[NDArray[np.int64], ...]
+    """Each tile's part of `index`."""
+    unit_parts: tuple[NDArray[np.int64], ...] | None
+    """Each tile's part of `units`, where each part is whole units (else None)."""
 
 
 _PLANS: dict[int, tuple[Sequence[Tile], TilesPlan]] = {}
@@ -1054,7 +1089,12 @@ def _tiles_plan(tiles: tuple[Tile, ...]) -> TilesPlan:
     index.flags.writeable = False
     top = int(units.max()) if units is not None else -1
     extent = tuple((int(p.min()), int(p.max()) + 1) for p in pieces)
-    return TilesPlan(index, units, top, tuple(pairwise(bounds)), extent)
+    parts = tuple(pairwise(bounds))
+    byte_parts = tuple(index[lo:hi] for lo, hi in parts)
+    unit_parts = None
+    if units is not None and not any(hi % UNIT for _, hi in parts):
+        unit_parts = tuple(units[lo // UNIT : hi // UNIT] for lo, hi in parts)
+    return TilesPlan(index, units, top, parts, extent, byte_parts, unit_parts)
 
 
 def _tensor_core_stamp(warp: Warp, op: Any) -> int:
