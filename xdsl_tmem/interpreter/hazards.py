@@ -238,8 +238,19 @@ def check_access(warp: Warp, cta: Cta, record: AsyncOp, knowledge: Clock) -> Non
         cta.tmem_read_sync[cells] = warp.acquires
     # (An accumulating write changes neither: its cells were all written, none read since,
     # or `_uninitialised` / `_check_stale` raised.)
+    buckets = range(record.columns[0] // BUCKET, (record.columns[1] - 1) // BUCKET + 1)
+    if len(superseded) == 1:  # (the usual MMA after MMA: one record replaced in each bucket)
+        only = superseded[0]
+        for bucket in buckets:
+            live = cta.tmem_live[bucket]
+            if len(live) == 1 and live[0] is only:
+                live[0] = record
+            else:
+                live[:] = [r for r in live if r is not only]
+                live.append(record)
+        return
     gone = {id(r) for r in superseded}
-    for bucket in range(record.columns[0] // BUCKET, (record.columns[1] - 1) // BUCKET + 1):
+    for bucket in buckets:
         live = cta.tmem_live[bucket]
         if len(live) == 1 and id(live[0]) in gone:  # (the usual MMA after MMA: one record replaced)
             live[0] = record

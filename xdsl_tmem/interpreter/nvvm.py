@@ -944,8 +944,7 @@ def tcgen05_mma(warp: Warp, op: Operation, kind: str, cta_group: int, operands: 
         # but for an accumulation scaling D (its D is needed now).
         runs = None
         if plan.in_place and a_desc is not None and not (accumulate and scale):
-            form = (idesc.a_format, idesc.b_format, idesc.negate_a, idesc.negate_b)
-            runs = [c.defer_mma((d_lane, d_col, layout.rows, layout.n), accumulate, form, k) for c in ctas]
+            runs = [c.defer_mma((d_lane, d_col, layout.rows, layout.n), accumulate, plan.form, k) for c in ctas]
         blocks: list[NDArray[np.float32]] = []
         a_parts: list[NDArray[Any]] = []
         b_full: NDArray[Any] | None = None

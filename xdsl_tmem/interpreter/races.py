@@ -66,7 +66,6 @@ from xdsl_tmem.interpreter.shadow import (
     Shadow,
     Spans,
     Summary,
-    Values,
     Writers,
 )
 from xdsl_tmem.interpreter.tcgen05 import ELEMENT_BYTES, SmemDescriptor, operand_addresses
@@ -904,8 +903,9 @@ def _record_tensor_core_read(shadow: Shadow, plan: TilesPlan, stamp: int) -> Non
     to keep), and add it to the summaries of the ranges they overlap."""
     spans = _current_spans(shadow)
     # (one pending read per tile: a box refills one; by unit where the tiles are whole units)
-    units = plan.unit_parts is not None and plan.top_unit < shadow.size // UNIT
-    for where, (low, high) in zip(plan.unit_parts if units else plan.byte_parts, plan.bounds, strict=True):
+    parts = plan.unit_parts if plan.unit_parts is not None and plan.top_unit < shadow.size // UNIT else None
+    units = parts is not None
+    for where, (low, high) in zip(plan.byte_parts if parts is None else parts, plan.bounds, strict=True):
         shadow.defer_read(PendingRead(where, units, stamp, low, high))
     ranges = spans.ranges
     for bounds in plan.bounds:
@@ -934,50 +934,19 @@ def _summaries_pass(warp: Warp, shadow: Shadow, plan: TilesPlan) -> bool:
         summary = None if inside is None else spans.ranges[inside]
         if summary is None:
             return False
-        shared, unwritten, writes, reads = _needs(summary)
-        if shared or (unwritten and not shadow.host):
-            return False
-        for comp, epoch in writes:
-            if int(vc[comp]) < epoch:
+        for packed in summary[0]:
+            if packed <= SHARED:
+                if packed == SHARED or not shadow.host:
+                    return False
+            elif int(vc[(packed >> COMP_SHIFT) & COMP_MASK]) < packed & EPOCH_MASK:  # (`_knows`, inline)
                 return False
-        for comp, epoch in reads:
-            if int(vc[comp]) < epoch and not (comp == tc_comp and epoch <= tc_epoch):
+        for packed in summary[1]:
+            if packed == NONE:
+                continue
+            comp, epoch = (packed >> COMP_SHIFT) & COMP_MASK, packed & EPOCH_MASK
+            if packed == SHARED or (int(vc[comp]) < epoch and not (comp == tc_comp and epoch <= tc_epoch)):
                 return False
     return True
-
-
-Needs = tuple[bool, bool, tuple[tuple[int, int], ...], tuple[tuple[int, int], ...]]
-"""What a range's summary asks of a reader (`_needs`)."""
-_NEEDS: dict[int, tuple[Summary, Needs]] = {}
-
-
-def _needs(summary: tuple[Values, Values]) -> Needs:
-    """A summary's values as `_summaries_pass` tests them: whether a write or read value is
-    SHARED, whether a write value is NONE, and per clock component the latest epoch among
-    the other write values and among the other read values (a clock knows them all when
-    it knows that one; the tensor core's own epochs pass up to one bound, so a maximum
-    there too). Cached by the summary's identity (summaries are immutable and replaced
-    when they change; the entry keeps it, so its identity is not reused while cached)."""
-    found = _NEEDS.get(id(summary))
-    if found is not None and found[0] is summary:
-        return found[1]
-    write_max: dict[int, int] = {}
-    read_max: dict[int, int] = {}
-    shared = SHARED in summary[0] or SHARED in summary[1]
-    for packed in summary[0]:
-        if packed > SHARED:
-            comp, epoch = (packed >> COMP_SHIFT) & COMP_MASK, packed & EPOCH_MASK
-            write_max[comp] = max(write_max.get(comp, epoch), epoch)
-    for packed in summary[1]:
-        if packed not in (NONE, SHARED):
-            comp, epoch = (packed >> COMP_SHIFT) & COMP_MASK, packed & EPOCH_MASK
-            read_max[comp] = max(read_max.get(comp, epoch), epoch)
-    unwritten = any(packed < SHARED for packed in summary[0])  # (NONE)
-    needs = (shared, unwritten, tuple(write_max.items()), tuple(read_max.items()))
-    if len(_NEEDS) >= 256:
-        _NEEDS.clear()
-    _NEEDS[id(summary)] = (summary, needs)
-    return needs
 
 
 MAX_VALUES = 8
