@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from functools import cache
 from typing import Any, cast
 
 import numpy as np
@@ -797,6 +798,12 @@ def _record(warp: Warp, kind: str, op: Operation, lane0: int, plan: LdStPlan, co
     return record
 
 
+@cache
+def _pipe_kind(name: str) -> str:
+    """An async record's kind: the op's name without its dialect prefix."""
+    return name.removeprefix("nvvm.tcgen05.").removeprefix("ptx.tcgen05_")
+
+
 def issue_pipe(
     warp: Warp,
     op: Operation,
@@ -818,7 +825,7 @@ def issue_pipe(
     check_columns(cta, columns[0], columns[1] - columns[0], op.name)
     thread = thread_id(warp, lane)
     record = AsyncOp(
-        kind=op.name.removeprefix("nvvm.tcgen05.").removeprefix("ptx.tcgen05_"),
+        kind=_pipe_kind(op.name),
         op=op,
         cta=cta.rank,
         warp=warp.index,

@@ -484,17 +484,30 @@ def gather_into(smem: NDArray[np.uint8], plan: OperandPlan, fmt: str, out: NDArr
 def gather_raw(smem: NDArray[np.uint8], plan: OperandPlan, out: NDArray[Any]) -> None:
     """The tile's element bits, undecoded, into `out` ((rows, k), the unsigned integer type
     of the element's size; `decode_into` decodes them), the plan checked already."""
+    if plan.aligned and plan.chunks is not None and out.strides[1] == out.itemsize:
+        # Each row as one item of its bytes: copying rows into a strided `out` costs less
+        # than copying its elements.
+        row = _row_type(out.shape[1] * out.itemsize)
+        out.view(row)[:, 0] = _units(smem)[plan.chunks].view(row)
+        return
     out[...] = _raw(smem, plan, out.dtype.itemsize, out.shape)
+
+
+@cache
+def _row_type(size: int) -> np.dtype[np.void]:
+    return np.dtype((np.void, size))
 
 
 def _raw(smem: NDArray[np.uint8], plan: OperandPlan, element: int, shape: tuple[int, ...]) -> NDArray[Any]:
     if not plan.aligned:
         return smem[plan.index].view(np.dtype(f"u{element}"))[..., 0]
     if plan.chunks is not None:  # the elements as whole 16-byte units: one gather of units
-        return _units(smem)[plan.chunks].view(np.dtype(f"u{element}")).reshape(shape)
+        return _units(smem)[plan.chunks].view(_UNSIGNED[element]).reshape(shape)
     return _elements(smem, element)[plan.index]
 
 
+_UNSIGNED = {size: np.dtype(f"u{size}") for size in (1, 2, 4, 8)}
+"""The unsigned integer type of each element size."""
 _UNIT_VIEWS: dict[int, tuple[NDArray[np.uint8], NDArray[Any]]] = {}
 
 
