@@ -1070,14 +1070,14 @@ def _gather_raw(ctas: list[Cta], plan: MmaPlan, blocks: list[NDArray[Any]]) -> N
             smem = ctas[0].smem
             check_bounds(plan.a_plan, smem, plan.a_desc, (rows_a, k), idesc.a_format)
             check_bounds(plan.b_plan, smem, plan.b_desc, (rows_b, k), idesc.b_format)
-            gather_raw(smem, plan.ab_plan, blocks[0])
+            gather_raw(smem, plan.ab_plan, blocks[0], ctas[0].smem_views)
             return
         for v, c in enumerate(ctas):
             check_bounds(plan.a_plan, c.smem, plan.a_desc, (rows_a, k), idesc.a_format)
-            gather_raw(c.smem, plan.a_plan, blocks[v][:rows_a])
+            gather_raw(c.smem, plan.a_plan, blocks[v][:rows_a], c.smem_views)
         for v, c in enumerate(ctas):
             check_bounds(plan.b_plan, c.smem, plan.b_desc, (rows_b, k), idesc.b_format)
-            gather_raw(c.smem, plan.b_plan, b_full[v * rows_b : (v + 1) * rows_b])
+            gather_raw(c.smem, plan.b_plan, b_full[v * rows_b : (v + 1) * rows_b], c.smem_views)
     except DescriptorError as e:
         raise Hazard("out-of-bounds", f"tcgen05.mma: {e}") from None
     for block in blocks[1:]:

@@ -481,14 +481,20 @@ def gather_into(smem: NDArray[np.uint8], plan: OperandPlan, fmt: str, out: NDArr
     decode_into(_raw(smem, plan, ELEMENT_BYTES[fmt], out.shape), fmt, out)
 
 
-def gather_raw(smem: NDArray[np.uint8], plan: OperandPlan, out: NDArray[Any]) -> None:
+def gather_raw(
+    smem: NDArray[np.uint8],
+    plan: OperandPlan,
+    out: NDArray[Any],
+    views: dict[np.dtype[Any], NDArray[Any]] | None = None,
+) -> None:
     """The tile's element bits, undecoded, into `out` ((rows, k), the unsigned integer type
-    of the element's size; `decode_into` decodes them), the plan checked already."""
+    of the element's size; `decode_into` decodes them), the plan checked already. `views`:
+    the CTA's views of `smem` by element type (`Cta.smem_views`), where one is kept."""
     if plan.aligned and plan.chunks is not None and out.strides[1] == out.itemsize:
         # Each row as one item of its bytes: copying rows into a strided `out` costs less
         # than copying its elements.
         row = _row_type(out.shape[1] * out.itemsize)
-        out.view(row)[:, 0] = _units(smem)[plan.chunks].view(row)
+        out.view(row)[:, 0] = _units(smem, views)[plan.chunks].view(row)
         return
     out[...] = _raw(smem, plan, out.dtype.itemsize, out.shape)
 
@@ -508,20 +514,16 @@ def _raw(smem: NDArray[np.uint8], plan: OperandPlan, element: int, shape: tuple[
 
 _UNSIGNED = {size: np.dtype(f"u{size}") for size in (1, 2, 4, 8)}
 """The unsigned integer type of each element size."""
-_UNIT_VIEWS: dict[int, tuple[NDArray[np.uint8], NDArray[Any]]] = {}
 
 
-def _units(smem: NDArray[np.uint8]) -> NDArray[Any]:
-    """Shared memory viewed as whole 16-byte units, kept per array (by identity; the entry
-    keeps the array, so its identity is not reused while cached): making the view costs
-    a third of the gather it serves."""
-    found = _UNIT_VIEWS.get(id(smem))
-    if found is not None and found[0] is smem:
-        return found[1]
-    units = smem[: smem.size - smem.size % CHUNK].view(CHUNK_TYPE)
-    if len(_UNIT_VIEWS) >= 8:
-        _UNIT_VIEWS.clear()
-    _UNIT_VIEWS[id(smem)] = (smem, units)
+def _units(smem: NDArray[np.uint8], views: dict[np.dtype[Any], NDArray[Any]] | None = None) -> NDArray[Any]:
+    """Shared memory viewed as whole 16-byte units; kept in `views` (the CTA's
+    `smem_views`) if given: making the view costs a third of the gather it serves."""
+    units = None if views is None else views.get(CHUNK_TYPE)
+    if units is None:
+        units = smem[: smem.size - smem.size % CHUNK].view(CHUNK_TYPE)
+        if views is not None:
+            views[CHUNK_TYPE] = units
     return units
 
 
