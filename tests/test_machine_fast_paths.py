@@ -1150,3 +1150,30 @@ def test_a_state_copy_does_not_change_the_grouping() -> None:
     cluster, warp = make_cluster(1)
     _k_loop(cluster, warp, np.random.default_rng(5), 4)
     np.testing.assert_array_equal(clone.tmem, cluster.ctas[0].tmem)
+
+
+def test_a_run_after_a_settled_one_is_as_a_first_run() -> None:
+    """A run that starts after another was computed reuses its operand buffer: it holds the
+    bits of its own MMAs only (the same D as the same MMAs in a fresh machine), a state copy
+    of it does not share the buffer, and its memory is counted as a run's that grew from
+    256 columns of K (what `data_bytes` reads)."""
+    cluster, warp = make_cluster(1)
+    cta = cluster.ctas[0]
+    _k_loop(cluster, warp, np.random.default_rng(6), 20)
+    assert cta.deferred is not None
+    assert cta.deferred.nbytes == (128 + 256) * 512 * 2  # 320 of K: grown once
+    cta.settle()
+    copies: list[Cta] = []
+    _k_loop(
+        cluster, warp, np.random.default_rng(7), 3, lambda step: copies.append(cta.copy(Memo())) if step == 1 else None
+    )
+    assert cta.deferred is not None
+    assert cta.deferred.nbytes == (128 + 256) * 256 * 2
+    fresh, fresh_warp = make_cluster(1)
+    _k_loop(fresh, fresh_warp, np.random.default_rng(7), 3)
+    np.testing.assert_array_equal(cta.tmem, fresh.ctas[0].tmem)
+    (clone,) = copies
+    _k_loop(cluster, warp, np.random.default_rng(8), 2)  # the original's next run: the clone's bits stay
+    shorter, shorter_warp = make_cluster(1)
+    _k_loop(shorter, shorter_warp, np.random.default_rng(7), 2)
+    np.testing.assert_array_equal(clone.tmem, shorter.ctas[0].tmem)

@@ -238,8 +238,19 @@ def check_access(warp: Warp, cta: Cta, record: AsyncOp, knowledge: Clock) -> Non
         cta.tmem_read_sync[cells] = warp.acquires
     # (An accumulating write changes neither: its cells were all written, none read since,
     # or `_uninitialised` / `_check_stale` raised.)
+    buckets = range(record.columns[0] // BUCKET, (record.columns[1] - 1) // BUCKET + 1)
+    if len(superseded) == 1:  # (the usual MMA after MMA: one record replaced in each bucket)
+        only = superseded[0]
+        for bucket in buckets:
+            live = cta.tmem_live[bucket]
+            if len(live) == 1 and live[0] is only:
+                live[0] = record
+            else:
+                live[:] = [r for r in live if r is not only]
+                live.append(record)
+        return
     gone = {id(r) for r in superseded}
-    for bucket in range(record.columns[0] // BUCKET, (record.columns[1] - 1) // BUCKET + 1):
+    for bucket in buckets:
         live = cta.tmem_live[bucket]
         if len(live) == 1 and id(live[0]) in gone:  # (the usual MMA after MMA: one record replaced)
             live[0] = record
@@ -260,25 +271,47 @@ def overlapping(cta: Cta, record: AsyncOp, knowledge: Clock) -> tuple[list[Async
     them (only `check_access` and a dealloc, which drops the records, change them)."""
     superseded: list[AsyncOp] = []
     repeat = record.writes and record.accumulates and record.pipe
-    first, last = record.columns[0] // BUCKET, (record.columns[1] - 1) // BUCKET
     writes, lane_set, column_set = record.writes, record.lane_set, record.column_set
-    for bucket in range(first, last + 1):
-        for other in cta.tmem_live[bucket]:
-            # Two reads never conflict; the others must share cells (tested inline: a
-            # load checks every live record of its columns).
-            if not (writes or other.writes) or not (other.lane_set & lane_set and other.column_set & column_set):
-                continue
-            if other.pipe and record.pipe and other.issuer == record.issuer and other.issuer_cta == record.issuer_cta:
-                ordered = True  # the tensor pipe executes one thread's MMAs / copies in issue order
-                repeat = repeat and other.writes and other.lane_set == lane_set and other.column_set == column_set
-            else:
-                ordered = other.epoch != INF and other.epoch <= int(knowledge[other.comp])
-                repeat = False
-            if not ordered:
-                return superseded, other, False
-            if writes and _covers(record, other):
-                superseded.append(other)
+    for other in _live_records(cta, record.columns[0] // BUCKET, (record.columns[1] - 1) // BUCKET):
+        # Two reads never conflict; the others must share cells (tested inline: a
+        # load checks every live record of its columns).
+        if not (writes or other.writes) or not (other.lane_set & lane_set and other.column_set & column_set):
+            continue
+        if other.pipe and record.pipe and other.issuer == record.issuer and other.issuer_cta == record.issuer_cta:
+            ordered = True  # the tensor pipe executes one thread's MMAs / copies in issue order
+            repeat = repeat and other.writes and other.lane_set == lane_set and other.column_set == column_set
+        else:
+            ordered = other.epoch != INF and other.epoch <= int(knowledge[other.comp])
+            repeat = False
+        if not ordered:
+            return superseded, other, False
+        if writes and _covers(record, other):
+            superseded.append(other)
     return superseded, None, repeat and bool(superseded)
+
+
+def _live_records(cta: Cta, first: int, last: int) -> list[AsyncOp]:
+    """The live records of buckets `first`..`last`, each once, in the order of their first
+    bucket: a record spans every bucket of its columns, and its tests do not depend on
+    the bucket (an MMA of 256 columns after another: one record in 8 buckets, tested once)."""
+    live = cta.tmem_live
+    head = live[first]
+    if len(head) == 1:
+        only = head[0]
+        for bucket in range(first + 1, last + 1):
+            records = live[bucket]
+            if len(records) != 1 or records[0] is not only:
+                break
+        else:
+            return head
+    seen: set[int] = set()
+    found: list[AsyncOp] = []
+    for bucket in range(first, last + 1):
+        for other in live[bucket]:
+            if id(other) not in seen:
+                seen.add(id(other))
+                found.append(other)
+    return found
 
 
 def _check_stale(warp: Warp, cta: Cta, record: AsyncOp, cells: Cells) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from functools import cache
 from typing import Any, cast
 
 import numpy as np
@@ -798,6 +799,12 @@ def _record(warp: Warp, kind: str, op: Operation, lane0: int, plan: LdStPlan, co
     return record
 
 
+@cache
+def _pipe_kind(name: str) -> str:
+    """An async record's kind: the op's name without its dialect prefix."""
+    return name.removeprefix("nvvm.tcgen05.").removeprefix("ptx.tcgen05_")
+
+
 def issue_pipe(
     warp: Warp,
     op: Operation,
@@ -819,7 +826,7 @@ def issue_pipe(
     check_columns(cta, columns[0], columns[1] - columns[0], op.name)
     thread = thread_id(warp, lane)
     record = AsyncOp(
-        kind=op.name.removeprefix("nvvm.tcgen05.").removeprefix("ptx.tcgen05_"),
+        kind=_pipe_kind(op.name),
         op=op,
         cta=cta.rank,
         warp=warp.index,
@@ -945,8 +952,7 @@ def tcgen05_mma(warp: Warp, op: Operation, kind: str, cta_group: int, operands: 
         # but for an accumulation scaling D (its D is needed now).
         runs = None
         if plan.in_place and a_desc is not None and not (accumulate and scale):
-            form = (idesc.a_format, idesc.b_format, idesc.negate_a, idesc.negate_b)
-            runs = [c.defer_mma((d_lane, d_col, layout.rows, layout.n), accumulate, form, k) for c in ctas]
+            runs = [c.defer_mma((d_lane, d_col, layout.rows, layout.n), accumulate, plan.form, k) for c in ctas]
         blocks: list[NDArray[np.float32]] = []
         a_parts: list[NDArray[Any]] = []
         b_full: NDArray[Any] | None = None
@@ -1065,14 +1071,14 @@ def _gather_raw(ctas: list[Cta], plan: MmaPlan, blocks: list[NDArray[Any]]) -> N
             smem = ctas[0].smem
             check_bounds(plan.a_plan, smem, plan.a_desc, (rows_a, k), idesc.a_format)
             check_bounds(plan.b_plan, smem, plan.b_desc, (rows_b, k), idesc.b_format)
-            gather_raw(smem, plan.ab_plan, blocks[0])
+            gather_raw(smem, plan.ab_plan, blocks[0], ctas[0].smem_views)
             return
         for v, c in enumerate(ctas):
             check_bounds(plan.a_plan, c.smem, plan.a_desc, (rows_a, k), idesc.a_format)
-            gather_raw(c.smem, plan.a_plan, blocks[v][:rows_a])
+            gather_raw(c.smem, plan.a_plan, blocks[v][:rows_a], c.smem_views)
         for v, c in enumerate(ctas):
             check_bounds(plan.b_plan, c.smem, plan.b_desc, (rows_b, k), idesc.b_format)
-            gather_raw(c.smem, plan.b_plan, b_full[v * rows_b : (v + 1) * rows_b])
+            gather_raw(c.smem, plan.b_plan, b_full[v * rows_b : (v + 1) * rows_b], c.smem_views)
     except DescriptorError as e:
         raise Hazard("out-of-bounds", f"tcgen05.mma: {e}") from None
     for block in blocks[1:]:

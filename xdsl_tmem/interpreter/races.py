@@ -902,17 +902,17 @@ def _record_tensor_core_read(shadow: Shadow, plan: TilesPlan, stamp: int) -> Non
     """Record the tensor core's read `stamp` of every byte of the tiles (they have no read
     to keep), and add it to the summaries of the ranges they overlap."""
     spans = _current_spans(shadow)
-    units = plan.units if plan.units is not None and plan.top_unit < shadow.size // UNIT else None
-    if any(hi % UNIT for _, hi in plan.parts):  # (a tile of part units)
-        units = None
-    for (lo, hi), (low, high) in zip(plan.parts, plan.bounds, strict=True):  # one per tile (a box refills one)
-        where = plan.index[lo:hi] if units is None else units[lo // UNIT : hi // UNIT]
-        shadow.defer_read(PendingRead(where, units is not None, stamp, low, high))
+    # (one pending read per tile: a box refills one; by unit where the tiles are whole units)
+    parts = plan.unit_parts if plan.unit_parts is not None and plan.top_unit < shadow.size // UNIT else None
+    units = parts is not None
+    for where, (low, high) in zip(plan.byte_parts if parts is None else parts, plan.bounds, strict=True):
+        shadow.defer_read(PendingRead(where, units, stamp, low, high))
+    ranges = spans.ranges
     for bounds in plan.bounds:
         for key in _lookup(spans, bounds)[1]:
-            summary = spans.ranges[key]
+            summary = ranges[key]
             if summary is not None and stamp not in summary[1]:
-                spans.ranges[key] = _union(summary, None, stamp)
+                ranges[key] = _union(summary, None, stamp)
     spans.gen = shadow.gen
 
 
@@ -938,7 +938,7 @@ def _summaries_pass(warp: Warp, shadow: Shadow, plan: TilesPlan) -> bool:
             if packed <= SHARED:
                 if packed == SHARED or not shadow.host:
                     return False
-            elif not _knows(vc, packed):
+            elif int(vc[(packed >> COMP_SHIFT) & COMP_MASK]) < packed & EPOCH_MASK:  # (`_knows`, inline)
                 return False
         for packed in summary[1]:
             if packed == NONE:
@@ -1018,6 +1018,10 @@ class TilesPlan:
     """Each tile's [start, stop) in `index`."""
     bounds: tuple[tuple[int, int], ...]
     """Each tile's lowest byte and one past its highest."""
+    byte_parts: tuple[NDArray[np.int64], ...]
+    """Each tile's part of `index`."""
+    unit_parts: tuple[NDArray[np.int64], ...] | None
+    """Each tile's part of `units`, where each part is whole units (else None)."""
 
 
 _PLANS: dict[int, tuple[Sequence[Tile], TilesPlan]] = {}
@@ -1054,7 +1058,12 @@ def _tiles_plan(tiles: tuple[Tile, ...]) -> TilesPlan:
     index.flags.writeable = False
     top = int(units.max()) if units is not None else -1
     extent = tuple((int(p.min()), int(p.max()) + 1) for p in pieces)
-    return TilesPlan(index, units, top, tuple(pairwise(bounds)), extent)
+    parts = tuple(pairwise(bounds))
+    byte_parts = tuple(index[lo:hi] for lo, hi in parts)
+    unit_parts = None
+    if units is not None and not any(hi % UNIT for _, hi in parts):
+        unit_parts = tuple(units[lo // UNIT : hi // UNIT] for lo, hi in parts)
+    return TilesPlan(index, units, top, parts, extent, byte_parts, unit_parts)
 
 
 def _tensor_core_stamp(warp: Warp, op: Any) -> int:

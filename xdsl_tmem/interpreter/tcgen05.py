@@ -481,19 +481,50 @@ def gather_into(smem: NDArray[np.uint8], plan: OperandPlan, fmt: str, out: NDArr
     decode_into(_raw(smem, plan, ELEMENT_BYTES[fmt], out.shape), fmt, out)
 
 
-def gather_raw(smem: NDArray[np.uint8], plan: OperandPlan, out: NDArray[Any]) -> None:
+def gather_raw(
+    smem: NDArray[np.uint8],
+    plan: OperandPlan,
+    out: NDArray[Any],
+    views: dict[np.dtype[Any], NDArray[Any]] | None = None,
+) -> None:
     """The tile's element bits, undecoded, into `out` ((rows, k), the unsigned integer type
-    of the element's size; `decode_into` decodes them), the plan checked already."""
+    of the element's size; `decode_into` decodes them), the plan checked already. `views`:
+    the CTA's views of `smem` by element type (`Cta.smem_views`), where one is kept."""
+    if plan.aligned and plan.chunks is not None and out.strides[1] == out.itemsize:
+        # Each row as one item of its bytes: copying rows into a strided `out` costs less
+        # than copying its elements.
+        row = _row_type(out.shape[1] * out.itemsize)
+        out.view(row)[:, 0] = _units(smem, views)[plan.chunks].view(row)
+        return
     out[...] = _raw(smem, plan, out.dtype.itemsize, out.shape)
+
+
+@cache
+def _row_type(size: int) -> np.dtype[np.void]:
+    return np.dtype((np.void, size))
 
 
 def _raw(smem: NDArray[np.uint8], plan: OperandPlan, element: int, shape: tuple[int, ...]) -> NDArray[Any]:
     if not plan.aligned:
         return smem[plan.index].view(np.dtype(f"u{element}"))[..., 0]
     if plan.chunks is not None:  # the elements as whole 16-byte units: one gather of units
-        units = smem[: smem.size - smem.size % CHUNK].view(CHUNK_TYPE)
-        return units[plan.chunks].view(np.dtype(f"u{element}")).reshape(shape)
+        return _units(smem)[plan.chunks].view(_UNSIGNED[element]).reshape(shape)
     return _elements(smem, element)[plan.index]
+
+
+_UNSIGNED = {size: np.dtype(f"u{size}") for size in (1, 2, 4, 8)}
+"""The unsigned integer type of each element size."""
+
+
+def _units(smem: NDArray[np.uint8], views: dict[np.dtype[Any], NDArray[Any]] | None = None) -> NDArray[Any]:
+    """Shared memory viewed as whole 16-byte units; kept in `views` (the CTA's
+    `smem_views`) if given: making the view costs a third of the gather it serves."""
+    units = None if views is None else views.get(CHUNK_TYPE)
+    if units is None:
+        units = smem[: smem.size - smem.size % CHUNK].view(CHUNK_TYPE)
+        if views is not None:
+            views[CHUNK_TYPE] = units
+    return units
 
 
 def decode_into(raw: NDArray[Any], fmt: str, out: NDArray[np.float32]) -> None:
@@ -651,8 +682,14 @@ class DeferredProduct:
         self.accumulate = accumulate
         """The run's product is added to D (its first MMA accumulated), else it overwrites D."""
         self.form = form
-        self.raw: NDArray[Any] = np.empty((rows + n, 256), np.dtype(f"u{ELEMENT_BYTES[form[0]]}"))
-        """(rows + n, capacity) element bits: A's rows then B's, K along the columns; `k` used."""
+        dtype = np.dtype(f"u{ELEMENT_BYTES[form[0]]}")
+        spare = _SPARE.pop((rows + n, dtype), None)
+        self.buffer: NDArray[Any] = np.empty((rows + n, 256), dtype) if spare is None else spare
+        """(rows + n, at least `capacity`) element bits: A's rows then B's, K along the columns;
+        `k` used. A settled run's buffer is the next run's (`_SPARE`): a new one is fresh
+        pages to fault in, and growing copies."""
+        self.capacity = 256
+        """The columns the run has room for (what it would have allocated: `nbytes`)."""
         self.k = 0
 
     def matches(self, lane0: int, col0: int, rows: int, n: int, form: MmaForm, k: int) -> bool:
@@ -668,44 +705,60 @@ class DeferredProduct:
             and self.col0 < columns[1]
         )
 
+    @property
+    def raw(self) -> NDArray[Any]:
+        """The element bits gathered so far, (rows + n, k)."""
+        return self.buffer[:, : self.k]
+
     def block(self, k: int) -> NDArray[Any]:
         """The (rows + n, k) columns the next MMA's operand bits go to (`extend` adds them)."""
-        used, capacity = self.k, self.raw.shape[1]
-        if used + k > capacity:
-            grown = np.empty((self.rows + self.n, max(2 * capacity, used + k)), self.raw.dtype)
-            grown[:, :used] = self.raw[:, :used]
-            self.raw = grown
-        return self.raw[:, used : used + k]
+        used = self.k
+        if used + k > self.capacity:
+            self.capacity = max(2 * self.capacity, used + k)
+            if self.capacity > self.buffer.shape[1]:
+                grown = np.empty((self.rows + self.n, self.capacity), self.buffer.dtype)
+                grown[:, :used] = self.buffer[:, :used]
+                self.buffer = grown
+        return self.buffer[:, used : used + k]
 
     def extend(self, k: int) -> None:
         self.k += k
 
     @property
     def nbytes(self) -> int:
-        return self.raw.nbytes
+        return (self.rows + self.n) * self.capacity * self.buffer.itemsize
 
     def apply(self, tmem: NDArray[np.uint32]) -> None:
         """Write the run's D into `tmem`: the operands decoded and negated, then
         `product_into` over the run's K."""
         rows, k = self.rows, self.k
-        if not k:  # no MMA joined (the one that started the run failed its checks)
-            return
-        a_format, b_format, negate_a, negate_b = self.form
-        ab = scratch("deferred", (rows + self.n, DEFERRED_K), "f4")[:, :k]
-        a, b = ab[:rows], ab[rows:]
-        decode_into(self.raw[:rows, :k], a_format, a)
-        decode_into(self.raw[rows:, :k], b_format, b)
-        if negate_a:
-            np.negative(a, out=a)
-        if negate_b:
-            np.negative(b, out=b)
-        d = tmem[self.lane0 : self.lane0 + rows, self.col0 : self.col0 + self.n].view(np.float32)
-        product_into(d, a, b, 0 if self.accumulate else None)
+        if k:  # (else no MMA joined: the one that started the run failed its checks)
+            a_format, b_format, negate_a, negate_b = self.form
+            ab = scratch("deferred", (rows + self.n, DEFERRED_K), "f4")[:, :k]
+            a, b = ab[:rows], ab[rows:]
+            decode_into(self.buffer[:rows, :k], a_format, a)
+            decode_into(self.buffer[rows:, :k], b_format, b)
+            if negate_a:
+                np.negative(a, out=a)
+            if negate_b:
+                np.negative(b, out=b)
+            d = tmem[self.lane0 : self.lane0 + rows, self.col0 : self.col0 + self.n].view(np.float32)
+            product_into(d, a, b, 0 if self.accumulate else None)
+        # Applied once (`Cta.settle` drops the run first): the buffer is free for the next run.
+        key = (self.buffer.shape[0], self.buffer.dtype)
+        spare = _SPARE.get(key)
+        if spare is None or spare.shape[1] < self.buffer.shape[1]:
+            _SPARE[key] = self.buffer
 
     def copy(self) -> DeferredProduct:
         clone = _copy.copy(self)
-        clone.raw = self.raw[:, : self.k].copy()
+        clone.buffer = self.buffer[:, : self.k].copy()
+        clone.capacity = self.k
         return clone
+
+
+_SPARE: dict[tuple[int, np.dtype[Any]], NDArray[Any]] = {}
+"""Per (rows + n, element type), the largest buffer of an applied `DeferredProduct`."""
 
 
 MmaForm = tuple[str, str, bool, bool]
@@ -736,6 +789,8 @@ class MmaPlan:
     tiles: tuple[tuple[SmemDescriptor, int, int, str, bool], ...]
     """The operand tiles in shared memory (A's, unless in TMEM, then B's) as
     `races.check_operands` takes them: descriptor, rows, k, format, MN-major."""
+    form: MmaForm
+    """A's and B's formats and negate bits (`DeferredProduct.form`)."""
 
 
 @lru_cache(maxsize=1024)
@@ -764,4 +819,5 @@ def mma_plan(kind: str, cta_group: int, idesc_value: int, a_value: int | None, b
     tiles = ((b_desc, rows_b, k, idesc.b_format, idesc.b_mn_major),)
     if a_desc is not None:
         tiles = ((a_desc, rows_a, k, idesc.a_format, idesc.a_mn_major), *tiles)
-    return MmaPlan(idesc, a_desc, b_desc, k, rows_a, rows_b, layout, in_place, a_plan, b_plan, ab_plan, tiles)
+    form = (idesc.a_format, idesc.b_format, idesc.negate_a, idesc.negate_b)
+    return MmaPlan(idesc, a_desc, b_desc, k, rows_a, rows_b, layout, in_place, a_plan, b_plan, ab_plan, tiles, form)
