@@ -78,6 +78,15 @@ def _buffer(w: Warp, tmap: tma.TensorMap) -> Buffer:
     return buffer
 
 
+def _units(data: NDArray[np.uint8], views: dict[np.dtype[Any], NDArray[Any]]) -> NDArray[np.complex128]:
+    """`data`'s whole 16-byte units (`tma.load_box`), kept with its other views (a buffer's
+    or a CTA's: made once, not at each box)."""
+    view = views.get(tma.UNIT)
+    if view is None:
+        view = views[tma.UNIT] = tma.units(data)
+    return view
+
+
 def _check_inside(cta: Cta, addresses: NDArray[np.int64], what: str) -> None:
     _check_top(cta, int(addresses.max()) if addresses.size else 0, what)
 
@@ -108,8 +117,7 @@ def tensor_load(
     mbarrier at `bar_address` (`pair`: `.cta_group::2`)."""
     cta, offset = w.cluster.cta_of(dst)
     bar_cta, _ = w.cluster.cta_of(bar_address)
-    peers = (cta.rank, cta.rank ^ 1) if pair else (cta.rank,)
-    if bar_cta.rank not in peers:
+    if bar_cta.rank != cta.rank and not (pair and bar_cta.rank == cta.rank ^ 1):
         allowed = "the destination's CTA or its peer" if pair else "the destination's CTA"
         raise Hazard(
             "tma-invalid",
@@ -120,7 +128,8 @@ def tensor_load(
         plan, block = tma.load_plan(tmap, coords, offset)
     except (tma.TmaFault, tma.TensorMapError) as e:
         raise _fault(what, e) from None
-    _check_top(cta, block + plan.high - 1, what)
+    if block + plan.high > cta.layout.size:
+        _check_top(cta, block + plan.high - 1, what)  # (raises)
     buffer = _buffer(w, tmap)
     bar = use_barrier(w, bar_address, f"{what} complete_tx")
     total = plan.shared.size
@@ -133,7 +142,8 @@ def tensor_load(
     else:
         races.check(w, op, cta.shadow, index()[:early], write=True)
     try:
-        tma.load_box(tmap, buffer.data, buffer.base, coords, cta.smem, offset, (plan, block))
+        units = _units(buffer.data, buffer.views), _units(cta.smem, cta.smem_views)
+        tma.load_box(tmap, buffer.data, buffer.base, coords, cta.smem, offset, (plan, block), units)
     except tma.TmaFault as e:
         raise Hazard("out-of-bounds", f"{what}: {e}") from None
     bar.add_tx(-early, w.clock.release())

@@ -331,6 +331,12 @@ class BoxPlan:
     """Per dimension, how far past its coordinate the box's last element lies."""
     strides: tuple[int, ...]
     """Global bytes between consecutive indices of each dimension."""
+    dims: tuple[tuple[int, int], ...]
+    """Per dimension, its stride and the bound below which a coordinate keeps the box inside
+    the tensor along it (0 <= c < global_dims - reach), for `_copy_units`' one loop."""
+    rank: int
+    element_bytes: int
+    """The map's, for `load_plan`'s coordinate checks."""
 
 
 def _chunks(offsets: npt.NDArray[np.int64]) -> npt.NDArray[np.int64] | None:
@@ -370,30 +376,27 @@ def box_plan(tmap: TensorMap, phase: int) -> BoxPlan:
     reach = tuple((n - 1) * e for n, e in zip(tmap.box_counts(), steps, strict=True))
     strides = (esize, *tmap.global_strides)
     glow, ghigh = int(glob.min()), int(glob.max()) + 1
+    dims = tuple((s, d - r) for s, d, r in zip(strides, tmap.global_dims, reach, strict=True))
     return BoxPlan(
-        shared, glob, chunked, shared_chunks, global_chunks, low, high, glow, ghigh, contiguous, gather, reach, strides
-    )
+        shared, glob, chunked, shared_chunks, global_chunks, low, high, glow, ghigh, contiguous, gather, reach, strides,
+        dims, tmap.rank, esize,
+    )  # fmt: skip
 
 
 def load_plan(tmap: TensorMap, coords: Sequence[int], smem_address: int) -> tuple[BoxPlan, int]:
     """`load_box`'s checks (a `TmaFault` or `TensorMapError` for what silicon refuses), then
     the box's plan and the destination's block: the shared bytes written are block + plan.shared."""
     plans = tmap.load_plans
-    _check_coords(tmap, coords, smem_address, "tensor load")
     phase = smem_address % SWIZZLE_PERIOD
     plan = plans.get(phase)
     if plan is None:
+        _check_coords(tmap, coords, smem_address, "tensor load")
         plan = plans[phase] = box_plan(tmap, phase)
+    elif len(coords) != plan.rank or smem_address % SMEM_ALIGN or coords[0] * plan.element_bytes % 16:
+        _check_coords(tmap, coords, smem_address, "tensor load")  # (raises: the plan's map is this one)
     return plan, smem_address - phase
 
 
-def _inside(tmap: TensorMap, plan: BoxPlan, coords: Sequence[int]) -> bool:
-    """Whether every element of the box at `coords` lies inside the tensor (as
-    `_box_addresses` decides per element: the index along each dimension grows with k)."""
-    for c, r, d in zip(coords, plan.reach, tmap.global_dims, strict=True):
-        if c < 0 or c + r >= d:
-            return False
-    return True
 
 
 UNIT = np.dtype(np.complex128)
@@ -403,10 +406,46 @@ test_machine_fast_paths.py), and an 8-byte-aligned type's items on its aligned p
 (a 16-byte void type's take its unaligned path, at twice the cost)."""
 
 
-def _units(data: Bytes) -> npt.NDArray[np.complex128]:
+def units(data: Bytes) -> npt.NDArray[np.complex128]:
     """`data`'s whole 16-byte units (a view)."""
     whole = data.size - data.size % CHUNK
     return (data if whole == data.size else data[:whole]).view(UNIT)
+
+
+def _copy_units(
+    tmap: TensorMap,
+    plan: BoxPlan,
+    block: int,
+    coords: Sequence[int],
+    gmem: Bytes,
+    gbase: int,
+    smem: Bytes,
+    views: tuple[npt.NDArray[np.complex128], npt.NDArray[np.complex128]] | None,
+) -> bool:
+    """`load_box` of a chunked plan's box as one copy of whole units, if the box lies
+    inside the tensor (every element, as `_box_addresses` decides per element: the index
+    along each dimension grows with k, so its first and last decide) and inside both
+    arrays on unit boundaries; else False, nothing written."""
+    origin = tmap.global_address - gbase
+    for c, (stride, limit) in zip(coords, plan.dims, strict=True):
+        if not 0 <= c < limit:
+            return False
+        origin += c * stride
+    if (
+        (origin | block) % CHUNK
+        or origin + plan.global_low < 0
+        or origin + plan.global_high > gmem.size - gmem.size % CHUNK
+        or block + plan.high > smem.size - smem.size % CHUNK
+    ):
+        return False
+    gunits, sunits = (units(gmem), units(smem)) if views is None else views
+    source = gunits[origin // CHUNK :]
+    if plan.gather is not None:  # (a gather into the range: no scattered stores)
+        low = (block + plan.low) // CHUNK
+        sunits[low : low + plan.gather.size] = source[plan.gather]
+    else:
+        sunits[block // CHUNK :][plan.shared_chunks] = source[plan.global_chunks]
+    return True
 
 
 def load_box(
@@ -417,6 +456,7 @@ def load_box(
     smem: Bytes,
     smem_address: int,
     planned: tuple[BoxPlan, int] | None = None,
+    views: tuple[npt.NDArray[np.complex128], npt.NDArray[np.complex128]] | None = None,
 ) -> int:
     """`cp.async.bulk.tensor` global -> shared: write the box at `coords` into `smem` (the CTA's
     shared memory, byte 0 at shared address 0) at `smem_address`; `gmem` holds global memory
@@ -426,25 +466,10 @@ def load_box(
 
     A box wholly inside the tensor is one copy of whole 16-byte units through the cached
     plan (`box_plan`); the others take the element-wise path below. `planned`: what
-    `load_plan(tmap, coords, smem_address)` returned (its checks passed)."""
+    `load_plan(tmap, coords, smem_address)` returned (its checks passed); `views`: `gmem`'s
+    and `smem`'s whole 16-byte units (`units`), where the caller keeps them."""
     plan, block = load_plan(tmap, coords, smem_address) if planned is None else planned
-    origin = tmap.global_address - gbase
-    for c, stride in zip(coords, plan.strides, strict=True):
-        origin += c * stride
-    if (
-        plan.chunked
-        and _inside(tmap, plan, coords)
-        and not (origin | block) % CHUNK
-        and 0 <= origin + plan.global_low
-        and origin + plan.global_high <= gmem.size - gmem.size % CHUNK
-        and block + plan.high <= smem.size - smem.size % CHUNK
-    ):
-        source = _units(gmem)[origin // CHUNK :]
-        if plan.gather is not None:  # (a gather into the range: no scattered stores)
-            low = (block + plan.low) // CHUNK
-            _units(smem)[low : low + plan.gather.size] = source[plan.gather]
-        else:
-            _units(smem)[block // CHUNK :][plan.shared_chunks] = source[plan.global_chunks]
+    if plan.chunked and _copy_units(tmap, plan, block, coords, gmem, gbase, smem, views):
         return plan.shared.size  # the box's bytes (`TensorMap.box_bytes`)
     esize = tmap.element_bytes
     gaddr, saddr, inside = _box_addresses(tmap, coords, smem_address)
