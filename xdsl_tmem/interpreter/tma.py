@@ -397,8 +397,6 @@ def load_plan(tmap: TensorMap, coords: Sequence[int], smem_address: int) -> tupl
     return plan, smem_address - phase
 
 
-
-
 UNIT = np.dtype(np.complex128)
 """A 16-byte unit as one item: numpy copies items by their size as machine words,
 never converting them (a NaN's payload and its signalling bit stay: tests/
