@@ -313,7 +313,8 @@ class BoxPlan:
     glob: npt.NDArray[np.int64]
     """The global byte offsets read, in box order (for a box inside the tensor)."""
     chunked: bool
-    """Both are runs of `CHUNK` bytes at multiples of `CHUNK`: the copy moves whole units."""
+    """Both are runs of `CHUNK` bytes at multiples of `CHUNK`, the global ones a strided
+    block (`box_shape`): the copy moves whole units."""
     shared_chunks: npt.NDArray[np.int64]
     global_chunks: npt.NDArray[np.int64]
     low: int
@@ -325,8 +326,7 @@ class BoxPlan:
     """`shared` is a permutation of [low, high) (no row padding)."""
     gather: npt.NDArray[np.int64] | None
     """Where `chunked` and `contiguous`: the global unit of each shared unit of [low, high)
-    in address order (`global_chunks` permuted), so that the copy is one gather into the
-    range; else None."""
+    in address order (`global_chunks` permuted); else None."""
     reach: tuple[int, ...]
     """Per dimension, how far past its coordinate the box's last element lies."""
     strides: tuple[int, ...]
@@ -337,6 +337,16 @@ class BoxPlan:
     rank: int
     element_bytes: int
     """The map's, for `load_plan`'s coordinate checks."""
+    box_shape: tuple[int, ...]
+    box_strides: tuple[int, ...]
+    """Where `chunked`: `global_chunks` as the strided block of units it is (shape, byte
+    strides; dimension 0's units last, checked when planned): the box is copied out of
+    global memory as that block, row after row, then placed (a gather straight from
+    global memory waits on its scattered rows: slower where they are not in cache)."""
+    order: npt.NDArray[np.int64] | None
+    """Where `gather` is: the box-order position of each shared unit of [low, high) in
+    address order (`gather` = `global_chunks[order]`): the placing is one gather into the
+    range, no scattered stores."""
 
 
 def _chunks(offsets: npt.NDArray[np.int64]) -> npt.NDArray[np.int64] | None:
@@ -359,28 +369,50 @@ def box_plan(tmap: TensorMap, phase: int) -> BoxPlan:
     shared = _byte_offsets(saddr, esize)
     glob = _byte_offsets(gaddr - tmap.global_address, esize)
     shared_chunks, global_chunks = _chunks(shared), _chunks(glob)
-    empty = np.zeros(0, dtype=np.int64)
-    if shared_chunks is None or global_chunks is None:
-        shared_chunks = global_chunks = empty
+    block = None if shared_chunks is None or global_chunks is None else _unit_block(tmap, global_chunks)
+    if shared_chunks is None or global_chunks is None or block is None:
+        shared_chunks = global_chunks = np.zeros(0, dtype=np.int64)
     low, high = int(shared.min()), int(shared.max()) + 1
     contiguous = shared.size == high - low and np.unique(shared).size == shared.size
     for array in (shared, glob, shared_chunks, global_chunks):
         array.flags.writeable = False
     chunked = bool(shared_chunks.size)
-    gather = None
+    gather = order = None
     if chunked and contiguous:
         order = np.argsort(shared_chunks)
         gather = global_chunks[order]
         gather.flags.writeable = False
+        order.flags.writeable = False
     steps = (1, *tmap.element_strides[1:])
     reach = tuple((n - 1) * e for n, e in zip(tmap.box_counts(), steps, strict=True))
     strides = (esize, *tmap.global_strides)
     glow, ghigh = int(glob.min()), int(glob.max()) + 1
     dims = tuple((s, d - r) for s, d, r in zip(strides, tmap.global_dims, reach, strict=True))
+    shape, block_strides = block or ((), ())
     return BoxPlan(
         shared, glob, chunked, shared_chunks, global_chunks, low, high, glow, ghigh, contiguous, gather, reach, strides,
-        dims, tmap.rank, esize,
+        dims, tmap.rank, esize, shape, block_strides, order,
     )  # fmt: skip
+
+
+UnitBlock = tuple[tuple[int, ...], tuple[int, ...]]
+"""A strided block of 16-byte units: its shape and byte strides."""
+
+
+def _unit_block(tmap: TensorMap, global_chunks: npt.NDArray[np.int64]) -> UnitBlock | None:
+    """(shape, byte strides) of the strided block of 16-byte units whose C order is
+    `global_chunks` (a box's units in box order: dimension 0 fastest, each further
+    dimension its global stride times its element stride apart), if it is that block."""
+    counts = tmap.box_counts()
+    steps = [s * e for s, e in zip(tmap.global_strides, tmap.element_strides[1:], strict=True)]
+    shape = (*reversed(counts[1:]), counts[0] * tmap.element_bytes // CHUNK)
+    byte_strides = (*reversed(steps), CHUNK)
+    offsets = np.zeros(1, dtype=np.int64)
+    for n, stride in zip(shape, byte_strides, strict=True):
+        offsets = (offsets[:, None] + np.arange(n, dtype=np.int64) * stride).reshape(-1)
+    if any(s % CHUNK for s in byte_strides) or not np.array_equal(offsets // CHUNK, global_chunks):
+        return None
+    return shape, byte_strides
 
 
 def load_plan(tmap: TensorMap, coords: Sequence[int], smem_address: int) -> tuple[BoxPlan, int]:
@@ -437,12 +469,13 @@ def _copy_units(
     ):
         return False
     gunits, sunits = (units(gmem), units(smem)) if views is None else views
-    source = gunits[origin // CHUNK :]
-    if plan.gather is not None:  # (a gather into the range: no scattered stores)
+    # the box's units in box order: a strided copy out of global memory (`box_shape`)
+    box = np.ndarray(plan.box_shape, UNIT, gunits, origin, plan.box_strides).ravel()
+    if plan.order is not None:
         low = (block + plan.low) // CHUNK
-        sunits[low : low + plan.gather.size] = source[plan.gather]
+        sunits[low : low + plan.order.size] = box[plan.order]
     else:
-        sunits[block // CHUNK :][plan.shared_chunks] = source[plan.global_chunks]
+        sunits[block // CHUNK :][plan.shared_chunks] = box
     return True
 
 
