@@ -337,12 +337,14 @@ class BoxPlan:
     rank: int
     element_bytes: int
     """The map's, for `load_plan`'s coordinate checks."""
-    box_shape: tuple[int, ...]
-    box_strides: tuple[int, ...]
-    """Where `chunked`: `global_chunks` as the strided block of units it is (shape, byte
-    strides; dimension 0's units last, checked when planned): the box is copied out of
-    global memory as that block, row after row, then placed (a gather straight from
-    global memory waits on its scattered rows: slower where they are not in cache)."""
+    row_shape: tuple[int, ...]
+    row_strides: tuple[int, ...]
+    row_type: np.dtype[np.void]
+    """Where `chunked`: `global_chunks` as the strided block of box rows it is (checked when
+    planned): the rows' shape and byte strides (dimension 1 last), a row (the units of
+    dimension 0) one item of `row_type`. The box is copied out of global memory row by
+    row, one item each, then placed (a gather of units straight from global memory waits
+    on its scattered rows: slower where they are not in cache)."""
     order: npt.NDArray[np.int64] | None
     """Where `gather` is: the box-order position of each shared unit of [low, high) in
     address order (`gather` = `global_chunks[order]`): the placing is one gather into the
@@ -388,21 +390,22 @@ def box_plan(tmap: TensorMap, phase: int) -> BoxPlan:
     strides = (esize, *tmap.global_strides)
     glow, ghigh = int(glob.min()), int(glob.max()) + 1
     dims = tuple((s, d - r) for s, d, r in zip(strides, tmap.global_dims, reach, strict=True))
-    shape, block_strides = block or ((), ())
+    row_shape, row_strides, row_type = block or ((), (), np.dtype(np.void))
     return BoxPlan(
         shared, glob, chunked, shared_chunks, global_chunks, low, high, glow, ghigh, contiguous, gather, reach, strides,
-        dims, tmap.rank, esize, shape, block_strides, order,
+        dims, tmap.rank, esize, row_shape, row_strides, row_type, order,
     )  # fmt: skip
 
 
-UnitBlock = tuple[tuple[int, ...], tuple[int, ...]]
-"""A strided block of 16-byte units: its shape and byte strides."""
+UnitBlock = tuple[tuple[int, ...], tuple[int, ...], np.dtype[np.void]]
+"""A strided block of rows of 16-byte units: its shape and byte strides, a row's type."""
 
 
 def _unit_block(tmap: TensorMap, global_chunks: npt.NDArray[np.int64]) -> UnitBlock | None:
-    """(shape, byte strides) of the strided block of 16-byte units whose C order is
-    `global_chunks` (a box's units in box order: dimension 0 fastest, each further
-    dimension its global stride times its element stride apart), if it is that block."""
+    """(shape, byte strides, row type) of the strided block of rows of 16-byte units whose
+    units in C order are `global_chunks` (a box's units in box order: dimension 0 fastest,
+    each further dimension its global stride times its element stride apart), if it is
+    that block."""
     counts = tmap.box_counts()
     steps = [s * e for s, e in zip(tmap.global_strides, tmap.element_strides[1:], strict=True)]
     shape = (*reversed(counts[1:]), counts[0] * tmap.element_bytes // CHUNK)
@@ -412,7 +415,7 @@ def _unit_block(tmap: TensorMap, global_chunks: npt.NDArray[np.int64]) -> UnitBl
         offsets = (offsets[:, None] + np.arange(n, dtype=np.int64) * stride).reshape(-1)
     if any(s % CHUNK for s in byte_strides) or not np.array_equal(offsets // CHUNK, global_chunks):
         return None
-    return shape, byte_strides
+    return shape[:-1], byte_strides[:-1], np.dtype((np.void, shape[-1] * CHUNK))
 
 
 def load_plan(tmap: TensorMap, coords: Sequence[int], smem_address: int) -> tuple[BoxPlan, int]:
@@ -469,8 +472,8 @@ def _copy_units(
     ):
         return False
     gunits, sunits = (units(gmem), units(smem)) if views is None else views
-    # the box's units in box order: a strided copy out of global memory (`box_shape`)
-    box = np.ndarray(plan.box_shape, UNIT, gunits, origin, plan.box_strides).ravel()
+    # the box's units in box order: a copy of its rows out of global memory (`row_shape`)
+    box = np.ndarray(plan.row_shape, plan.row_type, gunits, origin, plan.row_strides).ravel().view(UNIT)
     if plan.order is not None:
         low = (block + plan.low) // CHUNK
         sunits[low : low + plan.order.size] = box[plan.order]
