@@ -304,11 +304,15 @@ def check_span(
     reads none of its records."""
     start, stop = span
     vc = warp.clock.vc
-    kept = _pending_known(vc, shadow, start, stop)  # the tensor core's reads not in `read` yet
+    # the tensor core's reads not in `read` yet
+    kept = _pending_known(vc, shadow, start, stop) if shadow.pending else []
     if kept is None:
         check(warp, op, shadow, index(), write=True)
         return
     refill = _refill(vc, shadow, span)
+    if refill is not None and not (refill > NONE and shadow.displaced):
+        _refilled(warp, op, shadow, span, refill, kept)
+        return
     if refill is not None:
         # (`last` is `refill` throughout; `seen_reads` and `shadow.writers` are empty)
         last: NDArray[np.int64] | int = refill
@@ -337,23 +341,33 @@ def check_span(
     spans = _current_spans(shadow)  # (before the changes, which it is then told of)
     if shadow.pending:
         shadow.pending = kept  # (the box writes every byte the others read)
-    if refill is not None and not (refill > NONE and shadow.displaced):
-        # (no record to read: kept as one fill of the range until one is read)
-        shadow.defer_fill(start, stop, stamp, refill if refill > NONE else None)
-    else:
-        if seen_reads:
-            shadow.own_read()[start:stop] = NONE
-        write = shadow.own_write()  # (first: `own_prev` shares its copying)
-        if last_write > NONE:  # as `_overwrite`: what the box replaces
-            prev = shadow.own_prev()
-            if shadow.displaced:
-                for byte in (start + np.flatnonzero(prev[start:stop] == SHARED)).tolist():
-                    shadow.displaced.pop(byte, None)
-            prev[start:stop] = last
-        write[start:stop] = stamp
+    if seen_reads:
+        shadow.own_read()[start:stop] = NONE
+    write = shadow.own_write()  # (first: `own_prev` shares its copying)
+    if last_write > NONE:  # as `_overwrite`: what the box replaces
+        prev = shadow.own_prev()
+        if shadow.displaced:
+            for byte in (start + np.flatnonzero(prev[start:stop] == SHARED)).tolist():
+                shadow.displaced.pop(byte, None)
+        prev[start:stop] = last
+    write[start:stop] = stamp
     _wrote_span(spans, span, stamp)
     spans.gen = shadow.gen
     spans.unread.add(span)  # (no recorded read is left in it)
+
+
+def _refilled(warp: Warp, op: Any, shadow: Shadow, span: tuple[int, int], refill: int, kept: list[PendingRead]) -> None:
+    """The end of `check_span` for a box refilling `span` (`_refill` found the range's
+    write `refill`, and no displaced writes where it is one): no record to read, so the
+    write is kept as one fill of the range until one is read (`Shadow.fills`)."""
+    stamp = _stamp(warp, op)
+    warp.cluster.memory.sites.inexact.add(stamp >> SITE_SHIFT)  # a box's bytes are not given (`check`)
+    spans = shadow.spans  # (current, and `span` in its `unread`: `_refill` found them so)
+    if shadow.pending:
+        shadow.pending = kept  # (the box writes every byte the others read)
+    shadow.defer_fill(span[0], span[1], stamp, refill if refill > NONE else None)
+    _wrote_span(spans, span, stamp)
+    spans.gen = shadow.gen
 
 
 def _pending_known(vc: NDArray[np.int64], shadow: Shadow, start: int, stop: int) -> list[PendingRead] | None:
@@ -363,11 +377,12 @@ def _pending_known(vc: NDArray[np.int64], shadow: Shadow, start: int, stop: int)
     kept: list[PendingRead] = []
     stamps: set[int] = set()
     for p in shadow.pending:
-        if p.low < stop and start < p.high:
-            if not (start <= p.low and p.high <= stop):
+        _, _, stamp, low, high = p
+        if low < stop and start < high:
+            if not (start <= low and high <= stop):
                 shadow.pending_within(start, stop)  # (records every pending read: none is left)
                 return []
-            stamps.add(p.stamp)
+            stamps.add(stamp)
         else:
             kept.append(p)
     for packed in stamps:
