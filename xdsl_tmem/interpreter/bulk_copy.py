@@ -78,6 +78,13 @@ def _buffer(w: Warp, tmap: tma.TensorMap) -> Buffer:
     return buffer
 
 
+def _units(data: NDArray[np.uint8], views: dict[np.dtype[Any], NDArray[Any]]) -> NDArray[np.complex128]:
+    """`data`'s whole 16-byte units (`tma.load_box`), made once and kept with its other
+    views (a buffer's or a CTA's), where a box load looks first."""
+    view = views[tma.UNIT] = tma.units(data)
+    return view
+
+
 def _check_inside(cta: Cta, addresses: NDArray[np.int64], what: str) -> None:
     _check_top(cta, int(addresses.max()) if addresses.size else 0, what)
 
@@ -106,10 +113,10 @@ def tensor_load(
 ) -> None:
     """One CTA's part of a tensor load: the box at `coords` into `dst`, completing on the
     mbarrier at `bar_address` (`pair`: `.cta_group::2`)."""
-    cta, offset = w.cluster.cta_of(dst)
-    bar_cta, _ = w.cluster.cta_of(bar_address)
-    peers = (cta.rank, cta.rank ^ 1) if pair else (cta.rank,)
-    if bar_cta.rank not in peers:
+    cluster = w.cluster
+    cta, offset = cluster.cta_of(dst)
+    bar_cta, _ = cluster.cta_of(bar_address)
+    if bar_cta.rank != cta.rank and not (pair and bar_cta.rank == cta.rank ^ 1):
         allowed = "the destination's CTA or its peer" if pair else "the destination's CTA"
         raise Hazard(
             "tma-invalid",
@@ -120,20 +127,27 @@ def tensor_load(
         plan, block = tma.load_plan(tmap, coords, offset)
     except (tma.TmaFault, tma.TensorMapError) as e:
         raise _fault(what, e) from None
-    _check_top(cta, block + plan.high - 1, what)
-    buffer = _buffer(w, tmap)
+    if block + plan.high > cta.layout.size:
+        _check_top(cta, block + plan.high - 1, what)  # (raises)
+    buffer, _ = cluster.memory.locate(tmap.global_address, 1)
     bar = use_barrier(w, bar_address, f"{what} complete_tx")
     total = plan.shared.size
     # expect_tx lower than the box: the phase completes after its first `early` bytes land
-    early = bar.tx if bar.pending == 0 and 0 < bar.tx < total else total
+    tx = bar.tx
+    early = tx if bar.pending == 0 and 0 < tx < total else total
     # the written bytes (the CTA's shadow starts at its shared byte 0), in box order
     index: Callable[[], NDArray[np.int64]] = lambda: plan.shared + block  # noqa: E731
     if early == total and plan.contiguous:
         races.check_span(w, op, cta.shadow, (block + plan.low, block + plan.high), index)
     else:
         races.check(w, op, cta.shadow, index()[:early], write=True)
+    gunits, sunits = buffer.views.get(tma.UNIT), cta.smem_views.get(tma.UNIT)
+    if gunits is None:
+        gunits = _units(buffer.data, buffer.views)
+    if sunits is None:
+        sunits = _units(cta.smem, cta.smem_views)
     try:
-        tma.load_box(tmap, buffer.data, buffer.base, coords, cta.smem, offset, (plan, block))
+        tma.load_box(tmap, buffer.data, buffer.base, coords, cta.smem, offset, (plan, block), (gunits, sunits))
     except tma.TmaFault as e:
         raise Hazard("out-of-bounds", f"{what}: {e}") from None
     bar.add_tx(-early, w.clock.release())

@@ -66,6 +66,7 @@ from xdsl_tmem.interpreter.shadow import (
     Shadow,
     Spans,
     Summary,
+    Values,
     Writers,
 )
 from xdsl_tmem.interpreter.tcgen05 import ELEMENT_BYTES, SmemDescriptor, operand_addresses
@@ -303,11 +304,15 @@ def check_span(
     reads none of its records."""
     start, stop = span
     vc = warp.clock.vc
-    pending = shadow.pending_within(start, stop)  # the tensor core's reads not in `read` yet
-    if not all(_knows(vc, packed) for packed in pending):
+    # the tensor core's reads not in `read` yet
+    kept = _pending_known(vc, shadow, start, stop) if shadow.pending else []
+    if kept is None:
         check(warp, op, shadow, index(), write=True)
         return
     refill = _refill(vc, shadow, span)
+    if refill is not None and not (refill > NONE and shadow.displaced):
+        _refilled(warp, op, shadow, span, refill, kept)
+        return
     if refill is not None:
         # (`last` is `refill` throughout; `seen_reads` and `shadow.writers` are empty)
         last: NDArray[np.int64] | int = refill
@@ -334,24 +339,56 @@ def check_span(
     stamp = _stamp(warp, op)
     warp.cluster.memory.sites.inexact.add(stamp >> SITE_SHIFT)  # a box's bytes are not given (`check`)
     spans = _current_spans(shadow)  # (before the changes, which it is then told of)
-    shadow.drop_pending(start, stop)  # (the box writes every byte they read)
-    if refill is not None and not (refill > NONE and shadow.displaced):
-        # (no record to read: kept as one fill of the range until one is read)
-        shadow.defer_fill(start, stop, stamp, refill if refill > NONE else None)
-    else:
-        if seen_reads:
-            shadow.own_read()[start:stop] = NONE
-        write = shadow.own_write()  # (first: `own_prev` shares its copying)
-        if last_write > NONE:  # as `_overwrite`: what the box replaces
-            prev = shadow.own_prev()
-            if shadow.displaced:
-                for byte in (start + np.flatnonzero(prev[start:stop] == SHARED)).tolist():
-                    shadow.displaced.pop(byte, None)
-            prev[start:stop] = last
-        write[start:stop] = stamp
+    if shadow.pending:
+        shadow.pending = kept  # (the box writes every byte the others read)
+    if seen_reads:
+        shadow.own_read()[start:stop] = NONE
+    write = shadow.own_write()  # (first: `own_prev` shares its copying)
+    if last_write > NONE:  # as `_overwrite`: what the box replaces
+        prev = shadow.own_prev()
+        if shadow.displaced:
+            for byte in (start + np.flatnonzero(prev[start:stop] == SHARED)).tolist():
+                shadow.displaced.pop(byte, None)
+        prev[start:stop] = last
+    write[start:stop] = stamp
     _wrote_span(spans, span, stamp)
     spans.gen = shadow.gen
     spans.unread.add(span)  # (no recorded read is left in it)
+
+
+def _refilled(warp: Warp, op: Any, shadow: Shadow, span: tuple[int, int], refill: int, kept: list[PendingRead]) -> None:
+    """The end of `check_span` for a box refilling `span` (`_refill` found the range's
+    write `refill`, and no displaced writes where it is one): no record to read, so the
+    write is kept as one fill of the range until one is read (`Shadow.fills`)."""
+    stamp = _stamp(warp, op)
+    warp.cluster.memory.sites.inexact.add(stamp >> SITE_SHIFT)  # a box's bytes are not given (`check`)
+    spans = shadow.spans  # (current, and `span` in its `unread`: `_refill` found them so)
+    if shadow.pending:
+        shadow.pending = kept  # (the box writes every byte the others read)
+    shadow.defer_fill(span[0], span[1], stamp, refill if refill > NONE else None)
+    _wrote_span(spans, span, stamp)
+    spans.gen = shadow.gen
+
+
+def _pending_known(vc: NDArray[np.int64], shadow: Shadow, start: int, stop: int) -> list[PendingRead] | None:
+    """`Shadow.pending_within` and `drop_pending` in one pass: the pending reads of other
+    bytes than [start, stop) (what `drop_pending` keeps), if `vc` knows the stamps of
+    those of bytes in it (else None, the pending reads left as they are)."""
+    kept: list[PendingRead] = []
+    stamps: set[int] = set()
+    for p in shadow.pending:
+        _, _, stamp, low, high = p
+        if low < stop and start < high:
+            if not (start <= low and high <= stop):
+                shadow.pending_within(start, stop)  # (records every pending read: none is left)
+                return []
+            stamps.add(stamp)
+        else:
+            kept.append(p)
+    for packed in stamps:
+        if vc.item((packed >> COMP_SHIFT) & COMP_MASK) < packed & EPOCH_MASK:  # (not `_knows`)
+            return None
+    return kept
 
 
 def _refill(vc: NDArray[np.int64], shadow: Shadow, span: tuple[int, int]) -> int | None:
@@ -970,16 +1007,19 @@ def _wrote_span(spans: Spans, span: tuple[int, int], stamp: int) -> None:
     `span` is summarised from now on."""
     start, stop = span
     ranges = spans.ranges
-    exact: Summary = (frozenset((stamp,)), frozenset((NONE,)))
-    for (lo, hi), summary in ranges.items():
-        if lo < stop and start < hi:
-            ranges[lo, hi] = exact if start <= lo and hi <= stop else _union(summary, stamp, NONE)
+    exact: Summary = (frozenset((stamp,)), NO_READ)
+    for lo, hi in _lookup(spans, span)[1]:  # (the ranges it overlaps)
+        ranges[lo, hi] = exact if start <= lo and hi <= stop else _union(ranges[lo, hi], stamp, NONE)
     if span not in ranges:
         if len(ranges) >= MAX_SPANS:
             ranges.clear()
             spans.unread.clear()
         ranges[span] = exact
         spans.lookup.clear()
+
+
+NO_READ: Values = frozenset((NONE,))
+"""A summary's reads where no byte has one."""
 
 
 def _union(summary: Summary, write: int | None, read: int) -> Summary:

@@ -143,8 +143,8 @@ class Spans:
         core's pending reads aside), as the box that wrote them left them: recording the
         pending reads (`Shadow._record_pending`) forgets them all."""
         self.lookup: dict[tuple[int, int], tuple[tuple[int, int] | None, tuple[tuple[int, int], ...]]] = {}
-        """A tile's byte bounds → the range containing them (if any) and the ranges they
-        overlap: cached until a range is added or removed."""
+        """A tile's (or a box's) byte bounds → the range containing them (if any) and the
+        ranges they overlap: cached until a range is added or removed."""
 
 
 class Shadow:

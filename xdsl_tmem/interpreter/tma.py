@@ -313,7 +313,8 @@ class BoxPlan:
     glob: npt.NDArray[np.int64]
     """The global byte offsets read, in box order (for a box inside the tensor)."""
     chunked: bool
-    """Both are runs of `CHUNK` bytes at multiples of `CHUNK`: the copy moves whole units."""
+    """Both are runs of `CHUNK` bytes at multiples of `CHUNK`, the global ones a strided
+    block (`box_shape`): the copy moves whole units."""
     shared_chunks: npt.NDArray[np.int64]
     global_chunks: npt.NDArray[np.int64]
     low: int
@@ -325,12 +326,29 @@ class BoxPlan:
     """`shared` is a permutation of [low, high) (no row padding)."""
     gather: npt.NDArray[np.int64] | None
     """Where `chunked` and `contiguous`: the global unit of each shared unit of [low, high)
-    in address order (`global_chunks` permuted), so that the copy is one gather into the
-    range; else None."""
+    in address order (`global_chunks` permuted); else None."""
     reach: tuple[int, ...]
     """Per dimension, how far past its coordinate the box's last element lies."""
     strides: tuple[int, ...]
     """Global bytes between consecutive indices of each dimension."""
+    dims: tuple[tuple[int, int], ...]
+    """Per dimension, its stride and the bound below which a coordinate keeps the box inside
+    the tensor along it (0 <= c < global_dims - reach), for `_copy_units`' one loop."""
+    rank: int
+    element_bytes: int
+    """The map's, for `load_plan`'s coordinate checks."""
+    row_shape: tuple[int, ...]
+    row_strides: tuple[int, ...]
+    row_type: np.dtype[np.void]
+    """Where `chunked`: `global_chunks` as the strided block of box rows it is (checked when
+    planned): the rows' shape and byte strides (dimension 1 last), a row (the units of
+    dimension 0) one item of `row_type`. The box is copied out of global memory row by
+    row, one item each, then placed (a gather of units straight from global memory waits
+    on its scattered rows: slower where they are not in cache)."""
+    order: npt.NDArray[np.int64] | None
+    """Where `gather` is: the box-order position of each shared unit of [low, high) in
+    address order (`gather` = `global_chunks[order]`): the placing is one gather into the
+    range, no scattered stores."""
 
 
 def _chunks(offsets: npt.NDArray[np.int64]) -> npt.NDArray[np.int64] | None:
@@ -353,47 +371,65 @@ def box_plan(tmap: TensorMap, phase: int) -> BoxPlan:
     shared = _byte_offsets(saddr, esize)
     glob = _byte_offsets(gaddr - tmap.global_address, esize)
     shared_chunks, global_chunks = _chunks(shared), _chunks(glob)
-    empty = np.zeros(0, dtype=np.int64)
-    if shared_chunks is None or global_chunks is None:
-        shared_chunks = global_chunks = empty
+    block = None if shared_chunks is None or global_chunks is None else _unit_block(tmap, global_chunks)
+    if shared_chunks is None or global_chunks is None or block is None:
+        shared_chunks = global_chunks = np.zeros(0, dtype=np.int64)
     low, high = int(shared.min()), int(shared.max()) + 1
     contiguous = shared.size == high - low and np.unique(shared).size == shared.size
     for array in (shared, glob, shared_chunks, global_chunks):
         array.flags.writeable = False
     chunked = bool(shared_chunks.size)
-    gather = None
+    gather = order = None
     if chunked and contiguous:
         order = np.argsort(shared_chunks)
         gather = global_chunks[order]
         gather.flags.writeable = False
+        order.flags.writeable = False
     steps = (1, *tmap.element_strides[1:])
     reach = tuple((n - 1) * e for n, e in zip(tmap.box_counts(), steps, strict=True))
     strides = (esize, *tmap.global_strides)
     glow, ghigh = int(glob.min()), int(glob.max()) + 1
+    dims = tuple((s, d - r) for s, d, r in zip(strides, tmap.global_dims, reach, strict=True))
+    row_shape, row_strides, row_type = block or ((), (), np.dtype(np.void))
     return BoxPlan(
-        shared, glob, chunked, shared_chunks, global_chunks, low, high, glow, ghigh, contiguous, gather, reach, strides
-    )
+        shared, glob, chunked, shared_chunks, global_chunks, low, high, glow, ghigh, contiguous, gather, reach, strides,
+        dims, tmap.rank, esize, row_shape, row_strides, row_type, order,
+    )  # fmt: skip
+
+
+UnitBlock = tuple[tuple[int, ...], tuple[int, ...], np.dtype[np.void]]
+"""A strided block of rows of 16-byte units: its shape and byte strides, a row's type."""
+
+
+def _unit_block(tmap: TensorMap, global_chunks: npt.NDArray[np.int64]) -> UnitBlock | None:
+    """(shape, byte strides, row type) of the strided block of rows of 16-byte units whose
+    units in C order are `global_chunks` (a box's units in box order: dimension 0 fastest,
+    each further dimension its global stride times its element stride apart), if it is
+    that block."""
+    counts = tmap.box_counts()
+    steps = [s * e for s, e in zip(tmap.global_strides, tmap.element_strides[1:], strict=True)]
+    shape = (*reversed(counts[1:]), counts[0] * tmap.element_bytes // CHUNK)
+    byte_strides = (*reversed(steps), CHUNK)
+    offsets = np.zeros(1, dtype=np.int64)
+    for n, stride in zip(shape, byte_strides, strict=True):
+        offsets = (offsets[:, None] + np.arange(n, dtype=np.int64) * stride).reshape(-1)
+    if any(s % CHUNK for s in byte_strides) or not np.array_equal(offsets // CHUNK, global_chunks):
+        return None
+    return shape[:-1], byte_strides[:-1], np.dtype((np.void, shape[-1] * CHUNK))
 
 
 def load_plan(tmap: TensorMap, coords: Sequence[int], smem_address: int) -> tuple[BoxPlan, int]:
     """`load_box`'s checks (a `TmaFault` or `TensorMapError` for what silicon refuses), then
     the box's plan and the destination's block: the shared bytes written are block + plan.shared."""
     plans = tmap.load_plans
-    _check_coords(tmap, coords, smem_address, "tensor load")
     phase = smem_address % SWIZZLE_PERIOD
     plan = plans.get(phase)
     if plan is None:
+        _check_coords(tmap, coords, smem_address, "tensor load")
         plan = plans[phase] = box_plan(tmap, phase)
+    elif len(coords) != plan.rank or smem_address % SMEM_ALIGN or coords[0] * plan.element_bytes % 16:
+        _check_coords(tmap, coords, smem_address, "tensor load")  # (raises: the plan's map is this one)
     return plan, smem_address - phase
-
-
-def _inside(tmap: TensorMap, plan: BoxPlan, coords: Sequence[int]) -> bool:
-    """Whether every element of the box at `coords` lies inside the tensor (as
-    `_box_addresses` decides per element: the index along each dimension grows with k)."""
-    for c, r, d in zip(coords, plan.reach, tmap.global_dims, strict=True):
-        if c < 0 or c + r >= d:
-            return False
-    return True
 
 
 UNIT = np.dtype(np.complex128)
@@ -403,10 +439,47 @@ test_machine_fast_paths.py), and an 8-byte-aligned type's items on its aligned p
 (a 16-byte void type's take its unaligned path, at twice the cost)."""
 
 
-def _units(data: Bytes) -> npt.NDArray[np.complex128]:
+def units(data: Bytes) -> npt.NDArray[np.complex128]:
     """`data`'s whole 16-byte units (a view)."""
     whole = data.size - data.size % CHUNK
     return (data if whole == data.size else data[:whole]).view(UNIT)
+
+
+def _copy_units(
+    tmap: TensorMap,
+    plan: BoxPlan,
+    block: int,
+    coords: Sequence[int],
+    gmem: Bytes,
+    gbase: int,
+    smem: Bytes,
+    views: tuple[npt.NDArray[np.complex128], npt.NDArray[np.complex128]] | None,
+) -> bool:
+    """`load_box` of a chunked plan's box as one copy of whole units, if the box lies
+    inside the tensor (every element, as `_box_addresses` decides per element: the index
+    along each dimension grows with k, so its first and last decide) and inside both
+    arrays on unit boundaries; else False, nothing written."""
+    origin = tmap.global_address - gbase
+    for c, (stride, limit) in zip(coords, plan.dims, strict=True):
+        if not 0 <= c < limit:
+            return False
+        origin += c * stride
+    if (
+        (origin | block) % CHUNK
+        or origin + plan.global_low < 0
+        or origin + plan.global_high > gmem.size - gmem.size % CHUNK
+        or block + plan.high > smem.size - smem.size % CHUNK
+    ):
+        return False
+    gunits, sunits = (units(gmem), units(smem)) if views is None else views
+    # the box's units in box order: a copy of its rows out of global memory (`row_shape`)
+    box = np.ndarray(plan.row_shape, plan.row_type, gunits, origin, plan.row_strides).ravel().view(UNIT)
+    if plan.order is not None:
+        low = (block + plan.low) // CHUNK
+        sunits[low : low + plan.order.size] = box[plan.order]
+    else:
+        sunits[block // CHUNK :][plan.shared_chunks] = box
+    return True
 
 
 def load_box(
@@ -417,6 +490,7 @@ def load_box(
     smem: Bytes,
     smem_address: int,
     planned: tuple[BoxPlan, int] | None = None,
+    views: tuple[npt.NDArray[np.complex128], npt.NDArray[np.complex128]] | None = None,
 ) -> int:
     """`cp.async.bulk.tensor` global -> shared: write the box at `coords` into `smem` (the CTA's
     shared memory, byte 0 at shared address 0) at `smem_address`; `gmem` holds global memory
@@ -426,25 +500,10 @@ def load_box(
 
     A box wholly inside the tensor is one copy of whole 16-byte units through the cached
     plan (`box_plan`); the others take the element-wise path below. `planned`: what
-    `load_plan(tmap, coords, smem_address)` returned (its checks passed)."""
+    `load_plan(tmap, coords, smem_address)` returned (its checks passed); `views`: `gmem`'s
+    and `smem`'s whole 16-byte units (`units`), where the caller keeps them."""
     plan, block = load_plan(tmap, coords, smem_address) if planned is None else planned
-    origin = tmap.global_address - gbase
-    for c, stride in zip(coords, plan.strides, strict=True):
-        origin += c * stride
-    if (
-        plan.chunked
-        and _inside(tmap, plan, coords)
-        and not (origin | block) % CHUNK
-        and 0 <= origin + plan.global_low
-        and origin + plan.global_high <= gmem.size - gmem.size % CHUNK
-        and block + plan.high <= smem.size - smem.size % CHUNK
-    ):
-        source = _units(gmem)[origin // CHUNK :]
-        if plan.gather is not None:  # (a gather into the range: no scattered stores)
-            low = (block + plan.low) // CHUNK
-            _units(smem)[low : low + plan.gather.size] = source[plan.gather]
-        else:
-            _units(smem)[block // CHUNK :][plan.shared_chunks] = source[plan.global_chunks]
+    if plan.chunked and _copy_units(tmap, plan, block, coords, gmem, gbase, smem, views):
         return plan.shared.size  # the box's bytes (`TensorMap.box_bytes`)
     esize = tmap.element_bytes
     gaddr, saddr, inside = _box_addresses(tmap, coords, smem_address)
