@@ -42,6 +42,7 @@ import dataclasses
 import multiprocessing
 import sys
 import time
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from multiprocessing.context import ForkServerContext, SpawnContext
@@ -413,6 +414,7 @@ class _Search:
         self.progress = progress
         self.visited: set[int] = set()
         """The states searched (by `state_key`)."""
+        self.env_keys = EnvKeys()
         self.first: GlobalMemory | None = None
         """Global memory after the first complete schedule."""
         self.max_states = 0
@@ -452,6 +454,7 @@ class _Search:
                     return None
             level = following
             depth += 1
+            self.env_keys.next_level()
         return None
 
     def expand(
@@ -460,7 +463,7 @@ class _Search:
         """Visit the state `run` (reached by `path`): check it if final, else add its
         successors to `following` (when `deeper`); False when the search must stop."""
         result = self.result
-        key = state_key(run)
+        key = state_key(run, self.env_keys)
         done = not run.live_warps() and not run.runnable()
         if done and self.first is not None:
             try:  # also for a final state met before: only its memory may differ
@@ -469,6 +472,7 @@ class _Search:
                 self.fail(run, e, path)
                 return False
         if key in self.visited:
+            run.release()  # (only this search holds it)
             return True
         if result.explored == self.max_states:
             result.complete, result.limit = False, "states"
@@ -593,8 +597,39 @@ def _env_key(env: dict[int, Any]) -> int:
     return hash((tuple(env), tuple([v.tobytes() if isinstance(v, ndarray) else v for v in env.values()])))
 
 
-def state_key(run: ClusterRun) -> int:
-    """The control and synchronisation state (module docstring)."""
+class EnvKeys:
+    """`_env_key` of register files, remembered by the identity of their slots' values: a
+    state's copies share the values of their registers (`Warp.copy` copies the dicts, not
+    the values, which are never changed in place), so the warps that did not run since
+    the last state keyed keep theirs, and only the one that ran hashes its arrays' bytes
+    again. An entry holds the values it names, so their ids stay theirs while it lives.
+    Entries live two breadth-first levels (`next_level`): the states of one level and
+    their successors, not every state met."""
+
+    __slots__ = ("current", "previous")
+
+    def __init__(self) -> None:
+        self.current: dict[tuple[tuple[int, ...], tuple[int, ...]], tuple[tuple[Any, ...], int]] = {}
+        self.previous: dict[tuple[tuple[int, ...], tuple[int, ...]], tuple[tuple[Any, ...], int]] = {}
+
+    def __call__(self, env: dict[int, Any]) -> int:
+        values = tuple(env.values())
+        names = (tuple(env), tuple(map(id, values)))
+        entry = self.current.get(names)
+        if entry is None:
+            entry = self.previous.get(names)
+            if entry is None:
+                entry = (values, _env_key(env))
+            self.current[names] = entry
+        return entry[1]
+
+    def next_level(self) -> None:
+        self.previous, self.current = self.current, {}
+
+
+def state_key(run: ClusterRun, env_keys: Callable[[dict[int, Any]], int] = _env_key) -> int:
+    """The control and synchronisation state (module docstring). `env_keys` gives a
+    register file's key (an `EnvKeys`, or `_env_key` itself)."""
     parts: list[Any] = []
     envs: dict[int, int] = {}
     for warp in run.warps:
@@ -602,7 +637,7 @@ def state_key(run: ClusterRun) -> int:
         for frame in warp.stack:
             env = frame.env
             if id(env) not in envs:
-                envs[id(env)] = _env_key(env)
+                envs[id(env)] = env_keys(env)
             if isinstance(frame, BlockFrame):
                 mask = None if frame.mask is warp.live else frame.mask.tobytes()
                 frames.append((id(frame.block), frame.pc, mask, envs[id(env)]))
