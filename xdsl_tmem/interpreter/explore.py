@@ -45,8 +45,10 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
+from itertools import chain
 from multiprocessing.context import ForkServerContext, SpawnContext
 from multiprocessing.sharedctypes import Synchronized
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -499,7 +501,10 @@ class _Search:
         except (Deadlock, Hazard) as e:
             self.fail(run, e, path)
             return False
-        self.first = self.first or run.state.memory
+        if self.first is None:
+            self.first = run.state.memory
+        else:
+            run.release()  # (its outputs are compared: `expand`)
         return True
 
     def successors(
@@ -627,6 +632,10 @@ class EnvKeys:
         self.previous, self.current = self.current, {}
 
 
+_LIVE_KEY = attrgetter("lane_set", "column_set", "writes", "comp", "epoch", "pipe", "issuer")
+"""A live TMEM access in the key (tens a state: one C call each, not a tuple display)."""
+
+
 def state_key(run: ClusterRun, env_keys: Callable[[dict[int, Any]], int] = _env_key) -> int:
     """The control and synchronisation state (module docstring). `env_keys` gives a
     register file's key (an `EnvKeys`, or `_env_key` itself)."""
@@ -682,11 +691,7 @@ def state_key(run: ClusterRun, env_keys: Callable[[dict[int, Any]], int] = _env_
                 tuple(_named_key(i, b) for i, b in sorted(cta.named.items())),
                 tuple((len(c.ops), tuple(c.barriers), _clock(c.clock)) for c in cta.commits),
                 tuple((t, len(r)) for t, r in sorted(cta.inflight.items())),
-                tuple(
-                    (r.lane_set, r.column_set, r.writes, r.comp, r.epoch, r.pipe, r.issuer)
-                    for bucket in cta.tmem_live
-                    for r in bucket
-                ),
+                tuple(map(_LIVE_KEY, chain.from_iterable(cta.tmem_live))),
                 cta.exited_at is not None,
                 cta.cta_group,
             )
