@@ -1,6 +1,7 @@
 """The exploration's fast paths against the exact ones they replace: random exploration's
 runs prepared once (`Prepared.rerun`) against a fresh `prepare` per seed, and the register
-part of the state key (`_env_key`) against the pairwise key."""
+part of the state key (`_env_key`) against the pairwise key, and the state key's and
+state copies' shortcuts (`EnvKeys`, copy-on-write, `Memo.record`) against what they replace."""
 
 from __future__ import annotations
 
@@ -16,9 +17,20 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 
 from xdsl_tmem.interpreter import Launch
-from xdsl_tmem.interpreter.explore import _env_key, _Seeds  # pyright: ignore[reportPrivateUsage]
+from xdsl_tmem.interpreter.explore import EnvKeys, _env_key, _Seeds, explore_exhaustive  # pyright: ignore[reportPrivateUsage]
 from xdsl_tmem.interpreter.launch import Schedule
-from xdsl_tmem.interpreter.run import KernelDeadlock, KernelHazard, KernelStepLimit, RunReport, prepare, run_launch
+from xdsl_tmem.interpreter.machine import AsyncOp, MBarrier, Memo
+from xdsl_tmem.interpreter.run import (
+    ClusterRun,
+    KernelDeadlock,
+    KernelHazard,
+    KernelStepLimit,
+    RunReport,
+    prepare,
+    run_launch,
+)
+from xdsl_tmem.interpreter.shadow import Shadow
+from xdsl_tmem.kernels import EXAMPLE_CONFIGS, build_matmul
 from xdsl_tmem.tools import run
 
 Failure = KernelDeadlock | KernelHazard | KernelStepLimit
@@ -150,3 +162,106 @@ def test_the_register_key_distinguishes_what_the_pairwise_key_does() -> None:
     for a in envs:
         for b in envs:
             assert (_env_key(a) == _env_key(b)) == (_pairwise(a) == _pairwise(b)), (a, b)
+
+
+def test_remembered_register_keys_are_the_keys_and_follow_changes() -> None:
+    """`EnvKeys` answers `_env_key`'s key, for a register file met before (a copy holding
+    the same values), and a new one once a slot holds another value, also after the
+    entries it remembered were dropped (`next_level` twice)."""
+    keys = EnvKeys()
+    lanes = np.arange(32, dtype=np.int32)
+    env: dict[int, Any] = {0: lanes, 1: 5}
+    first = keys(env)
+    assert first == _env_key(env)
+    assert keys(dict(env)) == first  # a state's copy: other dict, same values
+    changed = lanes.copy()
+    changed[3] = -1
+    env[0] = changed
+    assert keys(env) == _env_key(env) != first
+    env[0] = lanes.copy()  # equal bytes, another array: the same key as the first
+    assert keys(env) == first
+    keys.next_level()
+    keys.next_level()
+    assert not keys.current
+    assert not keys.previous
+    assert keys({0: lanes, 1: 6}) == _env_key({0: lanes, 1: 6}) != first
+
+
+def test_a_copied_shadow_owns_its_history_without_a_copy_once_alone() -> None:
+    """Copy-on-write of an access history (`Shadow.own_write` / `own_read`): while a copy
+    shares it, a change is made on a private copy and the other copy keeps its records;
+    once the other copy is gone (or owns its own), the history is changed in place."""
+    a = Shadow(64, 0, host=True)
+    b = a.copy()
+    write = b.own_write()
+    write[3] = 7
+    assert write is not a.write
+    assert a.write[3] == 0
+    # (ids, not references: a reference held here would be a sharer too. A copy is made
+    # while the array it replaces lives, so it has another id.)
+    kept = id(a.write)
+    assert id(a.own_write()) == kept  # b owns its own now: a is alone with it
+    assert a.read is b.read  # b shares the reads still: it only wrote
+    del b, write
+    c = a.copy()
+    read = c.own_read()
+    read[5] = 9
+    assert a.read[5] == 0
+    del c, read
+    alone = id(a.read)
+    assert id(a.own_read()) == alone  # its copy is gone
+    d = a.copy()
+    del d
+    held = a.write  # anything else holding the array: copied, as with a live copy
+    assert a.own_write() is not held
+
+
+def test_state_copies_copy_records_once_each() -> None:
+    """`Memo.record`: one copy per access record however many places hold it, equal field
+    by field and independent of the original."""
+    record = AsyncOp("mma", None, 0, 0, 0, 0, (0, 128), (0, 64), True, lane_set=3, column_set=5, epoch=9)
+    memo = Memo()
+    clone = memo.record(record)
+    assert clone is memo.record(record)
+    assert clone is memo.copy(record)
+    assert clone is not record
+    assert clone == record
+    clone.epoch = 10
+    assert record.epoch == 9
+    bar = MBarrier(0, 0, 2, 2)
+    bar.arrive(1, who="warp 0")
+    copy = bar.copy()
+    copy.arrive(1, who="warp 1")
+    assert (bar.pending, bar.completed, len(bar.arrivals)) == (1, 0, 1)
+    assert (copy.pending, copy.completed, len(copy.last_arrivals)) == (2, 1, 2)
+
+
+def test_exhaustive_search_with_its_fast_paths_reaches_the_states_without_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The 2-stage, 4-tile cg1 matmul explored as the benchmark does, and again with the
+    register keys computed afresh each time and pruned states left to the garbage
+    collector: the same states, transitions and verdict."""
+    config = EXAMPLE_CONFIGS["matmul_cg1"]
+
+    def explore() -> tuple[str, int, int]:
+        rng = np.random.default_rng(0)
+        args = {
+            "out": np.zeros(4 * 128 * 256, np.float32),
+            "a": rng.standard_normal(4096).astype(np.float16),
+            "b": rng.standard_normal(8192).astype(np.float16),
+            "ntiles": 4,
+        }
+        found = explore_exhaustive(build_matmul(config), Launch.create("matmul_cg1", block=160, args=args))
+        return found.verdict, found.explored, found.transitions
+
+    fast = explore()
+
+    def fresh(self: EnvKeys, env: dict[int, Any]) -> int:
+        return _env_key(env)
+
+    def keep(self: ClusterRun) -> None:
+        return None
+
+    monkeypatch.setattr(EnvKeys, "__call__", fresh)
+    monkeypatch.setattr(ClusterRun, "release", keep)
+    assert explore() == fast
+    assert fast[0] == "SAFE"

@@ -24,7 +24,6 @@ points where their order can matter.
 
 from __future__ import annotations
 
-import copy as _copy
 import random
 from collections.abc import Callable, Generator, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -63,6 +62,7 @@ from xdsl_tmem.interpreter.machine import (
     Memo,
     StageHold,
     Wake,
+    shallow_copy,
 )
 from xdsl_tmem.interpreter.values import WARP, Mask, Value, format_lanes
 
@@ -437,14 +437,14 @@ class Warp(Interpreter):
         """This warp in a copy of the machine state. Generators of ops in progress are
         re-created and replayed with what they were sent (they have no side effects of
         their own: those are `Perform` steps the executor runs)."""
-        clone = _copy.copy(self)
+        clone = shallow_copy(self)
         clone.cluster = cluster
         clone.cta = cluster.ctas[self.cta.rank]
         clone.clock = self.clock.copy()
         clone.seen_phases = dict(self.seen_phases)
         clone.mma_stages = dict(self.mma_stages)
         clone.unpublished_inits = [memo.copy(b, MBarrier.copy) for b in self.unpublished_inits]
-        clone.pending_tmem = [memo.copy(r) for r in self.pending_tmem]
+        clone.pending_tmem = [memo.record(r) for r in self.pending_tmem]
         if self.op_state is not None and not isinstance(self.op_state, int):
             clone.op_state = memo.copy(self.op_state)
         envs: dict[int, Env] = {}

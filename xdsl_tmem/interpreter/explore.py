@@ -42,10 +42,13 @@ import dataclasses
 import multiprocessing
 import sys
 import time
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
+from itertools import chain
 from multiprocessing.context import ForkServerContext, SpawnContext
 from multiprocessing.sharedctypes import Synchronized
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -416,6 +419,7 @@ class _Search:
         self.progress = progress
         self.visited: set[int] = set()
         """The states searched (by `state_key`)."""
+        self.env_keys = EnvKeys()
         self.first: GlobalMemory | None = None
         """Global memory after the first complete schedule."""
         self.max_states = 0
@@ -455,6 +459,7 @@ class _Search:
                     return None
             level = following
             depth += 1
+            self.env_keys.next_level()
         return None
 
     def expand(
@@ -463,7 +468,7 @@ class _Search:
         """Visit the state `run` (reached by `path`): check it if final, else add its
         successors to `following` (when `deeper`); False when the search must stop."""
         result = self.result
-        key = state_key(run)
+        key = state_key(run, self.env_keys)
         done = not run.live_warps() and not run.runnable()
         if done and self.first is not None:
             try:  # also for a final state met before: only its memory may differ
@@ -472,6 +477,7 @@ class _Search:
                 self.fail(run, e, path)
                 return False
         if key in self.visited:
+            run.release()  # (only this search holds it)
             return True
         if result.explored == self.max_states:
             result.complete, result.limit = False, "states"
@@ -498,7 +504,10 @@ class _Search:
         except (Deadlock, Hazard) as e:
             self.fail(run, e, path)
             return False
-        self.first = self.first or run.state.memory
+        if self.first is None:
+            self.first = run.state.memory
+        else:
+            run.release()  # (its outputs are compared: `expand`)
         return True
 
     def successors(
@@ -596,8 +605,43 @@ def _env_key(env: dict[int, Any]) -> int:
     return hash((tuple(env), tuple([v.tobytes() if isinstance(v, ndarray) else v for v in env.values()])))
 
 
-def state_key(run: ClusterRun) -> int:
-    """The control and synchronisation state (module docstring)."""
+class EnvKeys:
+    """`_env_key` of register files, remembered by the identity of their slots' values: a
+    state's copies share the values of their registers (`Warp.copy` copies the dicts, not
+    the values, which are never changed in place), so the warps that did not run since
+    the last state keyed keep theirs, and only the one that ran hashes its arrays' bytes
+    again. An entry holds the values it names, so their ids stay theirs while it lives.
+    Entries live two breadth-first levels (`next_level`): the states of one level and
+    their successors, not every state met."""
+
+    __slots__ = ("current", "previous")
+
+    def __init__(self) -> None:
+        self.current: dict[tuple[tuple[int, ...], tuple[int, ...]], tuple[tuple[Any, ...], int]] = {}
+        self.previous: dict[tuple[tuple[int, ...], tuple[int, ...]], tuple[tuple[Any, ...], int]] = {}
+
+    def __call__(self, env: dict[int, Any]) -> int:
+        values = tuple(env.values())
+        names = (tuple(env), tuple(map(id, values)))
+        entry = self.current.get(names)
+        if entry is None:
+            entry = self.previous.get(names)
+            if entry is None:
+                entry = (values, _env_key(env))
+            self.current[names] = entry
+        return entry[1]
+
+    def next_level(self) -> None:
+        self.previous, self.current = self.current, {}
+
+
+_LIVE_KEY = attrgetter("lane_set", "column_set", "writes", "comp", "epoch", "pipe", "issuer")
+"""A live TMEM access in the key (tens a state: one C call each, not a tuple display)."""
+
+
+def state_key(run: ClusterRun, env_keys: Callable[[dict[int, Any]], int] = _env_key) -> int:
+    """The control and synchronisation state (module docstring). `env_keys` gives a
+    register file's key (an `EnvKeys`, or `_env_key` itself)."""
     parts: list[Any] = []
     envs: dict[int, int] = {}
     for warp in run.warps:
@@ -605,7 +649,7 @@ def state_key(run: ClusterRun) -> int:
         for frame in warp.stack:
             env = frame.env
             if id(env) not in envs:
-                envs[id(env)] = _env_key(env)
+                envs[id(env)] = env_keys(env)
             if isinstance(frame, BlockFrame):
                 mask = None if frame.mask is warp.live else frame.mask.tobytes()
                 frames.append((id(frame.block), frame.pc, mask, envs[id(env)]))
@@ -650,11 +694,7 @@ def state_key(run: ClusterRun) -> int:
                 tuple(_named_key(i, b) for i, b in sorted(cta.named.items())),
                 tuple((len(c.ops), tuple(c.barriers), _clock(c.clock)) for c in cta.commits),
                 tuple((t, len(r)) for t, r in sorted(cta.inflight.items())),
-                tuple(
-                    (r.lane_set, r.column_set, r.writes, r.comp, r.epoch, r.pipe, r.issuer)
-                    for bucket in cta.tmem_live
-                    for r in bucket
-                ),
+                tuple(map(_LIVE_KEY, chain.from_iterable(cta.tmem_live))),
                 cta.exited_at is not None,
                 cta.cta_group,
             )

@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import copy as _copy
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any, TypeAlias, TypeVar
 
 import numpy as np
@@ -53,6 +54,14 @@ result computed from uninitialised TMEM is visibly wrong (the hardware's content
 undefined: PTX's tcgen05.alloc says nothing of the content of the columns it allocates)."""
 Clock: TypeAlias = NDArray[np.int64]
 _T = TypeVar("_T")
+
+
+def shallow_copy(value: _T) -> _T:
+    """`copy.copy` of an object whose state is its `__dict__` (no slots, no `__copy__`):
+    a few times cheaper than `copy.copy`'s `__reduce_ex__` protocol (state copies)."""
+    clone = object.__new__(type(value))
+    clone.__dict__.update(value.__dict__)
+    return clone
 
 
 class Hazard(Exception):
@@ -200,7 +209,9 @@ class MBarrier:
         self.last_arrivals, self.arrivals = self.arrivals, []
 
     def copy(self) -> MBarrier:
-        return replace(self, history=self.history.copy(), arrivals=list(self.arrivals))
+        clone = shallow_copy(self)  # (`replace` would run `__init__` and look up the fields)
+        clone.history, clone.arrivals = self.history.copy(), list(self.arrivals)
+        return clone
 
     def parity_passes(self, parity: int) -> bool:
         return self.phase_bit != (parity & 1)
@@ -263,12 +274,10 @@ class NamedBarrier:
     far, while the others have not (nvvm.py `barrier_partial`)."""
 
     def copy(self) -> NamedBarrier:
-        return replace(
-            self,
-            released=dict(self.released),
-            reduced=dict(self.reduced),
-            partial={w: replace(p) for w, p in self.partial.items()},
-        )
+        clone = shallow_copy(self)
+        clone.released, clone.reduced = dict(self.released), dict(self.reduced)
+        clone.partial = {w: shallow_copy(p) for w, p in self.partial.items()}
+        return clone
 
     def arrive(self, threads: int, clock: Clock | None, votes: tuple[int, int] = (0, 0)) -> bool:
         """Count `threads` (with their predicate votes); True when this arrival completes
@@ -395,6 +404,13 @@ class PendingCommit:
     """What the committing warp released."""
 
 
+def _copy_commit(commit: PendingCommit, ops: list[AsyncOp]) -> PendingCommit:
+    """`replace(commit, ops=ops)` without `replace`'s field look-ups (state copies)."""
+    clone = shallow_copy(commit)
+    clone.ops = ops
+    return clone
+
+
 # --------------------------------------------------------------------------------------
 # Memory
 # --------------------------------------------------------------------------------------
@@ -490,6 +506,10 @@ class SharedLayout:
 # --------------------------------------------------------------------------------------
 
 
+_ASYNC_FIELDS = attrgetter(*AsyncOp.__slots__)
+"""`AsyncOp`'s fields in `__init__` order (a slots dataclass: `__slots__` lists them so)."""
+
+
 class Memo:
     """Copies of the mutable objects several parts of a machine state share (access
     records, mbarriers, pair allocations), made once each while copying the state."""
@@ -501,6 +521,14 @@ class Memo:
         clone = self._copies.get(id(value))
         if clone is None:
             clone = self._copies[id(value)] = make(value)
+        return clone
+
+    def record(self, value: AsyncOp) -> AsyncOp:
+        """`copy` of an access record, without `copy.copy`'s `__reduce_ex__` protocol (tens
+        of records per state copy)."""
+        clone = self._copies.get(id(value))
+        if clone is None:
+            clone = self._copies[id(value)] = AsyncOp(*_ASYNC_FIELDS(value))
         return clone
 
 
@@ -559,12 +587,21 @@ class Cta:
         clone.allocator = self.allocator.copy()
         clone.mbarriers = {offset: memo.copy(bar, MBarrier.copy) for offset, bar in self.mbarriers.items()}
         clone.named = {i: bar.copy() for i, bar in self.named.items()}
-        clone.inflight = {t: [memo.copy(r) for r in records] for t, records in self.inflight.items()}
+        record = memo.record
+        clone.inflight = {t: [record(r) for r in records] for t, records in self.inflight.items()}
         clone.issued, clone.last_commit = dict(self.issued), dict(self.last_commit)
-        clone.commits = [replace(commit, ops=[memo.copy(r) for r in commit.ops]) for commit in self.commits]
-        clone.tmem_live = [[memo.copy(r) for r in bucket] for bucket in self.tmem_live]
+        clone.commits = [_copy_commit(commit, [record(r) for r in commit.ops]) for commit in self.commits]
+        clone.tmem_live = [[record(r) for r in bucket] if bucket else [] for bucket in self.tmem_live]
         clone.alloc_sites = dict(self.alloc_sites)
         return clone
+
+    def release(self) -> None:
+        """Free this copy's memories now (`Cluster.release`)."""
+        empty = np.zeros(0, dtype=np.uint8)
+        self.smem, self.smem_views, self.deferred = empty, {}, None
+        self._tmem, self.tmem_written = np.zeros((0, 0), np.uint32), np.zeros((0, 0), np.bool_)
+        self.tmem_reader, self.tmem_read_sync = np.zeros((0, 0), np.int8), np.zeros((0, 0), np.int32)
+        self.shadow.drop()
 
     @property
     def tmem(self) -> NDArray[np.uint32]:
@@ -677,6 +714,19 @@ class Cluster:
             even: {rank: memo.copy(p) for rank, p in pending.items()} for even, pending in self.pair_allocs.items()
         }
         return clone
+
+    def release(self) -> None:
+        """Free the memories (shared, TMEM, global, their shadows) of a copy nothing will
+        run or read again (a state exhaustive exploration met before), now: the cycles
+        between a state's parts (warps and their generators, the cluster's warps by CTA)
+        keep a dropped copy until the garbage collector's next full collection, and the
+        copies it shares access histories with (`Shadow.copy`) may then own them without
+        copying."""
+        for cta in self.ctas:
+            cta.release()
+        for buffer in self.memory.buffers:
+            buffer.data, buffer.views = np.zeros(0, dtype=np.uint8), {}
+            buffer.shadow.drop()
 
     def ready(self, wake: Wake) -> bool:
         """Whether what a blocked warp waits for (its `Blocked.wake`) may have happened."""

@@ -559,6 +559,14 @@ class ClusterRun:
         clone.agents = [*clone.warps, *clone.cores]
         return clone
 
+    def release(self) -> None:
+        """Free a copy nothing will run or read again, now (`Cluster.release`), and break
+        the cycles that would keep the rest until a full garbage collection: each warp's
+        generators hold it, and every warp holds the cluster's warps by CTA."""
+        self.state.release()
+        for warp in self.warps:
+            warp.stack, warp.cluster_warps = [], {}
+
     def runnable(self) -> list[int]:
         return [i for i, agent in enumerate(self.agents) if agent.runnable()]
 
