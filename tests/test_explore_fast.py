@@ -29,7 +29,6 @@ from xdsl_tmem.interpreter.run import (
     prepare,
     run_launch,
 )
-from xdsl_tmem.interpreter.shadow import Shadow
 from xdsl_tmem.kernels import EXAMPLE_CONFIGS, build_matmul
 from xdsl_tmem.tools import run
 
@@ -185,35 +184,6 @@ def test_remembered_register_keys_are_the_keys_and_follow_changes() -> None:
     assert not keys.current
     assert not keys.previous
     assert keys({0: lanes, 1: 6}) == _env_key({0: lanes, 1: 6}) != first
-
-
-def test_a_copied_shadow_owns_its_history_without_a_copy_once_alone() -> None:
-    """Copy-on-write of an access history (`Shadow.own_write` / `own_read`): while a copy
-    shares it, a change is made on a private copy and the other copy keeps its records;
-    once the other copy is gone (or owns its own), the history is changed in place."""
-    a = Shadow(64, 0, host=True)
-    b = a.copy()
-    write = b.own_write()
-    write[3] = 7
-    assert write is not a.write
-    assert a.write[3] == 0
-    # (ids, not references: a reference held here would be a sharer too. A copy is made
-    # while the array it replaces lives, so it has another id.)
-    kept = id(a.write)
-    assert id(a.own_write()) == kept  # b owns its own now: a is alone with it
-    assert a.read is b.read  # b shares the reads still: it only wrote
-    del b, write
-    c = a.copy()
-    read = c.own_read()
-    read[5] = 9
-    assert a.read[5] == 0
-    del c, read
-    alone = id(a.read)
-    assert id(a.own_read()) == alone  # its copy is gone
-    d = a.copy()
-    del d
-    held = a.write  # anything else holding the array: copied, as with a live copy
-    assert a.own_write() is not held
 
 
 def test_state_copies_copy_records_once_each() -> None:

@@ -7,7 +7,6 @@ the checks, which read the machine, do not import each other.
 
 from __future__ import annotations
 
-from sys import getrefcount
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -144,8 +143,8 @@ class Spans:
         core's pending reads aside), as the box that wrote them left them: recording the
         pending reads (`Shadow._record_pending`) forgets them all."""
         self.lookup: dict[tuple[int, int], tuple[tuple[int, int] | None, tuple[tuple[int, int], ...]]] = {}
-        """A tile's (or a box's) byte bounds → the range containing them (if any) and the
-        ranges they overlap: cached until a range is added or removed."""
+        """A tile's byte bounds → the range containing them (if any) and the ranges they
+        overlap: cached until a range is added or removed."""
 
 
 class Shadow:
@@ -242,36 +241,16 @@ class Shadow:
             self._write_fills()
         self._prev = value
 
-    def _sole(self, write: bool) -> bool:
-        """Whether this copy holds the only references to the history it shared with copies
-        (`Shadow.copy`) that `own_write` (`write`) or `own_read` would copy: those copies are
-        gone, or own theirs by now, so it may change them in place. (`getrefcount` counts its
-        argument too.) Arrays that own their bytes only: a view's base may be held elsewhere.
-        The lists in the dicts are only reachable through them (the copies copy them)."""
-        if write:
-            array, other, records, more = self._write, self._prev, self.writers, self.displaced
-        else:
-            array, other, records, more = self._read, self.foreign, self.readers, None
-        # Each is referenced by its field and by the local here, and the argument: 3.
-        return (
-            getrefcount(array) == 3
-            and array.base is None
-            and (other is None or (getrefcount(other) == 3 and other.base is None))
-            and getrefcount(records) == 3
-            and (more is None or getrefcount(more) == 3)
-        )
-
     def own_write(self) -> NDArray[np.int64]:
         self.gen += 1
         return self._own_write()
 
     def _own_write(self) -> NDArray[np.int64]:
-        if self.shared_write and not self._sole(True):
+        if self.shared_write:
             self._write, self.shared_write = self._write.copy(), False
             self.writers = {byte: Writers(list(w.members), w.before) for byte, w in self.writers.items()}
             self._prev = None if self._prev is None else self._prev.copy()
             self.displaced = {byte: list(d) for byte, d in self.displaced.items()}
-        self.shared_write = False
         if self.fills:
             self._write_fills()
         return self._write
@@ -323,12 +302,11 @@ class Shadow:
         return self._own_read()
 
     def _own_read(self) -> NDArray[np.int64]:
-        if self.shared_read and not self._sole(False):
+        if self.shared_read:
             self._read, self.shared_read = self._read.copy(), False
             self.readers = {byte: list(r) for byte, r in self.readers.items()}
             if self.foreign is not None:
                 self.foreign = self.foreign.copy()
-        self.shared_read = False
         return self._read
 
     def defer_read(self, read: PendingRead) -> None:
