@@ -668,6 +668,17 @@ class _Part(NamedTuple):
     """Each one's number of units."""
     write: _Int64Lanes
     read: _Int64Lanes
+    span: tuple[int, int]
+    """The least and the greatest of `units`."""
+    write_values: list[int] | None
+    """Per copy (in `copies`' order), the one record all its rows of `write` hold; None
+    where some copy's rows hold several (then the checks read the rows)."""
+    read_values: list[int] | None
+    """The same of `read`."""
+
+    def known(self) -> races.Known:
+        """What `races.units_clean` may take as found."""
+        return self.span, self.write_values, self.read_values
 
     def per_unit(self, values: list[int]) -> _Int64Lanes:
         """Each copy's value (of `values`, by landing index) for each of its units."""
@@ -692,28 +703,57 @@ def _parts(plans: list[_Units], size: int) -> list[_Part] | None:
     for shadow, units, copies in (dst, *groups.values()):
         joined = np.concatenate(units)
         listed: list[int] = joined.tolist()
-        if len(set(listed)) != len(listed) or min(listed) < 0 or max(listed) >= shadow.write.size // size:
+        lo, hi = min(listed), max(listed)
+        if len(set(listed)) != len(listed) or lo < 0 or hi >= shadow.write.size // size:
             return None
+        counts = [u.size for u in units]
         write = races.unit_rows(shadow.write, size).take(joined, axis=0)
         read = races.unit_rows(shadow.read, size).take(joined, axis=0)
-        parts.append(_Part(shadow, joined, copies, [u.size for u in units], write, read))
+        parts.append(_Part(shadow, joined, copies, counts, write, read, (lo, hi),
+                           _values_by_copy(write, counts), _values_by_copy(read, counts)))  # fmt: skip
     return parts
+
+
+def _values_by_copy(rows: _Int64Lanes, counts: list[int]) -> list[int] | None:
+    """Per copy (`counts`: its number of rows, in order), the one record all its rows of
+    `rows` hold, or None where some copy's rows hold several. (Records are never
+    negative: a maximum of NONE is NONE throughout, the common case of a read.)"""
+    if not int(_max(rows, axis=None)):
+        return [NONE] * len(counts)
+    values: list[int] = []
+    start = 0
+    for count in counts:
+        mine = rows[start : start + count]
+        start += count
+        data = mine.tobytes()
+        if data != data[:8] * mine.size:
+            return None
+        values.append(mine.item(0))
+    return values
 
 
 def _any_own(w: PtxWarp, parts: list[_Part], issued: list[int]) -> bool:
     """`_check_own` of several copies at once (`parts`: the destination's first, then the
     sources'; `issued`: each copy's issue epoch): whether some unit has several accesses
     recorded (SHARED) or one of the warp's newer than its copy's issue (the destination's
-    writes and reads, the sources' writes)."""
+    writes and reads, the sources' writes). (Each array decided on its copies' one
+    record each where `_values_by_copy` found them, else on its rows.)"""
     dst = parts[0]
-    packed = np.concatenate([dst.read, *(part.write for part in parts)])
-    if np.count_nonzero(packed == SHARED):
-        return True
     me = w.clock.generic << COMP_SHIFT
-    low = packed & races.LOW_BITS  # (as `races.own_since`, each unit against its copy's issue)
-    bounds = dst.per_unit(issued)
-    every = np.concatenate([bounds, bounds, *(part.per_unit(issued) for part in parts[1:])])
-    return bool(np.count_nonzero((low > (me | every)[:, None]) & (low < (me | FOREIGN_EPOCH))))
+    top = me | FOREIGN_EPOCH
+    checked = [(dst.read, dst.read_values, dst), (dst.write, dst.write_values, dst)]
+    for packed, values, part in checked + [(p.write, p.write_values, p) for p in parts[1:]]:
+        if values is not None:  # (low bits: as `races.own_since`, each copy against its issue)
+            mine = zip(part.copies, values, strict=True)
+            if any(v == SHARED or (me | issued[i]) < (v & races.LOW_BITS) < top for i, v in mine):
+                return True
+            continue
+        if np.count_nonzero(packed == SHARED):
+            return True
+        low = packed & races.LOW_BITS
+        if np.count_nonzero((low > (me | part.per_unit(issued))[:, None]) & (low < top)):
+            return True
+    return False
 
 
 def _record_together(w: PtxWarp, landing: list[tuple[Copy, Mask]], parts: list[_Part], size: int) -> bool:
@@ -722,8 +762,9 @@ def _record_together(w: PtxWarp, landing: list[tuple[Copy, Mask]], parts: list[_
     (nothing done) where one finds something."""
     unit = _UNIT_TYPES[size]
     dst, sources = parts[0], parts[1:]
-    reads = [races.units_clean(w, part.shadow, part.units, size, False, part.write, part.read) for part in sources]
-    written = races.units_clean(w, dst.shadow, dst.units, size, True, dst.write, dst.read)
+    reads = [races.units_clean(w, part.shadow, part.units, size, False, part.write, part.read, part.known())
+             for part in sources]  # fmt: skip
+    written = races.units_clean(w, dst.shadow, dst.units, size, True, dst.write, dst.read, dst.known())
     if written is None or any(r is None for r in reads):
         return False
     stamps = [races.stamp(w, copy.op) for copy, _ in landing]  # (in landing order, as one by one)
@@ -733,7 +774,7 @@ def _record_together(w: PtxWarp, landing: list[tuple[Copy, Mask]], parts: list[_
     data: NDArray[Any] = np.zeros(starts[-1], dtype=unit)
     for part, read in zip(sources, reads, strict=True):
         if read is not None:
-            races.record_units(part.shadow, part.units, size, False, part.per_unit(stamps)[:, None], read)
+            races.record_units(part.shadow, part.units, size, False, part.per_unit(stamps)[:, None], read, part.span)
             gathered = _unit_array(_buffer_of(w, part.shadow), unit)[part.units]
             first, last = part.copies[0], part.copies[-1]
             if last - first + 1 == len(part.copies):  # (consecutive copies: one slice)
@@ -741,7 +782,7 @@ def _record_together(w: PtxWarp, landing: list[tuple[Copy, Mask]], parts: list[_
             else:
                 where = [np.arange(starts[i], starts[i + 1], dtype=np.int64) for i in part.copies]
                 data[np.concatenate(where)] = gathered
-    races.record_units(dst.shadow, dst.units, size, True, dst.per_unit(stamps)[:, None], written)
+    races.record_units(dst.shadow, dst.units, size, True, dst.per_unit(stamps)[:, None], written, dst.span)
     _unit_array(w.cluster.cta_of(dst.shadow.base)[0].smem, unit)[dst.units] = data
     return True
 
