@@ -706,6 +706,7 @@ def check_units(
     write: bool,
     values: NDArray[Any] | None = None,
     last: NDArray[np.int64] | None = None,
+    known: Known | None = None,
 ) -> None:
     """`check` of the bytes of the aligned `size`-byte units `units` of `shadow` (unit u:
     bytes u * size .. u * size + size - 1; `unit_index` lists them), on the shadow viewed
@@ -714,8 +715,8 @@ def check_units(
     concurrent records to keep or forget, `check` of the bytes does it all, so the verdict,
     the report and the records are always `check`'s. (A repeated unit is recorded twice
     alike, as `check` records a repeated byte.) `last`: the units' rows of `shadow.write`
-    where the caller has them (`units_clean`'s)."""
-    clean = units_clean(warp, shadow, units, size, write, last)
+    where the caller has them (`units_clean`'s), `known` what it found of them."""
+    clean = units_clean(warp, shadow, units, size, write, last, None, known)
     if clean is None:
         check(warp, op, shadow, unit_index(units, size), write, values)
         return
@@ -781,10 +782,11 @@ def units_clean(
     return last, written, seen
 
 
-Known = tuple[tuple[int, int], list[int] | None, list[int] | None]
-"""What a caller of `units_clean` found of the units (cp.async's landing, `_parts`): their
-least and greatest (inside the shadow's whole units, none negative), and every record of
-their rows of `write` and of `read` (a list of them, repeats allowed; None: not found)."""
+Known = tuple[tuple[int, int] | None, list[int] | None, list[int] | None]
+"""What a caller of `units_clean` found of the units (cp.async's claim and landing): they
+are inside the shadow's whole units (none negative), their least and greatest (None: not
+found), and every record of their rows of `write` and of `read` (a list of them, repeats
+allowed; None: not found)."""
 
 
 def _holds_shared(packed: NDArray[np.int64], values: list[int] | None) -> bool:

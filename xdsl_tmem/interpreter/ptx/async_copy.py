@@ -356,6 +356,12 @@ def _claim(w: PtxWarp, copy: Copy) -> None:
     if copy.units is not None:
         shadow, units = races.locate(w.cluster, copy.units.dst_base), copy.units.dst
         last = races.unit_rows(shadow.write, copy.size).take(units, axis=0)
+        found = _values_by_copy(last, [units.size])
+        if found is not None:  # (one record throughout, the usual case; NONE: nothing written yet)
+            if found[0] != NONE:  # (the units lie in the shadow: `_issue_units`)
+                known: races.Known = (None, found, None)
+                races.check_units(w, copy.op, shadow, units, copy.size, write=True, last=last, known=known)
+            return
         count = np.count_nonzero(last)
         if count == last.size:
             races.check_units(w, copy.op, shadow, units, copy.size, write=True, last=last)
