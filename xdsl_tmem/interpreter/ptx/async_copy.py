@@ -251,12 +251,10 @@ def _issue_from(w: PtxWarp, copy: Copy, dst_base: int, dst: _Int64Lanes) -> Unit
     if not s:
         return Units(dst_base, dst, 0, None)
     lo, hi = int(_min(src, axis=None)), int(_max(src, axis=None))
-    if lo < GLOBAL_BASE or not _in_one_memory(w.cluster, lo, hi, size):
+    buffer = _buffer_holding(w.cluster, lo, hi, size) if lo >= GLOBAL_BASE else None
+    if buffer is None or buffer.base % size:
         return None
-    buffer, _ = w.cluster.memory.locate(lo, 1)
-    if buffer.base % size:
-        return None
-    sources = (src - buffer.base) // size
+    sources = (src - buffer.base) >> _LOG2[size]  # (// size: the addresses are above the base)
     sources.flags.writeable = False
     return Units(dst_base, dst, buffer.base, sources)
 
@@ -336,12 +334,19 @@ def _in_one_memory(cluster: Any, lo: int, hi: int, size: int) -> bool:
             and rank < len(cluster.ctas)
             and ((hi & OFFSET_MASK) + size <= cluster.ctas[rank].smem.size)
         )
-    if lo < GLOBAL_BASE:
-        return False
+    return lo >= GLOBAL_BASE and _buffer_holding(cluster, lo, hi, size) is not None
+
+
+def _buffer_holding(cluster: Any, lo: int, hi: int, size: int) -> Any:
+    """The kernel buffer every access of `size` bytes at `lo`..`hi` is inside, or None."""
     for buffer in cluster.memory.buffers:
         if buffer.base <= lo and hi + size <= buffer.base + buffer.data.size:
-            return True
-    return False
+            return buffer
+    return None
+
+
+_LOG2 = {4: 2, 8: 3, 16: 4}
+"""log2 of each cp-size (PTX ISA, cp.async: 4, 8 or 16)."""
 
 
 def _claim(w: PtxWarp, copy: Copy) -> None:

@@ -209,6 +209,8 @@ class Decoder:
         self.labels: list[dict[str, int]] = []
         """The labels each instruction's branch may name (only branches have any)."""
         self.caches: dict[int, list[Any]] = {}
+        self.integer_caches: dict[int, list[Any]] = {}
+        """What `integer` last read from a register: [array, mask, value]."""
 
     # -- register file -----------------------------------------------------------------
 
@@ -345,13 +347,17 @@ class Decoder:
             number = owner.value.value.data
             return lambda w, R: number
         slot = self.register(value)
+        cache = self.integer_caches.setdefault(slot, [None, None, None])
 
         def read(w: PtxWarp, R: list[Lanes]) -> Value:
-            lanes = R[slot]
-            active = lanes if w.all_active else lanes[w.mask]
-            if active.size and active[0] == active[-1] and active.min() == active.max():
-                return int(active[0])
-            return lanes
+            # (cached per lane array and mask, as `_register_address`: the six `cp.async`
+            # of a loop's stage read one src-size register)
+            lanes, mask = R[slot], w.mask
+            if cache[0] is not lanes or cache[1] is not mask:
+                active = lanes if w.all_active else lanes[mask]
+                uniform = active.size and active[0] == active[-1] and _min(active) == _max(active)
+                cache[0], cache[1], cache[2] = lanes, mask, int(active[0]) if uniform else lanes
+            return cache[2]
 
         return read
 
@@ -449,7 +455,7 @@ def _register_address(slot: int, offset: int, cache: list[Any]) -> Callable[[Ptx
         if cache[0] is not lanes or cache[1] is not mask:
             active = lanes if w.all_active else lanes[mask]
             # (the ends compared first: per-lane addresses usually differ there)
-            if active.size and active[0] == active[-1] and active.min() == active.max():
+            if active.size and active[0] == active[-1] and _min(active) == _max(active):
                 base: Value = int(active[0])
             else:
                 base = lanes.astype(np.int64)
@@ -458,6 +464,10 @@ def _register_address(slot: int, offset: int, cache: list[Any]) -> Callable[[Ptx
         return base + offset if offset else base
 
     return address
+
+
+_min, _max = np.minimum.reduce, np.maximum.reduce
+"""(The ufuncs' reductions called directly: `ndarray.min()` adds Python-level wrappers.)"""
 
 
 def _visible(chain: list[dict[str, int]]) -> dict[str, int]:
