@@ -49,6 +49,7 @@ from xdsl_tmem.interpreter.memory import (
 from xdsl_tmem.interpreter.ptx import pending
 from xdsl_tmem.interpreter.ptx.base import LANE_DTYPE, UnsupportedInstruction
 from xdsl_tmem.interpreter.ptx.cfg import EXIT, Flow, reconvergence_points
+from xdsl_tmem.interpreter.ptx.integer import by_immediate
 from xdsl_tmem.interpreter.ptx.semantics import decode
 from xdsl_tmem.interpreter.tcgen05 import ldst_plan
 from xdsl_tmem.interpreter.tma import TensorMap
@@ -596,10 +597,16 @@ def _value(d: Decoder, op: ptx.Instruction, index: int, labels: dict[str, int], 
     if len(sem.operands) != len(sources) or len(sem.results) != len(op.results):
         raise Refused(f"{op.mnemonic()}: {len(sources)} operands and {len(op.results)} results, the semantics take "
                       f"{len(sem.operands)} and {len(sem.results)}")  # fmt: skip
-    readers = [d.reader(v, t) for v, t in zip(sources, sem.operands, strict=True)]
+    fn: Callable[..., Any] = sem.fn
+    types = sem.operands
+    amounts = [_u32_immediate(v) for v in sources[1:]] if opcode in ("shl", "shr", "bfe") else []
+    if amounts and None not in amounts:  # (shifted by immediates: the clamping decided here, once)
+        by = by_immediate(opcode, types[0], cast(list[int], amounts))
+        if by is not None:
+            fn, sources, types = by, sources[:1], types[:1]
+    readers = [d.reader(v, t) for v, t in zip(sources, types, strict=True)]
     writers = [d.writer(v, t) for v, t in zip(op.results, sem.results, strict=True)]
     guard = d.guard(op)
-    fn = sem.fn
     nxt = index + 1
     if len(writers) == 1 and guard is None:
         slot, convert = writers[0]
@@ -625,6 +632,14 @@ def _value(d: Decoder, op: ptx.Instruction, index: int, labels: dict[str, int], 
             return run1, None
 
     return _lanewise(d, op, index, fn, readers, writers), None
+
+
+def _u32_immediate(value: SSAValue) -> int | None:
+    """An integer immediate operand as a `.u32` operand reads it (`Decoder.constant`), or None."""
+    owner = value.owner
+    if isinstance(owner, ptx.ImmOp) and isinstance(owner.value, IntegerAttr):
+        return owner.value.value.data & 0xFFFFFFFF
+    return None
 
 
 def _mov_special(d: Decoder, op: ptx.MovOp, index: int) -> Run:
