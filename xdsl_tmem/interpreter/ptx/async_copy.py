@@ -563,15 +563,24 @@ class _Units(NamedTuple):
     """None: the lanes read no source byte (a zero fill)."""
 
 
-def _unit_plan(w: PtxWarp, copy: Copy, lanes: Mask) -> _Units | None:
+def _unit_plan(w: PtxWarp, copy: Copy, lanes: Mask, shadows: dict[int, Shadow] | None = None) -> _Units | None:
     """The common case of a landing, as whole units: the lanes read all `cp-size` source
     bytes (or none) from one kernel buffer into distinct units of one shared memory.
-    None where it does not apply (`_land`'s per-byte path)."""
+    None where it does not apply (`_land`'s per-byte path). `shadows`: the shadows found
+    so far by base address (a wait's copies share a few memories)."""
     issued = copy.units
     if issued is not None and lanes.tobytes() == copy.lanes.tobytes():
-        cluster = w.cluster
-        src_shadow = None if issued.src is None else races.locate(cluster, issued.src_base)
-        return _Units(races.locate(cluster, issued.dst_base), issued.dst, src_shadow, issued.src)
+        if shadows is None:
+            shadows = {}
+        dst_shadow = shadows.get(issued.dst_base)
+        if dst_shadow is None:
+            dst_shadow = shadows[issued.dst_base] = races.locate(w.cluster, issued.dst_base)
+        if issued.src is None:
+            return _Units(dst_shadow, issued.dst, None, None)
+        src_shadow = shadows.get(issued.src_base)
+        if src_shadow is None:
+            src_shadow = shadows[issued.src_base] = races.locate(w.cluster, issued.src_base)
+        return _Units(dst_shadow, issued.dst, src_shadow, issued.src)
     size = copy.size
     index = np.flatnonzero(lanes)
     sizes: list[int] = copy.src_size[index].tolist()
@@ -620,15 +629,17 @@ def _land_together(w: PtxWarp, landing: list[tuple[Copy, Mask]]) -> bool:
     epochs, and nothing is to be reported or kept apart, landing them one after the other
     checks and records the same (none sees another's records: their units differ), so
     the checks and records are made once per memory for all their units, each unit
-    stamped by its copy. False (nothing done) otherwise: `_land` lands them one by one."""
+    stamped by its copy. False (nothing done) otherwise: `_land` lands them one by one.
+    (`landing`: a run of `_one_clock_runs`, issued with one clock.)"""
     if len(landing) < 2:
         return False
     size, me = landing[0][0].size, w.clock.generic
-    plans = [_unit_plan(w, copy, lanes) for copy, lanes in landing]
+    shadows: dict[int, Shadow] = {}
+    plans = [_unit_plan(w, copy, lanes, shadows) for copy, lanes in landing]
     units = [p for p in plans if p is not None]
     if len(units) < len(plans) or any(c.size != size for c, _ in landing):
         return False
-    if any(p.dst_shadow is not units[0].dst_shadow for p in units) or not _one_clock(landing, me):
+    if any(p.dst_shadow is not units[0].dst_shadow for p in units):
         return False
     issued = [int(c.known[me]) for c, _ in landing]
     parts = _parts(units, size)
@@ -642,28 +653,23 @@ def _land_together(w: PtxWarp, landing: list[tuple[Copy, Mask]]) -> bool:
 
 
 def _one_clock_runs(landing: list[tuple[Copy, Mask]], me: int) -> list[list[tuple[Copy, Mask]]]:
-    """The landing cut into runs of consecutive copies issued with one clock (`_one_clock`):
+    """The landing cut into runs of consecutive copies issued with one clock but for the
+    warp's own component (`me`: its epochs differ from issue to issue; the clocks'
+    bytes compared, a few components: cheaper than numpy's comparisons):
     landing each run in turn lands the copies in their order, and each run may land
     together (a wait that completes the groups of several loop iterations)."""
     runs: list[list[tuple[Copy, Mask]]] = []
+    other = np.zeros(0, dtype=np.int64)
     for item in landing:
-        if runs and _one_clock([runs[-1][0], item], me):
-            runs[-1].append(item)
-        else:
-            runs.append([item])
+        known = item[0].known
+        if runs and known.size == other.size:  # (against the run's first copy)
+            other[me] = known[me]
+            if other.tobytes() == known.tobytes():
+                runs[-1].append(item)
+                continue
+        runs.append([item])
+        other = known.copy()
     return runs
-
-
-def _one_clock(landing: list[tuple[Copy, Mask]], me: int) -> bool:
-    """Whether the copies were issued with one clock but for the warp's own component
-    (`me`: its epochs differ from issue to issue). (Bytes compared: a few clock
-    components, cheaper than numpy's comparisons.)"""
-    other = landing[0][0].known.copy()
-    for copy, _ in landing[1:]:
-        other[me] = copy.known[me]
-        if other.tobytes() != copy.known.tobytes():
-            return False
-    return True
 
 
 class _Part(NamedTuple):
@@ -712,17 +718,42 @@ def _parts(plans: list[_Units], size: int) -> list[_Part] | None:
             group[2].append(i)
     parts: list[_Part] = []
     for shadow, units, copies in (dst, *groups.values()):
-        joined = np.concatenate(units)
-        listed: list[int] = joined.tolist()
-        lo, hi = min(listed), max(listed)
-        if len(set(listed)) != len(listed) or lo < 0 or hi >= shadow.write.size // size:
+        joining = _join(units, shadow.size // size, shadow is dst[0])
+        if joining is None:
             return None
+        joined, lo, hi = joining
         counts = [u.size for u in units]
         write = races.unit_rows(shadow.write, size).take(joined, axis=0)
         read = races.unit_rows(shadow.read, size).take(joined, axis=0)
         parts.append(_Part(shadow, joined, copies, counts, write, read, (lo, hi),
                            _values_by_copy(write, counts), _values_by_copy(read, counts)))  # fmt: skip
     return parts
+
+
+def _join(units: list[_Int64Lanes], count: int, keep: bool) -> tuple[_Int64Lanes, int, int] | None:
+    """The units joined, their least and greatest, where they are distinct and in
+    0..`count` - 1; else None. `keep`: kept for the same unit arrays (the destinations'
+    `Units.dst`, one per destination a `cp.async` reissues to: a loop's waits land the
+    same stages again)."""
+    key = tuple(map(id, units))
+    found = _JOINED.get(key)
+    if found is not None and found[1] == count and all(a is b for a, b in zip(found[0], units, strict=True)):
+        return found[2]
+    joined = np.concatenate(units)
+    listed: list[int] = joined.tolist()
+    lo, hi = min(listed), max(listed)
+    result = None if len(set(listed)) != len(listed) or lo < 0 or hi >= count else (joined, lo, hi)
+    if keep and all(not u.flags.writeable for u in units):  # (read-only: the same units while the arrays live)
+        if len(_JOINED) >= _JOINED_KEPT:
+            _JOINED.clear()
+        joined.flags.writeable = False
+        _JOINED[key] = (units, count, result)
+    return result
+
+
+_JOINED: dict[tuple[int, ...], tuple[list[_Int64Lanes], int, tuple[_Int64Lanes, int, int] | None]] = {}
+"""`_join`'s results by the unit arrays' ids (the entry holds the arrays: their ids are not reused)."""
+_JOINED_KEPT = 256
 
 
 def _values_by_copy(rows: _Int64Lanes, counts: list[int]) -> list[int] | None:

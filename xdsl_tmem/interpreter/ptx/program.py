@@ -557,7 +557,7 @@ def with_mask(w: PtxWarp, mask: Lanes, action: Callable[[], Any]) -> Any:
     if mask is w.mask:
         return action()
     saved, saved_all = w.mask, w.all_active
-    w.mask = w.live if (mask == w.live).all() else mask
+    w.mask = w.live if not np.count_nonzero(mask != w.live) else mask  # (`.all()` adds numpy's Python wrappers)
     w.all_active = w.mask is w.live and w.full
     try:
         return action()
@@ -630,6 +630,18 @@ def _value(d: Decoder, op: ptx.Instruction, index: int, labels: dict[str, int], 
                 return nxt
 
             return run1, None
+        if len(readers) == 3:  # (selp, mad, bfe: `_lanewise` without its per-call generality)
+            ra, rb, rc = readers
+
+            def run3(w: PtxWarp) -> int:
+                R = w.regs
+                if w.all_active:
+                    R[slot] = convert(np.asarray(fn(ra(R), rb(R), rc(R))))
+                elif w.mask.any():
+                    R[slot] = np.where(w.mask, convert(np.asarray(fn(ra(R), rb(R), rc(R)))), R[slot])
+                return nxt
+
+            return run3, None
 
     return _lanewise(d, op, index, fn, readers, writers), None
 
