@@ -757,21 +757,22 @@ _JOINED_KEPT = 256
 
 
 def _values_by_copy(rows: _Int64Lanes, counts: list[int]) -> list[int] | None:
-    """Per copy (`counts`: its number of rows, in order), the one record all its rows of
-    `rows` hold, or None where some copy's rows hold several. (Records are never
-    negative: a maximum of NONE is NONE throughout, the common case of a read.)"""
+    """Per copy (`counts`: its number of rows, in order, each at least one), the one
+    record all its rows of `rows` hold, or None where some copy's rows hold several: each
+    copy's minimum and maximum, in one reduction each. (Records are never negative: a
+    maximum of NONE is NONE throughout, the common case of a read.)"""
     if not int(_max(rows, axis=None)):
         return [NONE] * len(counts)
-    values: list[int] = []
-    start = 0
-    for count in counts:
-        mine = rows[start : start + count]
-        start += count
-        data = mine.tobytes()
-        if data != data[:8] * mine.size:
-            return None
-        values.append(mine.item(0))
-    return values
+    width = rows.shape[1]
+    starts = [0]
+    for count in counts[:-1]:
+        starts.append(starts[-1] + count * width)
+    flat = rows.reshape(-1)
+    lows: list[int] = _min_at(flat, starts).tolist()
+    return lows if lows == _max_at(flat, starts).tolist() else None
+
+
+_min_at, _max_at = np.minimum.reduceat, np.maximum.reduceat
 
 
 def _any_own(w: PtxWarp, parts: list[_Part], issued: list[int]) -> bool:
