@@ -25,6 +25,7 @@ byte (the form Triton emits for masked tiles). Copies no wait completes never la
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 import numpy as np
@@ -57,6 +58,7 @@ from xdsl_tmem.interpreter.values import WARP, Mask, Value, format_lanes
 if TYPE_CHECKING:
     from xdsl_tmem.interpreter.ptx.warp import PtxWarp
 
+_LITTLE = sys.byteorder == "little"
 _BYTES = np.dtype(np.uint8)
 _ByteLanes = NDArray[np.uint8]
 _Int64Lanes = NDArray[np.int64]
@@ -927,10 +929,16 @@ def _ldmatrix(d: Decoder, op: ptx.LdmatrixOp, index: int, labels: dict[str, int]
         rows = cast(_RowLanes, with_mask(w, providers & mask, lambda: load(w, op, address(w, R), row_access)))
         rows = np.asarray(rows).reshape(WARP, 8)
         full = guard is None and w.all_active
+        # Without .trans, lane t's register i is the (little-endian) 32-bit word t % 4 of
+        # matrix i's row t / 4: the rows' bytes as words, 32 per matrix, in lane order.
+        words = np.ascontiguousarray(rows).reshape(-1).view(np.uint32).copy() if _LITTLE and not trans else None
         for i, (slot, _) in enumerate(writers):
-            m = rows[8 * i : 8 * i + 8]
-            lo, hi = (m[pair, group], m[pair + 1, group]) if trans else (m[group, pair], m[group, pair + 1])
-            value = lo.astype(np.uint32) | (hi.astype(np.uint32) << 16)
+            if words is not None:
+                value = words[32 * i : 32 * i + 32]
+            else:
+                m = rows[8 * i : 8 * i + 8]
+                lo, hi = (m[pair, group], m[pair + 1, group]) if trans else (m[group, pair], m[group, pair + 1])
+                value = lo.astype(np.uint32) | (hi.astype(np.uint32) << 16)
             R[slot] = value if full else np.where(mask, value, R[slot])
         return nxt
 
