@@ -705,8 +705,7 @@ def check_units(
     size: int,
     write: bool,
     values: NDArray[Any] | None = None,
-    last: NDArray[np.int64] | None = None,
-    known: Known | None = None,
+    found: tuple[NDArray[np.int64], Known | None] | None = None,
 ) -> None:
     """`check` of the bytes of the aligned `size`-byte units `units` of `shadow` (unit u:
     bytes u * size .. u * size + size - 1; `unit_index` lists them), on the shadow viewed
@@ -714,8 +713,9 @@ def check_units(
     cp.async's lanes). Where there is a race, an uninitialised read, or same-value or
     concurrent records to keep or forget, `check` of the bytes does it all, so the verdict,
     the report and the records are always `check`'s. (A repeated unit is recorded twice
-    alike, as `check` records a repeated byte.) `last`: the units' rows of `shadow.write`
-    where the caller has them (`units_clean`'s), `known` what it found of them."""
+    alike, as `check` records a repeated byte.) `found`: the units' rows of `shadow.write`
+    where the caller has them, and what it found of them (`units_clean`'s `last`, `known`)."""
+    last, known = (None, None) if found is None else found
     clean = units_clean(warp, shadow, units, size, write, last, None, known)
     if clean is None:
         check(warp, op, shadow, unit_index(units, size), write, values)

@@ -367,11 +367,11 @@ def _claim(w: PtxWarp, copy: Copy) -> None:
         if found is not None:  # (one record throughout, the usual case; NONE: nothing written yet)
             if found[0] != NONE:  # (the units lie in the shadow: `_issue_units`)
                 known: races.Known = (None, found, None)
-                races.check_units(w, copy.op, shadow, units, copy.size, write=True, last=last, known=known)
+                races.check_units(w, copy.op, shadow, units, copy.size, write=True, found=(last, known))
             return
         count = np.count_nonzero(last)
         if count == last.size:
-            races.check_units(w, copy.op, shadow, units, copy.size, write=True, last=last)
+            races.check_units(w, copy.op, shadow, units, copy.size, write=True, found=(last, None))
         elif count:
             written = races.unit_index(units, copy.size)[last.reshape(-1) != NONE]
             races.check(w, copy.op, shadow, written, write=True)
