@@ -605,3 +605,63 @@ def test_the_checked_destinations_carry_over_to_the_next_cluster(monkeypatch: py
     got = _run(_kernel(body), 32, src, np.zeros(1024, np.uint8), grid=(2, 1, 1)).outputs["out"]
     assert reused == [True, True, True]  # CTA 0's second trip, both trips of CTA 1
     np.testing.assert_array_equal(got, np.concatenate([src[512:], src[512:]]))
+
+
+def test_a_waits_records_per_copy_and_own_access_test_are_the_per_unit_ones() -> None:
+    """The landing's per-copy records (async_copy._values_by_copy: each copy's one record,
+    or None where a copy's rows hold several) and its own-access test on them
+    (`_any_own`) against the per-unit definitions on random rows: a unit recorded SHARED
+    (several accesses), or one of the warp's (component `me`) newer than its copy's issue
+    epoch and not foreign (races.own_since's range), makes the copies land one by one."""
+    from itertools import pairwise
+    from types import SimpleNamespace
+
+    from xdsl_tmem.interpreter.ptx import async_copy
+    from xdsl_tmem.interpreter.shadow import COMP_SHIFT, FOREIGN_EPOCH, SHARED, SITE_SHIFT
+
+    values_by_copy = async_copy._values_by_copy  # pyright: ignore[reportPrivateUsage]
+    part_type = async_copy._Part  # pyright: ignore[reportPrivateUsage]
+    any_own = async_copy._any_own  # pyright: ignore[reportPrivateUsage]
+    rng = np.random.default_rng(12)
+    me = 2
+    for _ in range(300):
+        copies = int(rng.integers(1, 5))
+        counts = [int(c) for c in rng.integers(1, 4, copies)]
+        issued = [int(e) for e in rng.integers(0, 6, copies)]
+
+        def record() -> int:
+            kind = int(rng.integers(0, 4))
+            if kind == 0:
+                return 0
+            if kind == 1:
+                return SHARED
+            comp = me if rng.integers(0, 2) else 1
+            epoch = FOREIGN_EPOCH if rng.integers(0, 5) == 0 else int(rng.integers(0, 8))
+            return (int(rng.integers(1, 4)) << SITE_SHIFT) | (comp << COMP_SHIFT) | epoch
+
+        def rows(counts: list[int]) -> np.ndarray[Any, Any]:
+            blocks: list[np.ndarray[Any, Any]] = []
+            for count in counts:
+                block = np.full((count, 16), record(), dtype=np.int64)
+                if rng.integers(0, 4) == 0:  # a copy whose rows hold several records
+                    block[int(rng.integers(0, count)), int(rng.integers(0, 16))] = record()
+                blocks.append(block)
+            return np.concatenate(blocks)
+
+        write, read = rows(counts), rows(counts)
+        starts = np.cumsum([0, *counts])
+        for got, recorded in ((values_by_copy(write, counts), write), (values_by_copy(read, counts), read)):
+            each = [set(recorded[a:b].reshape(-1).tolist()) for a, b in pairwise(starts)]
+            expected = None if any(len(s) > 1 for s in each) else [s.pop() for s in each]
+            if not recorded.any():
+                expected = [0] * copies
+            assert got == expected
+        part = part_type(None, np.arange(sum(counts)), list(range(copies)), counts, write, read,  # type: ignore[arg-type]
+                         (0, 0), values_by_copy(write, counts), values_by_copy(read, counts))  # fmt: skip
+        warp = SimpleNamespace(clock=SimpleNamespace(generic=me))
+        bound = np.repeat(np.array(issued, dtype=np.int64), counts)[:, None]
+        low = np.concatenate([read, write]) & ((1 << SITE_SHIFT) - 1)
+        bounds = np.concatenate([bound, bound]) | (me << COMP_SHIFT)
+        mine = (low > bounds) & (low < ((me << COMP_SHIFT) | FOREIGN_EPOCH))
+        expected_own = bool((np.concatenate([read, write]) == SHARED).any() or mine.any())
+        assert any_own(warp, [part], issued) == expected_own  # type: ignore[arg-type]

@@ -64,3 +64,72 @@ def test_carry_chain_per_lane() -> None:
         np.testing.assert_array_equal(out[:16, 0], (a + b)[:16])
         np.testing.assert_array_equal(out[16:, 0], (lo | (high << np.uint64(32)))[16:])
         np.testing.assert_array_equal(out[:, 1], a - b)
+
+
+def _bfe_reference(value: int, pos: int, length: int, signed: bool) -> int:
+    """PTX ISA, bfe (32-bit): bits pos .. pos+len-1 of a, zeros (.u32) or the sign bit
+    a[min(pos+len-1, 31)] (.s32, len != 0) past bit 31; len 0 gives 0."""
+    pos, length = pos & 0xFF, length & 0xFF
+    if not length:
+        return 0
+    field = 0
+    for i in range(min(length, 32)):
+        bit = pos + i
+        if bit < 32:
+            field |= ((value >> bit) & 1) << i
+        elif signed:
+            field |= ((value >> 31) & 1) << i
+    if signed:  # the field's top bit (the bit at min(pos+len-1, 31)) fills the rest
+        top = min(length, 32) - 1
+        sign = (value >> min(pos + length - 1, 31)) & 1
+        field = (field & ((1 << top) - 1)) | (-sign << top)
+        return field & 0xFFFFFFFF
+    return field
+
+
+def test_shifts_and_bfe_by_immediates_are_the_isa_rules() -> None:
+    """`shl` / `shr` by an immediate and 32-bit `bfe` with immediate position and length
+    are decoded into one shift (integer.by_immediate): per lane as the ISA states them
+    (shl, shr: "shift amounts greater than the register width N are clamped to N", shr of a
+    signed type fills with the sign; bfe above), for amounts below, at and above the width,
+    and the same lanes as the general semantics given the amounts' lanes."""
+    from xdsl_tmem.interpreter.ptx.base import LANE_DTYPE
+    from xdsl_tmem.interpreter.ptx.integer import by_immediate
+    from xdsl_tmem.interpreter.ptx.semantics import decode
+
+    rng = np.random.default_rng(11)
+    for ty in ("b16", "b32", "b64", "u16", "u32", "u64", "s16", "s32", "s64"):
+        dt = LANE_DTYPE[ty]
+        width = dt.itemsize * 8
+        bits = rng.integers(0, 1 << 64, 32, dtype=np.uint64) >> np.uint64(64 - width)
+        a = bits.astype(dt.str.replace("i", "u")).view(dt)
+        for op in ("shl", "shr") if ty[0] == "b" else ("shr",):
+            general = decode(op, (ty,)).fn
+            for k in (0, 1, width - 1, width, width + 1, 255, 0xFFFFFFFF):
+                fn = by_immediate(op, ty, [k])
+                assert fn is not None
+                got = [int(x) for x in fn(a).view(dt.str.replace("i", "u"))]
+                unsigned = [int(x) for x in bits]
+                if op == "shl":
+                    want = [0 if k >= width else (x << k) % (1 << width) for x in unsigned]
+                elif ty[0] == "s":
+                    signed = [x - (1 << width) if x >> (width - 1) else x for x in unsigned]
+                    want = [(x >> min(k, width - 1)) % (1 << width) for x in signed]
+                else:
+                    want = [0 if k >= width else x >> k for x in unsigned]
+                assert got == want, (op, ty, k)
+                lanes = np.full(32, k, dtype=np.uint32)
+                assert fn(a).tobytes() == general(a, lanes).tobytes(), (op, ty, k)
+    for ty in ("u32", "s32"):
+        dt = LANE_DTYPE[ty]
+        a = rng.integers(0, 1 << 32, 32, dtype=np.uint64).astype(np.uint32).view(dt)
+        general = decode("bfe", (ty,)).fn
+        for pos, length in [(0, 0), (2, 5), (4, 15), (31, 1), (30, 8), (32, 4), (0, 32), (5, 40), (300, 3), (3, 260)]:
+            fn = by_immediate("bfe", ty, [pos, length])
+            assert fn is not None
+            got = [int(x) for x in fn(a).view(np.uint32)]
+            want = [_bfe_reference(int(x), pos, length, ty == "s32") for x in a.view(np.uint32)]
+            assert got == want, (ty, pos, length)
+            b, c = np.full(32, pos, dtype=np.uint32), np.full(32, length, dtype=np.uint32)
+            assert fn(a).tobytes() == general(a, b, c).tobytes(), (ty, pos, length)
+    assert by_immediate("bfe", "u64", [1, 2]) is None

@@ -742,7 +742,7 @@ def check_units(
     size: int,
     write: bool,
     values: NDArray[Any] | None = None,
-    last: NDArray[np.int64] | None = None,
+    found: tuple[NDArray[np.int64], Known | None] | None = None,
 ) -> None:
     """`check` of the bytes of the aligned `size`-byte units `units` of `shadow` (unit u:
     bytes u * size .. u * size + size - 1; `unit_index` lists them), on the shadow viewed
@@ -750,9 +750,10 @@ def check_units(
     cp.async's lanes). Where there is a race, an uninitialised read, or same-value or
     concurrent records to keep or forget, `check` of the bytes does it all, so the verdict,
     the report and the records are always `check`'s. (A repeated unit is recorded twice
-    alike, as `check` records a repeated byte.) `last`: the units' rows of `shadow.write`
-    where the caller has them (`units_clean`'s)."""
-    clean = units_clean(warp, shadow, units, size, write, last)
+    alike, as `check` records a repeated byte.) `found`: the units' rows of `shadow.write`
+    where the caller has them, and what it found of them (`units_clean`'s `last`, `known`)."""
+    last, known = (None, None) if found is None else found
+    clean = units_clean(warp, shadow, units, size, write, last, None, known)
     if clean is None:
         check(warp, op, shadow, unit_index(units, size), write, values)
         return
@@ -774,59 +775,86 @@ def units_clean(
     write: bool,
     last: NDArray[np.int64] | None = None,
     reads: NDArray[np.int64] | None = None,
+    known: Known | None = None,
 ) -> Clean | None:
     """Whether `check` of the units' bytes (`check_units`) by `warp` now would find nothing
     to report and only records to replace (no race, no uninitialised read, no same-value
     group, no concurrent reads, no foreign read or displaced writers to look at): then
     what `record_units` needs; else None. Changes nothing. `last`, `reads`: the units' rows
-    of `shadow.write` and `shadow.read`, where the caller has taken them. (Records are never negative: a
-    maximum of NONE means none recorded, a minimum above NONE all recorded.)"""
-    count = shadow.write.size // size
-    listed: list[int] = units.tolist()
-    if (
-        shadow.displaced  # (what an overwrite forgets: `_overwrite`'s)
-        or (shadow.foreign is not None and write)  # an earlier cluster's reads: `_check_reads`
-        or not listed
-        or max(listed) >= count
-        or min(listed) < 0
-    ):
+    of `shadow.write` and `shadow.read`, where the caller has taken them. `known`: what
+    the caller found of them (`Known`). (Records are never negative: a maximum of NONE
+    means none recorded, a minimum above NONE all recorded.)"""
+    if shadow.displaced or (shadow.foreign is not None and write):  # (`_overwrite`'s; `_check_reads`)
         return None
+    if known is None:
+        listed: list[int] = units.tolist()
+        if not listed or max(listed) >= shadow.write.size // size or min(listed) < 0:
+            return None
+        last_values = read_values = None
+    else:
+        _, last_values, read_values = known
     if last is None:
         last = unit_rows(shadow.write, size).take(units, axis=0)
     vc = warp.clock.vc
-    bottom, top = _bounds(last)
+    bottom, top = _bounds(last) if last_values is None else (min(last_values), max(last_values))
     written = top > NONE
     if (not write and not shadow.host and bottom == NONE) or (
         written
         and (
-            _unordered_between(vc, last, bottom, top)
-            or (shadow.writers and bottom <= SHARED and bool(np.count_nonzero(last == SHARED)))
+            (_unordered_between(vc, last, bottom, top) if last_values is None else _any_unknown(vc, last_values))
+            or (shadow.writers and bottom <= SHARED and _holds_shared(last, last_values))
         )
     ):
         return None
     if reads is None:
         reads = unit_rows(shadow.read, size).take(units, axis=0)
-    bottom, top = _bounds(reads)
+    bottom, top = _bounds(reads) if read_values is None else (min(read_values), max(read_values))
     seen = top > NONE
     # (a write races with a read it does not know; a read keeps those beside its own)
     if seen and (
-        (bottom <= SHARED and bool(np.count_nonzero(reads == SHARED))) or _unordered_between(vc, reads, bottom, top)
+        (bottom <= SHARED and _holds_shared(reads, read_values))
+        or (_unordered_between(vc, reads, bottom, top) if read_values is None else _any_unknown(vc, read_values))
     ):
         return None
     return last, written, seen
 
 
+Known = tuple[tuple[int, int] | None, list[int] | None, list[int] | None]
+"""What a caller of `units_clean` found of the units (cp.async's claim and landing): they
+are inside the shadow's whole units (none negative), their least and greatest (None: not
+found), and every record of their rows of `write` and of `read` (a list of them, repeats
+allowed; None: not found)."""
+
+
+def _holds_shared(packed: NDArray[np.int64], values: list[int] | None) -> bool:
+    return SHARED in values if values is not None else bool(np.count_nonzero(packed == SHARED))
+
+
+def _any_unknown(vc: NDArray[np.int64], values: list[int]) -> bool:
+    """`_any_unordered` of an array that holds exactly the records `values`."""
+    return any(v > SHARED and int(vc[(v >> COMP_SHIFT) & COMP_MASK]) < v & EPOCH_MASK for v in set(values))
+
+
 def record_units(
-    shadow: Shadow, units: NDArray[np.int64], size: int, write: bool, stamp: int | NDArray[np.int64], clean: Clean
+    shadow: Shadow,
+    units: NDArray[np.int64],
+    size: int,
+    write: bool,
+    stamp: int | NDArray[np.int64],
+    clean: Clean,
+    span: tuple[int, int] | None = None,
 ) -> None:
     """Record the access `units_clean` found clean, as `check` does: a read replaces the
     units' reads; a write forgets them and replaces their writes, keeping what it replaces
     (`Shadow.prev`). `stamp`: the access (`stamp`), or one per unit (a column: several
-    copies' units checked together)."""
+    copies' units checked together). `span`: the least and greatest unit, where the
+    caller has them."""
     last, written, seen = clean
     if shadow.host:  # (the bytes `check` touches)
-        listed: list[int] = units.tolist()
-        shadow.touch(min(listed) * size, max(listed) * size + size)
+        if span is None:
+            listed: list[int] = units.tolist()
+            span = min(listed), max(listed)
+        shadow.touch(span[0] * size, span[1] * size + size)
     if not write:
         unit_rows(shadow.own_read(), size)[units] = stamp
         return

@@ -25,6 +25,7 @@ byte (the form Triton emits for masked tiles). Copies no wait completes never la
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 import numpy as np
@@ -57,6 +58,7 @@ from xdsl_tmem.interpreter.values import WARP, Mask, Value, format_lanes
 if TYPE_CHECKING:
     from xdsl_tmem.interpreter.ptx.warp import PtxWarp
 
+_LITTLE = sys.byteorder == "little"
 _BYTES = np.dtype(np.uint8)
 _ByteLanes = NDArray[np.uint8]
 _Int64Lanes = NDArray[np.int64]
@@ -251,12 +253,10 @@ def _issue_from(w: PtxWarp, copy: Copy, dst_base: int, dst: _Int64Lanes) -> Unit
     if not s:
         return Units(dst_base, dst, 0, None)
     lo, hi = int(_min(src, axis=None)), int(_max(src, axis=None))
-    if lo < GLOBAL_BASE or not _in_one_memory(w.cluster, lo, hi, size):
+    buffer = _buffer_holding(w.cluster, lo, hi, size) if lo >= GLOBAL_BASE else None
+    if buffer is None or buffer.base % size:
         return None
-    buffer, _ = w.cluster.memory.locate(lo, 1)
-    if buffer.base % size:
-        return None
-    sources = (src - buffer.base) // size
+    sources = (src - buffer.base) >> _LOG2[size]  # (// size: the addresses are above the base)
     sources.flags.writeable = False
     return Units(dst_base, dst, buffer.base, sources)
 
@@ -336,12 +336,19 @@ def _in_one_memory(cluster: Any, lo: int, hi: int, size: int) -> bool:
             and rank < len(cluster.ctas)
             and ((hi & OFFSET_MASK) + size <= cluster.ctas[rank].smem.size)
         )
-    if lo < GLOBAL_BASE:
-        return False
+    return lo >= GLOBAL_BASE and _buffer_holding(cluster, lo, hi, size) is not None
+
+
+def _buffer_holding(cluster: Any, lo: int, hi: int, size: int) -> Any:
+    """The kernel buffer every access of `size` bytes at `lo`..`hi` is inside, or None."""
     for buffer in cluster.memory.buffers:
         if buffer.base <= lo and hi + size <= buffer.base + buffer.data.size:
-            return True
-    return False
+            return buffer
+    return None
+
+
+_LOG2 = {4: 2, 8: 3, 16: 4}
+"""log2 of each cp-size (PTX ISA, cp.async: 4, 8 or 16)."""
 
 
 def _claim(w: PtxWarp, copy: Copy) -> None:
@@ -356,9 +363,15 @@ def _claim(w: PtxWarp, copy: Copy) -> None:
     if copy.units is not None:
         shadow, units = races.locate(w.cluster, copy.units.dst_base), copy.units.dst
         last = races.unit_rows(shadow.write, copy.size).take(units, axis=0)
+        found = _values_by_copy(last, [units.size])
+        if found is not None:  # (one record throughout, the usual case; NONE: nothing written yet)
+            if found[0] != NONE:  # (the units lie in the shadow: `_issue_units`)
+                known: races.Known = (None, found, None)
+                races.check_units(w, copy.op, shadow, units, copy.size, write=True, found=(last, known))
+            return
         count = np.count_nonzero(last)
         if count == last.size:
-            races.check_units(w, copy.op, shadow, units, copy.size, write=True, last=last)
+            races.check_units(w, copy.op, shadow, units, copy.size, write=True, found=(last, None))
         elif count:
             written = races.unit_index(units, copy.size)[last.reshape(-1) != NONE]
             races.check(w, copy.op, shadow, written, write=True)
@@ -552,15 +565,24 @@ class _Units(NamedTuple):
     """None: the lanes read no source byte (a zero fill)."""
 
 
-def _unit_plan(w: PtxWarp, copy: Copy, lanes: Mask) -> _Units | None:
+def _unit_plan(w: PtxWarp, copy: Copy, lanes: Mask, shadows: dict[int, Shadow] | None = None) -> _Units | None:
     """The common case of a landing, as whole units: the lanes read all `cp-size` source
     bytes (or none) from one kernel buffer into distinct units of one shared memory.
-    None where it does not apply (`_land`'s per-byte path)."""
+    None where it does not apply (`_land`'s per-byte path). `shadows`: the shadows found
+    so far by base address (a wait's copies share a few memories)."""
     issued = copy.units
     if issued is not None and lanes.tobytes() == copy.lanes.tobytes():
-        cluster = w.cluster
-        src_shadow = None if issued.src is None else races.locate(cluster, issued.src_base)
-        return _Units(races.locate(cluster, issued.dst_base), issued.dst, src_shadow, issued.src)
+        if shadows is None:
+            shadows = {}
+        dst_shadow = shadows.get(issued.dst_base)
+        if dst_shadow is None:
+            dst_shadow = shadows[issued.dst_base] = races.locate(w.cluster, issued.dst_base)
+        if issued.src is None:
+            return _Units(dst_shadow, issued.dst, None, None)
+        src_shadow = shadows.get(issued.src_base)
+        if src_shadow is None:
+            src_shadow = shadows[issued.src_base] = races.locate(w.cluster, issued.src_base)
+        return _Units(dst_shadow, issued.dst, src_shadow, issued.src)
     size = copy.size
     index = np.flatnonzero(lanes)
     sizes: list[int] = copy.src_size[index].tolist()
@@ -609,15 +631,17 @@ def _land_together(w: PtxWarp, landing: list[tuple[Copy, Mask]]) -> bool:
     epochs, and nothing is to be reported or kept apart, landing them one after the other
     checks and records the same (none sees another's records: their units differ), so
     the checks and records are made once per memory for all their units, each unit
-    stamped by its copy. False (nothing done) otherwise: `_land` lands them one by one."""
+    stamped by its copy. False (nothing done) otherwise: `_land` lands them one by one.
+    (`landing`: a run of `_one_clock_runs`, issued with one clock.)"""
     if len(landing) < 2:
         return False
     size, me = landing[0][0].size, w.clock.generic
-    plans = [_unit_plan(w, copy, lanes) for copy, lanes in landing]
+    shadows: dict[int, Shadow] = {}
+    plans = [_unit_plan(w, copy, lanes, shadows) for copy, lanes in landing]
     units = [p for p in plans if p is not None]
     if len(units) < len(plans) or any(c.size != size for c, _ in landing):
         return False
-    if any(p.dst_shadow is not units[0].dst_shadow for p in units) or not _one_clock(landing, me):
+    if any(p.dst_shadow is not units[0].dst_shadow for p in units):
         return False
     issued = [int(c.known[me]) for c, _ in landing]
     parts = _parts(units, size)
@@ -631,28 +655,23 @@ def _land_together(w: PtxWarp, landing: list[tuple[Copy, Mask]]) -> bool:
 
 
 def _one_clock_runs(landing: list[tuple[Copy, Mask]], me: int) -> list[list[tuple[Copy, Mask]]]:
-    """The landing cut into runs of consecutive copies issued with one clock (`_one_clock`):
+    """The landing cut into runs of consecutive copies issued with one clock but for the
+    warp's own component (`me`: its epochs differ from issue to issue; the clocks'
+    bytes compared, a few components: cheaper than numpy's comparisons):
     landing each run in turn lands the copies in their order, and each run may land
     together (a wait that completes the groups of several loop iterations)."""
     runs: list[list[tuple[Copy, Mask]]] = []
+    other = np.zeros(0, dtype=np.int64)
     for item in landing:
-        if runs and _one_clock([runs[-1][0], item], me):
-            runs[-1].append(item)
-        else:
-            runs.append([item])
+        known = item[0].known
+        if runs and known.size == other.size:  # (against the run's first copy)
+            other[me] = known[me]
+            if other.tobytes() == known.tobytes():
+                runs[-1].append(item)
+                continue
+        runs.append([item])
+        other = known.copy()
     return runs
-
-
-def _one_clock(landing: list[tuple[Copy, Mask]], me: int) -> bool:
-    """Whether the copies were issued with one clock but for the warp's own component
-    (`me`: its epochs differ from issue to issue). (Bytes compared: a few clock
-    components, cheaper than numpy's comparisons.)"""
-    other = landing[0][0].known.copy()
-    for copy, _ in landing[1:]:
-        other[me] = copy.known[me]
-        if other.tobytes() != copy.known.tobytes():
-            return False
-    return True
 
 
 class _Part(NamedTuple):
@@ -668,6 +687,17 @@ class _Part(NamedTuple):
     """Each one's number of units."""
     write: _Int64Lanes
     read: _Int64Lanes
+    span: tuple[int, int]
+    """The least and the greatest of `units`."""
+    write_values: list[int] | None
+    """Per copy (in `copies`' order), the one record all its rows of `write` hold; None
+    where some copy's rows hold several (then the checks read the rows)."""
+    read_values: list[int] | None
+    """The same of `read`."""
+
+    def known(self) -> races.Known:
+        """What `races.units_clean` may take as found."""
+        return self.span, self.write_values, self.read_values
 
     def per_unit(self, values: list[int]) -> _Int64Lanes:
         """Each copy's value (of `values`, by landing index) for each of its units."""
@@ -690,30 +720,85 @@ def _parts(plans: list[_Units], size: int) -> list[_Part] | None:
             group[2].append(i)
     parts: list[_Part] = []
     for shadow, units, copies in (dst, *groups.values()):
-        joined = np.concatenate(units)
-        listed: list[int] = joined.tolist()
-        if len(set(listed)) != len(listed) or min(listed) < 0 or max(listed) >= shadow.write.size // size:
+        joining = _join(units, shadow.size // size, shadow is dst[0])
+        if joining is None:
             return None
+        joined, lo, hi = joining
+        counts = [u.size for u in units]
         write = races.unit_rows(shadow.write, size).take(joined, axis=0)
         read = races.unit_rows(shadow.read, size).take(joined, axis=0)
-        parts.append(_Part(shadow, joined, copies, [u.size for u in units], write, read))
+        parts.append(_Part(shadow, joined, copies, counts, write, read, (lo, hi),
+                           _values_by_copy(write, counts), _values_by_copy(read, counts)))  # fmt: skip
     return parts
+
+
+def _join(units: list[_Int64Lanes], count: int, keep: bool) -> tuple[_Int64Lanes, int, int] | None:
+    """The units joined, their least and greatest, where they are distinct and in
+    0..`count` - 1; else None. `keep`: kept for the same unit arrays (the destinations'
+    `Units.dst`, one per destination a `cp.async` reissues to: a loop's waits land the
+    same stages again)."""
+    key = tuple(map(id, units))
+    found = _JOINED.get(key)
+    if found is not None and found[1] == count and all(a is b for a, b in zip(found[0], units, strict=True)):
+        return found[2]
+    joined = np.concatenate(units)
+    listed: list[int] = joined.tolist()
+    lo, hi = min(listed), max(listed)
+    result = None if len(set(listed)) != len(listed) or lo < 0 or hi >= count else (joined, lo, hi)
+    if keep and all(not u.flags.writeable for u in units):  # (read-only: the same units while the arrays live)
+        if len(_JOINED) >= _JOINED_KEPT:
+            _JOINED.clear()
+        joined.flags.writeable = False
+        _JOINED[key] = (units, count, result)
+    return result
+
+
+_JOINED: dict[tuple[int, ...], tuple[list[_Int64Lanes], int, tuple[_Int64Lanes, int, int] | None]] = {}
+"""`_join`'s results by the unit arrays' ids (the entry holds the arrays: their ids are not reused)."""
+_JOINED_KEPT = 256
+
+
+def _values_by_copy(rows: _Int64Lanes, counts: list[int]) -> list[int] | None:
+    """Per copy (`counts`: its number of rows, in order, each at least one), the one
+    record all its rows of `rows` hold, or None where some copy's rows hold several: each
+    copy's minimum and maximum, in one reduction each. (Records are never negative: a
+    maximum of NONE is NONE throughout, the common case of a read.)"""
+    if not int(_max(rows, axis=None)):
+        return [NONE] * len(counts)
+    width = rows.shape[1]
+    starts = [0]
+    for count in counts[:-1]:
+        starts.append(starts[-1] + count * width)
+    flat = rows.reshape(-1)
+    lows: list[int] = _min_at(flat, starts).tolist()
+    return lows if lows == _max_at(flat, starts).tolist() else None
+
+
+_min_at, _max_at = np.minimum.reduceat, np.maximum.reduceat
 
 
 def _any_own(w: PtxWarp, parts: list[_Part], issued: list[int]) -> bool:
     """`_check_own` of several copies at once (`parts`: the destination's first, then the
     sources'; `issued`: each copy's issue epoch): whether some unit has several accesses
     recorded (SHARED) or one of the warp's newer than its copy's issue (the destination's
-    writes and reads, the sources' writes)."""
+    writes and reads, the sources' writes). (Each array decided on its copies' one
+    record each where `_values_by_copy` found them, else on its rows.)"""
     dst = parts[0]
-    packed = np.concatenate([dst.read, *(part.write for part in parts)])
-    if np.count_nonzero(packed == SHARED):
-        return True
     me = w.clock.generic << COMP_SHIFT
-    low = packed & races.LOW_BITS  # (as `races.own_since`, each unit against its copy's issue)
-    bounds = dst.per_unit(issued)
-    every = np.concatenate([bounds, bounds, *(part.per_unit(issued) for part in parts[1:])])
-    return bool(np.count_nonzero((low > (me | every)[:, None]) & (low < (me | FOREIGN_EPOCH))))
+    top = me | FOREIGN_EPOCH
+    checked = [(dst.read, dst.read_values, dst), (dst.write, dst.write_values, dst)]
+    for packed, values, part in checked + [(p.write, p.write_values, p) for p in parts[1:]]:
+        if values is not None:  # (low bits: as `races.own_since`, each copy against its issue)
+            mine = zip(part.copies, values, strict=True)
+            if any(v == SHARED or (me | issued[i]) < (v & races.LOW_BITS) < top for i, v in mine):
+                return True
+            continue
+        if np.count_nonzero(packed == SHARED):
+            return True
+        low = packed & races.LOW_BITS
+        if np.count_nonzero((low > (me | part.per_unit(issued))[:, None]) & (low < top)):
+            return True
+    return False
 
 
 def _record_together(w: PtxWarp, landing: list[tuple[Copy, Mask]], parts: list[_Part], size: int) -> bool:
@@ -722,8 +807,9 @@ def _record_together(w: PtxWarp, landing: list[tuple[Copy, Mask]], parts: list[_
     (nothing done) where one finds something."""
     unit = _UNIT_TYPES[size]
     dst, sources = parts[0], parts[1:]
-    reads = [races.units_clean(w, part.shadow, part.units, size, False, part.write, part.read) for part in sources]
-    written = races.units_clean(w, dst.shadow, dst.units, size, True, dst.write, dst.read)
+    reads = [races.units_clean(w, part.shadow, part.units, size, False, part.write, part.read, part.known())
+             for part in sources]  # fmt: skip
+    written = races.units_clean(w, dst.shadow, dst.units, size, True, dst.write, dst.read, dst.known())
     if written is None or any(r is None for r in reads):
         return False
     stamps = [races.stamp(w, copy.op) for copy, _ in landing]  # (in landing order, as one by one)
@@ -733,7 +819,7 @@ def _record_together(w: PtxWarp, landing: list[tuple[Copy, Mask]], parts: list[_
     data: NDArray[Any] = np.zeros(starts[-1], dtype=unit)
     for part, read in zip(sources, reads, strict=True):
         if read is not None:
-            races.record_units(part.shadow, part.units, size, False, part.per_unit(stamps)[:, None], read)
+            races.record_units(part.shadow, part.units, size, False, part.per_unit(stamps)[:, None], read, part.span)
             gathered = _unit_array(_buffer_of(w, part.shadow), unit)[part.units]
             first, last = part.copies[0], part.copies[-1]
             if last - first + 1 == len(part.copies):  # (consecutive copies: one slice)
@@ -741,7 +827,7 @@ def _record_together(w: PtxWarp, landing: list[tuple[Copy, Mask]], parts: list[_
             else:
                 where = [np.arange(starts[i], starts[i + 1], dtype=np.int64) for i in part.copies]
                 data[np.concatenate(where)] = gathered
-    races.record_units(dst.shadow, dst.units, size, True, dst.per_unit(stamps)[:, None], written)
+    races.record_units(dst.shadow, dst.units, size, True, dst.per_unit(stamps)[:, None], written, dst.span)
     _unit_array(w.cluster.cta_of(dst.shadow.base)[0].smem, unit)[dst.units] = data
     return True
 
@@ -843,10 +929,16 @@ def _ldmatrix(d: Decoder, op: ptx.LdmatrixOp, index: int, labels: dict[str, int]
         rows = cast(_RowLanes, with_mask(w, providers & mask, lambda: load(w, op, address(w, R), row_access)))
         rows = np.asarray(rows).reshape(WARP, 8)
         full = guard is None and w.all_active
+        # Without .trans, lane t's register i is the (little-endian) 32-bit word t % 4 of
+        # matrix i's row t / 4: the rows' bytes as words, 32 per matrix, in lane order.
+        words = np.ascontiguousarray(rows).reshape(-1).view(np.uint32).copy() if _LITTLE and not trans else None
         for i, (slot, _) in enumerate(writers):
-            m = rows[8 * i : 8 * i + 8]
-            lo, hi = (m[pair, group], m[pair + 1, group]) if trans else (m[group, pair], m[group, pair + 1])
-            value = lo.astype(np.uint32) | (hi.astype(np.uint32) << 16)
+            if words is not None:
+                value = words[32 * i : 32 * i + 32]
+            else:
+                m = rows[8 * i : 8 * i + 8]
+                lo, hi = (m[pair, group], m[pair + 1, group]) if trans else (m[group, pair], m[group, pair + 1])
+                value = lo.astype(np.uint32) | (hi.astype(np.uint32) << 16)
             R[slot] = value if full else np.where(mask, value, R[slot])
         return nxt
 

@@ -414,6 +414,35 @@ def _shift(op: str, ty: str) -> Fn:
     return fn2(lambda a, b: np.where(b >= w, np.zeros((), dt), a >> np.minimum(b, w - 1).astype(dt)))
 
 
+def by_immediate(op: str, ty: str, amounts: list[int]) -> Callable[[Lanes], Lanes] | None:
+    """`shl` / `shr` (`amounts`: the shift) or 32-bit `bfe` (the position and the length)
+    whose amounts are immediates, each as its `.u32` operand reads it: the value as a
+    function of the first operand alone, the clamping decided once. The same lanes as
+    `_shift` / `_bfe` given the amounts' lanes; None for the forms not specialised."""
+    dt, w = LANE_DTYPE[ty], WIDTH[ty]
+    if op in ("shl", "shr"):
+        (k,) = amounts
+        if op == "shr" and ty in SIGNED:  # arithmetic: a shift by w - 1 or more is the sign fill
+            by = dt.type(min(k, w - 1))
+            return lambda a: a >> by
+        if k >= w:
+            return np.zeros_like
+        by = dt.type(k)
+        return (lambda a: a << by) if op == "shl" else (lambda a: a >> by)
+    if op != "bfe" or w != 32:
+        return None
+    pos, ln = min(amounts[0] & 0xFF, 63), min(amounts[1] & 0xFF, 32)
+    if ty not in SIGNED:  # (in int64, as bfe32: the field's low `ln` bits, zeros past bit 31)
+        if pos >= 32:
+            return np.zeros_like
+        by, field = np.uint32(pos), np.uint32((1 << ln) - 1)
+        return lambda a: (a >> by) & field
+    if not ln:
+        return np.zeros_like
+    k = 64 - ln
+    return lambda a: ((a.astype(np.int64) >> pos) << k >> k).astype(dt)
+
+
 def _divrem(op: str, ty: str) -> Fn:
     """div/rem: quotient truncated toward zero, remainder with the dividend's sign. By zero the ISA
     leaves the result unspecified; H100 gives all ones for div and rem, every width and

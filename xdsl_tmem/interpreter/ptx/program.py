@@ -49,6 +49,7 @@ from xdsl_tmem.interpreter.memory import (
 from xdsl_tmem.interpreter.ptx import pending
 from xdsl_tmem.interpreter.ptx.base import LANE_DTYPE, UnsupportedInstruction
 from xdsl_tmem.interpreter.ptx.cfg import EXIT, Flow, reconvergence_points
+from xdsl_tmem.interpreter.ptx.integer import by_immediate
 from xdsl_tmem.interpreter.ptx.semantics import decode
 from xdsl_tmem.interpreter.tcgen05 import ldst_plan
 from xdsl_tmem.interpreter.tma import TensorMap
@@ -209,6 +210,8 @@ class Decoder:
         self.labels: list[dict[str, int]] = []
         """The labels each instruction's branch may name (only branches have any)."""
         self.caches: dict[int, list[Any]] = {}
+        self.integer_caches: dict[int, list[Any]] = {}
+        """What `integer` last read from a register: [array, mask, value]."""
 
     # -- register file -----------------------------------------------------------------
 
@@ -345,13 +348,17 @@ class Decoder:
             number = owner.value.value.data
             return lambda w, R: number
         slot = self.register(value)
+        cache = self.integer_caches.setdefault(slot, [None, None, None])
 
         def read(w: PtxWarp, R: list[Lanes]) -> Value:
-            lanes = R[slot]
-            active = lanes if w.all_active else lanes[w.mask]
-            if active.size and active[0] == active[-1] and active.min() == active.max():
-                return int(active[0])
-            return lanes
+            # (cached per lane array and mask, as `_register_address`: the six `cp.async`
+            # of a loop's stage read one src-size register)
+            lanes, mask = R[slot], w.mask
+            if cache[0] is not lanes or cache[1] is not mask:
+                active = lanes if w.all_active else lanes[mask]
+                uniform = active.size and active[0] == active[-1] and _min(active) == _max(active)
+                cache[0], cache[1], cache[2] = lanes, mask, int(active[0]) if uniform else lanes
+            return cache[2]
 
         return read
 
@@ -449,7 +456,7 @@ def _register_address(slot: int, offset: int, cache: list[Any]) -> Callable[[Ptx
         if cache[0] is not lanes or cache[1] is not mask:
             active = lanes if w.all_active else lanes[mask]
             # (the ends compared first: per-lane addresses usually differ there)
-            if active.size and active[0] == active[-1] and active.min() == active.max():
+            if active.size and active[0] == active[-1] and _min(active) == _max(active):
                 base: Value = int(active[0])
             else:
                 base = lanes.astype(np.int64)
@@ -458,6 +465,10 @@ def _register_address(slot: int, offset: int, cache: list[Any]) -> Callable[[Ptx
         return base + offset if offset else base
 
     return address
+
+
+_min, _max = np.minimum.reduce, np.maximum.reduce
+"""(The ufuncs' reductions called directly: `ndarray.min()` adds Python-level wrappers.)"""
 
 
 def _visible(chain: list[dict[str, int]]) -> dict[str, int]:
@@ -546,7 +557,7 @@ def with_mask(w: PtxWarp, mask: Lanes, action: Callable[[], Any]) -> Any:
     if mask is w.mask:
         return action()
     saved, saved_all = w.mask, w.all_active
-    w.mask = w.live if (mask == w.live).all() else mask
+    w.mask = w.live if not np.count_nonzero(mask != w.live) else mask  # (`.all()` adds numpy's Python wrappers)
     w.all_active = w.mask is w.live and w.full
     try:
         return action()
@@ -586,10 +597,16 @@ def _value(d: Decoder, op: ptx.Instruction, index: int, labels: dict[str, int], 
     if len(sem.operands) != len(sources) or len(sem.results) != len(op.results):
         raise Refused(f"{op.mnemonic()}: {len(sources)} operands and {len(op.results)} results, the semantics take "
                       f"{len(sem.operands)} and {len(sem.results)}")  # fmt: skip
-    readers = [d.reader(v, t) for v, t in zip(sources, sem.operands, strict=True)]
+    fn: Callable[..., Any] = sem.fn
+    types = sem.operands
+    amounts = [_u32_immediate(v) for v in sources[1:]] if opcode in ("shl", "shr", "bfe") else []
+    if amounts and None not in amounts:  # (shifted by immediates: the clamping decided here, once)
+        by = by_immediate(opcode, types[0], cast(list[int], amounts))
+        if by is not None:
+            fn, sources, types = by, sources[:1], types[:1]
+    readers = [d.reader(v, t) for v, t in zip(sources, types, strict=True)]
     writers = [d.writer(v, t) for v, t in zip(op.results, sem.results, strict=True)]
     guard = d.guard(op)
-    fn = sem.fn
     nxt = index + 1
     if len(writers) == 1 and guard is None:
         slot, convert = writers[0]
@@ -613,8 +630,28 @@ def _value(d: Decoder, op: ptx.Instruction, index: int, labels: dict[str, int], 
                 return nxt
 
             return run1, None
+        if len(readers) == 3:  # (selp, mad, bfe: `_lanewise` without its per-call generality)
+            ra, rb, rc = readers
+
+            def run3(w: PtxWarp) -> int:
+                R = w.regs
+                if w.all_active:
+                    R[slot] = convert(np.asarray(fn(ra(R), rb(R), rc(R))))
+                elif w.mask.any():
+                    R[slot] = np.where(w.mask, convert(np.asarray(fn(ra(R), rb(R), rc(R)))), R[slot])
+                return nxt
+
+            return run3, None
 
     return _lanewise(d, op, index, fn, readers, writers), None
+
+
+def _u32_immediate(value: SSAValue) -> int | None:
+    """An integer immediate operand as a `.u32` operand reads it (`Decoder.constant`), or None."""
+    owner = value.owner
+    if isinstance(owner, ptx.ImmOp) and isinstance(owner.value, IntegerAttr):
+        return owner.value.value.data & 0xFFFFFFFF
+    return None
 
 
 def _mov_special(d: Decoder, op: ptx.MovOp, index: int) -> Run:
