@@ -36,7 +36,7 @@ from xdsl_tmem.interpreter.launch import Geometry
 from xdsl_tmem.interpreter.machine import AsyncOp, Cluster, Cta, GlobalMemory, Hazard, Memo, SharedLayout
 from xdsl_tmem.interpreter.nvvm import MmaOperands, tcgen05_mma
 from xdsl_tmem.interpreter.run import connect
-from xdsl_tmem.interpreter.shadow import COMP_SHIFT, SHARED, SITE_SHIFT, Writers
+from xdsl_tmem.interpreter.shadow import COMP_SHIFT, GRAIN, SHARED, SITE_SHIFT, Writers
 from xdsl_tmem.interpreter.tcgen05 import (
     DEFERRED_K,
     DescriptorError,
@@ -560,6 +560,63 @@ def test_check_units_is_check_of_their_bytes(seed: int, size: int, write: bool, 
     cluster.memory.sites.same_value = 0
     slow = full_outcome(lambda: races.check(warp, ANY_OP, clone, index, write, values), cluster)
     assert fast == slow
+
+
+def _strided_outcomes(
+    cluster: Cluster, warp: Warp, starts: range, size: int, write: bool, values: NDArray[np.uint8] | None
+) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+    """`full_outcome` of `check_strided` of CTA 0's shadow, and of `check` of the same
+    bytes on a copy of the shadow without `used` (and of the sites), which is left aside."""
+    shadow = cluster.ctas[0].shadow
+    clone = copy.deepcopy(shadow)
+    clone.used = None
+    sites = copy.deepcopy(cluster.memory.sites)
+    index = (np.array(starts, dtype=np.int64)[:, None] + np.arange(size)).reshape(-1)
+    fast = full_outcome(lambda: races.check_strided(warp, ANY_OP, shadow, starts, size, write, values), cluster)
+    cluster.ctas[0].shadow, mine, cluster.memory.sites = clone, cluster.memory.sites, sites
+    slow = full_outcome(lambda: races.check(warp, ANY_OP, clone, index, write, values), cluster)
+    cluster.ctas[0].shadow, cluster.memory.sites = shadow, mine
+    return fast, slow
+
+
+@FAST
+@given(st.integers(0, 2**32 - 1), st.booleans())
+def test_used_summary_keeps_strided_checks_exact(seed: int, host: bool) -> None:
+    """`Shadow.used`, which lets a strided access (`check_strided`) skip reading the
+    records of bytes no access touched: along a random sequence of strided loads and
+    stores (overlapping, by a warp whose clock goes back and forth, so that some race),
+    with now and then another kind of check, every strided access reports and records
+    exactly as `check` of its bytes on a copy without the summary, and where the summary
+    is valid, no grain it calls unused holds a record."""
+    rng = np.random.default_rng(seed)
+    cluster, warp = make_cluster(1)
+    shadow = cluster.ctas[0].shadow
+    shadow.host = host
+    span = 4096
+    for _ in range(10):
+        warp.clock.vc[:] = rng.integers(1, 4, warp.clock.vc.size)
+        if rng.random() < 0.1:  # another check: the summary goes stale
+            index = rng.integers(0, span, int(rng.integers(1, 64))).astype(np.int64)
+            if _error(lambda i=index: races.check(warp, ANY_OP, shadow, i, bool(rng.random() < 0.5))):
+                return
+            continue
+        size = int(rng.choice([1, 4, 16, 64]))
+        stride = size * int(rng.integers(1, 5)) + int(rng.choice([0, 0, 1]))
+        lanes = min(int(rng.integers(1, 33)), (span - size) // stride + 1)
+        first = int(rng.integers(0, span - (lanes - 1) * stride - size + 1))
+        write = bool(rng.random() < 0.7)
+        values = rng.integers(0, 256, (lanes, size)).astype(np.uint8) if write and rng.random() < 0.5 else None
+        fast, slow = _strided_outcomes(cluster, warp, range(first, first + lanes * stride, stride), size, write, values)
+        assert fast == slow
+        if fast[0] is not None:
+            return
+        if shadow.used is not None and shadow.used_gen == shadow.gen:
+            records = (shadow.write != 0) | (shadow.read != 0)
+            if shadow.foreign is not None:
+                records |= shadow.foreign != 0
+            held = np.zeros(shadow.used.size, dtype=np.bool_)
+            np.logical_or.at(held, np.flatnonzero(records) // GRAIN, True)
+            assert not (held & ~shadow.used).any()
 
 
 def pipeline_warps() -> tuple[Cluster, list[Warp]]:

@@ -39,6 +39,8 @@ if TYPE_CHECKING:
 Clock = NDArray[np.int64]
 BUCKET = 32
 """TMEM columns per bucket of the access index."""
+ALL_LANES = (1 << TMEM_LANES) - 1
+"""The lane set of every TMEM lane."""
 
 
 class WarpClock:
@@ -188,6 +190,8 @@ def describe(record: AsyncOp, cluster_size: int) -> str:
 
 def _uninitialised(cta: Cta, record: AsyncOp, cells: Cells) -> str | None:
     """The never-written cells among the record's `cells`, described, or None."""
+    if not record.column_set & ~cta.tmem_full:  # (every lane of its columns written)
+        return None
     written = cta.tmem_written[cells]
     if np.count_nonzero(written) == written.size:  # `.all()`, at a third of the cost for a view
         return None
@@ -230,14 +234,7 @@ def check_access(warp: Warp, cta: Cta, record: AsyncOp, knowledge: Clock) -> Non
         raise Hazard(_conflict_kind(other, record), _conflict_message(other, record, size), related)
     if not repeat:
         _check_stale(warp, cta, record, cells)
-    if record.writes and not record.accumulates:
-        cta.tmem_written[cells] = True
-        cta.tmem_reader[cells] = -1
-    elif not record.writes:
-        cta.tmem_reader[cells] = warp.index
-        cta.tmem_read_sync[cells] = warp.acquires
-    # (An accumulating write changes neither: its cells were all written, none read since,
-    # or `_uninitialised` / `_check_stale` raised.)
+    _mark_cells(warp, cta, record, cells)
     buckets = range(record.columns[0] // BUCKET, (record.columns[1] - 1) // BUCKET + 1)
     if len(superseded) == 1:  # (the usual MMA after MMA: one record replaced in each bucket)
         only = superseded[0]
@@ -258,6 +255,42 @@ def check_access(warp: Warp, cta: Cta, record: AsyncOp, knowledge: Clock) -> Non
         if gone:
             live[:] = [r for r in live if id(r) not in gone]
         live.append(record)
+
+
+READ_BLOCK = 16
+"""TMEM lanes per block of `Cta.tmem_read_columns` (a 16x256b load reads 16 lanes)."""
+
+
+def _read_keys(warp: int, lane_set: int) -> list[tuple[int, int]]:
+    """The keys of `Cta.tmem_read_columns` of `warp`'s reads of the lanes `lane_set`."""
+    low, high = ((lane_set & -lane_set).bit_length() - 1) // READ_BLOCK, (lane_set.bit_length() - 1) // READ_BLOCK
+    return [(warp, block) for block in range(low, high + 1)]
+
+
+def _forget_readers(cta: Cta, column_set: int) -> None:
+    """No cell of the columns `column_set` has a reader any more (`Cta.tmem_read_columns`)."""
+    read = cta.tmem_read_columns
+    for index, columns in read.items():
+        if columns & column_set:
+            read[index] = columns & ~column_set
+
+
+def _mark_cells(warp: Warp, cta: Cta, record: AsyncOp, cells: Cells) -> None:
+    """Record in the cells' flags (and their summaries) what `record` did to them."""
+    if record.writes and not record.accumulates:
+        cta.tmem_written[cells] = True
+        cta.tmem_reader[cells] = -1
+        if record.lane_set == ALL_LANES:  # (the summaries of whole columns)
+            cta.tmem_full |= record.column_set
+            _forget_readers(cta, record.column_set)
+    elif not record.writes:
+        cta.tmem_reader[cells] = warp.index
+        cta.tmem_read_sync[cells] = warp.acquires
+        read = cta.tmem_read_columns
+        for key in _read_keys(warp.index, record.lane_set):
+            read[key] = read.get(key, 0) | record.column_set
+    # (An accumulating write changes neither: its cells were all written, none read since,
+    # or `_uninitialised` / `_check_stale` raised.)
 
 
 def overlapping(cta: Cta, record: AsyncOp, knowledge: Clock) -> tuple[list[AsyncOp], AsyncOp | None, bool]:
@@ -296,6 +329,8 @@ def _live_records(cta: Cta, first: int, last: int) -> list[AsyncOp]:
     the bucket (an MMA of 256 columns after another: one record in 8 buckets, tested once)."""
     live = cta.tmem_live
     head = live[first]
+    if first == last:  # (a bucket holds a record once)
+        return head
     if len(head) == 1:
         only = head[0]
         for bucket in range(first + 1, last + 1):
@@ -331,6 +366,14 @@ def _check_stale(warp: Warp, cta: Cta, record: AsyncOp, cells: Cells) -> None:
     partial accumulator and then keeps accumulating onto it is reported (no example does)."""
     if record.writes and not record.accumulates:
         return
+    # (`Cta.tmem_read_columns`: no cell read by the warp, or for an MMA by any warp.)
+    if record.writes:
+        if not any(columns & record.column_set for columns in cta.tmem_read_columns.values()):
+            return
+    else:
+        read, column_set = cta.tmem_read_columns, record.column_set
+        if not any(read.get(key, 0) & column_set for key in _read_keys(warp.index, record.lane_set)):
+            return
     reader = cta.tmem_reader[cells]
     if record.writes:
         if int(reader.max()) >= 0:  # (no temporary: the common case is none)
@@ -401,6 +444,9 @@ def check_dealloc(warp: Warp, cta: Cta, columns: tuple[int, int]) -> None:
     # Freed columns are uninitialised again (a later allocation must not see this kernel's values).
     cta.tmem_written[:, columns[0] : columns[1]] = False
     cta.tmem_reader[:, columns[0] : columns[1]] = -1
+    freed = span(columns[0], columns[1] - columns[0])
+    cta.tmem_full &= ~freed
+    _forget_readers(cta, freed)
     cta.tmem_cells((0, TMEM_LANES), columns)[:, columns[0] : columns[1]] = TMEM_POISON
 
 

@@ -565,6 +565,13 @@ class Cta:
         load read it since it was written (the stale-accumulator check, hazards.py)."""
         self.tmem_read_sync = np.zeros((TMEM_LANES, TMEM_COLUMNS), dtype=np.int32)
         """Per cell: that reader's `Warp.acquires` at the read."""
+        self.tmem_full = 0
+        """Columns (a bit set) whose every lane some write produced since their allocation
+        (`tmem_written` there is all True): hazards.py reads none of their cells' flags."""
+        self.tmem_read_columns: dict[tuple[int, int], int] = {}
+        """(warp index, block of 16 lanes) → the columns (a bit set) where `tmem_reader` of
+        those lanes may name that warp (a superset: where it names none, the
+        stale-accumulator check reads no cell)."""
         self.tmem_live: list[list[AsyncOp]] = [[] for _ in range(TMEM_COLUMNS // 32)]
         """Live TMEM accesses by 32-column bucket (hazards.py)."""
         self.cta_group: int | None = None
@@ -584,6 +591,7 @@ class Cta:
         clone.deferred = None if self.deferred is None else self.deferred.copy()
         clone.tmem_written = self.tmem_written.copy()
         clone.tmem_reader, clone.tmem_read_sync = self.tmem_reader.copy(), self.tmem_read_sync.copy()
+        clone.tmem_read_columns = dict(self.tmem_read_columns)
         clone.allocator = self.allocator.copy()
         clone.mbarriers = {offset: memo.copy(bar, MBarrier.copy) for offset, bar in self.mbarriers.items()}
         clone.named = {i: bar.copy() for i, bar in self.named.items()}

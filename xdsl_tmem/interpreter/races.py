@@ -110,33 +110,42 @@ def new_cluster(memory: GlobalMemory) -> None:
     touched holds no record of this cluster, and converting a foreign one again changes
     nothing), gathered as rows of a page. A byte's reads become one foreign read
     (`Shadow.foreign`), the first of them: the one a race report names; its earliest
-    foreign read where it has one already."""
+    foreign read where it has one already. (No record appears where there was none, so
+    `Shadow.used` stays true of the records.)"""
     for buffer in memory.buffers:
         shadow = buffer.shadow
-        pages = shadow.touched_pages()
-        if not pages.size:
-            continue
-        if _pages(shadow.write, pages).any():
-            write = shadow.own_write()
-            _set_pages(write, pages, _as_foreign(_pages(write, pages)))
-            if shadow.prev is not None:
-                _set_pages(shadow.prev, pages, _as_foreign(_pages(shadow.prev, pages)))
-            for byte, (members, before) in shadow.writers.items():
-                shadow.writers[byte] = Writers([_foreign(p) for p in members], tuple(_foreign(p) for p in before))
-            for displaced in shadow.displaced.values():
-                displaced[:] = [_foreign(p) for p in displaced]
-        if not _pages(shadow.read, pages).any():
-            continue
-        read = shadow.own_read()
-        foreign = shadow.own_foreign()
-        for byte, reads in shadow.readers.items():
-            read[byte] = reads[0]
-        shadow.readers.clear()
-        part, known = _pages(read, pages), _pages(foreign, pages)
-        seen = (part > SHARED) & (known == NONE)
-        known[seen] = (part[seen] >> SITE_SHIFT << SITE_SHIFT) | FOREIGN_EPOCH
-        _set_pages(foreign, pages, known)
-        _set_pages(read, pages, np.zeros_like(part))
+        kept = shadow.used_gen == shadow.gen
+        _convert_pages(shadow)
+        if kept:
+            shadow.used_gen = shadow.gen
+
+
+def _convert_pages(shadow: Shadow) -> None:
+    """`new_cluster` of one kernel buffer's shadow."""
+    pages = shadow.touched_pages()
+    if not pages.size:
+        return
+    if _pages(shadow.write, pages).any():
+        write = shadow.own_write()
+        _set_pages(write, pages, _as_foreign(_pages(write, pages)))
+        if shadow.prev is not None:
+            _set_pages(shadow.prev, pages, _as_foreign(_pages(shadow.prev, pages)))
+        for byte, (members, before) in shadow.writers.items():
+            shadow.writers[byte] = Writers([_foreign(p) for p in members], tuple(_foreign(p) for p in before))
+        for displaced in shadow.displaced.values():
+            displaced[:] = [_foreign(p) for p in displaced]
+    if not _pages(shadow.read, pages).any():
+        return
+    read = shadow.own_read()
+    foreign = shadow.own_foreign()
+    for byte, reads in shadow.readers.items():
+        read[byte] = reads[0]
+    shadow.readers.clear()
+    part, known = _pages(read, pages), _pages(foreign, pages)
+    seen = (part > SHARED) & (known == NONE)
+    known[seen] = (part[seen] >> SITE_SHIFT << SITE_SHIFT) | FOREIGN_EPOCH
+    _set_pages(foreign, pages, known)
+    _set_pages(read, pages, np.zeros_like(part))
 
 
 def _pages(records: NDArray[np.int64], pages: NDArray[np.int64]) -> NDArray[np.int64]:
@@ -703,6 +712,8 @@ def check_strided(
         # Own (copy if shared) the array to stamp first: harmless if the fast path does
         # not apply, and its view then serves both the test and the stamping. (The
         # views of the shadow are made inline: this is the stores' hot path.)
+        # (`used` first: `own_write` / `own_read` count a change.)
+        grains = shadow.used_grains(first, lanes, stride, size)
         if write:
             mine, other = shadow.own_write() if shadow.shared_write else shadow.write, shadow.read
         else:
@@ -710,7 +721,7 @@ def check_strided(
         shape, strides, offset = (lanes, size), (stride * 8, 8), first * 8
         target = np.ndarray(shape, np.int64, mine, offset, strides)
         foreign = shadow.foreign if write else None  # an earlier cluster's reads, which a write races with
-        if (
+        if (grains is not None and not np.count_nonzero(grains)) or (
             not np.count_nonzero(target)
             and not np.count_nonzero(np.ndarray(shape, np.int64, other, offset, strides))
             and (foreign is None or not np.count_nonzero(np.ndarray(shape, np.int64, foreign, offset, strides)))
@@ -722,6 +733,9 @@ def check_strided(
                 warp.cluster.memory.sites.inexact.add(stamp >> SITE_SHIFT)
             shadow.gen += 1  # (`mine` is changed without `own_write` / `own_read`: `Spans`)
             target.fill(stamp)
+            if grains is not None:  # (still `used` where nothing else changed the history)
+                grains[...] = True
+                shadow.used_gen = shadow.gen
             if shadow.host:
                 shadow.touch_strided(first, lanes, stride, size)
             return

@@ -93,6 +93,10 @@ UNIT_RECORDS = np.dtype((np.void, 8 * UNIT))
 """One 16-byte unit's 16 int64 records as one item."""
 
 
+GRAIN = 16
+"""Bytes per entry of `Shadow.used` (a store's lanes write whole 16-byte vectors)."""
+
+
 MAX_PENDING = 64
 """Pending reads kept (`Shadow.pending`); more are recorded first."""
 MAX_FILLS = 16
@@ -154,7 +158,7 @@ class Shadow:
 
     __slots__ = (
         "_prev", "_read", "_write", "base", "displaced", "fills", "foreign", "gen", "host", "pending",
-        "readers", "shared_read", "shared_write", "spans", "touched", "writers",
+        "readers", "shared_read", "shared_write", "spans", "touched", "used", "used_gen", "writers",
     )  # fmt: skip
 
     def __init__(self, size: int, base: int, host: bool):
@@ -200,6 +204,12 @@ class Shadow:
         cluster recorded an access in it (`touch`), so that `races.new_cluster` looks at no
         other (a cluster of a large grid touches a few tiles of each operand, spread over
         the buffer: one range around them would be most of it). Made at the first touch."""
+        self.used: NDArray[np.bool_] | None = np.zeros(-(-size // GRAIN), dtype=np.bool_)
+        """Per `GRAIN` bytes, False where none of them holds a record in `write`, `read`
+        or `foreign` (True: it may), valid while `used_gen` is `gen`: kept by the strided
+        fast path (`races.check_strided`), which then reads no record of such bytes; any
+        other change of the history leaves it stale (it is then never used again)."""
+        self.used_gen = 0
 
     def copy(self) -> Shadow:
         clone = Shadow.__new__(Shadow)
@@ -209,6 +219,7 @@ class Shadow:
         clone.base, clone.host = self.base, self.host
         clone.touched = None if self.touched is None else self.touched.copy()
         clone.gen, clone.spans = 0, Spans(0)
+        clone.used, clone.used_gen = None, -1  # (not copied: the records' own tests serve)
         self.shared_write = self.shared_read = clone.shared_write = clone.shared_read = True
         return clone
 
@@ -378,6 +389,19 @@ class Shadow:
         self.touched[starts // PAGE] = True  # (an access of at most a page spans two)
         self.touched[(starts + (size - 1)) // PAGE] = True
 
+    def used_grains(self, first: int, count: int, stride: int, size: int) -> NDArray[np.bool_] | None:
+        """The entries of `used` covering `count` accesses of `size` bytes, `stride` bytes
+        apart from `first` (a strided view; every entry from the first to the last where
+        `stride` is not a multiple of `GRAIN`), or None where `used` is stale."""
+        used = self.used
+        if used is None or self.used_gen != self.gen:
+            return None
+        low = first // GRAIN
+        if stride % GRAIN:
+            return used[low : (first + (count - 1) * stride + size - 1) // GRAIN + 1]
+        span = (first + size - 1) // GRAIN - low + 1
+        return np.ndarray((count, span), np.bool_, used, low, (stride // GRAIN, 1))
+
     def touched_pages(self) -> NDArray[np.int64]:
         """The pages `touch` marked, ascending, and forget them."""
         if self.touched is None:
@@ -399,6 +423,7 @@ class Shadow:
         self.readers, self.writers, self.prev, self.displaced, self.foreign = {}, {}, None, {}, None
         self.shared_write = self.shared_read = False
         self.gen += 1
+        self.used = None
 
     @property
     def nbytes(self) -> int:
