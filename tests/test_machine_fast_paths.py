@@ -925,6 +925,65 @@ def test_repeated_accumulation_is_the_full_check(seed: int) -> None:
             return
 
 
+def half_ld_event(column: int, lane: int) -> TmemEvent:
+    """A tcgen05.ld 16x256b.x4 of the epilogue warp at lane `lane` (32 or 48) and `column`."""
+
+    def event(cluster: Cluster, warps: list[Warp]) -> None:
+        N.tmem_ld(warps[1], SITES["ld"], lane << 16 | column, ldst_plan(Tcgen05LdStShape.SHAPE_16X256B, 16))
+
+    return event
+
+
+def dealloc_event(first: int, columns: int) -> TmemEvent:
+    """The columns' dealloc by the MMA warp (its check and the cells' flags), after the
+    epilogue's waits, a completed commit and the MMA warp learning of both."""
+    commit = commit_event(False)
+
+    def event(cluster: Cluster, warps: list[Warp]) -> None:
+        N.tmem_wait(warps[1], "ld")
+        N.tmem_wait(warps[1], "st")
+        commit(cluster, warps)
+        cta = warps[0].cta
+        bar = cta.mbarriers[BAR]
+        warps[0].clock.acquire(bar.history[bar.completed - 1])
+        warps[0].clock.acquire(warps[1].clock.release())
+        hazards.check_dealloc(warps[0], cta, (first, first + columns))
+
+    return event
+
+
+@FAST
+@given(st.integers(0, 2**32 - 1))
+def test_tmem_flag_summaries_are_the_full_check(seed: int) -> None:
+    """`Cta.tmem_full` and `Cta.tmem_read_columns`, which let the uninitialised and the
+    stale-accumulator checks read no cell flag: on random accumulator pipelines (MMAs,
+    commits, loads of whole and half lane quarters, re-reads after a wait, stores,
+    deallocs), the same report and TMEM bookkeeping as on a machine whose summaries
+    tell nothing (reset before every event), so that every check reads the flags."""
+    rng = np.random.default_rng(seed)
+    events = tmem_events(rng, 6)
+    for _ in range(int(rng.integers(1, 12))):
+        first, columns = D_TILES[int(rng.integers(0, len(D_TILES)))]
+        column = first + 16 * int(rng.integers(0, columns // 16 - 3))
+        extra = [half_ld_event(column, 32 + 16 * int(rng.integers(0, 2)))]
+        if rng.random() < 0.2:  # a dealloc, and sometimes a load of the freed columns
+            extra = [dealloc_event(first, columns), *extra[: int(rng.integers(0, 2))]]
+        at = int(rng.integers(0, len(events) + 1))
+        events[at:at] = extra
+    fast, slow = tmem_machine(), tmem_machine()
+    for event in events:
+        slow[0].ctas[0].tmem_full = 0
+        slow[0].ctas[0].tmem_read_columns = {key: -1 for key in range(2 * hazards.READ_BLOCKS)}
+        outcomes = [(_error(lambda m=machine, e=event: e(*m)), tmem_state(machine[0])) for machine in (fast, slow)]
+        (got_error, got), (expected_error, expected) = outcomes
+        assert got_error == expected_error
+        for mine, theirs in zip(got[:3], expected[:3], strict=True):
+            np.testing.assert_array_equal(mine, theirs)
+        assert got[3] == expected[3]
+        if got_error is not None:
+            return
+
+
 def test_refilled_boxes_read_no_records(monkeypatch: pytest.MonkeyPatch) -> None:
     """A clean pipeline (every synchronisation made, four MMA sites per k-block): from the
     second round on, each box refills a range its summary knows (`races._refill`), and the

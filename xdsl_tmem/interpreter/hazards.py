@@ -259,12 +259,23 @@ def check_access(warp: Warp, cta: Cta, record: AsyncOp, knowledge: Clock) -> Non
 
 READ_BLOCK = 16
 """TMEM lanes per block of `Cta.tmem_read_columns` (a 16x256b load reads 16 lanes)."""
+READ_BLOCKS = TMEM_LANES // READ_BLOCK
 
 
-def _read_keys(warp: int, lane_set: int) -> list[tuple[int, int]]:
-    """The keys of `Cta.tmem_read_columns` of `warp`'s reads of the lanes `lane_set`."""
+@lru_cache(maxsize=1024)
+def _read_blocks(lane_set: int) -> range:
+    """The blocks of `READ_BLOCK` lanes that the lanes `lane_set` touch."""
+    if not lane_set:
+        return range(0)
     low, high = ((lane_set & -lane_set).bit_length() - 1) // READ_BLOCK, (lane_set.bit_length() - 1) // READ_BLOCK
-    return [(warp, block) for block in range(low, high + 1)]
+    return range(low, high + 1)
+
+
+def _read_keys(warp: int, lane_set: int) -> range:
+    """The keys of `Cta.tmem_read_columns` of `warp`'s reads of the lanes `lane_set`."""
+    blocks = _read_blocks(lane_set)
+    first = warp * READ_BLOCKS
+    return range(first + blocks.start, first + blocks.stop)
 
 
 def _forget_readers(cta: Cta, column_set: int) -> None:

@@ -568,8 +568,8 @@ class Cta:
         self.tmem_full = 0
         """Columns (a bit set) whose every lane some write produced since their allocation
         (`tmem_written` there is all True): hazards.py reads none of their cells' flags."""
-        self.tmem_read_columns: dict[tuple[int, int], int] = {}
-        """(warp index, block of 16 lanes) → the columns (a bit set) where `tmem_reader` of
+        self.tmem_read_columns: dict[int, int] = {}
+        """Warp index x 8 + block of 16 lanes (`hazards._read_keys`) → the columns (a bit set) where `tmem_reader` of
         those lanes may name that warp (a superset: where it names none, the
         stale-accumulator check reads no cell)."""
         self.tmem_live: list[list[AsyncOp]] = [[] for _ in range(TMEM_COLUMNS // 32)]

@@ -711,36 +711,56 @@ def check_strided(
     if write or shadow.host:
         # Own (copy if shared) the array to stamp first: harmless if the fast path does
         # not apply, and its view then serves both the test and the stamping. (The
-        # views of the shadow are made inline: this is the stores' hot path.)
-        # (`used` first: `own_write` / `own_read` count a change.)
+        # views of the shadow are made inline: this is the stores' hot path.) `used`
+        # first: `own_write` / `own_read` count a change.
         grains = shadow.used_grains(first, lanes, stride, size)
         if write:
-            mine, other = shadow.own_write() if shadow.shared_write else shadow.write, shadow.read
+            mine = shadow.own_write() if shadow.shared_write else shadow.write
         else:
-            mine, other = shadow.own_read() if shadow.shared_read else shadow.read, shadow.write
+            mine = shadow.own_read() if shadow.shared_read else shadow.read
         shape, strides, offset = (lanes, size), (stride * 8, 8), first * 8
         target = np.ndarray(shape, np.int64, mine, offset, strides)
+        if grains is not None and not np.count_nonzero(grains):  # (no record there: `Shadow.used`)
+            _stamp_fresh(warp, op, shadow, starts, size, write, values is None, target, grains)
+            return
+        other = shadow.read if write else shadow.write
         foreign = shadow.foreign if write else None  # an earlier cluster's reads, which a write races with
-        if (grains is not None and not np.count_nonzero(grains)) or (
+        if (
             not np.count_nonzero(target)
             and not np.count_nonzero(np.ndarray(shape, np.int64, other, offset, strides))
             and (foreign is None or not np.count_nonzero(np.ndarray(shape, np.int64, foreign, offset, strides)))
         ):
-            # As `check` for bytes without a recorded access: no write to race with or
-            # to have been uninitialised (a read of a host buffer), no read to keep.
-            stamp = _stamp(warp, op)
-            if write and values is None:
-                warp.cluster.memory.sites.inexact.add(stamp >> SITE_SHIFT)
-            shadow.gen += 1  # (`mine` is changed without `own_write` / `own_read`: `Spans`)
-            target.fill(stamp)
-            if grains is not None:  # (still `used` where nothing else changed the history)
-                grains[...] = True
-                shadow.used_gen = shadow.gen
-            if shadow.host:
-                shadow.touch_strided(first, lanes, stride, size)
+            _stamp_fresh(warp, op, shadow, starts, size, write, values is None, target, grains)
             return
     index = np.arange(first, first + lanes * stride, stride, dtype=np.int64)
     check(warp, op, shadow, (index[:, None] + np.arange(size, dtype=np.int64)).reshape(-1), write, values)
+
+
+def _stamp_fresh(
+    warp: Warp,
+    op: Any,
+    shadow: Shadow,
+    starts: range,
+    size: int,
+    write: bool,
+    unseen: bool,
+    target: NDArray[np.int64],
+    grains: NDArray[np.bool_] | None,
+) -> None:
+    """`check_strided` of bytes without a recorded access, as `check` does it: no write
+    to race with or to have been uninitialised (a read of a host buffer), no read to
+    keep; `target` is their records to stamp (`unseen`: a write whose bytes the check is
+    not given), `grains` their entries of `Shadow.used` if it is valid."""
+    stamp = _stamp(warp, op)
+    if write and unseen:
+        warp.cluster.memory.sites.inexact.add(stamp >> SITE_SHIFT)
+    shadow.gen += 1  # (`target` is changed without `own_write` / `own_read`: `Spans`)
+    target.fill(stamp)
+    if grains is not None:  # (still valid: nothing else changed the history)
+        grains[...] = True
+        shadow.used_gen = shadow.gen
+    if shadow.host:
+        shadow.touch_strided(starts.start, len(starts), starts.step, size)
 
 
 def unit_index(units: NDArray[np.int64], size: int) -> NDArray[np.int64]:
