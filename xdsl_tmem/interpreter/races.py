@@ -141,13 +141,18 @@ def new_cluster(memory: GlobalMemory) -> None:
 
 
 def _pages(records: NDArray[np.int64], pages: NDArray[np.int64]) -> NDArray[np.int64]:
-    """The records of `pages` (ascending page numbers), one after the other: a view of
-    `records` (rows of a page; changing it changes them) where the pages are whole and
-    evenly spaced (a tile's rows in a buffer: one run of pages, or every k-th page), else
-    a copy; the last page may be short."""
+    """The records of `pages` (ascending page numbers), one after the other, or of more
+    pages: a view of `records` (changing it changes them) of all pages from the first to
+    the last where those are at most twice as many (a tile's rows, all of B's K x N columns),
+    or of rows of a page where the pages are whole and evenly spaced (every k-th page);
+    else a copy; the last page may be short. (`new_cluster`: a page the cluster did not
+    touch holds no record of it, so converting it, or testing it for records before
+    converting, changes nothing.)"""
+    first, last, count = int(pages[0]), int(pages[-1]), pages.size
+    if 2 * count > last - first:
+        return records[first * PAGE : (last + 1) * PAGE]
     whole = records.size // PAGE
     rows = records[: whole * PAGE].reshape(whole, PAGE)
-    first, last, count = int(pages[0]), int(pages[-1]), pages.size
     step = (last - first) // (count - 1) if count > 1 else 1
     if last < whole and step * (count - 1) == last - first and not np.count_nonzero(np.diff(pages) != step):
         return rows[first : last + 1 : step]
