@@ -411,7 +411,7 @@ def _claim_span(w: PtxWarp, copy: Copy, shadow: Shadow, units: _Int64Lanes, span
     if first == NONE:  # (nothing written yet: the copy writes them when it lands)
         return True
     reads = races.unit_rows(shadow.read, size)[lo:hi]
-    clean = races.units_clean(w, shadow, units, size, True, last, reads, (span, [first], None))
+    clean = races.units_clean(w, shadow, units, size, True, last, reads, (span, [first], _read_values(reads)))
     if clean is None:  # (`check` decides and reports: races.check_units)
         races.check(w, copy.op, shadow, races.unit_index(units, size), write=True)
         return True
@@ -425,6 +425,21 @@ def _claim_span(w: PtxWarp, copy: Copy, shadow: Shadow, units: _Int64Lanes, span
         races.unit_rows(shadow.own_prev(), size)[lo:hi] = first
     target[lo:hi] = stamp
     return True
+
+
+def _read_values(rows: _Int64Lanes) -> list[int] | None:
+    """The records `rows` hold, each once, where they are at most two (a stage two warps'
+    reads left, or one's and NONE): a few reductions, where `units_clean` would unpack
+    every record; else None."""
+    top = int(_max(rows, axis=None))
+    if top == NONE:
+        return [NONE]
+    bottom = int(_min(rows, axis=None))
+    if bottom == top:
+        return [top]
+    if np.count_nonzero(rows == bottom) + np.count_nonzero(rows == top) != rows.size:
+        return None
+    return [bottom, top]
 
 
 def _units_of(addresses: NDArray[np.int64], lanes: NDArray[np.intp], shadow: Shadow, size: int) -> _Int64Lanes | None:
