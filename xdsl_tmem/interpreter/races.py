@@ -145,21 +145,35 @@ def _convert_pages(shadow: Shadow) -> None:
     seen = (part > SHARED) & (known == NONE)
     known[seen] = (part[seen] >> SITE_SHIFT << SITE_SHIFT) | FOREIGN_EPOCH
     _set_pages(foreign, pages, known)
-    _set_pages(read, pages, np.zeros_like(part))
+    part.fill(NONE)
+    _set_pages(read, pages, part)
 
 
 def _pages(records: NDArray[np.int64], pages: NDArray[np.int64]) -> NDArray[np.int64]:
-    """The records of `pages` (ascending page numbers), one after the other (a copy); the
-    last page may be short."""
+    """The records of `pages` (ascending page numbers), one after the other, or of more
+    pages: a view of `records` (changing it changes them) of all pages from the first to
+    the last where those are at most twice as many (a tile's rows, all of B's K x N columns),
+    or of rows of a page where the pages are whole and evenly spaced (every k-th page);
+    else a copy; the last page may be short. (`new_cluster`: a page the cluster did not
+    touch holds no record of it, so converting it, or testing it for records before
+    converting, changes nothing.)"""
+    first, last, count = int(pages[0]), int(pages[-1]), pages.size
+    if 2 * count > last - first:
+        return records[first * PAGE : (last + 1) * PAGE]
     whole = records.size // PAGE
     rows = records[: whole * PAGE].reshape(whole, PAGE)
+    step = (last - first) // (count - 1) if count > 1 else 1
+    if last < whole and step * (count - 1) == last - first and not np.count_nonzero(np.diff(pages) != step):
+        return rows[first : last + 1 : step]
     inside = pages[pages < whole]
     gathered = rows[inside].reshape(-1)
     return np.concatenate([gathered, records[whole * PAGE :]]) if inside.size < pages.size else gathered
 
 
 def _set_pages(records: NDArray[np.int64], pages: NDArray[np.int64], values: NDArray[np.int64]) -> None:
-    """Write `_pages(records, pages)` back: `values`."""
+    """Write `_pages(records, pages)` back: `values` (nothing to do for its view)."""
+    if np.may_share_memory(values, records):
+        return
     whole = records.size // PAGE
     inside = pages[pages < whole]
     records[: whole * PAGE].reshape(whole, PAGE)[inside] = values[: inside.size * PAGE].reshape(-1, PAGE)

@@ -106,6 +106,9 @@ class Units(NamedTuple):
     src_base: int
     src: NDArray[np.int64] | None
     """Units of one kernel buffer; None: the lanes read no source byte (a zero fill)."""
+    dst_span: tuple[int, int] | None = None
+    """The least and the greatest of `dst` where they are all the units between (a
+    swizzled ring stage: its rows are a slice of the shadow's), else None."""
 
 
 class Group(NamedTuple):
@@ -215,7 +218,7 @@ class _Planned:
     def __init__(self) -> None:
         self.cluster: object = None
         self.layout: tuple[int, ...] = ()
-        self.known: dict[bytes, tuple[int, _Int64Lanes]] = {}
+        self.known: dict[bytes, tuple[int, _Int64Lanes, tuple[int, int] | None]] = {}
 
     def issue(self, w: PtxWarp, copy: Copy) -> Units | None:
         """`_check_issue`, with the destination's checks and units from earlier issues."""
@@ -227,12 +230,12 @@ class _Planned:
         key = copy.dst.tobytes() + copy.lanes.tobytes()
         found = self.known.get(key)
         if found is not None:
-            units = _issue_from(w, copy, *found)
+            units = _issue_from(w, copy, found[0], found[1])
             if units is not None:
-                return units
+                return Units(units.dst_base, units.dst, units.src_base, units.src, found[2])
         units = _check_issue(w, copy)
         if units is not None and found is None:
-            self.known[key] = (units.dst_base, units.dst)
+            self.known[key] = (units.dst_base, units.dst, units.dst_span)
         return units
 
 
@@ -312,8 +315,10 @@ def _issue_units(cluster: Any, copy: Copy, dst: list[int], src_size: int) -> Uni
     dst_base = dst[0] >> RANK_SHIFT << RANK_SHIFT  # (the CTA's shadow's base)
     units = ((copy.dst if full else copy.dst[copy.lanes]) - dst_base) // size
     units.flags.writeable = False
+    lo, hi = (min(dst) - dst_base) // size, (max(dst) - dst_base) // size
+    span = (lo, hi) if hi - lo + 1 == len(dst) else None  # (distinct: all between)
     if not src_size:
-        return Units(dst_base, units, 0, None)
+        return Units(dst_base, units, 0, None, span)
     src = copy.src if full else copy.src[copy.lanes]
     if int(src.min()) < GLOBAL_BASE:
         return None
@@ -322,7 +327,7 @@ def _issue_units(cluster: Any, copy: Copy, dst: list[int], src_size: int) -> Uni
         return None
     sources = (src - buffer.base) // size
     sources.flags.writeable = False
-    return Units(dst_base, units, buffer.base, sources)
+    return Units(dst_base, units, buffer.base, sources, span)
 
 
 def _in_one_memory(cluster: Any, lo: int, hi: int, size: int) -> bool:
@@ -362,6 +367,8 @@ def _claim(w: PtxWarp, copy: Copy) -> None:
     when it lands."""
     if copy.units is not None:
         shadow, units = races.locate(w.cluster, copy.units.dst_base), copy.units.dst
+        if copy.units.dst_span is not None and _claim_span(w, copy, shadow, units, copy.units.dst_span):
+            return
         last = races.unit_rows(shadow.write, copy.size).take(units, axis=0)
         found = _values_by_copy(last, [units.size])
         if found is not None:  # (one record throughout, the usual case; NONE: nothing written yet)
@@ -389,6 +396,50 @@ def _claim(w: PtxWarp, copy: Copy) -> None:
         written = index[shadow.write[index] != NONE]
         if written.size:
             races.check(w, copy.op, shadow, written, write=True)
+
+
+def _claim_span(w: PtxWarp, copy: Copy, shadow: Shadow, units: _Int64Lanes, span: tuple[int, int]) -> bool:
+    """`_claim` of units that are all those of `span` (`Units.dst_span`), where their rows
+    hold one record throughout: the checks and records of `races.check_units` on the
+    rows as a slice (the checks look at the records, not at their order; each record is
+    one value: written to the slice). False (nothing done) where they hold several."""
+    size, lo, hi = copy.size, span[0], span[1] + 1
+    last = races.unit_rows(shadow.write, size)[lo:hi]
+    first, data = last.item(0), last.tobytes()
+    if data != data[:8] * last.size or shadow.host:
+        return False
+    if first == NONE:  # (nothing written yet: the copy writes them when it lands)
+        return True
+    reads = races.unit_rows(shadow.read, size)[lo:hi]
+    clean = races.units_clean(w, shadow, units, size, True, last, reads, (span, [first], _read_values(reads)))
+    if clean is None:  # (`check` decides and reports: races.check_units)
+        races.check(w, copy.op, shadow, races.unit_index(units, size), write=True)
+        return True
+    stamp = races.stamp(w, copy.op)
+    w.cluster.memory.sites.inexact.add(stamp >> SITE_SHIFT)
+    _, written, seen = clean  # (as races.record_units, one record each)
+    if seen:
+        races.unit_rows(shadow.own_read(), size)[lo:hi] = NONE
+    target = races.unit_rows(shadow.own_write(), size)
+    if written:
+        races.unit_rows(shadow.own_prev(), size)[lo:hi] = first
+    target[lo:hi] = stamp
+    return True
+
+
+def _read_values(rows: _Int64Lanes) -> list[int] | None:
+    """The records `rows` hold, each once, where they are at most two (a stage two warps'
+    reads left, or one's and NONE): a few reductions, where `units_clean` would unpack
+    every record; else None."""
+    top = int(_max(rows, axis=None))
+    if top == NONE:
+        return [NONE]
+    bottom = int(_min(rows, axis=None))
+    if bottom == top:
+        return [top]
+    if np.count_nonzero(rows == bottom) + np.count_nonzero(rows == top) != rows.size:
+        return None
+    return [bottom, top]
 
 
 def _units_of(addresses: NDArray[np.int64], lanes: NDArray[np.intp], shadow: Shadow, size: int) -> _Int64Lanes | None:
