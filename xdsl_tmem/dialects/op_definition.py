@@ -25,10 +25,15 @@ from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import ParseError, PyRDLOpDefinitionError
 
+from xdsl_tmem.dialects import op_builder, op_verifier
+
 if TYPE_CHECKING:
     from xdsl.irdl.declarative_assembly_format import FormatProgram
 
 OpT = TypeVar("OpT", bound=IRDLOperation)
+
+op_verifier.install()  # every IRDL op verified by its plan (op_verifier.py), ours and xDSL's
+op_builder.install()  # and built directly where it can be (op_builder.py)
 
 _NOT_OWN = object()
 """Marks an `assembly_format` the class inherits rather than defines."""
