@@ -735,7 +735,7 @@ def check_strided(
         shape, strides, offset = (lanes, size), (stride * 8, 8), first * 8
         target = np.ndarray(shape, np.int64, mine, offset, strides)
         if grains is not None and not np.count_nonzero(grains):  # (no record there: `Shadow.used`)
-            _stamp_fresh(warp, op, shadow, starts, size, write, values is None, target, grains)
+            _stamp_fresh(warp, op, shadow, starts, size, write and values is None, target, grains)
             return
         other = shadow.read if write else shadow.write
         foreign = shadow.foreign if write else None  # an earlier cluster's reads, which a write races with
@@ -744,7 +744,7 @@ def check_strided(
             and not np.count_nonzero(np.ndarray(shape, np.int64, other, offset, strides))
             and (foreign is None or not np.count_nonzero(np.ndarray(shape, np.int64, foreign, offset, strides)))
         ):
-            _stamp_fresh(warp, op, shadow, starts, size, write, values is None, target, grains)
+            _stamp_fresh(warp, op, shadow, starts, size, write and values is None, target, grains)
             return
     index = np.arange(first, first + lanes * stride, stride, dtype=np.int64)
     check(warp, op, shadow, (index[:, None] + np.arange(size, dtype=np.int64)).reshape(-1), write, values)
@@ -756,17 +756,16 @@ def _stamp_fresh(
     shadow: Shadow,
     starts: range,
     size: int,
-    write: bool,
-    unseen: bool,
+    inexact: bool,
     target: NDArray[np.int64],
     grains: NDArray[np.bool_] | None,
 ) -> None:
     """`check_strided` of bytes without a recorded access, as `check` does it: no write
     to race with or to have been uninitialised (a read of a host buffer), no read to
-    keep; `target` is their records to stamp (`unseen`: a write whose bytes the check is
+    keep; `target` is their records to stamp (`inexact`: a write whose bytes the check is
     not given), `grains` their entries of `Shadow.used` if it is valid."""
     stamp = _stamp(warp, op)
-    if write and unseen:
+    if inexact:
         warp.cluster.memory.sites.inexact.add(stamp >> SITE_SHIFT)
     shadow.gen += 1  # (`target` is changed without `own_write` / `own_read`: `Spans`)
     target.fill(stamp)
