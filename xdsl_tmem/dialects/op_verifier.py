@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from xdsl.ir import Attribute, Operation
-from xdsl.irdl.constraints import VerificationContext
+from xdsl.irdl.constraints import AttrConstraint, VerificationContext
 from xdsl.irdl.operations import (
     AttrSizedOperandSegments,
     AttrSizedRegionSegments,
@@ -133,24 +133,24 @@ def _attributes_step(op_def: OpDef) -> Callable[[Operation, VerificationContext]
     defined = frozenset(op_def.properties)
 
     def check(op: Operation, context: VerificationContext) -> None:
-        given: dict[str, Attribute] = op.properties
-        for name, constraint, optional in properties:
-            if name not in given:
-                if optional:
-                    continue
-                raise VerifyException("property")
-            constraint.verify(given[name], context)
-        if not defined.issuperset(given):
+        _verify_named(op.properties, properties, context)
+        if not defined.issuperset(op.properties):
             raise VerifyException("undefined property")
-        present: dict[str, Attribute] = op.attributes
-        for name, constraint, optional in attributes:
-            if name not in present:
-                if optional:
-                    continue
-                raise VerifyException("attribute")
-            constraint.verify(present[name], context)
+        _verify_named(op.attributes, attributes, context)
 
     return check
+
+
+def _verify_named(
+    given: dict[str, Attribute], defs: tuple[tuple[str, AttrConstraint, bool], ...], context: VerificationContext
+) -> None:
+    """Each defined property or attribute (name, constraint, optional) present where required
+    and meeting its constraint."""
+    for name, constraint, optional in defs:
+        if name in given:
+            constraint.verify(given[name], context)
+        elif not optional:
+            raise VerifyException(f"{name} missing")
 
 
 def plan(op_def: OpDef) -> Verifier:
